@@ -1,0 +1,60 @@
+//! Command-line interface: one file per command. Exit codes are a documented API (see README).
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub mod event;
+pub mod explain;
+pub mod graph;
+pub mod replay;
+pub mod schema;
+pub mod status;
+pub mod validate;
+
+/// crumb — a declarative pipeline runner.
+#[derive(Debug, Parser)]
+#[command(name = "crumb", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Validate pipeline files (exit 0 clean, 1 invalid, 2 usage or internal error).
+    Validate(validate::Args),
+    /// Print a JSON Schema (`pipeline` or `transcript`).
+    Schema(schema::Args),
+    /// Explain a diagnostic code or an event kind.
+    Explain(explain::Args),
+    /// Print a pipeline's compiled transition table as a graph.
+    Graph(graph::Args),
+    /// Append one event (JSON on stdin) to the current session's transcript.
+    Event(event::Args),
+    /// Fold a transcript through the reducer and print the final state.
+    Replay(replay::Args),
+    /// Show a session's progress, last events and scorecard.
+    Status(status::Args),
+}
+
+/// Entry point used by `main`.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            // clap uses 0 for --help/--version and 2 for usage errors; keep both.
+            return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
+        }
+    };
+    match cli.command {
+        Command::Validate(args) => validate::run(&args),
+        Command::Schema(args) => schema::run(&args),
+        Command::Explain(args) => explain::run(&args),
+        Command::Graph(args) => graph::run(&args),
+        Command::Event(args) => event::run(&args),
+        Command::Replay(args) => replay::run(&args),
+        Command::Status(args) => status::run(&args),
+    }
+}

@@ -1,0 +1,1 @@
+//! The pure engine: state, reducer, effects, guards. No I/O, clock, randomness or environment.

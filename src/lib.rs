@@ -1,0 +1,12 @@
+//! crumb: a declarative pipeline runner.
+//!
+//! A pipeline (roles, prompt templates, verdict routing, QA checks, limits) is declared in YAML,
+//! validated, and compiled into a [`pipeline::table::TransitionTable`]. A pure reducer
+//! ([`engine`]) folds the append-only JSONL transcript ([`transcript`]) through that table into
+//! state and effects; everything that touches the world lives outside the engine.
+
+pub mod cli;
+pub mod engine;
+pub mod pipeline;
+pub mod transcript;
+pub mod vocab;

@@ -1,0 +1,1 @@
+//! The transcript: event envelope, writer, reader and tail.
