@@ -1,0 +1,8 @@
+//! The one integration-test binary. Each module tests one area against the real `crumb` binary,
+//! real files and real subprocesses.
+
+mod support;
+
+mod engine;
+mod pipelines;
+mod transcript;
