@@ -8,7 +8,7 @@
 pub const PROVIDED_VARIABLES: &[(&str, &str)] = &[
     ("goal", "the person's one-line goal (string)"),
     ("role", "this role: `{id, produces, description}`"),
-    ("pipeline", "the pipeline: `{name, description, roles}`"),
+    ("pipeline", "the pipeline: `{name, description, roles, pass_at, partial_at}`"),
     ("session", "paths: `{id, dir, artifacts_dir, transcript_path}`"),
     ("spec", "the latest spec: `{body, acceptance_criteria, ac_predicates}` or none"),
     ("build", "the latest build: `{body, artifacts}` or none"),
