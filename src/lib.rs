@@ -5,8 +5,11 @@
 //! ([`engine`]) folds the append-only JSONL transcript ([`transcript`]) through that table into
 //! state and effects; everything that touches the world lives outside the engine.
 
+pub mod adapters;
 pub mod cli;
 pub mod engine;
 pub mod pipeline;
+pub mod qa;
+pub mod runtime;
 pub mod transcript;
 pub mod vocab;

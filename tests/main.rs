@@ -5,4 +5,6 @@ mod support;
 
 mod engine;
 mod pipelines;
+mod qa;
+mod runtime;
 mod transcript;

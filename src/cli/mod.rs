@@ -7,7 +7,10 @@ use clap::{Parser, Subcommand};
 pub mod event;
 pub mod explain;
 pub mod graph;
+pub mod ls;
+pub mod qa;
 pub mod replay;
+pub mod say;
 pub mod schema;
 pub mod status;
 pub mod validate;
@@ -36,6 +39,12 @@ pub enum Command {
     Replay(replay::Args),
     /// Show a session's progress, last events and scorecard.
     Status(status::Args),
+    /// Run a pipeline's QA checks on a folder of artifacts and print the result.
+    Qa(qa::Args),
+    /// List sessions.
+    Ls(ls::Args),
+    /// Append a line to a session's inbox (`/approve`, `@builder …`, plain text).
+    Say(say::Args),
 }
 
 /// Entry point used by `main`.
@@ -56,5 +65,8 @@ pub fn main() -> ExitCode {
         Command::Event(args) => event::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Status(args) => status::run(&args),
+        Command::Qa(args) => qa::run(&args),
+        Command::Ls(args) => ls::run(&args),
+        Command::Say(args) => say::run(&args),
     }
 }

@@ -1,0 +1,1 @@
+//! Adapters: how each agent CLI (and the built-in mock) is run and how its structured output is read.
