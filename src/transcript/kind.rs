@@ -1,0 +1,186 @@
+//! The event kind vocabulary: the reference's 36 kinds plus the few crumb adds, each with its wire
+//! string and the explanation `crumb explain <kind>` prints.
+//!
+//! One macro table declares everything so the enum, `as_str`, `FromStr`, `ALL` and the explanations
+//! can never disagree.
+
+use std::fmt;
+use std::str::FromStr;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+macro_rules! kinds {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $wire:literal, writer: $writer:literal, fields: $fields:literal; )*) => {
+        /// What an event is. The wire string is the `kind` field of a transcript line.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+        pub enum Kind {
+            $( $(#[doc = $doc])* #[serde(rename = $wire)] $variant, )*
+        }
+
+        impl Kind {
+            /// Every kind, in declaration order.
+            pub const ALL: &'static [Kind] = &[ $( Kind::$variant, )* ];
+
+            /// The wire string, e.g. `"judge.score"`.
+            pub fn as_str(self) -> &'static str {
+                match self { $( Kind::$variant => $wire, )* }
+            }
+
+            fn parts(self) -> (&'static str, &'static str, &'static str) {
+                match self { $( Kind::$variant => (concat!($($doc, "\n",)*), $writer, $fields), )* }
+            }
+        }
+
+        impl FromStr for Kind {
+            type Err = UnknownKind;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $( $wire => Ok(Kind::$variant), )*
+                    _ => Err(UnknownKind(s.chars().take(80).collect())),
+                }
+            }
+        }
+    };
+}
+
+kinds! {
+    /// A session began. Records the pipeline's content hash, resolved bindings and limits so replay
+    /// never depends on files or environment variables.
+    SessionStart = "session.start", writer: "the runner (`from: system`)", fields: "`data` (pipeline hash, bindings, limits)";
+    /// A session ended (the process that ran it stopped). The terminal reason is in `done`.
+    SessionEnd = "session.end", writer: "the runner (`from: system`)", fields: "`body`";
+    /// A role's spawn started.
+    AgentWake = "agent.wake", writer: "the dispatcher, on behalf of the role", fields: "`data` (resolved adapter), `metadata.effect_id`";
+    /// A role's spawn ended (success or not); carries its usage.
+    AgentStop = "agent.stop", writer: "the dispatcher, on behalf of the role", fields: "`metadata.tokens_in/tokens_out/cost_usd/latency_ms`, `metadata.effect_id`";
+    /// The user's goal: what the session should produce.
+    Goal = "goal", writer: "the user", fields: "`body` (goal text)";
+    /// A clarifying question to the user.
+    QuestionSocratic = "question.socratic", writer: "a planning role", fields: "`body`";
+    /// The user's answer to a clarifying question.
+    AnswerSocratic = "answer.socratic", writer: "the user", fields: "`body`, `parent_event_id`";
+    /// The specification the builder works from.
+    Spec = "spec", writer: "a planning role", fields: "`body`, `data.acceptance_criteria`, `artifacts`";
+    /// A revised specification (same slot as `spec`).
+    SpecUpdate = "spec.update", writer: "a planning role", fields: "`body`, `data`, `artifacts`";
+    /// A build: the builder's output.
+    Build = "build", writer: "the builder role", fields: "`body`, `artifacts` (path + sha256)";
+    /// The result of deterministic execution QA. Ground truth for the execution dimension (D2).
+    QaResult = "qa.result", writer: "the runner only (`crumb event` refuses it)", fields: "`data.exec_exit_code`, `data.ac_results`";
+    /// Legacy alias of `judge.score`. Recorded, never routed or counted.
+    VerifyResult = "verify.result", writer: "a verifier role (legacy)", fields: "`scores`";
+    /// A verifier's scores and verdict. The only kind that routes on a verdict; the engine recomputes
+    /// the aggregate and verdict and records every correction in an `audit` event.
+    JudgeScore = "judge.score", writer: "a verifier role", fields: "`scores` (D1–D6, verdict, deviation.type, feedback, suggested_change)";
+    /// The session reached a terminal state.
+    Done = "done", writer: "the runner (`from: system`)", fields: "`data.reason`";
+    /// A short summary of an agent's reasoning (conventionally private).
+    AgentThoughtSummary = "agent.thought_summary", writer: "any role", fields: "`body`, `metadata.visibility`";
+    /// Free-form note.
+    Note = "note", writer: "anyone", fields: "`body`";
+    /// Step marker: clarifying questions.
+    StepSocratic = "step.socratic", writer: "a planning role", fields: "`body`, `step`";
+    /// Step marker: concept.
+    StepConcept = "step.concept", writer: "a planning role", fields: "`body`, `step`";
+    /// Step marker: research.
+    StepResearch = "step.research", writer: "a planning or research role", fields: "`body`, `step`";
+    /// Step marker: evidence from a video clip.
+    StepResearchVideo = "step.research.video", writer: "a research role", fields: "`body`, `data`, `metadata.evidence_kind`";
+    /// Step marker: design.
+    StepDesign = "step.design", writer: "a planning role", fields: "`body`, `step`";
+    /// Step marker: one stage of a judging trace (grader, critic, defender, regrader).
+    StepJudge = "step.judge", writer: "a verifier role", fields: "`body`, `step`";
+    /// A user intervention: append, goto, swap, cancel, reset-circuit, ask (verbs in `data`).
+    UserIntervene = "user.intervene", writer: "the user (inbox or Studio)", fields: "`body`, `data`, `to`";
+    /// The user rejects the current result; the reason becomes feedback for the repair route.
+    UserVeto = "user.veto", writer: "the user", fields: "`body` (reason)";
+    /// The user approves the current result (ends an awaiting session as done(approved)).
+    UserApprove = "user.approve", writer: "the user", fields: "`body`";
+    /// The user pauses the session, or one role (`to`).
+    UserPause = "user.pause", writer: "the user", fields: "`to`";
+    /// The user resumes the session, or one role (`to`); queued spawns are re-fired.
+    UserResume = "user.resume", writer: "the user", fields: "`to`";
+    /// Acknowledges a `user.*` event.
+    Ack = "ack", writer: "the runner (`from: system`)", fields: "`metadata.ack_for`, `body`";
+    /// A role hands work to another role.
+    HandoffRequested = "handoff.requested", writer: "any role", fields: "`to`, `body`";
+    /// A rollback to an earlier role.
+    HandoffRollback = "handoff.rollback", writer: "a verifier role or the runner", fields: "`to`, `body`";
+    /// A file was created or changed.
+    ArtifactCreated = "artifact.created", writer: "the runner's artifact watcher", fields: "`artifacts`";
+    /// A version was released.
+    VersionReleased = "version.released", writer: "the runner", fields: "`body`, `data`";
+    /// Something failed: a spawn, an adapter, a QA run.
+    Error = "error", writer: "the dispatcher or a role", fields: "`body`, `data`";
+    /// A deterministic check corrected or refused something (anti-deception guards, the
+    /// `crumb event` firewall).
+    Audit = "audit", writer: "the runner (`from: system` or `validator`)", fields: "`data.violation`, `metadata.audit_violations`, `metadata.tool`";
+    /// A tool call observed in an agent's stream.
+    ToolCall = "tool.call", writer: "the dispatcher's stream tap", fields: "`body`, `data.tool_kind`";
+    /// A tool call's result.
+    ToolResult = "tool.result", writer: "the dispatcher's stream tap", fields: "`body`, `data`";
+    /// crumb addition: the session waits for a person (a route said `await: human`, e.g. after
+    /// PARTIAL). Persisted so replay and resume know it; `user.approve` or `user.veto` answers it.
+    SessionAwaiting = "session.awaiting", writer: "the runner (`from: system`)", fields: "`body` (what is asked), `data.reason`";
+    /// crumb addition: a hook fired (budget warning, stuck crossing, circuit breaker), recorded as an
+    /// event instead of only being logged.
+    Hook = "hook", writer: "the runner (`from: system`)", fields: "`data.hook` (name), `body`";
+}
+
+impl Kind {
+    /// Kinds only the runner may write. `crumb event` refuses them from agents (the firewall).
+    pub fn is_runner_owned(self) -> bool {
+        matches!(
+            self,
+            Kind::SessionStart
+                | Kind::SessionEnd
+                | Kind::SessionAwaiting
+                | Kind::AgentWake
+                | Kind::AgentStop
+                | Kind::QaResult
+                | Kind::Done
+                | Kind::Audit
+                | Kind::Ack
+                | Kind::Hook
+                | Kind::ArtifactCreated
+                | Kind::UserIntervene
+                | Kind::UserVeto
+                | Kind::UserApprove
+                | Kind::UserPause
+                | Kind::UserResume
+        )
+    }
+
+    /// Kinds crumb adds to the reference's vocabulary (absent from the reference schema).
+    pub fn is_crumb_addition(self) -> bool {
+        matches!(self, Kind::SessionAwaiting | Kind::Hook)
+    }
+
+    /// One paragraph for `crumb explain <kind>`: meaning, writer, key fields.
+    pub fn explanation(self) -> String {
+        let (doc, writer, fields) = self.parts();
+        let meaning = doc.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+        format!(
+            "{kind} (event kind)\n\n{meaning}\n\nWritten by: {writer}.\nKey fields: {fields}.\n",
+            kind = self.as_str(),
+            meaning = meaning.trim(),
+        )
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A `kind` string that is not in the vocabulary.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown event kind `{0}`")]
+pub struct UnknownKind(pub String);
+
+/// `crumb explain` fallback: the explanation of an event kind, if `name` is one.
+pub fn explain(name: &str) -> Option<String> {
+    name.parse::<Kind>().ok().map(Kind::explanation)
+}

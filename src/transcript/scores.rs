@@ -1,0 +1,128 @@
+//! `scores` of a `judge.score` event: six dimensions, the claimed aggregate and verdict, and the
+//! verifier's feedback. Everything is declared and enum-checked (the reference left `deviation`
+//! and `suggested_change` undeclared and silently defaulted unknown severities).
+//!
+//! The object is closed: a misspelt field is an error returned to the agent, not silently ignored.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::vocab::{Severity, Verdict};
+
+/// Highest score of one dimension.
+pub const DIMENSION_MAX: f64 = 5.0;
+/// Highest aggregate (six dimensions).
+pub const AGGREGATE_MAX: f64 = 30.0;
+
+/// A verifier's scores. The engine recomputes `aggregate` and `verdict`; the values here are the
+/// verifier's claim and are kept as such.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scores {
+    /// Spec fit: acceptance criteria met, with evidence.
+    #[serde(rename = "D1", default, skip_serializing_if = "Option::is_none")]
+    pub d1: Option<Dimension>,
+    /// Execution: always taken from the latest `qa.result`, never from the model.
+    #[serde(rename = "D2", default, skip_serializing_if = "Option::is_none")]
+    pub d2: Option<Dimension>,
+    /// Observability.
+    #[serde(rename = "D3", default, skip_serializing_if = "Option::is_none")]
+    pub d3: Option<Dimension>,
+    /// Convergence.
+    #[serde(rename = "D4", default, skip_serializing_if = "Option::is_none")]
+    pub d4: Option<Dimension>,
+    /// Intervention response / quality.
+    #[serde(rename = "D5", default, skip_serializing_if = "Option::is_none")]
+    pub d5: Option<Dimension>,
+    /// Portability.
+    #[serde(rename = "D6", default, skip_serializing_if = "Option::is_none")]
+    pub d6: Option<Dimension>,
+    /// Claimed sum of the dimensions (0–30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 30.0))]
+    pub aggregate: Option<f64>,
+    /// Claimed verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    /// What is wrong, for the next spawn of the role that repairs it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+    /// A concrete change to make.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggested_change: Option<String>,
+    /// How serious the deviation is; selects the repair route.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deviation: Option<Deviation>,
+    /// References to the judging trace (`step.judge` event ids).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub courteval: Option<CourtEval>,
+    /// Guard violations. Written by the engine's `audit`; ignored when a verifier supplies it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub audit_violations: Vec<String>,
+}
+
+impl Scores {
+    /// The dimensions D1–D6 in order, with their names.
+    pub fn dimensions(&self) -> [(&'static str, Option<&Dimension>); 6] {
+        [
+            ("D1", self.d1.as_ref()),
+            ("D2", self.d2.as_ref()),
+            ("D3", self.d3.as_ref()),
+            ("D4", self.d4.as_ref()),
+            ("D5", self.d5.as_ref()),
+            ("D6", self.d6.as_ref()),
+        ]
+    }
+}
+
+/// One scored dimension.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Dimension {
+    /// 0–5.
+    #[schemars(range(min = 0.0, max = 5.0))]
+    pub score: f64,
+    /// Who owns this dimension's value.
+    pub source: ScoreSource,
+    /// Where the value was looked up, e.g. `qa.result.exec_exit_code`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lookup: Option<String>,
+    /// Acceptance-criteria items or event ids supporting the score.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
+}
+
+/// Who produced a dimension's score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScoreSource {
+    /// The verifier model's judgement.
+    VerifierLlm,
+    /// Deterministic execution QA.
+    QaCheckEffect,
+    /// Computed by the engine from the transcript.
+    ReducerAuto,
+}
+
+/// The deviation a verifier found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Deviation {
+    /// `Critical` re-plans; `Important`/`Minor` repair the build.
+    #[serde(rename = "type")]
+    pub kind: Severity,
+}
+
+/// Ids of the events of a judging trace.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CourtEval {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grader_msg_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critic_msg_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defender_msg_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regrader_msg_id: Option<String>,
+}
