@@ -1,1 +1,5 @@
 //! Adapters: how each agent CLI (and the built-in mock) is run and how its structured output is read.
+
+pub mod kind;
+
+pub use kind::{AdapterKind, UnknownAdapter};

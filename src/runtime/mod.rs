@@ -1,1 +1,9 @@
 //! The runtime: sessions on disk, bindings, inbox, process spawning, coordinator and dispatcher. Everything here may do I/O.
+
+pub mod freeze;
+pub mod home;
+pub mod listing;
+pub mod lock;
+pub mod meta;
+pub mod resolve;
+pub mod session;

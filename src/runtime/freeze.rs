@@ -1,0 +1,274 @@
+//! Freezing a pipeline into a session: the pipeline file and every template directory it uses are
+//! copied under `<session>/pipeline/`, keeping their relative layout so the copied YAML resolves
+//! its templates (`../templates/x.md.j2`) and their `{% include %}`s exactly as the original did.
+//!
+//! The content hash covers every copied file (path and bytes, in path order), so `session.start`
+//! pins what a replay will see, and later edits to the working tree never change it.
+
+use std::path::{Component, Path, PathBuf};
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+/// Directory inside a session holding the frozen pipeline.
+pub const FROZEN_DIR: &str = "pipeline";
+
+/// Refuse to freeze more than this many files (a template directory is not a build tree).
+const MAX_FILES: usize = 2_000;
+/// Refuse to freeze more than this many bytes in total.
+const MAX_TOTAL_BYTES: u64 = 32 << 20;
+
+/// What [`freeze`] copied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrozenPipeline {
+    /// The pipeline's `name`.
+    pub name: String,
+    /// Role ids in declaration order.
+    pub roles: Vec<String>,
+    /// The frozen pipeline file, relative to the session directory (`/`-separated).
+    pub pipeline_file: String,
+    /// `sha256:<hex>` over every frozen file.
+    pub hash: String,
+    /// Every frozen file, relative to `<session>/pipeline/`, with its own SHA-256, in path order.
+    pub files: Vec<(String, String)>,
+}
+
+/// The pipeline could not be frozen.
+#[derive(Debug, thiserror::Error)]
+pub enum FreezeError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: not a pipeline file: {message}")]
+    Parse { path: String, message: String },
+    #[error("template directories hold more than {MAX_FILES} files or {MAX_TOTAL_BYTES} bytes")]
+    TooLarge,
+}
+
+/// The few fields freezing needs; everything else is the compiler's business.
+#[derive(Deserialize)]
+struct Outline {
+    name: String,
+    roles: IndexMap<String, OutlineRole>,
+}
+
+#[derive(Deserialize)]
+struct OutlineRole {
+    template: String,
+}
+
+/// Copy `pipeline_path` and its template directories into `<session_dir>/pipeline/`.
+pub fn freeze(pipeline_path: &Path, session_dir: &Path) -> Result<FrozenPipeline, FreezeError> {
+    let read_err = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| FreezeError::Read { path, source }
+    };
+    let pipeline_path = pipeline_path
+        .canonicalize()
+        .map_err(read_err(pipeline_path))?;
+    let text = std::fs::read_to_string(&pipeline_path).map_err(read_err(&pipeline_path))?;
+    let outline: Outline = serde_saphyr::from_str(&text).map_err(|err| FreezeError::Parse {
+        path: pipeline_path.display().to_string(),
+        message: err.to_string(),
+    })?;
+    let pipeline_dir = pipeline_path
+        .parent()
+        .unwrap_or(Path::new("/"))
+        .to_path_buf();
+
+    let mut template_dirs: Vec<PathBuf> = Vec::new();
+    for role in outline.roles.values() {
+        let template = pipeline_dir.join(&role.template);
+        let template = template.canonicalize().map_err(read_err(&template))?;
+        let dir = template.parent().unwrap_or(Path::new("/")).to_path_buf();
+        if !template_dirs.contains(&dir) {
+            template_dirs.push(dir);
+        }
+    }
+
+    let mut sources: Vec<PathBuf> = vec![pipeline_path.clone()];
+    let mut total = 0u64;
+    for dir in &template_dirs {
+        collect_files(dir, &mut sources, &mut total)?;
+    }
+    sources.sort();
+    sources.dedup();
+
+    let root = common_ancestor(sources.iter().map(|path| path.parent().unwrap_or(path)));
+    let frozen_root = session_dir.join(FROZEN_DIR);
+    let mut files = Vec::with_capacity(sources.len());
+    let mut whole = Sha256::new();
+    for source in &sources {
+        let relative = source.strip_prefix(&root).unwrap_or(source);
+        let relative_text = slash_path(relative);
+        let bytes = std::fs::read(source).map_err(read_err(source))?;
+        let target = frozen_root.join(relative);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| FreezeError::Write {
+                path: parent.display().to_string(),
+                source,
+            })?;
+        }
+        std::fs::write(&target, &bytes).map_err(|source| FreezeError::Write {
+            path: target.display().to_string(),
+            source,
+        })?;
+        whole.update(relative_text.as_bytes());
+        whole.update([0]);
+        whole.update((bytes.len() as u64).to_le_bytes());
+        whole.update(&bytes);
+        files.push((relative_text, hex(&Sha256::digest(&bytes))));
+    }
+    let pipeline_relative = pipeline_path.strip_prefix(&root).unwrap_or(&pipeline_path);
+    Ok(FrozenPipeline {
+        name: outline.name,
+        roles: outline.roles.keys().cloned().collect(),
+        pipeline_file: format!("{FROZEN_DIR}/{}", slash_path(pipeline_relative)),
+        hash: format!("sha256:{}", hex(&whole.finalize())),
+        files,
+    })
+}
+
+/// Every regular file under `dir` (recursively; symlinks are not followed), within the limits.
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>, total: &mut u64) -> Result<(), FreezeError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| FreezeError::Read {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    for entry in entries {
+        let entry = entry.map_err(|source| FreezeError::Read {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        let file_type = entry.file_type().map_err(|source| FreezeError::Read {
+            path: entry.path().display().to_string(),
+            source,
+        })?;
+        if file_type.is_dir() {
+            collect_files(&entry.path(), out, total)?;
+        } else if file_type.is_file() {
+            *total += entry.metadata().map(|meta| meta.len()).unwrap_or(0);
+            out.push(entry.path());
+            if out.len() > MAX_FILES || *total > MAX_TOTAL_BYTES {
+                return Err(FreezeError::TooLarge);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The deepest directory that contains every path given.
+fn common_ancestor<'a>(mut dirs: impl Iterator<Item = &'a Path>) -> PathBuf {
+    let Some(first) = dirs.next() else {
+        return PathBuf::from("/");
+    };
+    let mut common: Vec<Component<'a>> = first.components().collect();
+    for dir in dirs {
+        let shared = common
+            .iter()
+            .zip(dir.components())
+            .take_while(|(a, b)| *a == b)
+            .count();
+        common.truncate(shared);
+    }
+    common.iter().collect()
+}
+
+fn slash_path(path: &Path) -> String {
+    path.components()
+        .map(|component| component.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
+            let _ = write!(out, "{byte:02x}");
+            out
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(dir: &Path) -> PathBuf {
+        std::fs::create_dir_all(dir.join("pipelines")).unwrap();
+        std::fs::create_dir_all(dir.join("templates/partials")).unwrap();
+        std::fs::write(
+            dir.join("templates/a.md.j2"),
+            "A {% include \"partials/p.j2\" %}",
+        )
+        .unwrap();
+        std::fs::write(dir.join("templates/partials/p.j2"), "P").unwrap();
+        let pipeline = dir.join("pipelines/p.yaml");
+        std::fs::write(
+            &pipeline,
+            "version: 1\nname: p\nroles:\n  writer: { template: ../templates/a.md.j2, produces: [doc] }\n  checker: { template: ../templates/a.md.j2, produces: [judge.score] }\nroutes: []\n",
+        )
+        .unwrap();
+        pipeline
+    }
+
+    #[test]
+    fn freezes_pipeline_and_template_tree_with_relative_layout() {
+        let src = tempfile::tempdir().unwrap();
+        let session = tempfile::tempdir().unwrap();
+        let pipeline = project(src.path());
+        let frozen = freeze(&pipeline, session.path()).unwrap();
+        assert_eq!(frozen.name, "p");
+        assert_eq!(frozen.roles, ["writer", "checker"]);
+        assert_eq!(frozen.pipeline_file, "pipeline/pipelines/p.yaml");
+        let paths: Vec<&str> = frozen.files.iter().map(|(path, _)| path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "pipelines/p.yaml",
+                "templates/a.md.j2",
+                "templates/partials/p.j2"
+            ]
+        );
+        let copied = session.path().join("pipeline/templates/partials/p.j2");
+        assert_eq!(std::fs::read_to_string(copied).unwrap(), "P");
+        assert!(frozen.hash.starts_with("sha256:") && frozen.hash.len() == 71);
+    }
+
+    #[test]
+    fn hash_changes_with_any_template_byte_and_only_then() {
+        let src = tempfile::tempdir().unwrap();
+        let pipeline = project(src.path());
+        let first = freeze(&pipeline, tempfile::tempdir().unwrap().path()).unwrap();
+        let same = freeze(&pipeline, tempfile::tempdir().unwrap().path()).unwrap();
+        assert_eq!(first.hash, same.hash);
+        std::fs::write(src.path().join("templates/partials/p.j2"), "Q").unwrap();
+        let edited = freeze(&pipeline, tempfile::tempdir().unwrap().path()).unwrap();
+        assert_ne!(first.hash, edited.hash);
+    }
+
+    #[test]
+    fn missing_template_and_garbage_yaml_are_errors() {
+        let src = tempfile::tempdir().unwrap();
+        let pipeline = src.path().join("p.yaml");
+        std::fs::write(&pipeline, "name: p\nroles:\n  a: { template: nope.j2 }\n").unwrap();
+        assert!(matches!(
+            freeze(&pipeline, src.path()),
+            Err(FreezeError::Read { .. })
+        ));
+        std::fs::write(&pipeline, "roles: [[[").unwrap();
+        assert!(matches!(
+            freeze(&pipeline, src.path()),
+            Err(FreezeError::Parse { .. })
+        ));
+    }
+}

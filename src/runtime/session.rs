@@ -1,0 +1,219 @@
+//! A session on disk: `$CRUMB_HOME/projects/<project-id>/sessions/<ULID>/`.
+//!
+//! ```text
+//! transcript.jsonl   append-only source of truth
+//! meta.json          lifecycle cache (status, pid, pipeline, goal) for `crumb ls`
+//! inbox.txt          lines from people (`crumb say`, Studio)
+//! coordinator.lock   held by the one live coordinator
+//! pipeline/          the frozen pipeline and templates (see `freeze`)
+//! artifacts/         what the roles produce
+//! prompts/<role>-<n>.md, logs/<role>-<n>.log, qa/
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use super::freeze::{FreezeError, FrozenPipeline, freeze};
+use super::home::{CrumbHome, Project};
+use super::lock::{CoordinatorLock, LockError};
+use super::meta::{META_SCHEMA_VERSION, Meta, MetaError, SessionStatus, now_rfc3339};
+
+pub const TRANSCRIPT_FILE: &str = "transcript.jsonl";
+pub const META_FILE: &str = "meta.json";
+pub const INBOX_FILE: &str = "inbox.txt";
+
+/// The directory of one session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionDir {
+    path: PathBuf,
+    id: String,
+}
+
+/// A session could not be created or opened.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("cannot create {path}: {source}")]
+    Create {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a session directory (no meta.json)")]
+    NotASession { path: String },
+    #[error(transparent)]
+    Freeze(#[from] FreezeError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Meta(#[from] MetaError),
+}
+
+/// A freshly created session, locked by the caller, which becomes its coordinator.
+#[derive(Debug)]
+pub struct CreatedSession {
+    pub dir: SessionDir,
+    pub lock: CoordinatorLock,
+    pub meta: Meta,
+    pub frozen: FrozenPipeline,
+}
+
+impl SessionDir {
+    /// A session directory whose id is its folder name. Checks that `meta.json` exists.
+    pub fn open(path: impl Into<PathBuf>) -> Result<Self, SessionError> {
+        let path: PathBuf = path.into();
+        if !path.join(META_FILE).is_file() {
+            return Err(SessionError::NotASession {
+                path: path.display().to_string(),
+            });
+        }
+        let id = path
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(SessionDir { path, id })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The session id (a ULID).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn transcript(&self) -> PathBuf {
+        self.path.join(TRANSCRIPT_FILE)
+    }
+
+    pub fn meta_path(&self) -> PathBuf {
+        self.path.join(META_FILE)
+    }
+
+    pub fn inbox(&self) -> PathBuf {
+        self.path.join(INBOX_FILE)
+    }
+
+    pub fn artifacts(&self) -> PathBuf {
+        self.path.join("artifacts")
+    }
+
+    pub fn qa_dir(&self) -> PathBuf {
+        self.path.join("qa")
+    }
+
+    /// `prompts/<role>-<n>.md`: the rendered prompt of a role's `n`-th spawn.
+    pub fn prompt_path(&self, role: &str, n: u32) -> PathBuf {
+        self.path
+            .join("prompts")
+            .join(format!("{}-{n}.md", file_safe(role)))
+    }
+
+    /// `logs/<role>-<n>.log`: stdout and stderr of a role's `n`-th spawn.
+    pub fn log_path(&self, role: &str, n: u32) -> PathBuf {
+        self.path
+            .join("logs")
+            .join(format!("{}-{n}.log", file_safe(role)))
+    }
+
+    pub fn read_meta(&self) -> Result<Meta, MetaError> {
+        Meta::read(&self.meta_path())
+    }
+
+    pub fn write_meta(&self, meta: &Meta) -> Result<(), MetaError> {
+        meta.write(&self.meta_path())
+    }
+
+    /// The frozen pipeline file recorded in `meta`.
+    pub fn frozen_pipeline(&self, meta: &Meta) -> PathBuf {
+        self.path.join(&meta.pipeline_file)
+    }
+}
+
+/// Create a new session for `project` under `home`: make the folders, take the coordinator lock,
+/// freeze the pipeline, then write `meta.json` (status `running`, our pid). The lock is taken
+/// before meta exists, so no reader ever sees a `running` session nobody holds.
+pub fn create(
+    home: &CrumbHome,
+    project: &Project,
+    pipeline_path: &Path,
+    goal: &str,
+) -> Result<CreatedSession, SessionError> {
+    let sessions = home.sessions_dir(project);
+    let create_err = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| SessionError::Create { path, source }
+    };
+    std::fs::create_dir_all(&sessions).map_err(create_err(&sessions))?;
+    let id = ulid::Ulid::new().to_string();
+    let path = sessions.join(&id);
+    // `create_dir` (not `_all`) fails on an existing folder, so two runs can never share one.
+    std::fs::create_dir(&path).map_err(create_err(&path))?;
+    let lock = CoordinatorLock::acquire(&path)?;
+    for sub in ["artifacts", "prompts", "logs", "qa"] {
+        let dir = path.join(sub);
+        std::fs::create_dir(&dir).map_err(create_err(&dir))?;
+    }
+    for file in [TRANSCRIPT_FILE, INBOX_FILE] {
+        let file = path.join(file);
+        std::fs::File::create(&file).map_err(create_err(&file))?;
+    }
+    let frozen = freeze(pipeline_path, &path)?;
+    let now = now_rfc3339();
+    let meta = Meta {
+        schema_version: META_SCHEMA_VERSION,
+        session_id: id.clone(),
+        status: SessionStatus::Running,
+        pid: Some(std::process::id()),
+        pipeline: frozen.name.clone(),
+        pipeline_file: frozen.pipeline_file.clone(),
+        pipeline_hash: frozen.hash.clone(),
+        roles: frozen.roles.clone(),
+        created: now.clone(),
+        updated: now,
+        goal: goal.to_owned(),
+    };
+    meta.write(&path.join(META_FILE))?;
+    Ok(CreatedSession {
+        dir: SessionDir { path, id },
+        lock,
+        meta,
+        frozen,
+    })
+}
+
+/// A role id made safe as a file-name stem (role ids are validated already; this is defence).
+fn file_safe(role: &str) -> String {
+    let safe: String = role
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if safe.is_empty() { "_".into() } else { safe }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn role_names_cannot_escape_the_folder() {
+        let dir = SessionDir {
+            path: PathBuf::from("/s"),
+            id: "X".into(),
+        };
+        assert_eq!(
+            dir.prompt_path("builder", 2),
+            Path::new("/s/prompts/builder-2.md")
+        );
+        assert_eq!(
+            dir.log_path("../../etc/passwd", 1),
+            Path::new("/s/logs/______etc_passwd-1.log")
+        );
+        assert_eq!(dir.log_path("", 1), Path::new("/s/logs/_-1.log"));
+    }
+}
