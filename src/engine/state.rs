@@ -1,0 +1,266 @@
+//! The engine's state: everything the routes, limits and commands need, derived only from the
+//! transcript.
+//!
+//! It stays O(1)-sized per event: latest snapshots instead of histories (the latest spec, build and
+//! QA result, the last two verdicts), counters, per-role records and bounded queues. Maps are
+//! `BTreeMap`s so the serialised JSON has a deterministic order: replaying the same transcript twice
+//! gives byte-identical state.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::effect::{Feedback, Intervention, SpawnCause};
+use super::guards::{Correction, RawScores, Scorecard};
+use crate::vocab::Severity;
+
+/// Longest text kept from a body, feedback or intervention (bytes, cut at a char boundary).
+pub const MAX_TEXT: usize = 8 * 1024;
+/// Most interventions waiting for one role; older ones are dropped first.
+pub const MAX_PENDING_INTERVENTIONS: usize = 32;
+/// Most acceptance criteria, predicates or artifacts kept from one event.
+pub const MAX_LIST: usize = 256;
+/// Longest preview of a body kept for `/ask` and `crumb status`.
+pub const PREVIEW: usize = 120;
+
+/// The folded transcript.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct State {
+    /// `session_id` of the first event.
+    pub session_id: Option<String>,
+    /// Events folded so far.
+    pub events: u64,
+    /// The most recent event (a summary, not the event).
+    pub last_event: Option<EventSummary>,
+    /// Session time, from event timestamps only.
+    pub clock: Clock,
+    /// The goal's text.
+    pub goal: Option<String>,
+    pub spec: Option<SpecSnapshot>,
+    pub build: Option<BuildSnapshot>,
+    pub qa: Option<QaSnapshot>,
+    pub verification: Verification,
+    pub budgets: Budgets,
+    /// Per role of the table, keyed by role id.
+    pub roles: BTreeMap<String, RoleState>,
+    /// The role spawned (or queued) most recently.
+    pub next_role: Option<String>,
+    /// Global pause: every spawn is queued.
+    pub paused: bool,
+    /// Set while a route waits for a person (`await: human`).
+    pub awaiting: Option<Awaiting>,
+    /// Set once the session reached a terminal state.
+    pub done: Option<Terminal>,
+    /// Events of kinds no route, command or bookkeeping uses (counted, not kept).
+    pub unrouted_events: u64,
+    /// `verify.result` events: recorded, never counted as verifications.
+    pub verify_aliases: u64,
+}
+
+/// A short summary of an event.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct EventSummary {
+    pub id: String,
+    pub ts: String,
+    pub from: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+}
+
+/// Session time from event timestamps (never the wall clock of the machine replaying).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Clock {
+    /// `ts` of the first event with a valid timestamp.
+    pub started_at: Option<String>,
+    /// Milliseconds since the Unix epoch of `started_at`.
+    pub started_ms: Option<i64>,
+    /// Latest event time seen (timestamps that go backwards never shorten the session).
+    pub latest_ms: Option<i64>,
+    /// Events whose `ts` did not parse.
+    pub bad_timestamps: u64,
+}
+
+impl Clock {
+    /// Elapsed session time in milliseconds.
+    pub fn elapsed_ms(&self) -> u64 {
+        match (self.started_ms, self.latest_ms) {
+            (Some(start), Some(latest)) => u64::try_from(latest.saturating_sub(start)).unwrap_or(0),
+            _ => 0,
+        }
+    }
+}
+
+/// The latest spec (`spec` or `spec.update`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SpecSnapshot {
+    pub event_id: String,
+    pub from: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    pub acceptance_criteria: Vec<String>,
+    /// `data.ac_predicates` as written (handed to QA).
+    pub ac_predicates: Vec<serde_json::Value>,
+}
+
+/// The latest build.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct BuildSnapshot {
+    pub event_id: String,
+    pub from: String,
+    /// `metadata.provider` of the build (for the same-provider guard).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    pub artifacts: Vec<String>,
+}
+
+/// The latest `qa.result`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct QaSnapshot {
+    pub event_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build_event_id: Option<String>,
+    /// `data.exec_exit_code`; `None` when absent or not an integer (counts as failed).
+    pub exec_exit_code: Option<i64>,
+    pub ac_passed: u32,
+    pub ac_failed: u32,
+    pub ac_skipped: u32,
+}
+
+impl QaSnapshot {
+    /// Whether the run succeeded (exit code 0).
+    pub fn passed(&self) -> bool {
+        self.exec_exit_code == Some(0)
+    }
+}
+
+/// Verdicts so far: a count and the last two.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Verification {
+    /// `judge.score` events folded.
+    pub count: u32,
+    pub latest: Option<VerdictRecord>,
+    pub previous: Option<VerdictRecord>,
+}
+
+/// One `judge.score`, raw and corrected.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VerdictRecord {
+    pub event_id: String,
+    pub raw: RawScores,
+    pub corrected: Scorecard,
+    pub corrections: Vec<Correction>,
+    pub severity: Severity,
+    /// The severity was absent and defaulted to `Important`.
+    pub severity_defaulted: bool,
+}
+
+/// Budget counters and the warnings already given.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Budgets {
+    /// Specs after the first one (`spec` or `spec.update`).
+    pub respecs: u32,
+    /// Σ `metadata.tokens_in + tokens_out`.
+    pub tokens: u64,
+    pub tokens_warned: bool,
+    pub wall_clock_warned: bool,
+    /// `error` events since the last progress (a `produces` kind or a `qa.result`).
+    pub errors_in_a_row: u32,
+    /// Whether the current run of errors was already reported as stuck.
+    pub stuck_reported: bool,
+    pub errors_total: u32,
+}
+
+/// What the engine knows about one role.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RoleState {
+    /// Spawn effects issued.
+    pub spawns: u32,
+    /// Turns that ended with one of the role's `produces` kinds.
+    pub turns: u32,
+    /// Failed spawns since the last successful turn (the circuit breaker's count).
+    pub failures_in_a_row: u32,
+    pub failures_total: u32,
+    /// Fallback adapters already swapped to by the circuit breaker.
+    pub circuit_swaps: u32,
+    /// Adapter override from `/swap` or a circuit swap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
+    /// Paused by `/pause @role`.
+    pub paused: bool,
+    /// A spawn held back by a pause, released by `/resume`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queued: Option<QueuedSpawn>,
+    /// Messages for the next spawn of this role.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending_interventions: Vec<Intervention>,
+    /// What the last spawn was given, so a retry gets the same context.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_spawn: Option<SpawnContext>,
+}
+
+/// The context of a spawn, kept for retries and pause queues.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpawnContext {
+    /// The effect id of the spawn.
+    pub effect_id: String,
+    pub cause: SpawnCause,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<Feedback>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub interventions: Vec<Intervention>,
+}
+
+/// A spawn held back by a pause.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueuedSpawn {
+    /// The id the spawn effect would have had.
+    pub effect_id: String,
+    pub cause: SpawnCause,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<Feedback>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub interventions: Vec<Intervention>,
+}
+
+/// The session waits for `/approve` or `/veto`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Awaiting {
+    /// The `judge.score` whose verdict asked for a person.
+    pub judge_event_id: String,
+}
+
+/// How the session ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Terminal {
+    pub reason: String,
+    /// The event that ended it (a `done` event, or the event whose effects included the stop).
+    pub event_id: String,
+    /// A different reason a later `done` line recorded (foreign transcripts), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_reason: Option<String>,
+}
+
+/// Cut `text` to at most `max` bytes at a char boundary, marking the cut with `…`.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_respects_char_boundaries() {
+        assert_eq!(clip("héllo", 2), "h…");
+        assert_eq!(clip("abc", 3), "abc");
+        assert_eq!(clip("", 0), "");
+    }
+}
