@@ -16,7 +16,7 @@ pub enum AdapterKind {
     Mock,
     /// Anthropic's Claude Code CLI (`claude -p`).
     ClaudeCode,
-    /// OpenAI's Codex CLI (`codex exec`).
+    /// `OpenAI`'s Codex CLI (`codex exec`).
     Codex,
     /// Google's Gemini CLI (`gemini -p`).
     GeminiCli,

@@ -155,7 +155,7 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>, total: &mut u64) -> Result<
         if file_type.is_dir() {
             collect_files(&entry.path(), out, total)?;
         } else if file_type.is_file() {
-            *total += entry.metadata().map(|meta| meta.len()).unwrap_or(0);
+            *total += entry.metadata().map_or(0, |meta| meta.len());
             out.push(entry.path());
             if out.len() > MAX_FILES || *total > MAX_TOTAL_BYTES {
                 return Err(FreezeError::TooLarge);

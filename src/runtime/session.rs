@@ -143,7 +143,7 @@ pub fn create(
         move |source| SessionError::Create { path, source }
     };
     std::fs::create_dir_all(&sessions).map_err(create_err(&sessions))?;
-    let id = ulid::Ulid::new().to_string();
+    let id = next_session_id();
     let path = sessions.join(&id);
     // `create_dir` (not `_all`) fails on an existing folder, so two runs can never share one.
     std::fs::create_dir(&path).map_err(create_err(&path))?;
@@ -178,6 +178,21 @@ pub fn create(
         meta,
         frozen,
     })
+}
+
+/// A new session id: a ULID, strictly increasing within this process (so sessions created in the
+/// same millisecond still list in creation order).
+fn next_session_id() -> String {
+    static GENERATOR: std::sync::Mutex<ulid::Generator> =
+        std::sync::Mutex::new(ulid::Generator::new());
+    let mut generator = GENERATOR
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Overflow needs 2^80 ids in one millisecond; fall back to a fresh random ULID regardless.
+    generator
+        .generate()
+        .unwrap_or_else(|_| ulid::Ulid::new())
+        .to_string()
 }
 
 /// A role id made safe as a file-name stem (role ids are validated already; this is defence).
