@@ -1,12 +1,311 @@
-//! `crumb event`.
+//! `crumb event`: how agents write back. Reads one JSON event on stdin, stamps it and appends it
+//! to the session's transcript.
+//!
+//! The firewall: an agent may only speak as itself (`from` must equal `CRUMB_ACTOR`) and may not
+//! write runner-owned kinds or metadata. A refused draft is never written; an `audit` event
+//! records the attempt instead. Exit codes: 0 written, 1 malformed or invalid event (nothing
+//! written), 2 refused by the firewall, missing environment, or I/O failure.
 
+use std::io::{Read, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Arguments of `crumb event`.
+use serde_json::{Map, Value, json};
+
+use crate::transcript::validate::parse_draft;
+use crate::transcript::writer::{MAX_LINE_BYTES, WriteError, Writer};
+use crate::transcript::{Draft, Kind, Metadata};
+use crate::vocab::RESERVED_ACTORS;
+
+/// Arguments of `crumb event` (none: the event is read from stdin).
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
+/// Tool id recorded on the firewall's audit events.
+pub const FIREWALL_TOOL: &str = "crumb-event-firewall@v1";
+
+/// How much of a refused body the audit keeps.
+const ATTEMPTED_BODY_CHARS: usize = 200;
+
+/// Largest stdin accepted (pretty-printed input may be larger than the compact line).
+const MAX_STDIN_BYTES: u64 = 4 * MAX_LINE_BYTES as u64;
+
+/// Metadata keys only the runner may set.
+const RUNNER_METADATA: [&str; 3] = ["deterministic", "tool", "effect_id"];
+
+/// Where and as whom this process writes, from the environment the runner sets for a spawn.
+struct SpawnEnv {
+    actor: String,
+    session_id: String,
+    transcript: PathBuf,
+}
+
+/// Why `crumb event` stopped without writing the draft.
+enum Failure {
+    /// Exit 1: the input is not a valid event.
+    Invalid(String),
+    /// Exit 2: environment, firewall or I/O.
+    Refused(String),
+}
+
 pub fn run(_args: &Args) -> ExitCode {
-    eprintln!("crumb event: not implemented yet");
-    ExitCode::from(2)
+    match execute() {
+        Ok(printed) => {
+            print_line(&printed);
+            ExitCode::SUCCESS
+        }
+        Err(Failure::Invalid(message)) => {
+            eprintln!("crumb event: {message}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Refused(message)) => {
+            eprintln!("crumb event: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn execute() -> Result<Value, Failure> {
+    let session = session_from_env()?;
+    let mut value = read_stdin()?;
+    let Some(object) = value.as_object_mut() else {
+        return Err(Failure::Invalid(
+            "/: the event must be a JSON object".to_owned(),
+        ));
+    };
+    object
+        .entry("from")
+        .or_insert_with(|| Value::String(session.actor.clone()));
+
+    let mut writer = Writer::open(&session.transcript, session.session_id.clone())
+        .map_err(|e| Failure::Refused(e.to_string()))?;
+
+    if let Some(violation) = firewall_violation(object, &session.actor) {
+        let audit = writer
+            .append(audit_draft(object, &session.actor, violation))
+            .map_err(|e| Failure::Refused(e.to_string()))?;
+        print_line(&json!({"rejected": true, "violation": violation, "audit_id": audit.id}));
+        return Err(Failure::Refused(format!(
+            "refused: {} (actor `{}`); nothing was written, audit event {} records the attempt",
+            describe(violation),
+            session.actor,
+            audit.id
+        )));
+    }
+
+    strip_stamped_fields(object, &session.session_id)?;
+    stamp_provenance(object);
+    let draft = parse_draft(&value)
+        .map_err(|violations| Failure::Invalid(format!("invalid event:\n{violations}")))?;
+    let event = writer.append(draft).map_err(|e| match e {
+        WriteError::Invalid(_) | WriteError::TooLarge { .. } => Failure::Invalid(e.to_string()),
+        WriteError::IdExhausted(_) | WriteError::Io { .. } => Failure::Refused(e.to_string()),
+    })?;
+    Ok(json!({"id": event.id, "ts": event.ts}))
+}
+
+fn session_from_env() -> Result<SpawnEnv, Failure> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let actor = var("CRUMB_ACTOR").ok_or_else(|| {
+        Failure::Refused(
+            "CRUMB_ACTOR is not set; crumb event is run by agents inside a crumb session"
+                .to_owned(),
+        )
+    })?;
+    let session_id = var("CRUMB_SESSION_ID").ok_or_else(|| {
+        Failure::Refused(
+            "CRUMB_SESSION_ID is not set; crumb event needs the session it writes to".to_owned(),
+        )
+    })?;
+    let transcript = var("CRUMB_TRANSCRIPT_PATH")
+        .map(PathBuf::from)
+        .or_else(|| var("CRUMB_SESSION_DIR").map(|dir| PathBuf::from(dir).join("transcript.jsonl")))
+        .ok_or_else(|| {
+            Failure::Refused(
+                "neither CRUMB_TRANSCRIPT_PATH nor CRUMB_SESSION_DIR is set".to_owned(),
+            )
+        })?;
+    Ok(SpawnEnv {
+        actor,
+        session_id,
+        transcript,
+    })
+}
+
+fn read_stdin() -> Result<Value, Failure> {
+    let mut input = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_STDIN_BYTES + 1)
+        .read_to_end(&mut input)
+        .map_err(|e| Failure::Refused(format!("cannot read stdin: {e}")))?;
+    if input.len() as u64 > MAX_STDIN_BYTES {
+        return Err(Failure::Invalid(format!(
+            "input is larger than {MAX_STDIN_BYTES} bytes; put large content in an artifact file"
+        )));
+    }
+    let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&input);
+    serde_json::from_slice(input)
+        .map_err(|e| Failure::Invalid(format!("malformed JSON on stdin: {e}")))
+}
+
+/// The first firewall rule the draft breaks, as an audit violation code.
+fn firewall_violation(object: &Map<String, Value>, actor: &str) -> Option<&'static str> {
+    let from = object.get("from").and_then(Value::as_str);
+    if let Some(from) = from {
+        match from {
+            "system" => return Some("forged_system_event_attempt"),
+            "user" => return Some("forged_user_event_attempt"),
+            "validator" => return Some("forged_validator_event_attempt"),
+            "coordinator" => return Some("forged_coordinator_event_attempt"),
+            _ if from != actor => return Some("forged_actor_attempt"),
+            _ => {}
+        }
+    }
+    if RESERVED_ACTORS.contains(&actor) {
+        return Some("reserved_actor_write_attempt");
+    }
+    if let Some(kind) = object
+        .get("kind")
+        .and_then(Value::as_str)
+        .and_then(|k| k.parse::<Kind>().ok())
+    {
+        if kind == Kind::QaResult {
+            return Some("forged_qa_result_attempt");
+        }
+        if kind.is_runner_owned() {
+            return Some("forged_runner_kind_attempt");
+        }
+    }
+    if let Some(metadata) = object.get("metadata").and_then(Value::as_object)
+        && RUNNER_METADATA
+            .iter()
+            .any(|key| metadata.contains_key(*key))
+    {
+        return Some("forged_runner_metadata_attempt");
+    }
+    None
+}
+
+fn describe(violation: &str) -> &'static str {
+    match violation {
+        "forged_system_event_attempt" => "agents may not write events `from: system`",
+        "forged_user_event_attempt" => "agents may not write events `from: user`",
+        "forged_validator_event_attempt" => "agents may not write events `from: validator`",
+        "forged_coordinator_event_attempt" => "agents may not write events `from: coordinator`",
+        "forged_actor_attempt" => {
+            "`from` must equal CRUMB_ACTOR (an agent may only speak as itself)"
+        }
+        "reserved_actor_write_attempt" => {
+            "CRUMB_ACTOR names a reserved actor; crumb event is for pipeline roles"
+        }
+        "forged_qa_result_attempt" => "`qa.result` is written only by the runner's QA",
+        "forged_runner_kind_attempt" => "this kind is written only by the runner",
+        _ => {
+            "`metadata.deterministic`, `metadata.tool` and `metadata.effect_id` are set only by the runner"
+        }
+    }
+}
+
+fn audit_draft(attempt: &Map<String, Value>, actor: &str, violation: &str) -> Draft {
+    let text = |value: &Value| match value {
+        Value::String(s) => Value::String(s.chars().take(ATTEMPTED_BODY_CHARS).collect()),
+        other => Value::String(
+            other
+                .to_string()
+                .chars()
+                .take(ATTEMPTED_BODY_CHARS)
+                .collect(),
+        ),
+    };
+    let mut data = Map::new();
+    data.insert("violation".to_owned(), Value::String(violation.to_owned()));
+    data.insert("actor".to_owned(), Value::String(actor.to_owned()));
+    for (key, field) in [
+        ("attempted_from", "from"),
+        ("attempted_kind", "kind"),
+        ("attempted_body", "body"),
+    ] {
+        if let Some(value) = attempt.get(field) {
+            data.insert(key.to_owned(), text(value));
+        }
+    }
+    Draft::new("system", Kind::Audit)
+        .body(format!(
+            "rejected forged event from actor={}: {violation}",
+            actor.chars().take(64).collect::<String>()
+        ))
+        .data(data)
+        .metadata(Metadata {
+            deterministic: Some(true),
+            tool: Some(FIREWALL_TOOL.to_owned()),
+            audit_violations: vec![violation.to_owned()],
+            ..Metadata::default()
+        })
+}
+
+/// `id` and `ts` belong to the writer; a `session_id` is accepted only if it is this session.
+fn strip_stamped_fields(object: &mut Map<String, Value>, session_id: &str) -> Result<(), Failure> {
+    for key in ["id", "ts"] {
+        if object.contains_key(key) {
+            return Err(Failure::Invalid(format!(
+                "/{key}: stamped by crumb event; remove it from the draft"
+            )));
+        }
+    }
+    match object.remove("session_id") {
+        None => Ok(()),
+        Some(Value::String(s)) if s == session_id => Ok(()),
+        Some(_) => Err(Failure::Invalid(format!(
+            "/session_id: does not match CRUMB_SESSION_ID ({session_id}); leave it out, crumb event fills it"
+        ))),
+    }
+}
+
+/// Provenance comes from the runner's binding (environment), which wins over what the agent claims.
+fn stamp_provenance(object: &mut Map<String, Value>) {
+    let stamps: Vec<(&str, String)> = [
+        ("harness", "CRUMB_HARNESS"),
+        ("provider", "CRUMB_PROVIDER"),
+        ("model", "CRUMB_MODEL"),
+    ]
+    .into_iter()
+    .filter_map(|(key, var)| {
+        std::env::var(var)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .map(|v| (key, v))
+    })
+    .collect();
+    let consumed: Vec<Value> = std::env::var("CRUMB_CONSUMED_INTERVENE_IDS")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|id| !id.is_empty())
+        .map(|id| Value::String(id.to_owned()))
+        .collect();
+    if stamps.is_empty() && consumed.is_empty() {
+        return;
+    }
+    let metadata = object
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(metadata) = metadata.as_object_mut() else {
+        return; // not an object: the schema check reports it
+    };
+    for (key, value) in stamps {
+        metadata.insert(key.to_owned(), Value::String(value));
+    }
+    if !consumed.is_empty() {
+        metadata
+            .entry("consumed_intervene_ids")
+            .or_insert(Value::Array(consumed));
+    }
+}
+
+/// Print one line on stdout; a closed pipe is not worth a panic.
+fn print_line(value: &Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{value}");
+    let _ = out.flush();
 }

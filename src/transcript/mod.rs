@@ -12,3 +12,8 @@ pub use event::{ArtifactRef, ArtifactRole, Data, Draft, Event, Step};
 pub use kind::{Kind, explain};
 pub use metadata::{Metadata, Visibility};
 pub use scores::{Deviation, Dimension, ScoreSource, Scores};
+pub mod reader;
+pub mod schema;
+pub mod tail;
+pub mod validate;
+pub mod writer;

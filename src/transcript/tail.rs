@@ -1,0 +1,176 @@
+//! Following a growing transcript.
+//!
+//! [`Tail::poll`] reads whatever was appended since the last call: complete lines are decoded,
+//! a partial last line is kept until its newline arrives (the reference dropped it for good), and
+//! a file shorter than the current offset means it was truncated or replaced: the tail restarts
+//! from the beginning and says so. Polling keeps this deterministic to test; [`Tail::wait`] adds
+//! the sleep loop for live use.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::reader::{LineDecoder, LineIssue, MAX_READ_LINE_BYTES, Typed, decode_line};
+
+/// Default pause between polls in [`Tail::wait`].
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+/// What one poll found.
+#[derive(Debug)]
+pub struct Batch<T> {
+    /// Decoded lines (or issues) in file order.
+    pub items: Vec<Result<T, LineIssue>>,
+    /// The file was shorter than the offset: the tail restarted at byte 0 before reading `items`.
+    pub truncated: bool,
+}
+
+impl<T> Batch<T> {
+    /// Nothing new.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty() && !self.truncated
+    }
+}
+
+/// Follows appends to one file.
+pub struct Tail<D: LineDecoder = Typed> {
+    path: PathBuf,
+    /// Offset of the first byte not yet consumed (the start of `partial`).
+    offset: u64,
+    /// Line number of the last complete line consumed.
+    line: u64,
+    /// Bytes of a line whose newline has not arrived yet.
+    partial: Vec<u8>,
+    /// The partial line exceeded the limit: drop bytes until its newline.
+    skipping: bool,
+    poll_interval: Duration,
+    decoder: std::marker::PhantomData<D>,
+}
+
+impl Tail<Typed> {
+    /// Follow `path` from its start, yielding typed events.
+    pub fn new(path: impl AsRef<Path>) -> Self {
+        Tail::resume(path, 0, 0)
+    }
+}
+
+impl<D: LineDecoder> Tail<D> {
+    /// Follow `path` from `offset` (the start of a line), where `lines_before` lines precede it,
+    /// e.g. after a [`super::reader::Reader`] replayed the file up to there.
+    pub fn resume(path: impl AsRef<Path>, offset: u64, lines_before: u64) -> Self {
+        Tail {
+            path: path.as_ref().to_path_buf(),
+            offset,
+            line: lines_before,
+            partial: Vec::new(),
+            skipping: false,
+            poll_interval: DEFAULT_POLL_INTERVAL,
+            decoder: std::marker::PhantomData,
+        }
+    }
+
+    /// Set the pause between polls used by [`Tail::wait`].
+    #[must_use]
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval;
+        self
+    }
+
+    /// Offset of the next byte to read that is not part of a kept partial line.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Read what was appended since the last poll. A missing file counts as empty.
+    pub fn poll(&mut self) -> io::Result<Batch<D::Item>> {
+        let mut batch = Batch {
+            items: Vec::new(),
+            truncated: false,
+        };
+        let mut file = match File::open(&self.path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if self.offset > 0 || !self.partial.is_empty() {
+                    self.restart();
+                    batch.truncated = true;
+                }
+                return Ok(batch);
+            }
+            Err(e) => return Err(e),
+        };
+        let len = file.metadata()?.len();
+        let read_from = self.offset + self.partial.len() as u64;
+        if len < read_from {
+            self.restart();
+            batch.truncated = true;
+        }
+        let read_from = self.offset + self.partial.len() as u64;
+        if len == read_from {
+            return Ok(batch);
+        }
+        file.seek(SeekFrom::Start(read_from))?;
+        let mut fresh = Vec::new();
+        file.take(len - read_from).read_to_end(&mut fresh)?;
+        self.consume(&fresh, &mut batch.items);
+        Ok(batch)
+    }
+
+    /// Block until a poll finds something, sleeping the poll interval between polls.
+    pub fn wait(&mut self) -> io::Result<Batch<D::Item>> {
+        loop {
+            let batch = self.poll()?;
+            if !batch.is_empty() {
+                return Ok(batch);
+            }
+            std::thread::sleep(self.poll_interval);
+        }
+    }
+
+    fn restart(&mut self) {
+        self.offset = 0;
+        self.line = 0;
+        self.partial.clear();
+        self.skipping = false;
+    }
+
+    fn consume(&mut self, mut fresh: &[u8], items: &mut Vec<Result<D::Item, LineIssue>>) {
+        while let Some(newline) = fresh.iter().position(|&b| b == b'\n') {
+            let (head, rest) = fresh.split_at(newline + 1);
+            fresh = rest;
+            let start = self.offset;
+            let length = self.partial.len() + head.len();
+            self.line += 1;
+            self.offset += length as u64;
+            if self.skipping {
+                self.skipping = false;
+                self.partial.clear();
+                items.push(Err(LineIssue {
+                    line: self.line,
+                    byte_offset: start,
+                    message: format!("line is {length} bytes or more, longer than the {MAX_READ_LINE_BYTES}-byte limit; skipped"),
+                }));
+                continue;
+            }
+            let decoded = if self.partial.is_empty() {
+                decode_line::<D>(head, self.line, start)
+            } else {
+                self.partial.extend_from_slice(head);
+                let line = std::mem::take(&mut self.partial);
+                decode_line::<D>(&line, self.line, start)
+            };
+            if let Some(item) = decoded {
+                items.push(item);
+            }
+        }
+        if self.skipping {
+            self.offset += fresh.len() as u64;
+            self.partial.clear();
+        } else if self.partial.len() + fresh.len() > MAX_READ_LINE_BYTES {
+            self.skipping = true;
+            self.offset += (self.partial.len() + fresh.len()) as u64;
+            self.partial.clear();
+        } else {
+            self.partial.extend_from_slice(fresh);
+        }
+    }
+}
