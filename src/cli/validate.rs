@@ -1,12 +1,115 @@
-//! `crumb validate`.
+//! `crumb validate [PATH]...`: check pipeline and preset files without running anything.
+//!
+//! Report on stdout, a one-line summary on stderr. Exit 0 clean, 1 invalid, 2 usage or internal
+//! error (a path that does not exist, a folder with no YAML in it).
 
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use crate::pipeline::compile::{CompileOptions, compile_file};
+use crate::pipeline::preset::check_preset_bytes;
+use crate::pipeline::render::{FileReport, Format, render, totals};
+use crate::pipeline::{Diagnostic, codes};
 
 /// Arguments of `crumb validate`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Pipeline or preset files, or folders of them (`*.yaml`, `*.yml`). Files in a folder named
+    /// `presets` (or named `*.preset.yaml`) are checked as presets.
+    #[arg(default_value = "pipelines/")]
+    pub paths: Vec<PathBuf>,
+    /// Output format; `github` is chosen automatically when `GITHUB_ACTIONS=true`.
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Treat warnings as errors (exit 1 when there are any).
+    #[arg(long)]
+    pub deny_warnings: bool,
+}
 
-pub fn run(_args: &Args) -> ExitCode {
-    eprintln!("crumb validate: not implemented yet");
-    ExitCode::from(2)
+pub fn run(args: &Args) -> ExitCode {
+    let files = match expand(&args.paths) {
+        Ok(files) => files,
+        Err(message) => {
+            eprintln!("crumb validate: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let reports: Vec<FileReport> = files.iter().map(|file| validate_one(file)).collect();
+    let format = args.format.unwrap_or_else(|| {
+        if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") { Format::Github } else { Format::Human }
+    });
+    let text = render(&reports, format);
+    let mut stdout = std::io::stdout().lock();
+    if let Err(err) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush())
+        && err.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("crumb validate: cannot write the report: {err}");
+        return ExitCode::from(2);
+    }
+    let (errors, warnings) = totals(&reports);
+    let failed = errors > 0 || (args.deny_warnings && warnings > 0);
+    eprintln!(
+        "crumb validate: {} file{}, {errors} error{}, {warnings} warning{}{}",
+        reports.len(),
+        plural(reports.len()),
+        plural(errors),
+        plural(warnings),
+        if failed { " — invalid" } else { " — ok" },
+    );
+    if failed { ExitCode::from(1) } else { ExitCode::SUCCESS }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// Files to check, in a stable order. Folders contribute their `*.yaml`/`*.yml` (not recursive:
+/// template folders and fixtures live beside pipelines).
+fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    for path in paths {
+        let metadata = std::fs::metadata(path).map_err(|err| format!("{}: {err}", path.display()))?;
+        if !metadata.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let entries = std::fs::read_dir(path).map_err(|err| format!("{}: {err}", path.display()))?;
+        let mut found: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+            .collect();
+        if found.is_empty() {
+            return Err(format!("{}: no pipeline or preset files (*.yaml, *.yml) in this folder", path.display()));
+        }
+        found.sort();
+        files.extend(found);
+    }
+    Ok(files)
+}
+
+fn is_preset(path: &Path) -> bool {
+    let in_presets = path.parent().and_then(Path::file_name).is_some_and(|name| name == "presets");
+    let named = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(".preset.yaml"));
+    in_presets || named
+}
+
+fn validate_one(file: &Path) -> FileReport {
+    if !is_preset(file) {
+        let compiled = compile_file(file, &CompileOptions::default());
+        return FileReport { file: file.to_path_buf(), diagnostics: compiled.diagnostics, sources: compiled.sources };
+    }
+    match std::fs::read(file) {
+        Ok(bytes) => {
+            let (_, diagnostics) = check_preset_bytes(&bytes, file);
+            let text = String::from_utf8(bytes).unwrap_or_default();
+            FileReport { file: file.to_path_buf(), diagnostics, sources: vec![(file.to_path_buf(), text)] }
+        }
+        Err(err) => FileReport {
+            file: file.to_path_buf(),
+            diagnostics: vec![Diagnostic::new(&codes::FILE_UNREADABLE, file, format!("cannot read file: {err}"))],
+            sources: Vec::new(),
+        },
+    }
 }

@@ -105,32 +105,24 @@ fn default_qa_timeout() -> String {
 }
 
 /// One QA check. `id` names it in results; `kind` selects what it does.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Check {
-    /// Name of the check in `qa.result` (unique within the pipeline).
-    pub id: String,
-    /// Whether a failure of this check fails QA (`exec_exit_code != 0`).
-    #[serde(default = "yes")]
-    pub blocking: bool,
-    /// Per-check timeout overriding `qa.timeout`, e.g. `30s`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout: Option<String>,
-    /// What the check does.
-    #[serde(flatten)]
-    pub kind: CheckKind,
-}
-
-fn yes() -> bool {
-    true
-}
-
-/// The kinds of QA check.
+///
+/// Every kind repeats the common fields (`id`, `blocking`, `timeout`) instead of flattening
+/// them in: serde cannot deny unknown keys through `flatten`, and a draft-07 schema cannot say
+/// `additionalProperties: false` across a flattened `oneOf`. Use the accessors for the common
+/// fields.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum CheckKind {
+pub enum Check {
     /// A file exists under `artifacts/`, optionally within a size range.
     File {
+        /// Name of the check in `qa.result` (unique within the pipeline).
+        id: String,
+        /// Whether a failure of this check fails QA (`exec_exit_code != 0`).
+        #[serde(default = "yes")]
+        blocking: bool,
+        /// Per-check timeout overriding `qa.timeout`, e.g. `30s`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout: Option<String>,
         /// Path relative to `artifacts/`.
         path: String,
         /// Smallest acceptable size, e.g. `1KB`.
@@ -142,6 +134,14 @@ pub enum CheckKind {
     },
     /// The files matching a glob add up to at most `limit` bytes.
     MaxBytes {
+        /// Name of the check in `qa.result` (unique within the pipeline).
+        id: String,
+        /// Whether a failure of this check fails QA (`exec_exit_code != 0`).
+        #[serde(default = "yes")]
+        blocking: bool,
+        /// Per-check timeout overriding `qa.timeout`, e.g. `30s`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout: Option<String>,
         /// Glob relative to `artifacts/` (`*` does not cross `/`; use `**`).
         glob: String,
         /// Size limit, e.g. `5MB`.
@@ -149,11 +149,27 @@ pub enum CheckKind {
     },
     /// An HTML file parses and has a doctype, a viewport meta tag and at least one script.
     Html {
+        /// Name of the check in `qa.result` (unique within the pipeline).
+        id: String,
+        /// Whether a failure of this check fails QA (`exec_exit_code != 0`).
+        #[serde(default = "yes")]
+        blocking: bool,
+        /// Per-check timeout overriding `qa.timeout`, e.g. `30s`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout: Option<String>,
         /// Path relative to `artifacts/`.
         path: String,
     },
     /// Runs a program; passes when it exits with `expect_exit`.
     Command {
+        /// Name of the check in `qa.result` (unique within the pipeline).
+        id: String,
+        /// Whether a failure of this check fails QA (`exec_exit_code != 0`).
+        #[serde(default = "yes")]
+        blocking: bool,
+        /// Per-check timeout overriding `qa.timeout`, e.g. `30s`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout: Option<String>,
         /// Program and arguments (no shell).
         argv: Vec<String>,
         /// Working directory relative to `artifacts/`.
@@ -168,6 +184,14 @@ pub enum CheckKind {
     },
     /// Opens the entry in headless Chromium and watches what happens.
     Browser {
+        /// Name of the check in `qa.result` (unique within the pipeline).
+        id: String,
+        /// Whether a failure of this check fails QA (`exec_exit_code != 0`).
+        #[serde(default = "yes")]
+        blocking: bool,
+        /// Per-check timeout overriding `qa.timeout`, e.g. `30s`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout: Option<String>,
         /// CSS selector that must appear.
         #[serde(default = "default_wait_for")]
         wait_for: String,
@@ -191,7 +215,58 @@ pub enum CheckKind {
         require_non_blank: bool,
     },
     /// Runs the JavaScript acceptance predicates the planner put in the `spec` event.
-    AcPredicates {},
+    AcPredicates {
+        /// Name of the check in `qa.result` (unique within the pipeline).
+        id: String,
+        /// Whether a failure of this check fails QA (`exec_exit_code != 0`).
+        #[serde(default = "yes")]
+        blocking: bool,
+        /// Per-check timeout overriding `qa.timeout`, e.g. `30s`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout: Option<String>,
+    },
+}
+
+impl Check {
+    /// The check's `id`.
+    pub fn id(&self) -> &str {
+        match self {
+            Check::File { id, .. }
+            | Check::MaxBytes { id, .. }
+            | Check::Html { id, .. }
+            | Check::Command { id, .. }
+            | Check::Browser { id, .. }
+            | Check::AcPredicates { id, .. } => id,
+        }
+    }
+
+    /// Whether a failure fails QA.
+    pub fn blocking(&self) -> bool {
+        match self {
+            Check::File { blocking, .. }
+            | Check::MaxBytes { blocking, .. }
+            | Check::Html { blocking, .. }
+            | Check::Command { blocking, .. }
+            | Check::Browser { blocking, .. }
+            | Check::AcPredicates { blocking, .. } => *blocking,
+        }
+    }
+
+    /// The per-check timeout as written.
+    pub fn timeout(&self) -> Option<&str> {
+        match self {
+            Check::File { timeout, .. }
+            | Check::MaxBytes { timeout, .. }
+            | Check::Html { timeout, .. }
+            | Check::Command { timeout, .. }
+            | Check::Browser { timeout, .. }
+            | Check::AcPredicates { timeout, .. } => timeout.as_deref(),
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_wait_for() -> String {

@@ -1,0 +1,157 @@
+//! Every diagnostic code `crumb validate` can emit, with its level and its `crumb explain` text.
+//!
+//! Codes are part of the public interface (CI scripts match on them), so they are declared once
+//! here and never built from strings elsewhere. A test checks that every code literal used in
+//! the pipeline module is listed in [`ALL`].
+
+use crate::pipeline::diagnostic::Level;
+
+/// A diagnostic code and its documentation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Code {
+    pub name: &'static str,
+    pub level: Level,
+    /// One line: what the code means.
+    pub summary: &'static str,
+    /// How to fix it.
+    pub fix: &'static str,
+}
+
+macro_rules! codes {
+    ($($ident:ident = $name:literal, $level:ident, $summary:literal, $fix:literal;)*) => {
+        $(
+            #[doc = $summary]
+            pub const $ident: Code = Code { name: $name, level: Level::$level, summary: $summary, fix: $fix };
+        )*
+        /// Every code, in the order they are documented.
+        pub const ALL: &[Code] = &[$($ident),*];
+    };
+}
+
+codes! {
+    // Pass 1: reading and parsing.
+    FILE_UNREADABLE = "crumb::file-unreadable", Error,
+        "The file could not be read.",
+        "Check that the path exists and is readable.";
+    FILE_TOO_LARGE = "crumb::file-too-large", Error,
+        "The file is larger than the 1 MiB a pipeline or preset may be.",
+        "Pipeline files are small declarations; move large content (prompts, data) into templates or artifacts.";
+    NOT_UTF8 = "crumb::not-utf8", Error,
+        "The file is not valid UTF-8.",
+        "Save the file as UTF-8 (without other encodings' byte-order marks).";
+    EMPTY_FILE = "crumb::empty-file", Error,
+        "The file contains no YAML document.",
+        "Write a pipeline (see `crumb schema pipeline`) or remove the file.";
+    YAML_SYNTAX = "crumb::yaml-syntax", Error,
+        "The file is not valid YAML.",
+        "Fix the syntax at the reported position; quote strings that contain `: `, `#` or start with a special character.";
+    TAB_INDENTATION = "crumb::tab-indentation", Error,
+        "A tab character is used for indentation; YAML allows only spaces.",
+        "Replace the tabs with spaces (two per level is the convention).";
+    DUPLICATE_KEY = "crumb::duplicate-key", Error,
+        "A mapping has the same key twice; only one can be meant.",
+        "Remove or rename one of the two keys.";
+    DUPLICATE_ROLE = "crumb::duplicate-role", Error,
+        "Two roles have the same id.",
+        "Role ids must be unique: rename or merge one of them.";
+    // Pass 2: shape, checked against schemas/pipeline.schema.json.
+    UNKNOWN_KEY = "crumb::unknown-key", Error,
+        "A key that this place in the file does not accept (often a typo).",
+        "Use one of the accepted keys listed in the message (see `crumb schema pipeline`).";
+    MISSING_KEY = "crumb::missing-key", Error,
+        "A required key is missing.",
+        "Add the key named in the message.";
+    WRONG_TYPE = "crumb::wrong-type", Error,
+        "A value has the wrong type (e.g. a string where a list is expected).",
+        "Write the value in the form the message asks for.";
+    INVALID_VALUE = "crumb::invalid-value", Error,
+        "A value is not one of the allowed words or is out of range.",
+        "Use one of the allowed values listed in the message.";
+    // Pass 3: meaning.
+    UNSUPPORTED_VERSION = "crumb::unsupported-version", Error,
+        "The pipeline declares a format version this crumb does not know.",
+        "Set `version: 1`.";
+    RESERVED_ROLE_ID = "crumb::reserved-role-id", Error,
+        "A role uses an id reserved for a built-in actor (user, system, coordinator, validator).",
+        "Rename the role; events from built-in actors must stay distinguishable from roles.";
+    UNKNOWN_ROLE = "crumb::unknown-role", Error,
+        "A route spawns, or listens to events from, a role the pipeline does not declare.",
+        "Use a role id declared under `roles:` (the message suggests the closest one), or declare the role.";
+    MISSING_TEMPLATE = "crumb::missing-template", Error,
+        "A role's prompt template file does not exist.",
+        "Template paths are relative to the pipeline file; fix the path or create the template.";
+    TEMPLATE_ESCAPES_ROOT = "crumb::template-escapes-root", Error,
+        "A template path leads outside the project (the folder holding the pipeline's folder).",
+        "Keep templates inside the project, e.g. `../templates/<role>.md.j2`; absolute paths and `..` chains that leave the project are refused.";
+    TEMPLATE_SYNTAX = "crumb::template-syntax", Error,
+        "A prompt template (or a file it includes) does not compile.",
+        "Fix the minijinja syntax at the reported line of the template.";
+    UNKNOWN_TEMPLATE_VARIABLE = "crumb::unknown-template-variable", Error,
+        "A template reads a variable the engine does not provide; rendering would fail (strict undefined).",
+        "Use one of: goal, role, pipeline, session, spec, build, qa, verdict, feedback, interventions, attempt.";
+    UNHANDLED_KIND = "crumb::unhandled-kind", Error,
+        "A role produces an event kind that no route handles, so the pipeline would stall after it.",
+        "Add a route `{ on: <kind>, ... }`, or remove the kind from `produces`.";
+    UNREACHABLE_ROUTE = "crumb::unreachable-route", Warning,
+        "A route can never fire: earlier routes already match everything it matches (first match wins).",
+        "Remove the route, or move it above the route that shadows it and narrow that one.";
+    UNROUTED_VERDICT = "crumb::unrouted-verdict", Error,
+        "A verdict × severity combination has no route, so a verifier's verdict could leave the session stuck.",
+        "Add `on: verdict` routes until every verdict (PASS, PARTIAL, FAIL, REJECT) × severity (Critical, Important, Minor) is covered; a route without `when` covers all.";
+    NO_PATH_TO_DONE = "crumb::no-path-to-done", Error,
+        "Starting from the `goal` event, no sequence of routes ever reaches a `done` action.",
+        "Make sure `goal` is routed, each spawned role's `produces` kinds are routed, and some route ends with `done:`.";
+    ROLE_NEVER_SPAWNED = "crumb::role-never-spawned", Warning,
+        "A role is declared but no route spawns it.",
+        "Add a route that spawns it, or remove the role.";
+    ROUTE_ACTION = "crumb::route-action", Error,
+        "A route must have exactly one action: `spawn`, `run`, `done` or `await`.",
+        "Keep one action per route; split the route in two if you meant both.";
+    ROUTE_CONDITION = "crumb::route-condition", Error,
+        "A route condition that cannot apply: `when` on a route that is not `on: verdict`, `from` on a verdict route, `with` without `spawn`, or an empty list.",
+        "Use `when` only with `on: verdict`, `with` only with `spawn`, and non-empty verdict/severity lists.";
+    RUN_WITHOUT_QA = "crumb::run-without-qa", Error,
+        "A route runs QA but the pipeline has no `qa:` block.",
+        "Declare `qa:` with its checks, or route the event elsewhere.";
+    QA_RESULT_UNHANDLED = "crumb::qa-result-unhandled", Error,
+        "A route runs QA but no route handles the `qa.result` event it produces.",
+        "Add a route `{ on: qa.result, ... }`.";
+    BAD_DURATION = "crumb::bad-duration", Error,
+        "A duration is malformed or zero.",
+        "Write a whole number and a unit: `1500ms`, `30s`, `20m`, `1h`, or chained `1h30m`.";
+    BAD_SIZE = "crumb::bad-size", Error,
+        "A size is malformed or zero.",
+        "Write a whole number and a unit: `B`, `KB`, `MB`, `GB` (powers of 1000) or `KiB`, `MiB`, `GiB` (powers of 1024).";
+    BAD_GLOB = "crumb::bad-glob", Error,
+        "A glob pattern does not compile.",
+        "Globs use `*` (within one folder), `**` (across folders), `?`, `[abc]` and `{a,b}`; close every bracket and brace.";
+    DUPLICATE_CHECK_ID = "crumb::duplicate-check-id", Error,
+        "Two QA checks have the same id, so their results could not be told apart.",
+        "Give each check a unique `id`.";
+    CHECK_MISSING_PARAMETER = "crumb::check-missing-parameter", Error,
+        "A QA check lacks a parameter it needs to do anything (e.g. an empty `argv`, or a browser check with no `qa.entry`).",
+        "Add the parameter named in the message.";
+    CHECK_CONTRADICTION = "crumb::check-contradiction", Error,
+        "A QA check's parameters contradict each other (e.g. `min_size` above `max_size`).",
+        "Make the parameters consistent.";
+    LIMIT_ORDER = "crumb::limit-order", Error,
+        "A budget's hard limit is below its warning threshold, so the warning could never fire.",
+        "Set `warn` below `hard`.";
+    ZERO_LIMIT = "crumb::zero-limit", Error,
+        "A limit is zero, so the session would stop before doing anything.",
+        "Use a positive number.";
+    SCORING_THRESHOLDS = "crumb::scoring-thresholds", Error,
+        "Scoring thresholds are out of order or outside 0–30 (the D1–D6 aggregate).",
+        "Keep `0 <= partial_at <= pass_at <= 30`.";
+    UNKNOWN_ADAPTER = "crumb::unknown-adapter", Error,
+        "A preset or fallback names an adapter crumb does not have.",
+        "Use one of: mock, claude-code, codex, gemini-cli, command.";
+}
+
+/// Adapters a preset or a role's `fallback` may name.
+pub const KNOWN_ADAPTERS: &[&str] = &["mock", "claude-code", "codex", "gemini-cli", "command"];
+
+/// The code called `name`, if there is one.
+pub fn find(name: &str) -> Option<&'static Code> {
+    ALL.iter().find(|c| c.name == name)
+}
