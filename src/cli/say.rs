@@ -1,12 +1,64 @@
-//! `crumb say`.
+//! `crumb say <session> <line>`: check one inbox line against the session's roles and append it.
+//!
+//! The roles come from the session's `meta.json`, written from its frozen pipeline when the
+//! session was created, so validation matches what the coordinator will accept without
+//! recompiling the pipeline. Exit 0 when appended, 2 when the line or the session is rejected.
 
 use std::process::ExitCode;
 
+use crate::runtime::home::{CrumbHome, Project};
+use crate::runtime::inbox::{append_line, parse_line};
+use crate::runtime::lock;
+use crate::runtime::meta::SessionStatus;
+use crate::runtime::resolve::resolve;
+
 /// Arguments of `crumb say`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Session: a ULID, a unique prefix of one, or a path to a session folder or its transcript.
+    pub session: String,
+    /// The line: `/approve`, `/veto <reason>`, `@builder <message>`, plain text, … (words are
+    /// joined with spaces).
+    #[arg(required = true, num_args = 1.., allow_hyphen_values = true, trailing_var_arg = true)]
+    pub line: Vec<String>,
+}
 
-pub fn run(_args: &Args) -> ExitCode {
-    eprintln!("crumb say: not implemented yet");
-    ExitCode::from(2)
+pub fn run(args: &Args) -> ExitCode {
+    match say(args) {
+        Ok(message) => {
+            println!("{message}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("crumb say: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn say(args: &Args) -> Result<String, String> {
+    let line = args.line.join(" ");
+    let home = CrumbHome::from_env().map_err(|err| err.to_string())?;
+    let project = Project::current().ok();
+    let session = resolve(&home, project.as_ref(), &args.session).map_err(|err| err.to_string())?;
+    let meta = session.read_meta().map_err(|err| err.to_string())?;
+    match parse_line(&line, &meta.roles) {
+        Ok(Some(_)) => {}
+        Ok(None) => return Err("nothing to say: the line is blank or a comment".to_owned()),
+        Err(err) => return Err(err.to_string()),
+    }
+    append_line(&session.inbox(), line.trim()).map_err(|err| err.to_string())?;
+    if meta.status == SessionStatus::Done {
+        eprintln!(
+            "crumb say: note: session {} is done; the line is recorded but changes nothing",
+            session.id()
+        );
+    } else if !lock::is_held(session.path()) {
+        eprintln!(
+            "crumb say: note: no coordinator is running for {}; the line applies on `crumb resume {}`",
+            session.id(),
+            session.id()
+        );
+    }
+    Ok(format!("sent to {}", session.id()))
 }

@@ -7,3 +7,4 @@ pub mod lock;
 pub mod meta;
 pub mod resolve;
 pub mod session;
+pub mod inbox;
