@@ -19,3 +19,4 @@ pub mod templates;
 pub use compile::{CompileOptions, Compiled, compile_bytes, compile_file, compile_str};
 pub use diagnostic::{Diagnostic, Level};
 pub mod render;
+pub mod graph;

@@ -1,0 +1,191 @@
+//! Draw a compiled [`TransitionTable`] as Mermaid or DOT: roles, QA, the person and the
+//! terminal states as nodes, every route as a labelled edge.
+//!
+//! Built only from the table, so the picture is exactly what the engine will run.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::pipeline::routing::{GOAL_KIND, JUDGE_SCORE_KIND, QA_RESULT_KIND};
+use crate::pipeline::table::{Action, CompiledRoute, TransitionTable, Trigger};
+use crate::vocab::{Severity, Verdict};
+
+/// A node of the graph.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Node {
+    Goal,
+    Role(String),
+    Qa,
+    /// An event kind nothing in the pipeline produces (written by a person or another process).
+    External(String),
+    AwaitHuman,
+    Done(String),
+}
+
+impl Node {
+    fn id(&self) -> String {
+        let (prefix, name) = match self {
+            Node::Goal => ("goal", ""),
+            Node::Role(r) => ("role_", r.as_str()),
+            Node::Qa => ("qa", ""),
+            Node::External(k) => ("event_", k.as_str()),
+            Node::AwaitHuman => ("await_human", ""),
+            Node::Done(reason) => ("done_", reason.as_str()),
+        };
+        let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+        format!("{prefix}{safe}")
+    }
+
+    fn label(&self) -> String {
+        match self {
+            Node::Goal => "goal".into(),
+            Node::Role(r) => r.clone(),
+            Node::Qa => "QA".into(),
+            Node::External(k) => k.clone(),
+            Node::AwaitHuman => "await human".into(),
+            Node::Done(reason) => format!("done: {reason}"),
+        }
+    }
+}
+
+/// One labelled edge per route source.
+struct Edge {
+    from: Node,
+    to: Node,
+    label: String,
+}
+
+/// The text on a route's edge: `#index trigger[ · feedback]`.
+pub fn route_label(route: &CompiledRoute) -> String {
+    let trigger = match &route.trigger {
+        Trigger::Kind { kind, from: Some(from) } => format!("{kind} from {from}"),
+        Trigger::Kind { kind, from: None } => kind.clone(),
+        Trigger::Verdict { verdicts, severities } => {
+            let v = if verdicts.len() == Verdict::ALL.len() {
+                "any".to_string()
+            } else {
+                verdicts.iter().map(|v| v.as_str()).collect::<Vec<_>>().join("/")
+            };
+            if severities.len() == Severity::ALL.len() {
+                format!("verdict {v}")
+            } else {
+                let s = severities.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("/");
+                format!("verdict {v} × {s}")
+            }
+        }
+    };
+    let feedback = if route.with_feedback { " · feedback" } else { "" };
+    format!("#{} {trigger}{feedback}", route.index)
+}
+
+fn target(action: &Action) -> Node {
+    match action {
+        Action::Spawn { role } => Node::Role(role.clone()),
+        Action::RunQa => Node::Qa,
+        Action::Done { reason } => Node::Done(reason.clone()),
+        Action::AwaitHuman => Node::AwaitHuman,
+    }
+}
+
+/// Who can emit events of `kind` (optionally only `from`).
+fn sources(table: &TransitionTable, kind: &str, from: Option<&str>) -> Vec<Node> {
+    let mut out: Vec<Node> = table
+        .roles
+        .iter()
+        .filter(|r| r.produces.iter().any(|k| k == kind) && from.is_none_or(|f| f == r.id))
+        .map(|r| Node::Role(r.id.clone()))
+        .collect();
+    if kind == GOAL_KIND {
+        out.insert(0, Node::Goal);
+    }
+    if kind == QA_RESULT_KIND && table.qa.is_some() {
+        out.push(Node::Qa);
+    }
+    if out.is_empty() {
+        out.push(Node::External(kind.to_string()));
+    }
+    out
+}
+
+fn edges(table: &TransitionTable) -> Vec<Edge> {
+    let mut out = Vec::new();
+    for route in &table.routes {
+        let from_nodes = match &route.trigger {
+            Trigger::Kind { kind, from } => sources(table, kind, from.as_deref()),
+            Trigger::Verdict { .. } => sources(table, JUDGE_SCORE_KIND, None),
+        };
+        for from in from_nodes {
+            out.push(Edge { from, to: target(&route.action), label: route_label(route) });
+        }
+    }
+    out
+}
+
+/// Every node, in a stable order: goal, roles in declaration order, QA, then the rest.
+fn nodes(table: &TransitionTable, edges: &[Edge]) -> Vec<Node> {
+    let mut out = vec![Node::Goal];
+    out.extend(table.roles.iter().map(|r| Node::Role(r.id.clone())));
+    if table.qa.is_some() {
+        out.push(Node::Qa);
+    }
+    let mut rest: BTreeMap<Node, ()> = BTreeMap::new();
+    for edge in edges {
+        for node in [&edge.from, &edge.to] {
+            if !out.contains(node) {
+                rest.insert(node.clone(), ());
+            }
+        }
+    }
+    out.extend(rest.into_keys());
+    out
+}
+
+/// Mermaid `flowchart`.
+pub fn mermaid(table: &TransitionTable) -> String {
+    let edges = edges(table);
+    let mut out = String::from("flowchart TD\n");
+    for node in nodes(table, &edges) {
+        let label = escape_mermaid(&node.label());
+        let shape = match node {
+            Node::Goal | Node::External(_) => format!("([\"{label}\"])"),
+            Node::Role(_) => format!("[\"{label}\"]"),
+            Node::Qa => format!("{{{{\"{label}\"}}}}"),
+            Node::AwaitHuman => format!("[/\"{label}\"/]"),
+            Node::Done(_) => format!("((\"{label}\"))"),
+        };
+        let _ = writeln!(out, "    {}{shape}", node.id());
+    }
+    for edge in &edges {
+        let _ = writeln!(out, "    {} -->|\"{}\"| {}", edge.from.id(), escape_mermaid(&edge.label), edge.to.id());
+    }
+    out
+}
+
+/// Graphviz `digraph`.
+pub fn dot(table: &TransitionTable) -> String {
+    let edges = edges(table);
+    let mut out = format!("digraph \"{}\" {{\n    rankdir=TB;\n", escape_dot(&table.name));
+    for node in nodes(table, &edges) {
+        let shape = match node {
+            Node::Goal | Node::External(_) => "oval",
+            Node::Role(_) => "box",
+            Node::Qa => "hexagon",
+            Node::AwaitHuman => "parallelogram",
+            Node::Done(_) => "doublecircle",
+        };
+        let _ = writeln!(out, "    {} [label=\"{}\", shape={shape}];", node.id(), escape_dot(&node.label()));
+    }
+    for edge in &edges {
+        let _ = writeln!(out, "    {} -> {} [label=\"{}\"];", edge.from.id(), edge.to.id(), escape_dot(&edge.label));
+    }
+    out.push_str("}\n");
+    out
+}
+
+fn escape_mermaid(text: &str) -> String {
+    text.replace('"', "#quot;")
+}
+
+fn escape_dot(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('"', "\\\"")
+}
