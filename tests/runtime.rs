@@ -210,3 +210,146 @@ fn ls_handles_hundreds_of_sessions() {
     let rows: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(rows.len(), 301);
 }
+
+#[test]
+fn say_appends_valid_lines_by_id_prefix_or_path() {
+    let sandbox = Sandbox::new();
+    let created = sandbox.session("g");
+    let id = created.dir.id().to_owned();
+    sandbox
+        .crumb()
+        .args(["say", &id, "/pause", "@builder"])
+        .run()
+        .expect_code(0);
+    sandbox
+        .crumb()
+        .args(["say", &id.to_lowercase()[..20], "@builder make it faster"])
+        .run()
+        .expect_code(0);
+    let transcript = created.dir.transcript();
+    let run = sandbox
+        .crumb()
+        .args(["say", transcript.to_str().unwrap(), "/approve"])
+        .run()
+        .expect_code(0);
+    assert_eq!(run.stdout, format!("sent to {id}\n"));
+    assert_eq!(run.stderr, "", "a live coordinator holds the lock: no note");
+    let inbox = std::fs::read_to_string(created.dir.inbox()).unwrap();
+    assert_eq!(
+        inbox,
+        "/pause @builder\n@builder make it faster\n/approve\n"
+    );
+}
+
+#[test]
+fn say_rejects_bad_lines_with_exit_2_and_appends_nothing() {
+    let sandbox = Sandbox::new();
+    let created = sandbox.session("g");
+    let id = created.dir.id().to_owned();
+    let cases = [
+        ("/goto researcher", "unknown role `researcher`"),
+        ("@buildr hi", "did you mean `@builder`?"),
+        ("/swap builder=gpt5", "unknown adapter `gpt5`"),
+        ("/frobnicate", "unknown command `/frobnicate`"),
+        ("/ask weather", "unknown /ask topic"),
+        ("   ", "nothing to say"),
+    ];
+    for (line, expected) in cases {
+        let run = sandbox
+            .crumb()
+            .args(["say", &id, line])
+            .run()
+            .expect_code(2);
+        assert!(run.stderr.contains(expected), "{line}: {}", run.stderr);
+    }
+    let run = sandbox
+        .crumb()
+        .args(["say", &id, "/goto researcher"])
+        .run()
+        .expect_code(2);
+    insta::with_settings!({ filters => ls_filters() }, {
+        insta::assert_snapshot!("say_unknown_role", run.stderr);
+    });
+    assert_eq!(std::fs::read_to_string(created.dir.inbox()).unwrap(), "");
+}
+
+#[test]
+fn say_resolves_sessions_strictly() {
+    let sandbox = Sandbox::new();
+    let first = sandbox.session("one");
+    let _second = sandbox.session("two");
+    let shared: String = first.dir.id().chars().take(3).collect();
+    let run = sandbox
+        .crumb()
+        .args(["say", &shared, "/approve"])
+        .run()
+        .expect_code(2);
+    assert!(run.stderr.contains("matches 2 sessions"), "{}", run.stderr);
+    let run = sandbox
+        .crumb()
+        .args(["say", "01ZZZZ", "/approve"])
+        .run()
+        .expect_code(2);
+    assert!(run.stderr.contains("no session matches"), "{}", run.stderr);
+    let run = sandbox
+        .crumb()
+        .args(["say", "not a session!", "/approve"])
+        .run()
+        .expect_code(2);
+    assert!(
+        run.stderr.contains("neither a session id"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn say_to_a_session_without_coordinator_notes_when_it_applies() {
+    let sandbox = Sandbox::new();
+    let created = sandbox.session("g");
+    let id = created.dir.id().to_owned();
+    drop(created.lock);
+    let run = sandbox
+        .crumb()
+        .args(["say", &id, "/approve"])
+        .run()
+        .expect_code(0);
+    assert!(
+        run.stderr
+            .contains(&format!("applies on `crumb resume {id}`")),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn said_lines_read_back_as_user_events_with_offsets() {
+    use crumb::runtime::inbox::{parse_line, read_after, to_draft};
+    let sandbox = Sandbox::new();
+    let created = sandbox.session("g");
+    let id = created.dir.id().to_owned();
+    for line in ["/veto too dark", "/resume @verifier", "@builder add sound"] {
+        sandbox
+            .crumb()
+            .args(["say", &id, line])
+            .run()
+            .expect_code(0);
+    }
+    let lines = read_after(&created.dir.inbox(), 0).unwrap();
+    let drafts: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|line| {
+            let command = parse_line(&line.text, &created.meta.roles)
+                .unwrap()
+                .unwrap();
+            serde_json::to_value(to_draft(&command, Some(line.end))).unwrap()
+        })
+        .collect();
+    insta::assert_json_snapshot!("said_lines_as_drafts", drafts);
+    // Resuming from the last recorded offset yields nothing new.
+    assert!(
+        read_after(&created.dir.inbox(), lines[2].end)
+            .unwrap()
+            .is_empty()
+    );
+}
