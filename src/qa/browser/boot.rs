@@ -1,0 +1,105 @@
+//! The one boot procedure shared by the browser check and every acceptance predicate: navigate,
+//! wait for the declared selector, then send the declared keys and clicks. Sharing it means a game
+//! that needs a key press to start is started the same way for both (the reference's AC runner had
+//! no such fallback and failed every AC of such games).
+
+use std::time::{Duration, Instant};
+
+use chromiumoxide::Page;
+
+use super::input;
+use super::page_ops::{self, EvalError};
+use crate::pipeline::model::Point;
+use crate::qa::report::Finding;
+
+/// Longest wait for the load event.
+pub const NAV_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest wait for the selector to appear.
+pub const SELECTOR_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest wait for one small evaluation.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(2);
+/// Poll period while waiting for a condition in the page.
+pub const POLL: Duration = Duration::from_millis(50);
+
+/// What to do after opening the page.
+#[derive(Debug, Clone, Default)]
+pub struct BootPlan {
+    pub wait_for: String,
+    pub keys: Vec<String>,
+    pub clicks: Vec<Point>,
+}
+
+/// How booting went.
+#[derive(Debug, Default)]
+pub struct BootReport {
+    pub findings: Vec<Finding>,
+    pub selector_found: bool,
+    pub main_thread_blocked: bool,
+    pub goto_ms: u64,
+}
+
+/// Navigate `page` to `url` and run `plan`. Problems become findings; the page stays usable.
+pub async fn boot(page: &Page, url: &str, plan: &BootPlan) -> BootReport {
+    let mut report = BootReport::default();
+    let started = Instant::now();
+    match page_ops::goto(page, url, NAV_TIMEOUT).await {
+        Ok(true) => {}
+        Ok(false) => {
+            report.findings.push(Finding::new(
+                "navigation_timeout",
+                format!("the page did not finish loading within {} ms", NAV_TIMEOUT.as_millis()),
+            ));
+            if page_ops::eval(page, "1", Duration::from_millis(750)).await == Err(EvalError::Timeout) {
+                report.main_thread_blocked = true;
+                report.findings.push(Finding::new(
+                    "main_thread_blocked",
+                    "the page's script never yielded (an infinite loop?); it was terminated",
+                ));
+                page_ops::terminate_scripts(page).await;
+            }
+        }
+        Err(e) => report.findings.push(Finding::new("navigation_failed", format!("navigation failed: {e}"))),
+    }
+    report.goto_ms = millis(started.elapsed());
+    report.selector_found = wait_for_selector(page, &plan.wait_for).await;
+    if !report.selector_found {
+        report.findings.push(Finding::new(
+            "selector_missing",
+            format!("no `{}` appeared within {} ms", plan.wait_for, SELECTOR_TIMEOUT.as_millis()),
+        ));
+        return report;
+    }
+    for key in &plan.keys {
+        if let Err(e) = tokio::time::timeout(CALL_TIMEOUT, input::press_key(page, key)).await.unwrap_or(Err("timed out".into())) {
+            report.findings.push(Finding::new("input_failed", format!("pressing `{key}` failed: {e}")));
+        }
+    }
+    for p in &plan.clicks {
+        if let Err(e) = tokio::time::timeout(CALL_TIMEOUT, input::click(page, p.x, p.y)).await.unwrap_or(Err("timed out".into())) {
+            report.findings.push(Finding::new("input_failed", format!("clicking ({}, {}) failed: {e}", p.x, p.y)));
+        }
+    }
+    report
+}
+
+async fn wait_for_selector(page: &Page, selector: &str) -> bool {
+    let Ok(quoted) = serde_json::to_string(selector) else { return false };
+    let probe = format!("(() => {{ try {{ return !!document.querySelector({quoted}); }} catch (e) {{ return false; }} }})()");
+    let deadline = Instant::now() + SELECTOR_TIMEOUT;
+    loop {
+        if let Ok(v) = page_ops::eval(page, &probe, CALL_TIMEOUT).await
+            && page_ops::truthy(&v)
+        {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Milliseconds in a duration, saturating.
+pub fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,241 @@
+//! Starting and stopping one headless Chromium for a QA run.
+//!
+//! We spawn the browser ourselves (not `Browser::launch`) so that it leads its own process group:
+//! one `killpg` then stops the browser, its zygotes and renderers at once, whatever state they are
+//! in, and the full stderr stays available for diagnostics. Flags are passed with their dashes
+//! here (our own argv), and the network is closed at three levels (resolver, proxy, WebRTC policy)
+//! because no single one covers preconnect, WebSocket and STUN traffic.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chromiumoxide::Browser;
+use chromiumoxide::handler::HandlerConfig;
+use chromiumoxide::handler::viewport::Viewport;
+use futures::StreamExt;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::task::JoinHandle;
+
+use super::reap;
+use crate::qa::process_group::GroupGuard;
+
+/// Viewport of every page: the size the casual games are designed for.
+pub const VIEWPORT: (u32, u32) = (800, 600);
+/// Longest wait for the DevTools URL.
+const LAUNCH_TIMEOUT: Duration = Duration::from_secs(15);
+/// Most stderr kept for diagnostics.
+const STDERR_CAP: usize = 64 * 1024;
+
+/// The flags every QA browser gets. Exposed so a test can assert they reach the real command line.
+pub fn flags(profile: &Path) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-setuid-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-default-apps",
+        "--disable-extensions",
+        "--disable-dev-shm-usage",
+        "--disable-breakpad",
+        "--disable-background-timer-throttling",
+        "--disable-renderer-backgrounding",
+        "--disable-backgrounding-occluded-windows",
+        "--disable-hang-monitor",
+        "--disable-features=Translate,MediaRouter,OptimizationHints",
+        "--metrics-recording-only",
+        "--mute-audio",
+        "--password-store=basic",
+        "--use-mock-keychain",
+        "--enable-unsafe-swiftshader",
+        "--lang=en-US",
+        // Network containment: no name resolves except the loopback literal, everything else goes
+        // to a dead loopback proxy, and WebRTC may not use non-proxied UDP.
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+        "--proxy-server=http://127.0.0.1:9",
+        "--proxy-bypass-list=127.0.0.1",
+        "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+        "--remote-debugging-port=0",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    args.push(format!("--window-size={},{}", VIEWPORT.0, VIEWPORT.1));
+    args.push(format!("--user-data-dir={}", profile.display()));
+    args.push("about:blank".to_owned());
+    args
+}
+
+/// Why the browser could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error("could not start {exe}: {source}")]
+    Spawn { exe: String, source: std::io::Error },
+    #[error("Chromium exited before it was ready: {stderr}")]
+    Exited { stderr: String },
+    #[error("Chromium did not become ready within {} s: {stderr}", LAUNCH_TIMEOUT.as_secs())]
+    Timeout { stderr: String },
+    #[error("could not connect to Chromium's DevTools: {0}")]
+    Connect(String),
+    #[error("could not create a profile folder: {0}")]
+    Profile(std::io::Error),
+}
+
+/// A running browser. Dropping it kills the whole process group and removes the profile.
+pub struct Chromium {
+    pub browser: Browser,
+    child: Child,
+    group: GroupGuard,
+    handler: JoinHandle<()>,
+    stderr: Arc<Mutex<String>>,
+    /// Removed when the browser is dropped.
+    _profile: ProfileDir,
+    pub version: Option<String>,
+}
+
+impl Chromium {
+    /// Start `exe` headless with a fresh profile and connect to it.
+    pub async fn launch(exe: &Path) -> Result<Chromium, LaunchError> {
+        reap::become_subreaper();
+        let profile = ProfileDir::create().map_err(LaunchError::Profile)?;
+        let mut child = Command::new(exe)
+            .args(flags(&profile.0))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|source| LaunchError::Spawn { exe: exe.display().to_string(), source })?;
+        let group = GroupGuard::new(child.id());
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (url_tx, url_rx) = tokio::sync::oneshot::channel::<String>();
+        if let Some(pipe) = child.stderr.take() {
+            tokio::spawn(drain_stderr(pipe, Arc::clone(&stderr), url_tx));
+        }
+        let ws_url = match tokio::time::timeout(LAUNCH_TIMEOUT, url_rx).await {
+            Ok(Ok(url)) => url,
+            Ok(Err(_)) => {
+                let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+                return Err(LaunchError::Exited { stderr: tail(&stderr) });
+            }
+            Err(_) => return Err(LaunchError::Timeout { stderr: tail(&stderr) }),
+        };
+        let config = HandlerConfig {
+            viewport: Some(Viewport {
+                width: VIEWPORT.0,
+                height: VIEWPORT.1,
+                device_scale_factor: Some(1.0),
+                ..Viewport::default()
+            }),
+            request_timeout: Duration::from_secs(5),
+            ..HandlerConfig::default()
+        };
+        let (browser, mut handler) = Browser::connect_with_config(ws_url, config)
+            .await
+            .map_err(|e| LaunchError::Connect(e.to_string()))?;
+        // Keep polling on errors: breaking out would stall every later call (notes §4).
+        let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
+        let version = tokio::time::timeout(Duration::from_secs(3), browser.version())
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .map(|v| v.product);
+        Ok(Chromium { browser, child, group, handler, stderr, _profile: profile, version })
+    }
+
+    /// The browser's pid, which is also its process group id.
+    pub fn pid(&self) -> Option<i32> {
+        self.group.pgid()
+    }
+
+    /// The last part of the browser's stderr.
+    pub fn stderr_tail(&self) -> String {
+        tail(&self.stderr)
+    }
+
+    /// Stop the browser: a polite close, then SIGKILL to the group, then reap and clean up.
+    /// Bounded: returns within a few seconds whatever the browser does.
+    /// With `polite == false` (QA timed out) the group is killed at once.
+    pub async fn shutdown(mut self, polite: bool) {
+        if polite {
+            let _ = tokio::time::timeout(Duration::from_secs(2), self.browser.close()).await;
+        }
+        let waited = if polite { Duration::from_secs(3) } else { Duration::ZERO };
+        if tokio::time::timeout(waited, self.child.wait()).await.is_err() {
+            self.group.kill();
+            let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+        }
+        self.handler.abort();
+        // Children may outlive a closed browser for a moment; make sure none does.
+        self.group.kill();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+        loop {
+            reap::reap_chromium_zombies();
+            if !self.group.alive() || tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.group.disarm();
+    }
+}
+
+impl Drop for Chromium {
+    fn drop(&mut self) {
+        // Reached on cancellation (timeout, panic): kill synchronously; `profile` removes itself.
+        self.handler.abort();
+        self.group.kill();
+        let _ = self.child.start_kill();
+        reap::reap_chromium_zombies();
+    }
+}
+
+async fn drain_stderr(pipe: tokio::process::ChildStderr, buf: Arc<Mutex<String>>, url_tx: tokio::sync::oneshot::Sender<String>) {
+    let mut url_tx = Some(url_tx);
+    let mut lines = BufReader::new(pipe).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(at) = line.find("DevTools listening on ")
+            && let Some(tx) = url_tx.take()
+        {
+            let _ = tx.send(line[at + "DevTools listening on ".len()..].trim().to_owned());
+        }
+        if let Ok(mut b) = buf.lock()
+            && b.len() < STDERR_CAP
+        {
+            b.push_str(&line);
+            b.push('\n');
+        }
+    }
+}
+
+fn tail(buf: &Arc<Mutex<String>>) -> String {
+    let text = buf.lock().map(|b| b.clone()).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(8)..].join("\n")
+}
+
+/// A fresh per-run profile folder, removed on drop (every exit path, failed launches included).
+struct ProfileDir(PathBuf);
+
+impl ProfileDir {
+    fn create() -> std::io::Result<Self> {
+        let dir = std::env::temp_dir().join(format!("crumb-qa-profile-{}", ulid::Ulid::new()));
+        std::fs::create_dir_all(&dir)?;
+        Ok(ProfileDir(dir))
+    }
+}
+
+impl Drop for ProfileDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

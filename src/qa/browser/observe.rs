@@ -1,0 +1,228 @@
+//! Watching a page: console errors, uncaught exceptions, failed and blocked requests, dialogs.
+//!
+//! Listeners are attached before navigation so nothing early is missed. Each stream is drained by
+//! its own task into a shared [`Signals`]; dialogs are accepted at once because an `alert()`
+//! would otherwise freeze the page. A request to anything but our loopback origin is "blocked":
+//! the browser's flags make it fail, and this is where it gets reported.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::network::{
+    EventLoadingFailed, EventRequestWillBeSent, EventResponseReceived, EventWebSocketCreated,
+};
+use chromiumoxide::cdp::browser_protocol::page::{EventJavascriptDialogOpening, HandleJavaScriptDialogParams};
+use chromiumoxide::cdp::js_protocol::runtime::{ConsoleApiCalledType, EventConsoleApiCalled, EventExceptionThrown, RemoteObject};
+use futures::StreamExt;
+use serde::Serialize;
+use tokio::task::JoinHandle;
+
+/// Most entries kept per signal.
+const MAX_ENTRIES: usize = 50;
+/// Longest message kept.
+const MAX_MESSAGE: usize = 500;
+
+/// What a page did that QA cares about.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Signals {
+    pub console_errors: Vec<String>,
+    pub page_errors: Vec<String>,
+    pub failed_requests: Vec<String>,
+    pub blocked_requests: Vec<String>,
+    pub dialogs: Vec<String>,
+}
+
+#[derive(Default)]
+struct Shared {
+    signals: Signals,
+    urls: HashMap<String, String>,
+    reported: std::collections::HashSet<String>,
+}
+
+/// Listener tasks for one page; they stop when this is dropped.
+pub struct Watch {
+    shared: Arc<Mutex<Shared>>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Watch {
+    /// Attach every listener to `page`, whose documents are served from `origin`.
+    pub async fn attach(page: &Page, origin: &str) -> Result<Watch, chromiumoxide::error::CdpError> {
+        let shared = Arc::new(Mutex::new(Shared::default()));
+        let mut tasks = Vec::new();
+        let origin = origin.to_owned();
+
+        let mut console = page.event_listener::<EventConsoleApiCalled>().await?;
+        let s = Arc::clone(&shared);
+        tasks.push(tokio::spawn(async move {
+            while let Some(ev) = console.next().await {
+                if ev.r#type == ConsoleApiCalledType::Error {
+                    let text = ev.args.iter().map(remote_text).collect::<Vec<_>>().join(" ");
+                    push(&mut lock(&s).signals.console_errors, text);
+                }
+            }
+        }));
+
+        let mut exceptions = page.event_listener::<EventExceptionThrown>().await?;
+        let s = Arc::clone(&shared);
+        tasks.push(tokio::spawn(async move {
+            while let Some(ev) = exceptions.next().await {
+                let d = &ev.exception_details;
+                let what = d.exception.as_ref().and_then(|e| e.description.clone()).unwrap_or_else(|| d.text.clone());
+                let first_line = what.lines().next().unwrap_or_default().to_owned();
+                let at = d.url.as_deref().map(|u| format!(" at {}:{}:{}", short_url(u), d.line_number + 1, d.column_number + 1));
+                push(&mut lock(&s).signals.page_errors, format!("{}{}", first_line, at.unwrap_or_default()));
+            }
+        }));
+
+        let mut requests = page.event_listener::<EventRequestWillBeSent>().await?;
+        let s = Arc::clone(&shared);
+        let o = origin.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(ev) = requests.next().await {
+                let url = ev.request.url.clone();
+                let mut g = lock(&s);
+                g.urls.insert(ev.request_id.inner().clone(), url.clone());
+                if is_foreign(&url, &o) && g.reported.insert(url.clone()) {
+                    push(&mut g.signals.blocked_requests, url);
+                }
+            }
+        }));
+
+        let mut responses = page.event_listener::<EventResponseReceived>().await?;
+        let s = Arc::clone(&shared);
+        tasks.push(tokio::spawn(async move {
+            while let Some(ev) = responses.next().await {
+                if ev.response.status >= 400 {
+                    let mut g = lock(&s);
+                    g.reported.insert(ev.request_id.inner().clone());
+                    let line = format!("{} {}", ev.response.status, short_url(&ev.response.url));
+                    push(&mut g.signals.failed_requests, line);
+                }
+            }
+        }));
+
+        let mut failures = page.event_listener::<EventLoadingFailed>().await?;
+        let s = Arc::clone(&shared);
+        let o = origin.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(ev) = failures.next().await {
+                let mut g = lock(&s);
+                let id = ev.request_id.inner().clone();
+                let url = g.urls.get(&id).cloned().unwrap_or_default();
+                if is_foreign(&url, &o) || g.reported.contains(&id) || ev.canceled == Some(true) {
+                    // Foreign requests were reported when they were attempted; a 4xx was reported
+                    // with its status; a cancelled load is the page's own choice.
+                    continue;
+                }
+                g.reported.insert(id);
+                let line = format!("{} {}", ev.error_text, short_url(&url));
+                push(&mut g.signals.failed_requests, line);
+            }
+        }));
+
+        let mut sockets = page.event_listener::<EventWebSocketCreated>().await?;
+        let s = Arc::clone(&shared);
+        let o = origin.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(ev) = sockets.next().await {
+                let mut g = lock(&s);
+                if is_foreign(&ev.url, &o) && g.reported.insert(ev.url.clone()) {
+                    push(&mut g.signals.blocked_requests, ev.url.clone());
+                }
+            }
+        }));
+
+        let mut dialogs = page.event_listener::<EventJavascriptDialogOpening>().await?;
+        let s = Arc::clone(&shared);
+        let dialog_page = page.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(ev) = dialogs.next().await {
+                push(&mut lock(&s).signals.dialogs, format!("{:?}: {}", ev.r#type, ev.message));
+                let _ = dialog_page.execute(HandleJavaScriptDialogParams::new(true)).await;
+            }
+        }));
+
+        Ok(Watch { shared, tasks })
+    }
+
+    /// What has been seen so far.
+    pub fn snapshot(&self) -> Signals {
+        lock(&self.shared).signals.clone()
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+fn lock(shared: &Arc<Mutex<Shared>>) -> std::sync::MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn push(list: &mut Vec<String>, text: String) {
+    if list.len() < MAX_ENTRIES {
+        list.push(clip(&text));
+    }
+}
+
+fn clip(text: &str) -> String {
+    if text.len() <= MAX_MESSAGE {
+        return text.to_owned();
+    }
+    let mut end = MAX_MESSAGE;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+fn remote_text(obj: &RemoteObject) -> String {
+    match (&obj.value, &obj.description) {
+        (Some(serde_json::Value::String(s)), _) => s.clone(),
+        (Some(v), _) => v.to_string(),
+        (None, Some(d)) => d.clone(),
+        (None, None) => format!("{:?}", obj.r#type),
+    }
+}
+
+/// Whether `url` leaves our origin for the network (data:, blob: and about: stay in the page).
+pub fn is_foreign(url: &str, origin: &str) -> bool {
+    let local_scheme = ["data:", "blob:", "about:", "chrome-error:", "javascript:"].iter().any(|s| url.starts_with(s));
+    if local_scheme || url.is_empty() {
+        return false;
+    }
+    !(url == origin || url.starts_with(&format!("{origin}/")))
+}
+
+/// The path part of a URL on our origin (ports change between runs; paths do not).
+fn short_url(url: &str) -> String {
+    if let Some(rest) = url.strip_prefix("http://127.0.0.1:")
+        && let Some(slash) = rest.find('/')
+    {
+        return rest[slash..].to_owned();
+    }
+    url.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_our_origin_is_local() {
+        let o = "http://127.0.0.1:4000";
+        assert!(!is_foreign("http://127.0.0.1:4000/game/index.html", o));
+        assert!(!is_foreign("data:image/png;base64,xx", o));
+        assert!(is_foreign("http://127.0.0.1:4001/x", o));
+        assert!(is_foreign("http://127.0.0.1:40000/x", o));
+        assert!(is_foreign("https://cdn.example.com/lib.js", o));
+        assert!(is_foreign("ws://tracker.invalid/", o));
+        assert_eq!(short_url("http://127.0.0.1:4000/game/a.js"), "/game/a.js");
+    }
+}

@@ -1,0 +1,89 @@
+//! Reaping what Chromium leaves behind.
+//!
+//! After the browser dies its zygotes and crashpad handlers are orphaned. Becoming a child
+//! subreaper makes them our children instead of PID 1's (which reaps lazily on some machines), and
+//! we then reap exactly those — zombies whose parent is us and whose name starts with `chrom` —
+//! never with `waitpid(-1)`, which would steal the exit statuses tokio waits for.
+
+use nix::sys::wait::{WaitPidFlag, waitpid};
+use nix::unistd::Pid;
+
+/// Make orphaned descendants re-parent to this process. Idempotent; failure is harmless (the
+/// orphans then go to PID 1 as before).
+pub fn become_subreaper() {
+    let _ = nix::sys::prctl::set_child_subreaper(true);
+}
+
+/// Reap zombie Chromium processes that are our children. Returns how many were reaped.
+pub fn reap_chromium_zombies() -> usize {
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    let mut reaped = 0;
+    for entry in entries.filter_map(Result::ok) {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
+        let Some(stat) = ProcStat::read(pid) else { continue };
+        if stat.state == 'Z' && stat.ppid == me && stat.comm.starts_with("chrom") {
+            if waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)).is_ok() {
+                reaped += 1;
+            }
+        }
+    }
+    reaped
+}
+
+/// Pids of live or zombie processes whose process group is `pgid`.
+pub fn members_of_group(pgid: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()))
+        .filter(|&pid| ProcStat::read(pid).is_some_and(|s| s.pgrp == pgid))
+        .collect()
+}
+
+/// The fields of `/proc/<pid>/stat` we need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcStat {
+    pub comm: String,
+    pub state: char,
+    pub ppid: u32,
+    pub pgrp: i32,
+}
+
+impl ProcStat {
+    pub fn read(pid: i32) -> Option<Self> {
+        Self::parse(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    }
+
+    /// Parse a stat line; `comm` may contain spaces and parentheses, so split at the last `)`.
+    pub fn parse(line: &str) -> Option<Self> {
+        let open = line.find('(')?;
+        let close = line.rfind(')')?;
+        let comm = line.get(open + 1..close)?.to_owned();
+        let mut rest = line.get(close + 1..)?.split_whitespace();
+        let state = rest.next()?.chars().next()?;
+        let ppid = rest.next()?.parse().ok()?;
+        let pgrp = rest.next()?.parse().ok()?;
+        Some(ProcStat { comm, state, ppid, pgrp })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_stat_lines_with_odd_names() {
+        let s = ProcStat::parse("123 (chrome (x) y) Z 1 77 77 0 -1").unwrap();
+        assert_eq!((s.comm.as_str(), s.state, s.ppid, s.pgrp), ("chrome (x) y", 'Z', 1, 77));
+        assert!(ProcStat::parse("garbage").is_none());
+        assert!(ProcStat::parse("1 (a) ").is_none());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(line in "\\PC{0,120}") {
+            let _ = ProcStat::parse(&line);
+        }
+    }
+}

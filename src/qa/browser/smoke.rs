@@ -1,0 +1,199 @@
+//! The `browser` check: open the entry, boot it, let it run, then judge what happened —
+//! signals from the page, a canvas that must not stay blank, and a screenshot for the record.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, Viewport};
+use chromiumoxide::page::ScreenshotParams;
+use serde_json::{Value, json};
+
+use super::boot::{self, BootPlan, CALL_TIMEOUT};
+use super::canvas;
+use super::launch::{Chromium, VIEWPORT};
+use super::observe::{Signals, Watch};
+use super::page_ops;
+use crate::pipeline::model::BrowserSignal;
+use crate::qa::report::{CheckResult, CheckStatus, Finding};
+
+/// What the browser check was asked to do.
+#[derive(Debug, Clone)]
+pub struct SmokePlan {
+    pub boot: BootPlan,
+    pub settle: Duration,
+    pub fail_on: Vec<BrowserSignal>,
+    pub screenshot: bool,
+    pub require_non_blank: bool,
+}
+
+/// Where the screenshot goes.
+#[derive(Debug, Clone)]
+pub struct ShotTarget {
+    pub file: PathBuf,
+}
+
+/// Facts gathered by a smoke run, besides the check result.
+#[derive(Debug, Default)]
+pub struct SmokeOutput {
+    pub screenshot: Option<(PathBuf, Vec<u8>)>,
+}
+
+/// Run the browser check against `url` (served from `origin`).
+pub async fn run(
+    id: &str,
+    blocking: bool,
+    chromium: &Chromium,
+    origin: &str,
+    url: &str,
+    plan: &SmokePlan,
+    shot: Option<&ShotTarget>,
+) -> (CheckResult, SmokeOutput) {
+    let mut result = CheckResult::new(id, "browser", blocking, CheckStatus::Pass);
+    let mut output = SmokeOutput::default();
+    let started = Instant::now();
+    let page = match tokio::time::timeout(Duration::from_secs(10), chromium.browser.new_page("about:blank")).await {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => {
+            result.status = CheckStatus::Error;
+            result.findings.push(Finding::new("browser_error", format!("could not open a page: {e}")));
+            return (result, output);
+        }
+        Err(_) => {
+            result.status = CheckStatus::Error;
+            result.findings.push(Finding::new("browser_error", "opening a page timed out"));
+            return (result, output);
+        }
+    };
+    let watch = match Watch::attach(&page, origin).await {
+        Ok(w) => w,
+        Err(e) => {
+            result.status = CheckStatus::Error;
+            result.findings.push(Finding::new("browser_error", format!("could not attach listeners: {e}")));
+            return (result, output);
+        }
+    };
+    let booted = boot::boot(&page, url, &plan.boot).await;
+    for f in booted.findings.iter().cloned() {
+        result.fail(f);
+    }
+    if !booted.main_thread_blocked {
+        tokio::time::sleep(plan.settle).await;
+    }
+
+    let mut canvas_facts = Value::Null;
+    if plan.require_non_blank && booted.selector_found {
+        let (facts, finding) = judge_canvas(&page).await;
+        canvas_facts = facts;
+        if let Some(f) = finding {
+            result.fail(f);
+        }
+    }
+
+    if plan.screenshot
+        && let Some(target) = shot
+    {
+        let params = ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build();
+        match tokio::time::timeout(Duration::from_secs(5), page.screenshot(params)).await {
+            Ok(Ok(bytes)) => match write_file(&target.file, &bytes) {
+                Ok(()) => output.screenshot = Some((target.file.clone(), bytes)),
+                Err(e) => result.findings.push(Finding::new("screenshot_failed", format!("could not save the screenshot: {e}"))),
+            },
+            Ok(Err(e)) => result.findings.push(Finding::new("screenshot_failed", e.to_string())),
+            Err(_) => result.findings.push(Finding::new("screenshot_failed", "the screenshot timed out")),
+        }
+    }
+
+    let signals = watch.snapshot();
+    drop(watch);
+    judge_signals(&signals, &plan.fail_on, &mut result);
+    let _ = tokio::time::timeout(Duration::from_secs(2), page.close()).await;
+
+    result.details = json!({
+        "url_path": url.split_once("://").and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_owned())),
+        "selector": plan.boot.wait_for,
+        "selector_found": booted.selector_found,
+        "main_thread_blocked": booted.main_thread_blocked,
+        "keys": plan.boot.keys,
+        "clicks": plan.boot.clicks.len(),
+        "settle_ms": boot::millis(plan.settle),
+        "canvas": canvas_facts,
+        "signals": signals,
+        "goto_ms": booted.goto_ms,
+        "browser_pid": chromium.pid(),
+        "browser": chromium.version,
+        "elapsed_ms": boot::millis(started.elapsed()),
+    });
+    (result, output)
+}
+
+fn judge_signals(signals: &Signals, fail_on: &[BrowserSignal], result: &mut CheckResult) {
+    let groups: [(BrowserSignal, &str, &Vec<String>); 4] = [
+        (BrowserSignal::ConsoleError, "console_error", &signals.console_errors),
+        (BrowserSignal::PageError, "page_error", &signals.page_errors),
+        (BrowserSignal::FailedRequest, "failed_request", &signals.failed_requests),
+        (BrowserSignal::BlockedRequest, "blocked_request", &signals.blocked_requests),
+    ];
+    for (signal, code, entries) in groups {
+        if !fail_on.contains(&signal) {
+            continue;
+        }
+        for entry in entries {
+            let message = if signal == BrowserSignal::BlockedRequest {
+                format!("blocked a request to a non-loopback host: {entry}")
+            } else {
+                entry.clone()
+            };
+            result.fail(Finding::new(code, message));
+        }
+    }
+}
+
+/// Find the largest canvas and decide from its pixels whether anything was drawn.
+async fn judge_canvas(page: &chromiumoxide::Page) -> (Value, Option<Finding>) {
+    const PROBE: &str = "(() => { const cs = Array.from(document.querySelectorAll('canvas')); let best = null; \
+        for (const c of cs) { const r = c.getBoundingClientRect(); const area = r.width * r.height; \
+        if (!best || area > best.area) best = { x: r.left, y: r.top, width: r.width, height: r.height, area, \
+        pixel_width: c.width, pixel_height: c.height }; } \
+        return best ? Object.assign(best, { count: cs.length }) : { count: 0 }; })()";
+    let facts = match page_ops::eval(page, PROBE, CALL_TIMEOUT).await {
+        Ok(v) => v,
+        Err(e) => return (Value::Null, Some(Finding::new("canvas_unreadable", format!("could not inspect the canvas: {e}")))),
+    };
+    if facts.get("count").and_then(Value::as_u64) == Some(0) {
+        return (facts, Some(Finding::new("no_canvas", "the page has no <canvas>")));
+    }
+    let num = |k: &str| facts.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    let (x0, y0) = (num("x").max(0.0), num("y").max(0.0));
+    let x1 = (num("x") + num("width")).min(f64::from(VIEWPORT.0));
+    let y1 = (num("y") + num("height")).min(f64::from(VIEWPORT.1));
+    if x1 - x0 < 1.0 || y1 - y0 < 1.0 {
+        return (facts, Some(Finding::new("canvas_not_visible", "the canvas has no visible area in the 800x600 viewport")));
+    }
+    let clip = Viewport { x: x0, y: y0, width: x1 - x0, height: y1 - y0, scale: 1.0 };
+    let params = ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).clip(clip).build();
+    let png = match tokio::time::timeout(Duration::from_secs(5), page.screenshot(params)).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(e)) => return (facts, Some(Finding::new("canvas_unreadable", e.to_string()))),
+        Err(_) => return (facts, Some(Finding::new("canvas_unreadable", "the canvas screenshot timed out"))),
+    };
+    let mut facts = facts;
+    match canvas::distinct_colours(&png) {
+        Ok(colours) => {
+            if let Value::Object(map) = &mut facts {
+                map.insert("distinct_colours".into(), json!(colours));
+            }
+            if colours <= 1 {
+                return (facts, Some(Finding::new("blank_canvas", "the canvas stayed one colour: nothing was drawn")));
+            }
+            (facts, None)
+        }
+        Err(e) => (facts, Some(Finding::new("canvas_unreadable", format!("could not decode the canvas pixels: {e}")))),
+    }
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, bytes)
+}

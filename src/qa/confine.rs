@@ -1,0 +1,98 @@
+//! Keeping every path a check names inside the artifacts folder.
+//!
+//! A path from a pipeline or an agent is untrusted: `..`, an absolute path or a symlink pointing
+//! outside would make QA read (or run in) files the build never wrote. Such a path becomes a failing
+//! finding, never a read outside.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Why a path was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Escape {
+    #[error("path `{0}` is absolute; paths are relative to the artifacts folder")]
+    Absolute(String),
+    #[error("path `{0}` climbs out of the artifacts folder with `..`")]
+    Parent(String),
+    #[error("path `{0}` is empty or contains a NUL byte")]
+    Malformed(String),
+    #[error("path `{0}` resolves outside the artifacts folder (symlink)")]
+    Symlink(String),
+}
+
+impl Escape {
+    /// Stable finding code.
+    pub fn code(&self) -> &'static str {
+        "path_escape"
+    }
+}
+
+/// Join `relative` onto `root` lexically, refusing absolute paths and `..`.
+pub fn join_inside(root: &Path, relative: &str) -> Result<PathBuf, Escape> {
+    let shown: String = relative.chars().take(200).collect();
+    if relative.is_empty() || relative.contains('\0') {
+        return Err(Escape::Malformed(shown));
+    }
+    let rel = Path::new(relative);
+    let mut out = root.to_path_buf();
+    for part in rel.components() {
+        match part {
+            Component::Normal(p) => out.push(p),
+            Component::CurDir => {}
+            Component::ParentDir => return Err(Escape::Parent(shown)),
+            Component::RootDir | Component::Prefix(_) => return Err(Escape::Absolute(shown)),
+        }
+    }
+    Ok(out)
+}
+
+/// [`join_inside`], then, if the path exists, check that its real location is still under the real
+/// root (so a symlink cannot lead out). A path that does not exist is returned as joined.
+pub fn resolve_inside(root: &Path, relative: &str) -> Result<PathBuf, Escape> {
+    let joined = join_inside(root, relative)?;
+    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    match joined.canonicalize() {
+        Ok(real) if real.starts_with(&real_root) => Ok(joined),
+        Ok(_) => Err(Escape::Symlink(relative.chars().take(200).collect())),
+        Err(_) => Ok(joined),
+    }
+}
+
+/// Whether `path` (already under `root`) really lives under `root` after resolving symlinks.
+pub fn really_inside(real_root: &Path, path: &Path) -> bool {
+    path.canonicalize().is_ok_and(|real| real.starts_with(real_root))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_parent_and_absolute() {
+        let root = Path::new("/tmp/a");
+        assert!(matches!(join_inside(root, "../x"), Err(Escape::Parent(_))));
+        assert!(matches!(join_inside(root, "game/../../x"), Err(Escape::Parent(_))));
+        assert!(matches!(join_inside(root, "/etc/passwd"), Err(Escape::Absolute(_))));
+        assert!(matches!(join_inside(root, ""), Err(Escape::Malformed(_))));
+        assert_eq!(join_inside(root, "./game/index.html").unwrap(), Path::new("/tmp/a/game/index.html"));
+    }
+
+    #[test]
+    fn refuses_symlink_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "x").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), dir.path().join("link")).unwrap();
+        assert!(matches!(resolve_inside(dir.path(), "link"), Err(Escape::Symlink(_))));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_leaves_root(rel in "\\PC{0,64}") {
+            let root = Path::new("/srv/artifacts");
+            if let Ok(p) = join_inside(root, &rel) {
+                proptest::prop_assert!(p.starts_with(root));
+                proptest::prop_assert!(!p.components().any(|c| c == Component::ParentDir));
+            }
+        }
+    }
+}

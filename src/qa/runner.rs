@@ -1,0 +1,501 @@
+//! Running a pipeline's QA block: every declared check in order, under one deadline.
+//!
+//! Each check runs in its own task, so a panic becomes a failing check instead of a missing
+//! result; each is bounded by its own timeout and by what is left of `qa.timeout`. The browser is
+//! started once, on first need, and on every exit path (pass, failure, timeout) its process group
+//! is killed and reaped before the report is returned.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use tokio::task::JoinHandle;
+
+use super::browser::acceptance;
+use super::browser::boot::{BootPlan, millis};
+use super::browser::launch::Chromium;
+use super::browser::locate;
+use super::browser::server::ArtifactServer;
+use super::browser::smoke::{self, ShotTarget, SmokePlan};
+use super::command_check::{self, CommandCheck};
+use super::predicate::AcPredicate;
+use super::report::{AcResult, AcStatus, CheckResult, CheckStatus, EntryFacts, Finding, QaReport};
+use super::{confine, file_check, html_check, size_budget};
+use crate::pipeline::table::{CheckKindSpec, CheckSpec, QaSpec};
+use crate::transcript::{ArtifactRef, ArtifactRole};
+
+/// What to run QA on, and where to put what it produces.
+#[derive(Debug, Clone)]
+pub struct QaRequest {
+    /// The folder the checks' paths are relative to (a session's `artifacts/`).
+    pub artifacts_dir: PathBuf,
+    /// Where screenshots are written (a session's `qa/`).
+    pub out_dir: PathBuf,
+    /// Artifact paths in the report are relative to this folder (the session folder).
+    pub report_base: PathBuf,
+    /// Distinguishes files of successive runs, e.g. the effect id; empty for none.
+    pub label: String,
+    /// Acceptance predicates from the spec.
+    pub predicates: Vec<AcPredicate>,
+    /// Why some predicates of the spec were refused (reported by the `ac_predicates` check).
+    pub predicate_problems: Vec<String>,
+}
+
+/// Run QA to completion on a fresh multi-threaded runtime (for callers without one).
+pub fn run_blocking(spec: &QaSpec, request: &QaRequest) -> QaReport {
+    match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt.block_on(run(spec, request)),
+        Err(e) => failed_to_start(spec, &format!("could not start the async runtime: {e}")),
+    }
+}
+
+/// Run every check of `spec` against `request`. Always returns a report.
+pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
+    let started = Instant::now();
+    let deadline = started + Duration::from_millis(spec.timeout_ms);
+    let shared = Arc::new(Shared::new(spec, request));
+    let mut checks = Vec::with_capacity(spec.checks.len());
+    let mut timed_out = false;
+    for check in &spec.checks {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            timed_out = true;
+            checks.push(not_run(check, spec.timeout_ms));
+            continue;
+        }
+        let own = check.timeout_ms.map(Duration::from_millis);
+        let limit = own.map_or(left, |t| t.min(left));
+        let handle = spawn_check(Arc::clone(&shared), check.clone(), limit);
+        let result = match tokio::time::timeout(limit, wait_isolated(handle, check)).await {
+            Ok(result) => result,
+            Err(_) => {
+                let run_deadline_hit = own.is_none_or(|t| t >= left);
+                timed_out |= run_deadline_hit;
+                let mut r = CheckResult::new(&check.id, kind_name(&check.kind), check.blocking, CheckStatus::Timeout);
+                let why = if run_deadline_hit {
+                    format!("QA timed out after {} ms while this check was running", spec.timeout_ms)
+                } else {
+                    format!("the check did not finish within its timeout of {} ms", limit.as_millis())
+                };
+                r.findings.push(Finding::new("check_timeout", why));
+                r.runtime_ms = millis(limit);
+                r
+            }
+        };
+        checks.push(result);
+    }
+    let browser_version = shared.finish(timed_out).await;
+    let ac_results = shared.take_ac_results();
+    let screenshot = shared.take_screenshot();
+    QaReport {
+        checks,
+        ac_results,
+        screenshot,
+        runtime_ms: millis(started.elapsed()),
+        timed_out,
+        browser_version,
+        entry: entry_facts(spec, request),
+    }
+}
+
+/// A report for a run that could not even start.
+fn failed_to_start(spec: &QaSpec, why: &str) -> QaReport {
+    let checks = spec
+        .checks
+        .iter()
+        .map(|c| {
+            let mut r = CheckResult::new(&c.id, kind_name(&c.kind), c.blocking, CheckStatus::Error);
+            r.findings.push(Finding::new("qa_error", why));
+            r
+        })
+        .collect();
+    QaReport {
+        checks,
+        ac_results: Vec::new(),
+        screenshot: None,
+        runtime_ms: 0,
+        timed_out: false,
+        browser_version: None,
+        entry: None,
+    }
+}
+
+fn not_run(check: &CheckSpec, timeout_ms: u64) -> CheckResult {
+    let mut r = CheckResult::new(&check.id, kind_name(&check.kind), check.blocking, CheckStatus::Timeout);
+    r.findings.push(Finding::new("check_timeout", format!("not run: QA timed out after {timeout_ms} ms")));
+    r
+}
+
+/// The wire name of a check kind.
+pub fn kind_name(kind: &CheckKindSpec) -> &'static str {
+    match kind {
+        CheckKindSpec::File { .. } => "file",
+        CheckKindSpec::MaxBytes { .. } => "max_bytes",
+        CheckKindSpec::Html { .. } => "html",
+        CheckKindSpec::Command { .. } => "command",
+        CheckKindSpec::Browser { .. } => "browser",
+        CheckKindSpec::AcPredicates => "ac_predicates",
+    }
+}
+
+/// Await a check's task; a panic (or cancellation) becomes an `error` result.
+async fn wait_isolated(handle: JoinHandle<CheckResult>, check: &CheckSpec) -> CheckResult {
+    let mut guard = AbortOnDrop(Some(handle));
+    let Some(handle) = guard.0.as_mut() else { unreachable!("set above") };
+    let outcome = handle.await;
+    guard.0 = None;
+    match outcome {
+        Ok(result) => result,
+        Err(err) => {
+            let message = if err.is_panic() { panic_message(err.into_panic()) } else { "the check was cancelled".into() };
+            let mut r = CheckResult::new(&check.id, kind_name(&check.kind), check.blocking, CheckStatus::Error);
+            r.findings.push(Finding::new("check_panicked", format!("the check crashed: {message}")));
+            r
+        }
+    }
+}
+
+/// Aborts the task if the waiting future is dropped (its timeout fired).
+struct AbortOnDrop(Option<JoinHandle<CheckResult>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(h) = &self.0 {
+            h.abort();
+        }
+    }
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+fn spawn_check(shared: Arc<Shared>, check: CheckSpec, limit: Duration) -> JoinHandle<CheckResult> {
+    tokio::spawn(async move {
+        let started = Instant::now();
+        let mut result = shared.run_check(&check, limit).await;
+        result.runtime_ms = millis(started.elapsed());
+        result
+    })
+}
+
+/// State shared by the checks of one run.
+struct Shared {
+    root: PathBuf,
+    request: QaRequest,
+    entry: Option<String>,
+    boot_plan: BootPlan,
+    browser: tokio::sync::Mutex<BrowserSlot>,
+    ac_results: Mutex<Vec<AcResult>>,
+    screenshot: Mutex<Option<ArtifactRef>>,
+}
+
+enum BrowserSlot {
+    NotStarted,
+    Running { chromium: Arc<Chromium>, server: Arc<ArtifactServer> },
+    Failed { status: CheckStatus, finding: Finding },
+}
+
+impl Shared {
+    fn new(spec: &QaSpec, request: &QaRequest) -> Self {
+        let boot_plan = spec
+            .checks
+            .iter()
+            .find_map(|c| match &c.kind {
+                CheckKindSpec::Browser { wait_for, keys, clicks, .. } => {
+                    Some(BootPlan { wait_for: wait_for.clone(), keys: keys.clone(), clicks: clicks.clone() })
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| BootPlan { wait_for: "canvas".into(), ..BootPlan::default() });
+        Shared {
+            root: request.artifacts_dir.clone(),
+            request: request.clone(),
+            entry: spec.entry.clone(),
+            boot_plan,
+            browser: tokio::sync::Mutex::new(BrowserSlot::NotStarted),
+            ac_results: Mutex::new(Vec::new()),
+            screenshot: Mutex::new(None),
+        }
+    }
+
+    async fn run_check(&self, check: &CheckSpec, limit: Duration) -> CheckResult {
+        let (id, blocking, root) = (check.id.as_str(), check.blocking, self.root.as_path());
+        match &check.kind {
+            CheckKindSpec::File { path, min_bytes, max_bytes } => file_check::run(id, blocking, root, path, *min_bytes, *max_bytes),
+            CheckKindSpec::MaxBytes { glob, limit_bytes } => size_budget::run(id, blocking, root, glob, *limit_bytes),
+            CheckKindSpec::Html { path } => html_check::run(id, blocking, root, path),
+            CheckKindSpec::Command { argv, cwd, env, expect_exit } => {
+                let cmd = CommandCheck { id, blocking, argv, cwd: cwd.as_deref(), env, expect_exit: *expect_exit, timeout: limit };
+                command_check::run(&cmd, root).await
+            }
+            CheckKindSpec::Browser { settle_ms, fail_on, screenshot, require_non_blank, wait_for, keys, clicks } => {
+                let plan = SmokePlan {
+                    boot: BootPlan { wait_for: wait_for.clone(), keys: keys.clone(), clicks: clicks.clone() },
+                    settle: Duration::from_millis(*settle_ms),
+                    fail_on: fail_on.clone(),
+                    screenshot: *screenshot,
+                    require_non_blank: *require_non_blank,
+                };
+                self.run_browser(id, blocking, &plan).await
+            }
+            CheckKindSpec::AcPredicates => self.run_predicates(id, blocking, limit).await,
+        }
+    }
+
+    /// The entry's URL path, or a finding saying why there is none.
+    fn entry_path(&self) -> Result<String, Finding> {
+        let Some(entry) = &self.entry else {
+            return Err(Finding::new("no_entry", "the pipeline's `qa:` block declares no `entry` to open"));
+        };
+        let full = confine::resolve_inside(&self.root, entry).map_err(|e| Finding::new(e.code(), e.to_string()))?;
+        if !full.is_file() {
+            return Err(Finding::new("missing_file", format!("the entry `{entry}` was not written")));
+        }
+        Ok(entry.clone())
+    }
+
+    /// Start the browser and the server once; later callers get the same (or the same failure).
+    async fn browser(&self) -> Result<(Arc<Chromium>, Arc<ArtifactServer>), (CheckStatus, Finding)> {
+        let mut slot = self.browser.lock().await;
+        if matches!(*slot, BrowserSlot::NotStarted) {
+            *slot = match start_browser(&self.root).await {
+                Ok((chromium, server)) => BrowserSlot::Running { chromium: Arc::new(chromium), server: Arc::new(server) },
+                Err((status, finding)) => BrowserSlot::Failed { status, finding },
+            };
+        }
+        match &*slot {
+            BrowserSlot::Running { chromium, server } => Ok((Arc::clone(chromium), Arc::clone(server))),
+            BrowserSlot::Failed { status, finding } => Err((*status, finding.clone())),
+            BrowserSlot::NotStarted => unreachable!("just started"),
+        }
+    }
+
+    async fn run_browser(&self, id: &str, blocking: bool, plan: &SmokePlan) -> CheckResult {
+        let entry = match self.entry_path() {
+            Ok(e) => e,
+            Err(f) => {
+                let mut r = CheckResult::new(id, "browser", blocking, CheckStatus::Pass);
+                r.fail(f);
+                return r;
+            }
+        };
+        let (chromium, server) = match self.browser().await {
+            Ok(pair) => pair,
+            Err((status, finding)) => {
+                let mut r = CheckResult::new(id, "browser", blocking, status);
+                r.findings.push(finding);
+                return r;
+            }
+        };
+        let file_name = if self.request.label.is_empty() { format!("{id}.png") } else { format!("{id}-{}.png", self.request.label) };
+        let shot = ShotTarget { file: self.request.out_dir.join(file_name) };
+        let (result, output) = smoke::run(id, blocking, &chromium, &server.origin(), &server.url(&entry), plan, Some(&shot)).await;
+        if let Some((path, bytes)) = output.screenshot {
+            let shown = path.strip_prefix(&self.request.report_base).unwrap_or(&path).to_string_lossy().into_owned();
+            let sha256 = hex(&Sha256::digest(&bytes));
+            let artifact = ArtifactRef { path: shown, sha256, role: Some(ArtifactRole::Screenshot) };
+            *self.screenshot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(artifact);
+        }
+        result
+    }
+
+    async fn run_predicates(&self, id: &str, blocking: bool, limit: Duration) -> CheckResult {
+        let started = Instant::now();
+        let mut result = CheckResult::new(id, "ac_predicates", blocking, CheckStatus::Pass);
+        for problem in &self.request.predicate_problems {
+            result.fail(Finding::new("invalid_predicate", problem.clone()));
+        }
+        let predicates = &self.request.predicates;
+        if predicates.is_empty() {
+            if result.status == CheckStatus::Pass {
+                result.status = CheckStatus::Skipped;
+            }
+            result.details = json!({ "note": "the spec supplied no acceptance predicates" });
+            return result;
+        }
+        let prepared = match self.entry_path() {
+            Ok(entry) => self.browser().await.map(|pair| (entry, pair)).map_err(|(status, f)| (status, f)),
+            Err(f) => Err((CheckStatus::Fail, f)),
+        };
+        let (entry, (chromium, server)) = match prepared {
+            Ok(ready) => ready,
+            Err((status, finding)) => {
+                // Nothing can be verified: every AC is SKIP with the reason, and the check carries
+                // the failure (so a blocking AC check fails QA — an unverified AC is never a pass).
+                let reason = format!("not run: {}", finding.message);
+                self.record_all(predicates.iter().map(|p| AcResult {
+                    ac_id: p.id.clone(),
+                    status: AcStatus::Skip,
+                    reason: reason.clone(),
+                    runtime_ms: 0,
+                }));
+                result.status = if status == CheckStatus::Fail { CheckStatus::Fail } else { status };
+                result.findings.push(finding);
+                return result;
+            }
+        };
+        let url = server.url(&entry);
+        for ac in predicates {
+            let left = limit.saturating_sub(started.elapsed());
+            let outcome = if left.is_zero() {
+                AcResult { ac_id: ac.id.clone(), status: AcStatus::Fail, reason: "not run: no time left".into(), runtime_ms: 0 }
+            } else {
+                acceptance::run_one(&chromium, &url, &self.boot_plan, ac, left).await
+            };
+            if outcome.status != AcStatus::Pass {
+                result.fail(Finding::new("ac_failed", format!("{}: {}", outcome.ac_id, outcome.reason)));
+            }
+            self.record_all(std::iter::once(outcome));
+        }
+        let passed = self.ac_results.lock().map(|r| r.iter().filter(|a| a.status == AcStatus::Pass).count()).unwrap_or(0);
+        result.details = json!({ "passed": passed, "total": predicates.len() });
+        result
+    }
+
+    fn record_all(&self, results: impl Iterator<Item = AcResult>) {
+        self.ac_results.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(results);
+    }
+
+    fn take_ac_results(&self) -> Vec<AcResult> {
+        let mut got = std::mem::take(&mut *self.ac_results.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        // Predicates the run never reached (timeout) are reported, not dropped.
+        for p in &self.request.predicates {
+            if !got.iter().any(|r| r.ac_id == p.id) {
+                got.push(AcResult { ac_id: p.id.clone(), status: AcStatus::Fail, reason: "not run: QA timed out".into(), runtime_ms: 0 });
+            }
+        }
+        got
+    }
+
+    fn take_screenshot(&self) -> Option<ArtifactRef> {
+        self.screenshot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+    }
+
+    /// Stop the browser (politely unless the run timed out). Returns its version.
+    async fn finish(&self, timed_out: bool) -> Option<String> {
+        let slot = std::mem::replace(&mut *self.browser.lock().await, BrowserSlot::NotStarted);
+        let BrowserSlot::Running { chromium, server } = slot else { return None };
+        drop(server);
+        let version = chromium.version.clone();
+        match Arc::try_unwrap(chromium) {
+            Ok(owned) => owned.shutdown(!timed_out).await,
+            // A cancelled check still holds it: dropping kills the group synchronously.
+            Err(shared) => drop(shared),
+        }
+        version
+    }
+}
+
+/// Only the `ac_predicates` check needs the predicates, but when the run has no QA-able ACs
+/// the result should still list them; this is used only by `take_ac_results`.
+async fn start_browser(root: &Path) -> Result<(Chromium, ArtifactServer), (CheckStatus, Finding)> {
+    let exe = locate::locate().map_err(|e| (CheckStatus::Unavailable, Finding::new("chromium_unavailable", e.to_string())))?;
+    let server = ArtifactServer::start(root)
+        .await
+        .map_err(|e| (CheckStatus::Error, Finding::new("server_failed", format!("could not serve the artifacts: {e}"))))?;
+    let chromium = Chromium::launch(&exe)
+        .await
+        .map_err(|e| (CheckStatus::Error, Finding::new("browser_launch_failed", e.to_string())))?;
+    Ok((chromium, server))
+}
+
+fn entry_facts(spec: &QaSpec, request: &QaRequest) -> Option<EntryFacts> {
+    let entry = spec.entry.as_deref()?;
+    let full = confine::resolve_inside(&request.artifacts_dir, entry).ok()?;
+    let bytes = std::fs::read(&full).ok()?;
+    let (bundle_bytes, bundle_file_count) = full.parent().map_or((0, 0), bundle_size);
+    Some(EntryFacts {
+        path: entry.to_owned(),
+        sha256: hex(&Sha256::digest(&bytes)),
+        bytes: bytes.len() as u64,
+        bundle_bytes,
+        bundle_file_count,
+    })
+}
+
+/// Total size and count of the files under `dir`, dotfiles skipped, symlinks not followed, bounded.
+fn bundle_size(dir: &Path) -> (u64, u64) {
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    let (mut bytes, mut files, mut seen) = (0u64, 0u64, 0usize);
+    while let Some((d, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries.filter_map(Result::ok) {
+            seen += 1;
+            if seen > 100_000 {
+                return (bytes, files);
+            }
+            if e.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_dir() && depth < 64 {
+                stack.push((e.path(), depth + 1));
+            } else if kind.is_file() {
+                bytes = bytes.saturating_add(e.metadata().map(|m| m.len()).unwrap_or(0));
+                files += 1;
+            }
+        }
+    }
+    (bytes, files)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(checks: Vec<CheckSpec>, timeout_ms: u64) -> QaSpec {
+        QaSpec { timeout_ms, entry: None, checks }
+    }
+
+    fn request(dir: &Path) -> QaRequest {
+        QaRequest {
+            artifacts_dir: dir.to_path_buf(),
+            out_dir: dir.join("qa"),
+            report_base: dir.to_path_buf(),
+            label: String::new(),
+            predicates: Vec::new(),
+            predicate_problems: Vec::new(),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_panicking_check_becomes_an_error_result() {
+        let check = CheckSpec { id: "boom".into(), blocking: true, timeout_ms: None, kind: CheckKindSpec::AcPredicates };
+        let handle = tokio::spawn(async { panic!("deliberate") });
+        let result = wait_isolated(handle, &check).await;
+        assert_eq!(result.status, CheckStatus::Error);
+        assert!(result.findings[0].message.contains("deliberate"));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_run_deadline_bounds_a_hanging_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let hang = CheckSpec {
+            id: "hang".into(),
+            blocking: true,
+            timeout_ms: None,
+            kind: CheckKindSpec::Command { argv: vec!["sleep".into(), "30".into()], cwd: None, env: vec![], expect_exit: 0 },
+        };
+        let after = CheckSpec { id: "after".into(), blocking: false, timeout_ms: None, kind: CheckKindSpec::Html { path: "x.html".into() } };
+        let report = run(&spec(vec![hang, after], 300), &request(dir.path())).await;
+        assert!(report.timed_out);
+        assert_eq!(report.exec_exit_code(), 2);
+        assert_eq!(report.checks[0].status, CheckStatus::Timeout);
+        assert_eq!(report.checks[1].status, CheckStatus::Timeout);
+    }
+}
