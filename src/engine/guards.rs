@@ -341,7 +341,6 @@ mod tests {
             vec![
                 Correction::ExecFromQa,
                 Correction::AggregateRecomputed,
-                Correction::VerdictFromThresholds,
                 Correction::PassRequiresQa
             ]
         );

@@ -16,3 +16,10 @@ pub use effect::{Effect, Feedback, Intervention, SpawnCause};
 pub use reducer::reduce;
 pub use replay::Replay;
 pub use state::State;
+
+#[cfg(test)]
+mod conformance;
+#[cfg(test)]
+mod properties;
+#[cfg(test)]
+pub(crate) mod testkit;

@@ -194,6 +194,15 @@ impl Step<'_> {
                 .saturating_add(meta.tokens_out.unwrap_or(0));
             state.budgets.tokens = state.budgets.tokens.saturating_add(used);
         }
+        self.snapshots();
+        self.turn_outcome();
+    }
+
+    /// Kind-specific bookkeeping: the latest spec, build and QA result, terminal `done` lines and
+    /// spawn failures.
+    fn snapshots(&mut self) {
+        let event = self.event;
+        let state = &mut *self.state;
 
         match event.kind {
             Kind::Goal => state.goal = Some(clip(event.body.as_deref().unwrap_or(""), MAX_TEXT)),
@@ -258,8 +267,11 @@ impl Step<'_> {
             }
             _ => {}
         }
+    }
 
-        // A successful turn: the role emitted one of its `produces` kinds.
+    /// A successful turn: the role emitted one of its `produces` kinds.
+    fn turn_outcome(&mut self) {
+        let event = self.event;
         if let Some(role) = self.table.role(&event.from)
             && role.produces.iter().any(|k| k == event.kind.as_str())
         {
@@ -279,7 +291,16 @@ impl Step<'_> {
             self.judge();
             return;
         }
-        let Some(route) = self.table.route_for(event.kind.as_str(), &event.from) else {
+        // `spec.update` fills the same slot as `spec`: without its own route it takes the spec route.
+        let route = self
+            .table
+            .route_for(event.kind.as_str(), &event.from)
+            .or_else(|| {
+                (event.kind == Kind::SpecUpdate)
+                    .then(|| self.table.route_for(Kind::Spec.as_str(), &event.from))
+                    .flatten()
+            });
+        let Some(route) = route else {
             if !event.kind.as_str().starts_with("user.") {
                 self.state.unrouted_events += 1;
             }

@@ -1,0 +1,123 @@
+//! Property tests: arbitrary event sequences never panic the reducer, and it is deterministic.
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use super::testkit::{Script, casual, data, event, scores};
+use crate::transcript::{Event, Kind, Metadata};
+use crate::vocab::{Severity, Verdict};
+
+fn actor() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "user",
+        "system",
+        "coordinator",
+        "validator",
+        "planner-lead",
+        "builder",
+        "verifier",
+        "researcher",
+    ])
+    .prop_map(str::to_owned)
+}
+
+fn payload() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        Just(json!({"exec_exit_code": 0})),
+        Just(json!({"exec_exit_code": "zero", "ac_results": [{"status": "FAIL"}, 7, null]})),
+        Just(json!({"acceptance_criteria": "one string", "ac_predicates": [1, {"id": "x"}]})),
+        Just(json!({"goto": "builder", "append": "hi"})),
+        Just(json!({"swap": {"from": "builder", "to": "mock"}})),
+        Just(json!({"swap": "nonsense"})),
+        Just(json!({"cancel": "all", "reset_circuit": true})),
+        Just(json!({"ask": "status"})),
+        Just(json!({"ask": ["not", "a", "string"]})),
+        Just(json!({"actor": "verifier"})),
+        Just(json!({"role": "builder", "reason": "timeout"})),
+        Just(json!({"reason": "done here"})),
+        any::<String>().prop_map(|s| json!({ "goto": s })),
+    ]
+}
+
+/// kind index, from, data, body, tokens, ts offset, (verdict, severity, score) of a judge.score.
+type EventSpec = (
+    usize,
+    String,
+    Value,
+    Option<String>,
+    Option<u64>,
+    i64,
+    Option<(u8, u8, u8)>,
+);
+
+fn arbitrary_event() -> impl Strategy<Value = EventSpec> {
+    (
+        0..Kind::ALL.len(),
+        actor(),
+        payload(),
+        proptest::option::of(".{0,40}"),
+        proptest::option::of(0u64..400_000),
+        -10_000_000i64..10_000_000,
+        proptest::option::of((0u8..4, 0u8..3, 0u8..12)),
+    )
+}
+
+fn build(n: u32, spec: EventSpec) -> Event {
+    let (kind, from, payload, body, tokens, offset, judged) = spec;
+    let mut e = event(n, &from, Kind::ALL[kind]);
+    e.ts = super::testkit::ts_ms(offset);
+    e.body = body;
+    if let Value::Object(_) = payload {
+        e.data = Some(data(payload));
+    }
+    e.metadata = tokens.map(|t| Metadata {
+        tokens_out: Some(t),
+        ..Metadata::default()
+    });
+    if let Some((verdict, severity, score)) = judged {
+        let s = f64::from(score) - 3.0;
+        e.scores = Some(scores(
+            [s; 6],
+            Verdict::ALL[usize::from(verdict)],
+            Some(Severity::ALL[usize::from(severity)]),
+            Some("p"),
+        ));
+    }
+    e
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_sequences_never_panic_and_reduce_deterministically(specs in prop::collection::vec(arbitrary_event(), 0..60)) {
+        let events: Vec<Event> = specs.into_iter().enumerate().map(|(i, s)| build(u32::try_from(i).unwrap_or(0), s)).collect();
+        let mut first = Script::new();
+        let mut second = Script::with(casual());
+        for event in &events {
+            let a = first.feed(event);
+            let b = second.feed(event);
+            prop_assert_eq!(a, b);
+        }
+        prop_assert_eq!(
+            serde_json::to_string(&first.state).expect("serialises"),
+            serde_json::to_string(&second.state).expect("serialises")
+        );
+    }
+
+    #[test]
+    fn effect_ids_are_unique_and_prefixed_by_the_event(specs in prop::collection::vec(arbitrary_event(), 1..40)) {
+        let mut script = Script::new();
+        for (i, spec) in specs.into_iter().enumerate() {
+            let event = build(u32::try_from(i).unwrap_or(0), spec);
+            let effects = script.feed(&event);
+            let mut ids: Vec<&str> = effects.iter().map(super::Effect::id).collect();
+            let prefix = format!("{}:", event.id);
+            prop_assert!(ids.iter().all(|id| id.starts_with(&prefix)));
+            ids.sort_unstable();
+            ids.dedup();
+            prop_assert_eq!(ids.len(), effects.len());
+        }
+    }
+}
