@@ -67,30 +67,43 @@ pub struct Event {
 /// Workflow step an event belongs to (the reference's 13 steps). Nothing routes on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum Step {
+    /// Clarifying questions with the user.
     #[serde(rename = "socratic")]
     Socratic,
+    /// Shaping the concept.
     #[serde(rename = "concept")]
     Concept,
+    /// Research.
     #[serde(rename = "research")]
     Research,
+    /// Evidence from a video clip.
     #[serde(rename = "research.video")]
     ResearchVideo,
+    /// Design.
     #[serde(rename = "design")]
     Design,
+    /// Building.
     #[serde(rename = "builder")]
     Builder,
+    /// Execution QA.
     #[serde(rename = "qa")]
     Qa,
+    /// Verification.
     #[serde(rename = "verifier")]
     Verifier,
+    /// Judging trace: first grading.
     #[serde(rename = "grader")]
     Grader,
+    /// Judging trace: critique of the grade.
     #[serde(rename = "critic")]
     Critic,
+    /// Judging trace: defence of the build.
     #[serde(rename = "defender")]
     Defender,
+    /// Judging trace: final grade.
     #[serde(rename = "regrader")]
     Regrader,
+    /// Synthesis of the judging trace.
     #[serde(rename = "synth")]
     Synth,
 }
@@ -114,10 +127,15 @@ pub struct ArtifactRef {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ArtifactRole {
+    /// Source code.
     Src,
+    /// Documentation.
     Doc,
+    /// Configuration.
     Config,
+    /// A screenshot (evidence).
     Screenshot,
+    /// Data files.
     Data,
 }
 
@@ -247,6 +265,23 @@ impl Draft {
 }
 
 impl Event {
+    /// The draft this event was made from (drops `id`, `ts` and `session_id`), e.g. to re-append
+    /// an event to another transcript.
+    pub fn into_draft(self) -> Draft {
+        Draft {
+            from: self.from,
+            kind: self.kind,
+            to: self.to,
+            parent_event_id: self.parent_event_id,
+            step: self.step,
+            body: self.body,
+            data: self.data,
+            artifacts: self.artifacts,
+            scores: self.scores,
+            metadata: self.metadata,
+        }
+    }
+
     /// `metadata.visibility == private`.
     pub fn is_private(&self) -> bool {
         self.metadata

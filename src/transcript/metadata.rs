@@ -89,7 +89,9 @@ pub struct Metadata {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Visibility {
+    /// Everyone sees it (the default when absent).
     Public,
+    /// Hidden from other agents' views.
     Private,
 }
 
@@ -97,7 +99,10 @@ pub enum Visibility {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum EvidenceKind {
+    /// A video clip.
     Video,
+    /// A screenshot.
     Screenshot,
+    /// Text only.
     Text,
 }

@@ -118,11 +118,15 @@ pub struct Deviation {
 #[serde(deny_unknown_fields)]
 pub struct CourtEval {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Id of the grader's `step.judge` event.
     pub grader_msg_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Id of the critic's `step.judge` event.
     pub critic_msg_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Id of the defender's `step.judge` event.
     pub defender_msg_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Id of the regrader's `step.judge` event.
     pub regrader_msg_id: Option<String>,
 }
