@@ -11,5 +11,6 @@ pub mod engine;
 pub mod pipeline;
 pub mod qa;
 pub mod runtime;
+pub mod studio;
 pub mod transcript;
 pub mod vocab;

@@ -8,11 +8,16 @@ pub mod event;
 pub mod explain;
 pub mod graph;
 pub mod ls;
+pub mod mock_agent;
 pub mod qa;
 pub mod replay;
+pub mod resume;
+pub mod run;
+pub mod run_progress;
 pub mod say;
 pub mod schema;
 pub mod status;
+pub mod studio;
 pub mod validate;
 
 /// crumb — a declarative pipeline runner.
@@ -25,6 +30,13 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run a pipeline on a goal: `crumb run pipelines/casual.yaml "60-second match-3"`.
+    Run(run::Args),
+    /// Take over a stopped or waiting session and drive it on.
+    Resume(resume::Args),
+    /// The mock adapter's agent process (run by the dispatcher, not by people).
+    #[command(hide = true)]
+    MockAgent(mock_agent::Args),
     /// Validate pipeline files (exit 0 clean, 1 invalid, 2 usage or internal error).
     Validate(validate::Args),
     /// Print a JSON Schema (`pipeline` or `transcript`).
@@ -43,6 +55,8 @@ pub enum Command {
     Qa(qa::Args),
     /// List sessions.
     Ls(ls::Args),
+    /// Serve the local web console over the sessions' transcripts.
+    Studio(studio::Args),
     /// Append a line to a session's inbox (`/approve`, `@builder …`, plain text).
     Say(say::Args),
 }
@@ -58,6 +72,9 @@ pub fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Command::Run(args) => run::run(&args),
+        Command::Resume(args) => resume::run(&args),
+        Command::MockAgent(args) => mock_agent::run(&args),
         Command::Validate(args) => validate::run(&args),
         Command::Schema(args) => schema::run(&args),
         Command::Explain(args) => explain::run(&args),
@@ -68,5 +85,6 @@ pub fn main() -> ExitCode {
         Command::Qa(args) => qa::run(&args),
         Command::Ls(args) => ls::run(&args),
         Command::Say(args) => say::run(&args),
+        Command::Studio(args) => studio::run(&args),
     }
 }

@@ -1,0 +1,2 @@
+//! Studio latency benchmarks (filled in below).
+fn main() {}

@@ -1,0 +1,113 @@
+//! `crumb studio`: serve the local web console until Ctrl-C.
+//!
+//! Binds loopback by default; a non-loopback `--bind` needs `--allow-remote` and prints a
+//! warning, because anyone who can reach the port can read every session. Exit 0 after a clean
+//! shutdown, 1 when the ports cannot be bound, 2 on usage errors.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::runtime::home::CrumbHome;
+use crate::studio::{StudioConfig, serve};
+
+/// Arguments of `crumb studio`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Port of the console (the game preview uses the next free port).
+    #[arg(long, default_value_t = 7321)]
+    pub port: u16,
+    /// Address to bind.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: IpAddr,
+    /// Crumb home to read sessions from (default: $CRUMB_HOME, else ~/.crumb).
+    #[arg(long)]
+    pub home: Option<PathBuf>,
+    /// Do not open a browser.
+    #[arg(long)]
+    pub no_open: bool,
+    /// Allow a non-loopback --bind (exposes every session to the network).
+    #[arg(long)]
+    pub allow_remote: bool,
+}
+
+pub fn run(args: &Args) -> ExitCode {
+    if !args.bind.is_loopback() && !args.allow_remote {
+        eprintln!(
+            "crumb studio: refusing to bind {} without --allow-remote (Studio shows every session to whoever can reach it)",
+            args.bind
+        );
+        return ExitCode::from(2);
+    }
+    let home = match args.home.clone() {
+        Some(dir) => CrumbHome::at(dir),
+        None => match CrumbHome::from_env() {
+            Ok(home) => home,
+            Err(err) => {
+                eprintln!("crumb studio: {err}");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("crumb studio: cannot start: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    runtime.block_on(async {
+        let listener = match tokio::net::TcpListener::bind(SocketAddr::new(args.bind, args.port)).await {
+            Ok(listener) => listener,
+            Err(err) => {
+                eprintln!("crumb studio: cannot listen on {}:{}: {err}", args.bind, args.port);
+                return ExitCode::from(1);
+            }
+        };
+        let preview = match tokio::net::TcpListener::bind(SocketAddr::new(args.bind, 0)).await {
+            Ok(listener) => listener,
+            Err(err) => {
+                eprintln!("crumb studio: cannot open the preview port: {err}");
+                return ExitCode::from(1);
+            }
+        };
+        let port = listener.local_addr().map(|a| a.port()).unwrap_or(args.port);
+        let mut config = StudioConfig::new(home);
+        config.allow_remote = args.allow_remote;
+        let url = format!("http://127.0.0.1:{port}/");
+        if !args.bind.is_loopback() {
+            eprintln!(
+                "crumb studio: WARNING: listening on {}:{port}; anyone on the network can read every session",
+                args.bind
+            );
+        }
+        println!("crumb studio: {url}");
+        println!("  sessions from {}", config.home.root().display());
+        println!("  press Ctrl-C to stop");
+        if !args.no_open && std::env::var_os("CRUMB_NO_OPEN").is_none() {
+            open_browser(&url);
+        }
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+            eprintln!("crumb studio: shutting down");
+        };
+        match serve(listener, preview, config, shutdown).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                eprintln!("crumb studio: {err}");
+                ExitCode::from(1)
+            }
+        }
+    })
+}
+
+/// Best effort: hand the URL to the desktop's opener, if there is one.
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+    let _ = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+}

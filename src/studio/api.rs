@@ -1,0 +1,415 @@
+//! Read routes of the JSON API: health, the session list, one session's state, its events (paged
+//! and filtered through the line index), one event, and its graph.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::graph;
+use super::hub::Hub;
+use super::index::{IndexedLine, read_lines};
+use super::server::Shared;
+use super::sessions::{self, SessionRow};
+use crate::runtime::lock;
+use crate::transcript::{Event, ScoreSource};
+
+/// Default and largest page of events.
+const DEFAULT_PAGE: usize = 200;
+const MAX_PAGE: usize = 1000;
+/// Default and largest page of sessions.
+const DEFAULT_SESSIONS: usize = 50;
+const MAX_SESSIONS: usize = 500;
+/// Lines read per batch while text-filtering.
+const SCAN_BATCH: usize = 1024;
+
+/// D1–D6 as people read them.
+pub const DIMENSION_LABELS: [&str; 6] = [
+    "Spec fit",
+    "Execution",
+    "Observability",
+    "Convergence",
+    "Intervention",
+    "Portability",
+];
+
+/// An API error: a status and a message, as `{"error": …}`.
+#[derive(Debug)]
+pub struct ApiError(pub StatusCode, pub String);
+
+impl ApiError {
+    pub fn not_found(what: &str) -> Self {
+        ApiError(StatusCode::NOT_FOUND, format!("{what} not found"))
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.0, Json(json!({ "error": self.1 }))).into_response()
+    }
+}
+
+impl From<std::io::Error> for ApiError {
+    fn from(err: std::io::Error) -> Self {
+        ApiError(StatusCode::INTERNAL_SERVER_ERROR, err.to_string())
+    }
+}
+
+/// The session's hub, refreshed (index and state up to date).
+pub async fn fresh_hub(app: &Shared, id: &str) -> Result<Arc<Hub>, ApiError> {
+    let hub = app
+        .registry
+        .hub(&app.config.home, id)
+        .ok_or_else(|| ApiError::not_found("session"))?;
+    let refreshed = Arc::clone(&hub);
+    tokio::task::spawn_blocking(move || refreshed.refresh())
+        .await
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    Ok(hub)
+}
+
+pub async fn health(State(app): State<Shared>) -> Json<Value> {
+    Json(json!({
+        "ok": true,
+        "studio_version": env!("CARGO_PKG_VERSION"),
+        "home": app.config.home.root(),
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct PageQuery {
+    pub offset: Option<usize>,
+    pub limit: Option<usize>,
+    /// Substring of the id, goal, pipeline or status.
+    pub q: Option<String>,
+}
+
+/// `GET /api/sessions`: one page of list rows, newest first.
+pub async fn sessions(
+    State(app): State<Shared>,
+    Query(query): Query<PageQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let app2 = Arc::clone(&app);
+    let page = tokio::task::spawn_blocking(move || {
+        let mut all = sessions::all(&app2.config.home);
+        if let Some(q) = query.q.as_deref().map(str::to_lowercase).filter(|q| !q.is_empty()) {
+            all.retain(|s| {
+                [&s.id, &s.goal, &s.pipeline]
+                    .iter()
+                    .any(|field| field.to_lowercase().contains(&q))
+                    || s.status.contains(q.as_str())
+            });
+        }
+        let total = all.len();
+        let offset = query.offset.unwrap_or(0).min(total);
+        let limit = query.limit.unwrap_or(DEFAULT_SESSIONS).clamp(1, MAX_SESSIONS);
+        let rows: Vec<SessionRow> = all
+            .into_iter()
+            .skip(offset)
+            .take(limit)
+            .map(|s| sessions::row(s, &app2.registry))
+            .collect();
+        json!({ "total": total, "offset": offset, "sessions": rows })
+    })
+    .await
+    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    Ok(Json(page))
+}
+
+/// `GET /api/pipelines`: the pipelines and presets a new session can use.
+pub async fn pipelines(State(app): State<Shared>) -> Json<Value> {
+    let root = app
+        .config
+        .project_dir
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    let names = |dir: &str| -> Vec<String> {
+        let mut out: Vec<String> = std::fs::read_dir(root.join(dir))
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter_map(|e| {
+                        let name = e.file_name().to_string_lossy().into_owned();
+                        let stem = name
+                            .strip_suffix(".yaml")
+                            .or_else(|| name.strip_suffix(".yml"))?;
+                        Some(format!("{dir}/{stem}{}", &name[stem.len()..]))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort();
+        out
+    };
+    let presets: Vec<String> = names("presets")
+        .into_iter()
+        .filter_map(|p| {
+            let file = p.rsplit('/').next()?;
+            Some(file.split('.').next()?.to_owned())
+        })
+        .collect();
+    Json(json!({ "pipelines": names("pipelines"), "presets": presets }))
+}
+
+/// `GET /api/sessions/{id}`: the reducer's state and everything the session view shows at once.
+pub async fn session(
+    State(app): State<Shared>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let hub = fresh_hub(&app, &id).await?;
+    let summary = sessions::all(&app.config.home)
+        .into_iter()
+        .find(|s| s.id == id);
+    let app2 = Arc::clone(&app);
+    let value = tokio::task::spawn_blocking(move || {
+        let meta = hub.dir().read_meta().ok();
+        let row = summary.map(|s| sessions::row(s, &app2.registry));
+        let inner = hub.lock();
+        let table = inner.table.clone();
+        let scorecard = scorecard(&hub, &inner);
+        json!({
+            "id": hub.dir().id(),
+            "row": row,
+            "meta": meta,
+            "live": lock::is_held(hub.dir().path()),
+            "events": inner.index.len(),
+            "unreadable_lines": inner.index.skipped,
+            "state": inner.replay.state,
+            "stats": inner.replay.stats,
+            "table_error": inner.table_error,
+            "pipeline": table.as_ref().map(|t| json!({
+                "name": t.name,
+                "roles": t.roles.iter().map(|r| &r.id).collect::<Vec<_>>(),
+                "limits": t.limits,
+                "qa_checks": t.qa.as_ref().map(|q| q.checks.iter().map(|c| &c.id).collect::<Vec<_>>()),
+            })),
+            "scorecard": scorecard,
+        })
+    })
+    .await
+    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    Ok(Json(value))
+}
+
+/// The latest verdict, raw next to corrected, with each dimension's source and the corrections.
+fn scorecard(hub: &Hub, inner: &super::hub::Inner) -> Value {
+    let verification = &inner.replay.state.verification;
+    let Some(latest) = &verification.latest else {
+        return Value::Null;
+    };
+    let judge = event_by_id(hub, inner, &latest.event_id);
+    let declared = judge.as_ref().and_then(|e| e.scores.clone()).unwrap_or_default();
+    let dims: Vec<Value> = declared
+        .dimensions()
+        .iter()
+        .enumerate()
+        .map(|(i, (key, dim))| {
+            let raw = latest.raw.dimensions[i];
+            let corrected = latest.corrected.dimensions[i];
+            let source = dim.map(|d| match d.source {
+                ScoreSource::VerifierLlm => "model",
+                ScoreSource::QaCheckEffect => "qa",
+                ScoreSource::ReducerAuto => "engine",
+            });
+            let changed = raw.is_none_or(|r| (r - corrected).abs() > 1e-9);
+            json!({
+                "key": key,
+                "label": DIMENSION_LABELS[i],
+                "raw": raw,
+                "corrected": corrected,
+                "source": source,
+                "corrected_by_engine": changed,
+                "evidence": dim.map(|d| d.evidence.clone()).unwrap_or_default(),
+            })
+        })
+        .collect();
+    json!({
+        "event_id": latest.event_id,
+        "round": verification.count,
+        "dimensions": dims,
+        "raw_aggregate": latest.raw.aggregate,
+        "raw_verdict": latest.raw.verdict.map(|v| v.as_str()),
+        "aggregate": latest.corrected.aggregate,
+        "verdict": latest.corrected.verdict.as_str(),
+        "severity": latest.severity.as_str(),
+        "corrections": latest.corrections,
+        "previous_aggregate": verification.previous.as_ref().map(|p| p.corrected.aggregate),
+        "feedback": declared.feedback,
+    })
+}
+
+/// Read one event by id through the index.
+fn event_by_id(hub: &Hub, inner: &super::hub::Inner, id: &str) -> Option<Event> {
+    let seq = inner.index.position(id)?;
+    let line = *inner.index.get(seq)?;
+    let text = read_lines(&hub.dir().transcript(), &[line]).ok()?.pop()??;
+    serde_json::from_str(&text).ok()
+}
+
+#[derive(Debug, Deserialize, Default)]
+pub struct EventsQuery {
+    /// Events after this sequence number (ascending page).
+    pub after: Option<usize>,
+    /// Events before this sequence number (the page just before it).
+    pub before: Option<usize>,
+    pub limit: Option<usize>,
+    /// Comma-separated kinds.
+    pub kind: Option<String>,
+    /// Comma-separated senders.
+    pub role: Option<String>,
+    /// Case-insensitive substring of the whole line.
+    pub q: Option<String>,
+}
+
+/// `GET /api/sessions/{id}/events`: one page of events, oldest first within the page. Without
+/// `after` or `before` it is the last page.
+pub async fn events(
+    State(app): State<Shared>,
+    Path(id): Path<String>,
+    Query(query): Query<EventsQuery>,
+) -> Result<Response, ApiError> {
+    let hub = fresh_hub(&app, &id).await?;
+    let body = tokio::task::spawn_blocking(move || page(&hub, &query))
+        .await
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+}
+
+/// Build one page of events as JSON text (lines are embedded as they are, without re-encoding).
+pub fn page(hub: &Hub, query: &EventsQuery) -> Result<String, ApiError> {
+    let limit = query.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
+    let split = |s: &Option<String>| -> Option<Vec<String>> {
+        s.as_deref()
+            .map(|s| s.split(',').map(str::trim).filter(|x| !x.is_empty()).map(str::to_owned).collect::<Vec<_>>())
+            .filter(|v: &Vec<String>| !v.is_empty())
+    };
+    let kinds = split(&query.kind);
+    let roles = split(&query.role);
+    let needle = query.q.as_deref().map(str::to_lowercase).filter(|q| !q.is_empty());
+    let path = hub.dir().transcript();
+
+    let inner = hub.lock();
+    let index = &inner.index;
+    let total = index.len();
+    let ids = |names: &Option<Vec<String>>| -> Option<Vec<u16>> {
+        names
+            .as_ref()
+            .map(|names| names.iter().filter_map(|n| index.name_id(n)).collect())
+    };
+    let kind_ids = ids(&kinds);
+    let role_ids = ids(&roles);
+    let keep = |line: &IndexedLine| {
+        kind_ids.as_ref().is_none_or(|k| k.contains(&line.kind))
+            && role_ids.as_ref().is_none_or(|r| r.contains(&line.from))
+    };
+    let ascending = query.after.is_some();
+    let candidates: Box<dyn Iterator<Item = (usize, &IndexedLine)>> = if let Some(after) = query.after {
+        Box::new(index.lines().iter().enumerate().skip(after.saturating_add(1)))
+    } else {
+        let end = query.before.unwrap_or(total).min(total);
+        Box::new(index.lines()[..end].iter().enumerate().rev())
+    };
+    let mut chosen: Vec<(usize, IndexedLine, Option<String>)> = Vec::new();
+    let mut more = false;
+    let mut batch: Vec<(usize, IndexedLine)> = Vec::new();
+    let flush = |batch: &mut Vec<(usize, IndexedLine)>, chosen: &mut Vec<_>| -> Result<bool, ApiError> {
+        if batch.is_empty() {
+            return Ok(false);
+        }
+        let lines: Vec<IndexedLine> = batch.iter().map(|(_, l)| *l).collect();
+        let texts = read_lines(&path, &lines)?;
+        for ((seq, line), text) in batch.drain(..).zip(texts) {
+            let Some(text) = text else { continue };
+            if let Some(needle) = &needle
+                && !text.to_lowercase().contains(needle.as_str())
+            {
+                continue;
+            }
+            if chosen.len() == limit {
+                return Ok(true);
+            }
+            chosen.push((seq, line, Some(text)));
+        }
+        Ok(false)
+    };
+    for (seq, line) in candidates.filter(|(_, l)| keep(l)) {
+        if needle.is_none() {
+            if chosen.len() == limit {
+                more = true;
+                break;
+            }
+            chosen.push((seq, *line, None));
+            continue;
+        }
+        batch.push((seq, *line));
+        if batch.len() == SCAN_BATCH && flush(&mut batch, &mut chosen)? {
+            more = true;
+            break;
+        }
+    }
+    if !more && flush(&mut batch, &mut chosen)? {
+        more = true;
+    }
+    drop(inner);
+    if !ascending {
+        chosen.reverse();
+    }
+    // Read the texts not read while filtering.
+    let missing: Vec<IndexedLine> = chosen.iter().filter(|c| c.2.is_none()).map(|c| c.1).collect();
+    let mut texts = read_lines(&path, &missing)?.into_iter();
+    let mut out = String::with_capacity(chosen.len() * 300 + 128);
+    let _ = write!(
+        out,
+        "{{\"total\":{total},\"more_{}\":{more},\"events\":[",
+        if ascending { "after" } else { "before" }
+    );
+    let mut first = true;
+    for (seq, _, text) in chosen {
+        let text = match text {
+            Some(text) => Some(text),
+            None => texts.next().flatten(),
+        };
+        let Some(text) = text else { continue };
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        let _ = write!(out, "{{\"seq\":{seq},\"event\":{text}}}");
+    }
+    out.push_str("]}");
+    Ok(out)
+}
+
+/// `GET /api/sessions/{id}/events/{event_id}`: one event with its sequence number.
+pub async fn event(
+    State(app): State<Shared>,
+    Path((id, event_id)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let hub = fresh_hub(&app, &id).await?;
+    let inner = hub.lock();
+    let seq = inner.index.position(&event_id).ok_or_else(|| ApiError::not_found("event"))?;
+    let event = event_by_id(&hub, &inner, &event_id).ok_or_else(|| ApiError::not_found("event"))?;
+    Ok(Json(json!({ "seq": seq, "event": event })))
+}
+
+/// `GET /api/sessions/{id}/graph`: the compiled graph with counts and the live position.
+pub async fn graph(
+    State(app): State<Shared>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let hub = fresh_hub(&app, &id).await?;
+    let inner = hub.lock();
+    match graph::view(&inner) {
+        Some(view) => Ok(Json(json!(view))),
+        None => Err(ApiError(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            inner.table_error.clone().unwrap_or_else(|| "no pipeline".into()),
+        )),
+    }
+}

@@ -1,0 +1,54 @@
+//! What a Studio server needs to know: where sessions live, its write token, and its timings.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::runtime::home::CrumbHome;
+
+/// Configuration of one Studio server.
+#[derive(Debug, Clone)]
+pub struct StudioConfig {
+    pub home: CrumbHome,
+    /// The per-process secret every write must carry (`X-Crumb-Token`); the page is served with it.
+    pub token: String,
+    /// Accept any `Host` header (the server was bound to a non-loopback address on purpose).
+    pub allow_remote: bool,
+    /// Interval between SSE heartbeat comments.
+    pub heartbeat: Duration,
+    /// How often a watched transcript is checked for appends.
+    pub poll_interval: Duration,
+    /// How often the sessions-list stream rescans the home.
+    pub list_interval: Duration,
+    /// The `crumb` executable new sessions are started with (defaults to this process's binary).
+    pub crumb_exe: Option<PathBuf>,
+    /// Directory new sessions run in (their project); defaults to the server's working directory.
+    pub project_dir: Option<PathBuf>,
+}
+
+impl StudioConfig {
+    /// Defaults for `home` with a fresh random token.
+    pub fn new(home: CrumbHome) -> Self {
+        StudioConfig {
+            home,
+            token: new_token(),
+            allow_remote: false,
+            heartbeat: Duration::from_secs(15),
+            poll_interval: Duration::from_millis(20),
+            list_interval: Duration::from_secs(1),
+            crumb_exe: None,
+            project_dir: None,
+        }
+    }
+}
+
+/// A fresh unguessable token: 160 random bits from two ULIDs' random parts, hashed.
+pub fn new_token() -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for _ in 0..2 {
+        hasher.update(ulid::Ulid::new().0.to_le_bytes());
+    }
+    hasher.update(std::process::id().to_le_bytes());
+    let digest = hasher.finalize();
+    digest[..20].iter().map(|b| format!("{b:02x}")).collect()
+}

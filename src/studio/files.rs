@@ -1,0 +1,322 @@
+//! Files of a session: artifacts and QA output (listed, and served inert from the API origin),
+//! per-role prompts and logs, and the preview server that runs the game on its own origin.
+//!
+//! Every path is resolved component by component (no `..`, no root, no prefix), then
+//! canonicalised and required to stay under the canonical area root — so traversal, encoded
+//! traversal and symlinks pointing out all fail, and a sibling like `artifacts-x/` can never pass
+//! a string-prefix check (the reference's escape).
+
+use std::path::{Component, Path as FsPath, PathBuf};
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Value, json};
+
+use super::api::ApiError;
+use super::security::{host_allowed, preview_csp};
+use super::server::Shared;
+use crate::transcript::validate::is_actor_name;
+
+/// Areas of a session directory Studio may serve files from.
+pub const AREAS: [&str; 2] = ["artifacts", "qa"];
+/// Most entries listed per session.
+const MAX_LISTED: usize = 1000;
+/// Deepest folder level listed.
+const MAX_DEPTH: usize = 8;
+/// Largest file served (64 MiB).
+const MAX_SERVED: u64 = 64 * 1024 * 1024;
+/// Largest log tail returned.
+const MAX_LOG: u64 = 512 * 1024;
+
+/// Why a path was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathRefusal {
+    /// The path tries to leave its area (`..`, absolute, symlink out).
+    Forbidden,
+    /// Nothing there.
+    Missing,
+}
+
+impl From<PathRefusal> for ApiError {
+    fn from(refusal: PathRefusal) -> Self {
+        match refusal {
+            PathRefusal::Forbidden => ApiError(StatusCode::FORBIDDEN, "path leaves the session's files".into()),
+            PathRefusal::Missing => ApiError::not_found("file"),
+        }
+    }
+}
+
+/// Resolve `relative` (already percent-decoded) inside `root`, refusing every way out.
+pub fn confine(root: &FsPath, relative: &str) -> Result<PathBuf, PathRefusal> {
+    if relative.contains('\0') || relative.contains('\\') {
+        return Err(PathRefusal::Forbidden);
+    }
+    let mut joined = root.to_path_buf();
+    for component in FsPath::new(relative).components() {
+        match component {
+            Component::Normal(part) => joined.push(part),
+            Component::CurDir => {}
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
+                return Err(PathRefusal::Forbidden);
+            }
+        }
+    }
+    let root = root.canonicalize().map_err(|_| PathRefusal::Missing)?;
+    let real = joined.canonicalize().map_err(|_| PathRefusal::Missing)?;
+    if !real.starts_with(&root) {
+        return Err(PathRefusal::Forbidden);
+    }
+    Ok(real)
+}
+
+/// `area/rest` split into a known area and the rest.
+fn split_area(path: &str) -> Result<(&'static str, &str), PathRefusal> {
+    let (area, rest) = path.split_once('/').unwrap_or((path, ""));
+    AREAS
+        .iter()
+        .find(|a| **a == area)
+        .map(|a| (*a, rest))
+        .ok_or(PathRefusal::Forbidden)
+}
+
+/// A content type by extension; unknown files are bytes.
+pub fn content_type(path: &FsPath) -> &'static str {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("html" | "htm") => "text/html; charset=utf-8",
+        Some("js" | "mjs") => "text/javascript; charset=utf-8",
+        Some("css") => "text/css; charset=utf-8",
+        Some("json" | "webmanifest") => "application/json",
+        Some("svg") => "image/svg+xml",
+        Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("gif") => "image/gif",
+        Some("webp") => "image/webp",
+        Some("wav") => "audio/wav",
+        Some("mp3") => "audio/mpeg",
+        Some("ogg") => "audio/ogg",
+        Some("woff2") => "font/woff2",
+        Some("txt" | "md" | "log") => "text/plain; charset=utf-8",
+        _ => "application/octet-stream",
+    }
+}
+
+/// `GET /api/sessions/{id}/artifacts`: files under `artifacts/` and `qa/`, with sizes.
+pub async fn list(State(app): State<Shared>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let dir = app
+        .registry
+        .locate(&app.config.home, &id)
+        .ok_or_else(|| ApiError::not_found("session"))?;
+    let files = tokio::task::spawn_blocking(move || {
+        let mut out = Vec::new();
+        for area in AREAS {
+            let root = dir.path().join(area);
+            let Ok(root) = root.canonicalize() else { continue };
+            walk(&root, &root, area, 0, &mut out);
+        }
+        out
+    })
+    .await
+    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    Ok(axum::Json(json!({ "files": files })).into_response())
+}
+
+fn walk(root: &FsPath, dir: &FsPath, area: &str, depth: usize, out: &mut Vec<Value>) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    for entry in entries {
+        if out.len() >= MAX_LISTED {
+            return;
+        }
+        // `symlink_metadata`: links are not followed when listing.
+        let Ok(meta) = entry.path().symlink_metadata() else { continue };
+        let path = entry.path();
+        if meta.is_dir() {
+            walk(root, &path, area, depth + 1, out);
+        } else if meta.is_file() {
+            let Ok(relative) = path.strip_prefix(root) else { continue };
+            let relative = relative.to_string_lossy().replace('\\', "/");
+            out.push(json!({ "path": format!("{area}/{relative}"), "size": meta.len() }));
+        }
+    }
+}
+
+/// Read a confined file (bounded).
+async fn read_confined(app: &Shared, id: &str, path: &str) -> Result<(PathBuf, Vec<u8>), ApiError> {
+    let dir = app
+        .registry
+        .locate(&app.config.home, id)
+        .ok_or_else(|| ApiError::not_found("session"))?;
+    let (area, rest) = split_area(path)?;
+    let real = confine(&dir.path().join(area), rest)?;
+    let meta = tokio::fs::metadata(&real).await.map_err(|_| PathRefusal::Missing)?;
+    if !meta.is_file() {
+        return Err(PathRefusal::Missing.into());
+    }
+    if meta.len() > MAX_SERVED {
+        return Err(ApiError(StatusCode::PAYLOAD_TOO_LARGE, "file too large to serve".into()));
+    }
+    let bytes = tokio::fs::read(&real).await.map_err(|_| PathRefusal::Missing)?;
+    Ok((real, bytes))
+}
+
+/// `GET /api/sessions/{id}/files/{area}/{path}`: a file, inert (sandboxed by CSP, never sniffed),
+/// so opening an HTML artifact here cannot run it with Studio's origin.
+pub async fn file(
+    State(app): State<Shared>,
+    Path((id, path)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let (real, bytes) = read_confined(&app, &id, &path).await?;
+    let kind = content_type(&real);
+    let kind = if kind.starts_with("text/html") || kind.starts_with("image/svg") || kind.starts_with("text/javascript") {
+        "text/plain; charset=utf-8"
+    } else {
+        kind
+    };
+    Ok((
+        [
+            (header::CONTENT_TYPE, kind),
+            (header::CONTENT_SECURITY_POLICY, "sandbox; default-src 'none'"),
+        ],
+        bytes,
+    )
+        .into_response())
+}
+
+/// `GET /api/sessions/{id}/roles`: each role's prompt and log files, by spawn number.
+pub async fn roles(State(app): State<Shared>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let dir = app
+        .registry
+        .locate(&app.config.home, &id)
+        .ok_or_else(|| ApiError::not_found("session"))?;
+    let meta = dir.read_meta().map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let spawns = |folder: &str, suffix: &str, role: &str| -> Vec<u32> {
+        let prefix = format!("{role}-");
+        let mut numbers: Vec<u32> = std::fs::read_dir(dir.path().join(folder))
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter_map(|e| {
+                        let name = e.file_name().to_string_lossy().into_owned();
+                        name.strip_prefix(&prefix)?.strip_suffix(suffix)?.parse().ok()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        numbers.sort_unstable();
+        numbers
+    };
+    let roles: Vec<Value> = meta
+        .roles
+        .iter()
+        .map(|role| {
+            json!({
+                "role": role,
+                "prompts": spawns("prompts", ".md", role),
+                "logs": spawns("logs", ".log", role),
+            })
+        })
+        .collect();
+    Ok(axum::Json(json!({ "roles": roles })).into_response())
+}
+
+async fn role_file(app: &Shared, id: &str, role: &str, n: &str, log: bool) -> Result<Response, ApiError> {
+    let dir = app
+        .registry
+        .locate(&app.config.home, id)
+        .ok_or_else(|| ApiError::not_found("session"))?;
+    if !is_actor_name(role) {
+        return Err(ApiError(StatusCode::BAD_REQUEST, "not a role name".into()));
+    }
+    let n: u32 = n.parse().map_err(|_| ApiError(StatusCode::BAD_REQUEST, "spawn number must be a number".into()))?;
+    let path = if log { dir.log_path(role, n) } else { dir.prompt_path(role, n) };
+    let text = tokio::task::spawn_blocking(move || tail_text(&path, MAX_LOG))
+        .await
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        .ok_or_else(|| ApiError::not_found(if log { "log" } else { "prompt" }))?;
+    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response())
+}
+
+/// The last `max` bytes of a file as text (lossy), marking a cut.
+fn tail_text(path: &FsPath, max: u64) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    let start = len.saturating_sub(max);
+    file.seek(SeekFrom::Start(start)).ok()?;
+    let mut buf = Vec::new();
+    file.take(max).read_to_end(&mut buf).ok()?;
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    Some(if start > 0 { format!("… ({start} earlier bytes not shown)\n{text}") } else { text })
+}
+
+/// `GET /api/sessions/{id}/logs/{role}/{n}`.
+pub async fn log(State(app): State<Shared>, Path((id, role, n)): Path<(String, String, String)>) -> Result<Response, ApiError> {
+    role_file(&app, &id, &role, &n, true).await
+}
+
+/// `GET /api/sessions/{id}/prompts/{role}/{n}`.
+pub async fn prompt(State(app): State<Shared>, Path((id, role, n)): Path<(String, String, String)>) -> Result<Response, ApiError> {
+    role_file(&app, &id, &role, &n, false).await
+}
+
+/// State of the preview listener.
+struct Preview {
+    app: Shared,
+    hosts: Vec<String>,
+    csp: String,
+}
+
+/// The preview origin: `GET /s/{session}/{path}` serves a session's artifacts, nothing else.
+pub fn preview_router(app: Shared, hosts: Vec<String>, studio_hosts: Vec<String>) -> Router {
+    let preview = Arc::new(Preview {
+        csp: preview_csp(&studio_hosts),
+        app,
+        hosts,
+    });
+    Router::new()
+        .route("/s/{id}/{*path}", get(preview_file))
+        .fallback(|| async { (StatusCode::NOT_FOUND, "not found") })
+        .layer(middleware::from_fn_with_state(Arc::clone(&preview), preview_guard))
+        .with_state(preview)
+}
+
+async fn preview_guard(State(preview): State<Arc<Preview>>, request: Request, next: Next) -> Response {
+    if !host_allowed(request.headers(), &preview.hosts, preview.app.config.allow_remote) {
+        return (StatusCode::MISDIRECTED_REQUEST, "unknown host").into_response();
+    }
+    if request.method() != axum::http::Method::GET && request.method() != axum::http::Method::HEAD {
+        return (StatusCode::METHOD_NOT_ALLOWED, "read-only").into_response();
+    }
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    if let Ok(csp) = HeaderValue::from_str(&preview.csp) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, csp);
+    }
+    headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    headers.insert("cache-control", HeaderValue::from_static("no-cache"));
+    response
+}
+
+async fn preview_file(
+    State(preview): State<Arc<Preview>>,
+    Path((id, path)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let path = if path.is_empty() || path.ends_with('/') { format!("{path}index.html") } else { path };
+    let (real, bytes) = read_confined(&preview.app, &id, &format!("artifacts/{path}")).await?;
+    Ok(([(header::CONTENT_TYPE, content_type(&real))], bytes).into_response())
+}

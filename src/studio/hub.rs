@@ -1,0 +1,229 @@
+//! One watched session: its line index, the reducer's state folded incrementally, the count of
+//! each route taken, and a change signal every live stream listens to.
+//!
+//! Nothing is ever re-read from the start unless the file was replaced: each refresh indexes the
+//! appended lines and folds just those into the kept [`Replay`]. Streams are woken through a
+//! `watch` channel carrying the number of indexed events and read the new lines themselves, so a
+//! slow client can never make the others wait and reconnecting clients never see duplicates.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::index::{IndexedLine, LineIndex, read_lines};
+use crate::engine::Replay;
+use crate::pipeline::compile::{CompileOptions, compile_file};
+use crate::pipeline::routing::{GOAL_KIND, JUDGE_SCORE_KIND, QA_RESULT_KIND};
+use crate::pipeline::table::TransitionTable;
+use crate::runtime::meta::Meta;
+use crate::runtime::session::SessionDir;
+use crate::transcript::Event;
+
+/// What a stream learns from the hub: how many events are indexed, and in which generation (the
+/// generation changes when the file was replaced and the index restarted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Progress {
+    pub generation: u64,
+    pub events: usize,
+}
+
+/// A watched session.
+pub struct Hub {
+    dir: SessionDir,
+    inner: Mutex<Inner>,
+    progress: watch::Sender<Progress>,
+    polling: AtomicBool,
+}
+
+/// The mutable part of a hub.
+pub struct Inner {
+    pub index: LineIndex,
+    pub replay: Replay,
+    pub table: Option<Arc<TransitionTable>>,
+    /// Why there is no table (the frozen pipeline did not compile or is missing).
+    pub table_error: Option<String>,
+    /// `(route index, source node id)` → times taken.
+    pub route_counts: BTreeMap<(usize, String), u64>,
+    pub generation: u64,
+}
+
+impl Hub {
+    /// Watch the session in `dir`; compiles its frozen pipeline once.
+    pub fn open(dir: SessionDir) -> Hub {
+        let (table, table_error) = match dir.read_meta() {
+            Ok(meta) => load_table(dir.path(), &meta),
+            Err(err) => (None, Some(err.to_string())),
+        };
+        let index = LineIndex::new(dir.transcript());
+        let (progress, _) = watch::channel(Progress::default());
+        Hub {
+            dir,
+            inner: Mutex::new(Inner {
+                index,
+                replay: Replay::new(),
+                table,
+                table_error,
+                route_counts: BTreeMap::new(),
+                generation: 0,
+            }),
+            progress,
+            polling: AtomicBool::new(false),
+        }
+    }
+
+    pub fn dir(&self) -> &SessionDir {
+        &self.dir
+    }
+
+    /// Lock the state (a poisoned lock is still usable: every update is completed or redone).
+    pub fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Listen for new events.
+    pub fn subscribe(&self) -> watch::Receiver<Progress> {
+        self.progress.subscribe()
+    }
+
+    /// Index and fold whatever was appended; wake the streams if anything was.
+    pub fn refresh(&self) -> std::io::Result<Progress> {
+        let mut inner = self.lock();
+        let extension = inner.index.extend()?;
+        if extension.truncated {
+            inner.generation += 1;
+            inner.replay = Replay::new();
+            inner.route_counts.clear();
+        }
+        if !extension.added.is_empty() {
+            let lines: Vec<IndexedLine> = inner.index.lines()[extension.added.clone()].to_vec();
+            let texts = read_lines(&self.dir.transcript(), &lines)?;
+            for (offset, text) in texts.into_iter().enumerate() {
+                if let Some(text) = text {
+                    inner.fold(extension.added.start + offset, &text);
+                }
+            }
+        }
+        let progress = Progress {
+            generation: inner.generation,
+            events: inner.index.len(),
+        };
+        self.progress.send_if_modified(|current| {
+            let changed = *current != progress;
+            *current = progress;
+            changed
+        });
+        Ok(progress)
+    }
+
+    /// Keep refreshing every `interval` while anyone listens. Idempotent.
+    pub fn ensure_polling(self: &Arc<Self>, interval: Duration) {
+        if self.polling.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let hub = Arc::clone(self);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(interval).await;
+                let refreshed = Arc::clone(&hub);
+                let _ = tokio::task::spawn_blocking(move || refreshed.refresh()).await;
+                if hub.progress.receiver_count() == 0 {
+                    hub.polling.store(false, Ordering::Release);
+                    // A listener that arrived between the check and the store restarts us.
+                    if hub.progress.receiver_count() == 0
+                        || hub.polling.swap(true, Ordering::AcqRel)
+                    {
+                        break;
+                    }
+                }
+            }
+        });
+    }
+}
+
+impl Inner {
+    /// Fold the line with sequence number `seq` into the state and count the route it takes.
+    fn fold(&mut self, seq: usize, text: &str) {
+        let Some(table) = self.table.clone() else {
+            return;
+        };
+        let line_no = seq as u64 + 1;
+        match serde_json::from_str::<Event>(text) {
+            Ok(event) => {
+                self.replay.feed_event(&table, &event);
+                if let Some(key) = self.route_taken(&table, &event) {
+                    *self.route_counts.entry(key).or_default() += 1;
+                }
+            }
+            Err(_) => self.replay.feed_line(&table, line_no, text),
+        }
+    }
+
+    /// The route an event took, keyed by its index and the graph node it leaves from.
+    fn route_taken(&self, table: &TransitionTable, event: &Event) -> Option<(usize, String)> {
+        let kind = event.kind.as_str();
+        if kind == JUDGE_SCORE_KIND {
+            let latest = self.replay.state.verification.latest.as_ref()?;
+            if latest.event_id != event.id {
+                return None;
+            }
+            let route = table.route_for_verdict(latest.corrected.verdict, latest.severity)?;
+            return Some((route.index, role_node(&event.from)));
+        }
+        let route = table.route_for(kind, &event.from)?;
+        let source = if kind == GOAL_KIND {
+            "goal".to_owned()
+        } else if kind == QA_RESULT_KIND && !table.is_role(&event.from) {
+            "qa".to_owned()
+        } else if table.is_role(&event.from) {
+            role_node(&event.from)
+        } else {
+            format!("event_{}", safe_id(kind))
+        };
+        Some((route.index, source))
+    }
+}
+
+/// Graph node id of a role (the scheme `crumb graph` uses).
+pub fn role_node(role: &str) -> String {
+    format!("role_{}", safe_id(role))
+}
+
+/// `crumb graph`'s node-id escaping: anything but ASCII alphanumerics becomes `_`.
+pub fn safe_id(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+fn load_table(session: &Path, meta: &Meta) -> (Option<Arc<TransitionTable>>, Option<String>) {
+    let file = session.join(&meta.pipeline_file);
+    let compiled = compile_file(
+        &file,
+        &CompileOptions {
+            check_templates: false,
+        },
+    );
+    match compiled.table {
+        Some(table) => (Some(Arc::new(table)), None),
+        None => {
+            let first = compiled
+                .diagnostics
+                .iter()
+                .find(|d| d.is_error())
+                .map(|d| format!("{}: {}", d.code, d.message))
+                .unwrap_or_default();
+            (
+                None,
+                Some(format!(
+                    "the frozen pipeline {} does not compile: {}",
+                    meta.pipeline_file,
+                    crate::engine::state::clip(&first, 300)
+                )),
+            )
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! A per-session index of transcript line offsets, built once and extended incrementally.
+//!
+//! Paging through a 100,000-event session must not re-read the file: each complete line is
+//! recorded with its byte offset, length, id, kind and sender (kinds and senders interned), so a
+//! page is a few positioned reads and a kind/role filter never touches the disk. A line without
+//! its newline yet is left for the next extension; a line that is not an event (torn, garbage,
+//! oversized) is counted and skipped; a file shorter than what was indexed means it was replaced,
+//! and the index starts over.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Longest line indexed (4 MiB, the writer's limit). Longer lines are skipped without buffering.
+pub const MAX_INDEXED_LINE: usize = 4 * 1024 * 1024;
+
+/// Bytes read from the file per read call while extending.
+const READ_CHUNK: usize = 1 << 20;
+
+/// One indexed event line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexedLine {
+    /// Byte offset of the line's first byte.
+    pub offset: u64,
+    /// Length without the line terminator.
+    pub len: u32,
+    /// Interned kind.
+    pub kind: u16,
+    /// Interned sender.
+    pub from: u16,
+    /// The event id (a ULID: 26 ASCII bytes).
+    pub id: [u8; 26],
+}
+
+impl IndexedLine {
+    /// The id as text.
+    pub fn id(&self) -> &str {
+        std::str::from_utf8(&self.id).unwrap_or("")
+    }
+}
+
+/// What one extension found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Extension {
+    /// The file shrank or vanished: the index restarted from byte 0 first.
+    pub truncated: bool,
+    /// Sequence numbers of the lines added (`first..end`).
+    pub added: std::ops::Range<usize>,
+}
+
+/// The envelope fields the index keeps; everything else is skipped by serde.
+#[derive(Deserialize)]
+struct Header<'a> {
+    #[serde(borrow)]
+    id: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    kind: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    from: std::borrow::Cow<'a, str>,
+}
+
+/// The index of one transcript file.
+#[derive(Debug)]
+pub struct LineIndex {
+    path: PathBuf,
+    lines: Vec<IndexedLine>,
+    /// Bytes consumed: everything before this offset is indexed or skipped.
+    consumed: u64,
+    /// Inside an oversized line: drop bytes until its newline.
+    skipping: bool,
+    /// Lines that were not events.
+    pub skipped: u64,
+    /// Ids increased strictly in file order so far (lookups may binary-search).
+    sorted: bool,
+    names: Vec<Box<str>>,
+    name_ids: HashMap<Box<str>, u16>,
+}
+
+impl LineIndex {
+    /// An empty index of the file at `path` (nothing is read until [`LineIndex::extend`]).
+    pub fn new(path: impl AsRef<Path>) -> Self {
+        LineIndex {
+            path: path.as_ref().to_path_buf(),
+            lines: Vec::new(),
+            consumed: 0,
+            skipping: false,
+            skipped: 0,
+            sorted: true,
+            names: Vec::new(),
+            name_ids: HashMap::new(),
+        }
+    }
+
+    /// Number of indexed events.
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// The indexed line with sequence number `seq`.
+    pub fn get(&self, seq: usize) -> Option<&IndexedLine> {
+        self.lines.get(seq)
+    }
+
+    /// All indexed lines in file order.
+    pub fn lines(&self) -> &[IndexedLine] {
+        &self.lines
+    }
+
+    /// The interned name `id` (a kind or a sender).
+    pub fn name(&self, id: u16) -> &str {
+        self.names.get(usize::from(id)).map_or("", |name| name)
+    }
+
+    /// The interned id of `name`, if any line uses it.
+    pub fn name_id(&self, name: &str) -> Option<u16> {
+        self.name_ids.get(name).copied()
+    }
+
+    /// Bytes consumed so far.
+    pub fn consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// The sequence number of the first event after the one with `id`: exactly what a client
+    /// that last saw `id` missed. An unknown id that sorts after every indexed id means "nothing
+    /// missed"; otherwise `None`.
+    pub fn position_after(&self, id: &str) -> Option<usize> {
+        if let Some(seq) = self.position(id) {
+            return Some(seq + 1);
+        }
+        if self.sorted && id.len() == 26 {
+            let key = id.as_bytes();
+            return Some(self.lines.partition_point(|line| line.id.as_slice() <= key));
+        }
+        None
+    }
+
+    /// The sequence number of the event with `id`.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        let key = id.as_bytes();
+        if key.len() != 26 {
+            return None;
+        }
+        if self.sorted {
+            self.lines
+                .binary_search_by(|line| line.id.as_slice().cmp(key))
+                .ok()
+        } else {
+            self.lines.iter().position(|line| line.id.as_slice() == key)
+        }
+    }
+
+    /// Index whatever complete lines were appended since the last call.
+    pub fn extend(&mut self) -> io::Result<Extension> {
+        let start = self.lines.len();
+        let mut extension = Extension {
+            truncated: false,
+            added: start..start,
+        };
+        let mut file = match File::open(&self.path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if self.consumed > 0 || !self.lines.is_empty() {
+                    self.reset();
+                    extension.truncated = true;
+                    extension.added = 0..0;
+                }
+                return Ok(extension);
+            }
+            Err(e) => return Err(e),
+        };
+        let len = file.metadata()?.len();
+        if len < self.consumed {
+            self.reset();
+            extension.truncated = true;
+        }
+        if len == self.consumed {
+            extension.added = self.lines.len()..self.lines.len();
+            if extension.truncated {
+                extension.added = 0..0;
+            }
+            return Ok(extension);
+        }
+        file.seek(SeekFrom::Start(self.consumed))?;
+        let mut reader = file.take(len - self.consumed);
+        let mut pending: Vec<u8> = Vec::new();
+        let mut chunk = vec![0u8; READ_CHUNK];
+        // Offset of `pending[0]` in the file.
+        let mut pending_at = self.consumed;
+        loop {
+            let read = match reader.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(read) => read,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            let mut fresh = &chunk[..read];
+            while let Some(newline) = fresh.iter().position(|&b| b == b'\n') {
+                let (head, rest) = fresh.split_at(newline + 1);
+                fresh = rest;
+                if self.skipping {
+                    // The end of an oversized line: its earlier bytes were already passed over.
+                    self.skipping = false;
+                    self.skipped += 1;
+                    pending_at += head.len() as u64;
+                } else if pending.len() + head.len() > MAX_INDEXED_LINE + 2 {
+                    self.skipped += 1;
+                    pending_at += (pending.len() + head.len()) as u64;
+                } else {
+                    pending.extend_from_slice(head);
+                    self.record(&pending, pending_at);
+                    pending_at += pending.len() as u64;
+                }
+                pending.clear();
+                self.consumed = pending_at;
+            }
+            if !fresh.is_empty() {
+                if self.skipping {
+                    pending_at += fresh.len() as u64;
+                    self.consumed = pending_at;
+                } else if pending.len() + fresh.len() > MAX_INDEXED_LINE {
+                    self.skipping = true;
+                    pending_at += (pending.len() + fresh.len()) as u64;
+                    pending.clear();
+                    self.consumed = pending_at;
+                } else {
+                    pending.extend_from_slice(fresh);
+                }
+            }
+        }
+        extension.added = if extension.truncated {
+            0..self.lines.len()
+        } else {
+            start..self.lines.len()
+        };
+        Ok(extension)
+    }
+
+    fn reset(&mut self) {
+        self.lines.clear();
+        self.consumed = 0;
+        self.skipping = false;
+        self.skipped = 0;
+        self.sorted = true;
+    }
+
+    fn intern(&mut self, name: &str) -> u16 {
+        if let Some(&id) = self.name_ids.get(name) {
+            return id;
+        }
+        let Ok(id) = u16::try_from(self.names.len()) else {
+            return u16::MAX;
+        };
+        self.names.push(name.into());
+        self.name_ids.insert(name.into(), id);
+        id
+    }
+
+    /// Record one complete line (with its terminator) found at `offset`.
+    fn record(&mut self, raw: &[u8], offset: u64) {
+        let mut line = raw.strip_suffix(b"\n").unwrap_or(raw);
+        line = line.strip_suffix(b"\r").unwrap_or(line);
+        let mut start = 0usize;
+        if offset == 0 && line.starts_with(b"\xEF\xBB\xBF") {
+            start = 3;
+        }
+        let body = &line[start..];
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        let Ok(header) = serde_json::from_slice::<Header<'_>>(body) else {
+            self.skipped += 1;
+            return;
+        };
+        // Ids become SSE `id:` fields and lookup keys: only real ULIDs qualify.
+        if !crate::transcript::validate::is_ulid(&header.id) {
+            self.skipped += 1;
+            return;
+        }
+        let Ok(id) = <[u8; 26]>::try_from(header.id.as_bytes()) else {
+            self.skipped += 1;
+            return;
+        };
+        let Ok(len) = u32::try_from(body.len()) else {
+            self.skipped += 1;
+            return;
+        };
+        if let Some(last) = self.lines.last()
+            && last.id >= id
+        {
+            self.sorted = false;
+        }
+        let kind = self.intern(&header.kind);
+        let from = self.intern(&header.from);
+        self.lines.push(IndexedLine {
+            offset: offset + start as u64,
+            len,
+            kind,
+            from,
+            id,
+        });
+    }
+}
+
+/// Read the text of indexed lines from `path`, in the order given. Lines that can no longer be
+/// read (the file was replaced under us) come back as `None`.
+pub fn read_lines(path: &Path, lines: &[IndexedLine]) -> io::Result<Vec<Option<String>>> {
+    let mut file = File::open(path)?;
+    let mut out = Vec::with_capacity(lines.len());
+    // Contiguous runs are read with one call.
+    let mut i = 0;
+    while i < lines.len() {
+        let mut j = i + 1;
+        while j < lines.len() && lines[j].offset > lines[j - 1].offset && lines[j].offset - lines[j - 1].offset <= u64::from(lines[j - 1].len) + 2 {
+            j += 1;
+        }
+        let first = lines[i];
+        let last = lines[j - 1];
+        let span = usize::try_from(last.offset + u64::from(last.len) - first.offset).unwrap_or(0);
+        let mut buf = vec![0u8; span];
+        file.seek(SeekFrom::Start(first.offset))?;
+        let filled = read_fully(&mut file, &mut buf)?;
+        for line in &lines[i..j] {
+            let from = usize::try_from(line.offset - first.offset).unwrap_or(usize::MAX);
+            let to = from.saturating_add(line.len as usize);
+            out.push(
+                buf.get(from..to.min(filled))
+                    .filter(|bytes| bytes.len() == line.len as usize)
+                    .and_then(|bytes| String::from_utf8(bytes.to_vec()).ok()),
+            );
+        }
+        i = j;
+    }
+    Ok(out)
+}
+
+fn read_fully(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}

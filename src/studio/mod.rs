@@ -1,0 +1,29 @@
+//! Studio: the local web console over the transcript.
+//!
+//! One axum server answers the page, the JSON API and the SSE streams; a second listener (another
+//! port, hence another origin) serves only the game preview, under a CSP, so generated game code
+//! can never reach the API. Studio reads transcripts and writes only to a session's `inbox.txt`.
+//!
+//! - [`index`]: per-session line-offset index, extended incrementally;
+//! - [`hub`]: one watched session: index, incremental reducer state, change signal;
+//! - [`sessions`]: finding sessions and their list rows;
+//! - [`graph`]: the compiled graph (from `crumb graph`'s output) with edge counts;
+//! - [`api`], [`stream`], [`files`], [`write`]: the routes;
+//! - [`security`]: host allow-list, write token, origin checks, CSPs;
+//! - [`assets`]: the embedded client from `studio/`.
+
+pub mod api;
+pub mod assets;
+pub mod config;
+pub mod files;
+pub mod graph;
+pub mod hub;
+pub mod index;
+pub mod security;
+pub mod server;
+pub mod sessions;
+pub mod stream;
+pub mod write;
+
+pub use config::StudioConfig;
+pub use server::serve;

@@ -1,0 +1,119 @@
+//! The two listeners, their routers and graceful shutdown.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use super::config::StudioConfig;
+use super::security::{STUDIO_HEADERS, host_allowed, loopback_hosts};
+use super::sessions::Registry;
+use super::{api, assets, files, stream, write};
+
+/// Largest request body accepted (an inbox line is at most 16 KiB).
+pub const MAX_BODY_BYTES: usize = 32 * 1024;
+
+/// Shared by every handler.
+pub struct App {
+    pub config: StudioConfig,
+    pub registry: Registry,
+    /// `Host` values of the Studio listener.
+    pub hosts: Vec<String>,
+    /// `http://127.0.0.1:<preview port>`.
+    pub preview_origin: String,
+    /// Flips to `true` on shutdown so open streams end and the server can finish.
+    pub closing: watch::Receiver<bool>,
+}
+
+pub type Shared = Arc<App>;
+
+/// Serve Studio on `listener` and the game preview on `preview_listener` until `shutdown`
+/// resolves; then streams are closed and in-flight requests finish.
+pub async fn serve(
+    listener: TcpListener,
+    preview_listener: TcpListener,
+    config: StudioConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let port = listener.local_addr()?.port();
+    let preview_port = preview_listener.local_addr()?.port();
+    let hosts = loopback_hosts(port);
+    let preview_hosts = loopback_hosts(preview_port);
+    let (closing_tx, closing) = watch::channel(false);
+    let app = Arc::new(App {
+        config,
+        registry: Registry::default(),
+        hosts: hosts.clone(),
+        preview_origin: format!("http://127.0.0.1:{preview_port}"),
+        closing,
+    });
+    let studio = studio_router(Arc::clone(&app));
+    let preview = files::preview_router(Arc::clone(&app), preview_hosts, hosts);
+
+    let mut closed_studio = closing_tx.subscribe();
+    let mut closed_preview = closing_tx.subscribe();
+    let studio_server = axum::serve(listener, studio).with_graceful_shutdown(async move {
+        let _ = closed_studio.wait_for(|c| *c).await;
+    });
+    let preview_server = axum::serve(preview_listener, preview).with_graceful_shutdown(async move {
+        let _ = closed_preview.wait_for(|c| *c).await;
+    });
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = closing_tx.send(true);
+    });
+    let (a, b) = tokio::join!(studio_server.into_future(), preview_server.into_future());
+    a.and(b)
+}
+
+fn studio_router(app: Shared) -> Router {
+    Router::new()
+        .route("/", get(assets::page))
+        .route("/assets/{file}", get(assets::asset))
+        .route("/api/health", get(api::health))
+        .route("/api/sessions", get(api::sessions).post(write::new_session))
+        .route("/api/stream", get(stream::sessions_stream))
+        .route("/api/pipelines", get(api::pipelines))
+        .route("/api/sessions/{id}", get(api::session))
+        .route("/api/sessions/{id}/events", get(api::events))
+        .route("/api/sessions/{id}/events/{event_id}", get(api::event))
+        .route("/api/sessions/{id}/graph", get(api::graph))
+        .route("/api/sessions/{id}/stream", get(stream::session_stream))
+        .route("/api/sessions/{id}/inbox", post(write::inbox))
+        .route("/api/sessions/{id}/artifacts", get(files::list))
+        .route("/api/sessions/{id}/files/{*path}", get(files::file))
+        .route("/api/sessions/{id}/roles", get(files::roles))
+        .route("/api/sessions/{id}/logs/{role}/{n}", get(files::log))
+        .route("/api/sessions/{id}/prompts/{role}/{n}", get(files::prompt))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(Arc::clone(&app), guard))
+        .with_state(app)
+}
+
+async fn not_found() -> Response {
+    (StatusCode::NOT_FOUND, "not found").into_response()
+}
+
+/// Refuse foreign `Host` headers (DNS rebinding) and stamp the security headers.
+async fn guard(State(app): State<Shared>, request: Request, next: Next) -> Response {
+    if !host_allowed(request.headers(), &app.hosts, app.config.allow_remote) {
+        return (StatusCode::MISDIRECTED_REQUEST, "unknown host").into_response();
+    }
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    for (name, value) in STUDIO_HEADERS {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    headers
+        .entry("cache-control")
+        .or_insert(HeaderValue::from_static("no-cache"));
+    response
+}

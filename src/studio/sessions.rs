@@ -1,0 +1,159 @@
+//! Finding sessions and summarising them for the list: `meta.json` plus a bounded read of the
+//! transcript's end, never the whole history (the reference sent every event of every session).
+
+use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::Serialize;
+
+use super::hub::Hub;
+use crate::runtime::home::CrumbHome;
+use crate::runtime::listing::{SessionSummary, list};
+use crate::runtime::session::{SessionDir, TRANSCRIPT_FILE};
+use crate::transcript::Event;
+use crate::transcript::validate::is_ulid;
+
+/// Bytes read from the end of a transcript for a list row.
+const TAIL_BYTES: u64 = 16 * 1024;
+
+/// One row of the session list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionRow {
+    #[serde(flatten)]
+    pub summary: SessionSummary,
+    /// Transcript size in bytes.
+    pub bytes: u64,
+    /// The latest verdict, when one is within the transcript's last few KiB.
+    pub verdict: Option<String>,
+    pub aggregate: Option<f64>,
+    /// `engine` when the reducer's corrected values are known, else `claimed` (the verifier's).
+    pub verdict_source: Option<&'static str>,
+    /// Kind and time of the last event.
+    pub last_kind: Option<String>,
+    pub last_ts: Option<String>,
+    /// Events, when the session is being watched (otherwise unknown without reading it all).
+    pub events: Option<usize>,
+}
+
+/// The sessions Studio knows, and the hubs of those being watched.
+#[derive(Default)]
+pub struct Registry {
+    paths: Mutex<HashMap<String, PathBuf>>,
+    hubs: Mutex<HashMap<String, Arc<Hub>>>,
+}
+
+impl Registry {
+    /// The directory of session `id` under `home`, if it exists.
+    pub fn locate(&self, home: &CrumbHome, id: &str) -> Option<SessionDir> {
+        if !is_ulid(id) {
+            return None;
+        }
+        if let Some(path) = self.paths.lock().unwrap_or_else(PoisonError::into_inner).get(id) {
+            if let Ok(dir) = SessionDir::open(path.clone()) {
+                return Some(dir);
+            }
+        }
+        let projects = std::fs::read_dir(home.projects_dir()).ok()?;
+        for project in projects.flatten() {
+            let path = project.path().join("sessions").join(id);
+            if let Ok(dir) = SessionDir::open(path.clone()) {
+                self.paths
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(id.to_owned(), path);
+                return Some(dir);
+            }
+        }
+        None
+    }
+
+    /// The hub of session `id`, opened on first use.
+    pub fn hub(&self, home: &CrumbHome, id: &str) -> Option<Arc<Hub>> {
+        if let Some(hub) = self.hubs.lock().unwrap_or_else(PoisonError::into_inner).get(id) {
+            return Some(Arc::clone(hub));
+        }
+        let dir = self.locate(home, id)?;
+        let mut hubs = self.hubs.lock().unwrap_or_else(PoisonError::into_inner);
+        let hub = hubs
+            .entry(id.to_owned())
+            .or_insert_with(|| Arc::new(Hub::open(dir)));
+        Some(Arc::clone(hub))
+    }
+
+    /// A hub already open, without opening one.
+    pub fn open_hub(&self, id: &str) -> Option<Arc<Hub>> {
+        self.hubs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned()
+    }
+}
+
+/// Every session under `home`, newest first (meta only).
+pub fn all(home: &CrumbHome) -> Vec<SessionSummary> {
+    list(home, None).0
+}
+
+/// A list row for `summary`: the meta fields plus what the transcript's end says.
+pub fn row(summary: SessionSummary, registry: &Registry) -> SessionRow {
+    let transcript = summary.path.join(TRANSCRIPT_FILE);
+    let (bytes, tail) = tail_events(&transcript);
+    let mut row = SessionRow {
+        bytes,
+        verdict: None,
+        aggregate: None,
+        verdict_source: None,
+        last_kind: tail.last().map(|e| e.kind.as_str().to_owned()),
+        last_ts: tail.last().map(|e| e.ts.clone()),
+        events: None,
+        summary,
+    };
+    if let Some(judge) = tail.iter().rev().find(|e| e.kind.as_str() == "judge.score")
+        && let Some(scores) = &judge.scores
+    {
+        row.verdict = scores.verdict.map(|v| v.as_str().to_owned());
+        row.aggregate = scores.aggregate;
+        row.verdict_source = Some("claimed");
+    }
+    if let Some(hub) = registry.open_hub(&row.summary.id) {
+        let inner = hub.lock();
+        row.events = Some(inner.index.len());
+        if let Some(latest) = &inner.replay.state.verification.latest {
+            row.verdict = Some(latest.corrected.verdict.as_str().to_owned());
+            row.aggregate = Some(latest.corrected.aggregate);
+            row.verdict_source = Some("engine");
+        }
+    }
+    row
+}
+
+/// The transcript's size and the events in its last [`TAIL_BYTES`] (first partial line dropped).
+fn tail_events(path: &Path) -> (u64, Vec<Event>) {
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return (0, Vec::new());
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = len.saturating_sub(TAIL_BYTES);
+    if file.seek(SeekFrom::Start(start)).is_err() {
+        return (len, Vec::new());
+    }
+    let mut buf = Vec::new();
+    if file.take(TAIL_BYTES).read_to_end(&mut buf).is_err() {
+        return (len, Vec::new());
+    }
+    let mut text: &[u8] = &buf;
+    if start > 0 {
+        match text.iter().position(|&b| b == b'\n') {
+            Some(newline) => text = &text[newline + 1..],
+            None => return (len, Vec::new()),
+        }
+    }
+    let events = text
+        .split(|&b| b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<Event>(line).ok())
+        .collect();
+    (len, events)
+}

@@ -1,0 +1,244 @@
+//! The two writes Studio makes: one line into a session's `inbox.txt` (parsed first with the
+//! inbox grammar, so a bad line is answered at once and never written), and starting a new session
+//! with `crumb run` in the background.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::api::ApiError;
+use super::security::check_write;
+use super::server::Shared;
+use super::sessions;
+use crate::runtime::inbox::{UserCommand, append_line, parse_line};
+use crate::runtime::lock;
+use crate::runtime::meta::SessionStatus;
+
+/// How long a new session may take to appear on disk.
+const START_DEADLINE: Duration = Duration::from_secs(15);
+
+fn authorise(app: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
+    check_write(headers, &app.config.token, &app.hosts, app.config.allow_remote)
+        .map_err(|refusal| ApiError(refusal.status(), refusal.to_string()))
+}
+
+fn parse_json<T: for<'de> Deserialize<'de>>(body: &Bytes) -> Result<T, ApiError> {
+    serde_json::from_slice(body).map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("invalid JSON body: {e}")))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InboxBody {
+    line: String,
+}
+
+/// `POST /api/sessions/{id}/inbox` `{"line": "/approve"}`: 202 with what the line means, or 400
+/// with the grammar's message (nothing written).
+pub async fn inbox(
+    State(app): State<Shared>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    authorise(&app, &headers)?;
+    let InboxBody { line } = parse_json(&body)?;
+    let dir = app
+        .registry
+        .locate(&app.config.home, &id)
+        .ok_or_else(|| ApiError::not_found("session"))?;
+    let meta = dir
+        .read_meta()
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let line = line.trim().to_owned();
+    if line.contains(['\n', '\r']) {
+        return Err(ApiError(StatusCode::BAD_REQUEST, "one line at a time: no line breaks".into()));
+    }
+    let command = match parse_line(&line, &meta.roles) {
+        Ok(Some(command)) => command,
+        Ok(None) => {
+            return Err(ApiError(StatusCode::BAD_REQUEST, "nothing to send: the line is blank or a comment".into()));
+        }
+        Err(err) => return Err(ApiError(StatusCode::BAD_REQUEST, err.to_string())),
+    };
+    let inbox = dir.inbox();
+    let written = line.clone();
+    let offset = tokio::task::spawn_blocking(move || append_line(&inbox, &written))
+        .await
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let live = lock::is_held(dir.path());
+    let note = if meta.status == SessionStatus::Done {
+        Some("the session is done: the line is recorded but changes nothing")
+    } else if live {
+        None
+    } else {
+        Some("no coordinator is running: the line applies when the session is resumed")
+    };
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({
+            "accepted": true,
+            "line": line,
+            "command": describe(&command),
+            "inbox_offset": offset,
+            "live": live,
+            "note": note,
+        })),
+    ))
+}
+
+/// What a parsed line will do, in a few words (shown under the line in the command bar).
+pub fn describe(command: &UserCommand) -> String {
+    let on = |role: &Option<String>| role.as_ref().map_or_else(|| "every role".to_owned(), |r| format!("@{r}"));
+    match command {
+        UserCommand::Approve { .. } => "approve the awaited result".into(),
+        UserCommand::Veto { .. } => "veto the current result".into(),
+        UserCommand::Pause { role, .. } => format!("pause {}", role.as_ref().map_or("the session".to_owned(), |r| format!("@{r}"))),
+        UserCommand::Resume { role } => format!("resume {}", role.as_ref().map_or("the session".to_owned(), |r| format!("@{r}"))),
+        UserCommand::Goto { role, .. } => format!("run @{role} next"),
+        UserCommand::Swap { role, adapter } => format!("run @{role} on {}", adapter.as_str()),
+        UserCommand::Append { role, .. } => format!("add to the next prompt of {}", on(role)),
+        UserCommand::Cancel { role, .. } => format!("cancel the live spawn of {}", on(role)),
+        UserCommand::ResetCircuit { .. } => "reset the circuit breaker".into(),
+        UserCommand::Ask { topic } => format!("ask: {topic}"),
+        UserCommand::Note { .. } => "note for the record".into(),
+        UserCommand::Redo { .. } => "redo the current step".into(),
+        UserCommand::Direct { role, .. } => format!("message for @{role} (runs it now)"),
+        UserCommand::Message { .. } => "message for every role's next spawn".into(),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewSession {
+    /// A pipeline file, relative to the project (e.g. `pipelines/casual.yaml`).
+    pipeline: String,
+    /// The pitch / goal.
+    pitch: String,
+    #[serde(default)]
+    preset: Option<String>,
+}
+
+/// `POST /api/sessions` `{"pipeline", "pitch", "preset"?}`: start `crumb run` in the background
+/// (the same code path as the command line) and answer with the new session's id once it exists.
+pub async fn new_session(
+    State(app): State<Shared>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    authorise(&app, &headers)?;
+    let request: NewSession = parse_json(&body)?;
+    let bad = |m: &str| ApiError(StatusCode::BAD_REQUEST, m.to_owned());
+    let pitch = request.pitch.trim();
+    if pitch.is_empty() || pitch.len() > 4096 || pitch.contains(['\n', '\r', '\0']) {
+        return Err(bad("the pitch must be one non-empty line of at most 4096 bytes"));
+    }
+    let project = app
+        .config
+        .project_dir
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .ok_or_else(|| bad("no project directory"))?;
+    let pipeline = super::files::confine(&project, &request.pipeline)
+        .map_err(|_| bad("the pipeline must be an existing file inside the project"))?;
+    let mut args: Vec<String> = vec!["run".into(), pipeline.display().to_string(), pitch.to_owned()];
+    if let Some(preset) = request.preset.as_deref().filter(|p| !p.is_empty()) {
+        if !preset.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            return Err(bad("unknown preset"));
+        }
+        args.extend(["--preset".into(), preset.to_owned()]);
+    }
+    let exe = app
+        .config
+        .crumb_exe
+        .clone()
+        .or_else(|| std::env::current_exe().ok())
+        .ok_or_else(|| ApiError(StatusCode::INTERNAL_SERVER_ERROR, "cannot find the crumb binary".into()))?;
+    let log_dir = app.config.home.root().join("studio");
+    let _ = std::fs::create_dir_all(&log_dir);
+    let log_path = log_dir.join(format!("run-{}.log", ulid::Ulid::new()));
+    let home = app.config.home.clone();
+    let before: std::collections::HashSet<String> =
+        tokio::task::spawn_blocking(move || sessions::all(&home).into_iter().map(|s| s.id).collect())
+            .await
+            .unwrap_or_default();
+    let log = std::fs::File::create(&log_path).map_err(ApiError::from)?;
+    let log_err = log.try_clone().map_err(ApiError::from)?;
+    let mut child = tokio::process::Command::new(&exe)
+        .args(&args)
+        .current_dir(&project)
+        .env("CRUMB_HOME", app.config.home.root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(log))
+        .stderr(Stdio::from(log_err))
+        .process_group(0)
+        .spawn()
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot start crumb run: {e}")))?;
+    let pid = child.id();
+    let exited = std::sync::Arc::new(tokio::sync::Notify::new());
+    let exited_tx = std::sync::Arc::clone(&exited);
+    // Reap the child whenever it ends; it outlives this request.
+    tokio::spawn(async move {
+        let _ = child.wait().await;
+        exited_tx.notify_one();
+    });
+    let session_id = wait_for_session(&app, &before, pitch, &exited).await;
+    match session_id {
+        Some(id) => Ok((
+            StatusCode::ACCEPTED,
+            Json(json!({ "session_id": id, "pid": pid, "url": format!("/#/session/{id}") })),
+        )),
+        None => Err(ApiError(
+            StatusCode::BAD_GATEWAY,
+            format!(
+                "crumb run did not start a session; its output: {}",
+                read_log(&log_path)
+            ),
+        )),
+    }
+}
+
+/// Poll the home until a new session with this pitch appears (its coordinator may already have
+/// finished and cleared its pid), or the child exits.
+async fn wait_for_session(
+    app: &Shared,
+    before: &std::collections::HashSet<String>,
+    pitch: &str,
+    exited: &tokio::sync::Notify,
+) -> Option<String> {
+    let deadline = tokio::time::Instant::now() + START_DEADLINE;
+    let mut ended = false;
+    loop {
+        let home = app.config.home.clone();
+        let before = before.clone();
+        let pitch = pitch.to_owned();
+        let found = tokio::task::spawn_blocking(move || {
+            sessions::all(&home)
+                .into_iter()
+                .find(|s| !before.contains(&s.id) && s.goal == pitch)
+                .map(|s| s.id)
+        })
+        .await
+        .ok()
+        .flatten();
+        if found.is_some() || ended || tokio::time::Instant::now() >= deadline {
+            return found;
+        }
+        tokio::select! {
+            () = exited.notified() => ended = true,
+            () = tokio::time::sleep(Duration::from_millis(50)) => {}
+        }
+    }
+}
+
+fn read_log(path: &PathBuf) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    crate::engine::state::clip(text.trim(), 2000)
+}
