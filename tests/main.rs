@@ -7,4 +7,5 @@ mod engine;
 mod pipelines;
 mod qa;
 mod runtime;
+mod studio;
 mod transcript;
