@@ -8,3 +8,8 @@ pub mod meta;
 pub mod resolve;
 pub mod session;
 pub mod inbox;
+pub mod agent_process;
+pub mod coordinator;
+pub mod dispatcher;
+pub mod prompt;
+pub mod run;

@@ -1,0 +1,55 @@
+//! `crumb resume <session>`: take over a session whose coordinator stopped (it waited for a
+//! person, or it was killed), replay it, re-issue exactly the effects that have no outcome yet,
+//! apply new inbox lines, and drive it on. Same exit codes as `crumb run`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::run::{Failure, drive_and_report, home, reopen};
+use crate::runtime::home::Project;
+use crate::runtime::lock::CoordinatorLock;
+use crate::runtime::resolve::resolve;
+
+/// Arguments of `crumb resume`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Exit codes: as `crumb run` (0 PASS or approved, 10 awaiting a person, 20 stopped without PASS, 2 usage, 1 internal).")]
+pub struct Args {
+    /// A session id, a unique prefix of one, or a session folder.
+    pub session: String,
+    /// Keep a session that waits for a person open (instead of exiting 10).
+    #[arg(long)]
+    pub wait: bool,
+    /// Print the final summary as JSON (and no progress).
+    #[arg(long)]
+    pub json: bool,
+    /// The crumb home (default `$CRUMB_HOME`, else `~/.crumb`).
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+}
+
+pub fn run(args: &Args) -> ExitCode {
+    match execute(args) {
+        Ok(code) => ExitCode::from(code),
+        Err(Failure::Usage(message)) => {
+            eprintln!("crumb resume: {message}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Internal(message)) => {
+            eprintln!("crumb resume: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn execute(args: &Args) -> Result<u8, Failure> {
+    let home = home(args.home.as_deref())?;
+    let project = Project::current().ok();
+    let dir = resolve(&home, project.as_ref(), &args.session).map_err(|e| Failure::Usage(e.to_string()))?;
+    let lock = CoordinatorLock::acquire(dir.path()).map_err(|e| Failure::Usage(e.to_string()))?;
+    let session = reopen(&dir)?;
+    if !args.json {
+        println!("session  {} (resumed)", dir.id());
+        println!("folder   {}", dir.path().display());
+    }
+    drive_and_report(session, lock, args.wait, args.json)
+}

@@ -1,0 +1,293 @@
+//! `crumb run <pipeline> <pitch>`: validate the pipeline, create a session, resolve and print the
+//! bindings, drive the session to its end, and summarise.
+//!
+//! Exit codes: 0 PASS (or a person approved), 10 waiting for a person (`crumb say <id> /approve`
+//! then `crumb resume <id>`), 20 stopped without PASS (budget, circuit, FAIL, idle), 2 usage or
+//! configuration error, 1 internal error.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::run_progress::Progress;
+use crate::adapters::AdapterKind;
+use crate::adapters::mock::Scenario;
+use crate::pipeline::compile::{CompileOptions, compile_file};
+use crate::pipeline::preset::{Preset, check_preset_bytes};
+use crate::pipeline::render::{FileReport, Format, render};
+use crate::pipeline::table::TransitionTable;
+use crate::pipeline::units::parse_duration_ms;
+use crate::runtime::coordinator::{self, Options, Outcome, Session};
+use crate::runtime::home::{CrumbHome, Project};
+use crate::runtime::lock::CoordinatorLock;
+use crate::runtime::meta::SessionStatus;
+use crate::runtime::run::{Ending, RunConfig, resolve_bindings};
+use crate::runtime::session::{self, SessionDir};
+use crate::transcript::writer::Writer;
+use crate::transcript::{Draft, Kind, Metadata};
+
+const EXIT_HELP: &str = "Exit codes: 0 PASS (or approved by a person), 10 awaiting a person (PARTIAL: `crumb say <id> /approve` then `crumb resume <id>`), 20 stopped without PASS (FAIL, budget, circuit breaker, idle), 2 usage or configuration error, 1 internal error.";
+
+/// Arguments of `crumb run`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXIT_HELP)]
+pub struct Args {
+    /// The pipeline file (e.g. `pipelines/casual.yaml`).
+    pub pipeline: PathBuf,
+    /// The one-line goal (for `casual`, the game pitch).
+    pub pitch: String,
+    /// Run every role on this adapter (mock, claude-code, codex, gemini-cli, command).
+    #[arg(long, value_name = "ADAPTER")]
+    pub adapter: Option<String>,
+    /// Bind one role to an adapter (repeatable): `--bind builder=codex`.
+    #[arg(long = "bind", value_name = "ROLE=ADAPTER")]
+    pub binds: Vec<String>,
+    /// A preset from `presets/<NAME>.yaml`.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+    /// Make the mock adapter misbehave on purpose.
+    #[arg(long, value_enum, value_name = "SCENARIO")]
+    pub mock_scenario: Option<Scenario>,
+    /// Keep a session that waits for a person open (instead of exiting 10).
+    #[arg(long)]
+    pub wait: bool,
+    /// Print the final summary as JSON (and no progress).
+    #[arg(long)]
+    pub json: bool,
+    /// The crumb home (default `$CRUMB_HOME`, else `~/.crumb`).
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Override every role's idle timeout (e.g. `2s`, `500ms`).
+    #[arg(long, value_name = "DURATION", env = "CRUMB_IDLE_TIMEOUT")]
+    pub idle_timeout: Option<String>,
+    /// Override every role's wall-clock timeout (e.g. `10m`).
+    #[arg(long, value_name = "DURATION", env = "CRUMB_WALL_TIMEOUT")]
+    pub wall_timeout: Option<String>,
+}
+
+pub fn run(args: &Args) -> ExitCode {
+    match execute(args) {
+        Ok(code) => ExitCode::from(code),
+        Err(Failure::Usage(message)) => {
+            eprintln!("crumb run: {message}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Internal(message)) => {
+            eprintln!("crumb run: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Why a command stopped before (or while) driving a session.
+pub(crate) enum Failure {
+    Usage(String),
+    Internal(String),
+}
+
+fn execute(args: &Args) -> Result<u8, Failure> {
+    let compiled = compile_file(&args.pipeline, &CompileOptions::default());
+    let Some(table) = compiled.table else {
+        let report = FileReport { file: args.pipeline.clone(), diagnostics: compiled.diagnostics, sources: compiled.sources };
+        eprint!("{}", render(&[report], Format::Human));
+        return Err(Failure::Usage(format!("{} is not a valid pipeline; nothing was run", args.pipeline.display())));
+    };
+    let adapter = args.adapter.as_deref().map(str::parse::<AdapterKind>).transpose().map_err(|e| Failure::Usage(e.to_string()))?;
+    let preset = args.preset.as_deref().map(|name| load_preset(name, &args.pipeline)).transpose()?;
+    let bindings = resolve_bindings(&table, adapter, &args.binds, preset.as_ref()).map_err(|e| Failure::Usage(e.to_string()))?;
+    let idle_timeout_ms = duration_flag("--idle-timeout", args.idle_timeout.as_deref())?;
+    let wall_timeout_ms = duration_flag("--wall-timeout", args.wall_timeout.as_deref())?;
+    if args.pitch.trim().is_empty() {
+        return Err(Failure::Usage("the pitch is empty".into()));
+    }
+    let home = home(args.home.as_deref())?;
+    let project = Project::current().map_err(|e| Failure::Internal(format!("cannot determine the project: {e}")))?;
+    let created = session::create(&home, &project, &args.pipeline, &args.pitch).map_err(|e| Failure::Internal(e.to_string()))?;
+    let frozen_file = created.dir.path().join(&created.frozen.pipeline_file);
+    let frozen_table = compile_frozen(&frozen_file)?;
+    let config = RunConfig {
+        pipeline: table.name.clone(),
+        pipeline_hash: created.frozen.hash.clone(),
+        pipeline_file: created.frozen.pipeline_file.clone(),
+        bindings,
+        limits: frozen_table.limits.clone(),
+        mock_scenario: args.mock_scenario.map(|s| s.as_str().to_owned()),
+        idle_timeout_ms,
+        wall_timeout_ms,
+    };
+    write_header(&created.dir, &config, &args.pitch).map_err(Failure::Internal)?;
+    if !args.json {
+        println!("session  {}", created.dir.id());
+        println!("folder   {}", created.dir.path().display());
+        for (role, binding) in &config.bindings {
+            let model = binding.model.as_deref().map(|m| format!(" model {m}")).unwrap_or_default();
+            println!("bind     {role} → {}{model} ({})", binding.adapter, binding.decided_by);
+        }
+    }
+    let session = Session { dir: created.dir, table: Arc::new(frozen_table), config: Arc::new(config) };
+    drive_and_report(session, created.lock, args.wait, args.json)
+}
+
+/// Drive a session (new or resumed) to its end, update `meta.json`, print the summary and return
+/// the exit code.
+pub(crate) fn drive_and_report(session: Session, lock: CoordinatorLock, wait: bool, json: bool) -> Result<u8, Failure> {
+    let dir = session.dir.clone();
+    let mut meta = dir.read_meta().map_err(|e| Failure::Internal(e.to_string()))?;
+    meta.set_status(SessionStatus::Running, Some(std::process::id()));
+    dir.write_meta(&meta).map_err(|e| Failure::Internal(e.to_string()))?;
+    let mut progress = Progress::new(json, session.config.limits.tokens_hard);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Internal(format!("cannot start the async runtime: {e}")))?;
+    let outcome = runtime.block_on(coordinator::drive(session, Options { wait }, &mut progress));
+    progress.finish();
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(err) => {
+            meta.set_status(SessionStatus::Error, None);
+            let _ = dir.write_meta(&meta);
+            lock.release();
+            return Err(Failure::Internal(err.to_string()));
+        }
+    };
+    let status = match outcome.ending {
+        Ending::Awaiting => SessionStatus::Awaiting,
+        Ending::Done { .. } => SessionStatus::Done,
+    };
+    meta.set_status(status, None);
+    dir.write_meta(&meta).map_err(|e| Failure::Internal(e.to_string()))?;
+    lock.release();
+    let summary = summary(&dir, &outcome);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&summary).unwrap_or_default());
+    } else {
+        print_summary(&summary);
+    }
+    Ok(outcome.ending.exit_code())
+}
+
+/// The final summary (also what `--json` prints).
+fn summary(dir: &SessionDir, outcome: &Outcome) -> Value {
+    let state = &outcome.state;
+    let verdict = state.verification.latest.as_ref().map(|v| {
+        json!({
+            "raw": { "verdict": v.raw.verdict, "aggregate": v.raw.aggregate },
+            "corrected": { "verdict": v.corrected.verdict, "aggregate": v.corrected.aggregate },
+            "corrections": v.corrections.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
+        })
+    });
+    let entry = dir.artifacts().join("game/index.html");
+    let (status, reason) = match &outcome.ending {
+        Ending::Done { reason } => ("done", Some(reason.clone())),
+        Ending::Awaiting => ("awaiting", None),
+    };
+    json!({
+        "session_id": dir.id(),
+        "folder": dir.path().display().to_string(),
+        "status": status,
+        "reason": reason,
+        "exit_code": outcome.ending.exit_code(),
+        "verdict": verdict,
+        "verifications": state.verification.count,
+        "events": state.events,
+        "tokens": state.budgets.tokens,
+        "game": entry.is_file().then(|| entry.display().to_string()),
+    })
+}
+
+fn print_summary(summary: &Value) {
+    let text = |key: &str| summary.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
+    println!();
+    match summary.get("reason").and_then(Value::as_str) {
+        Some(reason) => println!("ended    {reason}"),
+        None => println!("waiting  for a person: crumb say {} /approve   (or /veto <why>), then crumb resume {}", text("session_id"), text("session_id")),
+    }
+    if let Some(verdict) = summary.get("verdict").filter(|v| !v.is_null()) {
+        let part = |which: &str, key: &str| verdict.get(which).and_then(|v| v.get(key)).map(ToString::to_string).unwrap_or_default();
+        println!(
+            "verdict  {} (aggregate {}) — verifier claimed {} ({})",
+            part("corrected", "verdict").trim_matches('"'),
+            part("corrected", "aggregate"),
+            part("raw", "verdict").trim_matches('"'),
+            part("raw", "aggregate"),
+        );
+    }
+    if let Some(game) = summary.get("game").and_then(Value::as_str) {
+        println!("game     {game}");
+    }
+    println!("studio   crumb studio   (then open the session {})", text("session_id"));
+}
+
+fn compile_frozen(path: &Path) -> Result<TransitionTable, Failure> {
+    compile_file(path, &CompileOptions::default())
+        .table
+        .ok_or_else(|| Failure::Internal(format!("the frozen pipeline {} does not compile", path.display())))
+}
+
+/// Write `session.start` (the run configuration) and the `goal`.
+fn write_header(dir: &SessionDir, config: &RunConfig, pitch: &str) -> Result<(), String> {
+    let mut writer = Writer::open(dir.transcript(), dir.id()).map_err(|e| e.to_string())?;
+    let data = match serde_json::to_value(config) {
+        Ok(Value::Object(map)) => map,
+        _ => return Err("cannot record the run configuration".into()),
+    };
+    let provenance = Metadata { deterministic: Some(true), tool: Some("crumb-run@v1".into()), ..Metadata::default() };
+    writer
+        .append(
+            Draft::new("system", Kind::SessionStart)
+                .body(format!("session {} started: pipeline {} ({})", dir.id(), config.pipeline, config.pipeline_hash))
+                .data(data)
+                .metadata(provenance),
+        )
+        .map_err(|e| e.to_string())?;
+    writer.append(Draft::new("user", Kind::Goal).body(pitch)).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// Load and compile a session's frozen pipeline and its recorded configuration (for resume).
+pub(crate) fn reopen(dir: &SessionDir) -> Result<Session, Failure> {
+    let meta = dir.read_meta().map_err(|e| Failure::Internal(e.to_string()))?;
+    let table = compile_frozen(&dir.frozen_pipeline(&meta))?;
+    let (events, _) = crate::transcript::reader::read_path(&dir.transcript()).map_err(|e| Failure::Internal(e.to_string()))?;
+    let config = RunConfig::from_events(&events)
+        .ok_or_else(|| Failure::Internal("the transcript has no readable session.start; it cannot be resumed".into()))?;
+    Ok(Session { dir: dir.clone(), table: Arc::new(table), config: Arc::new(config) })
+}
+
+pub(crate) fn home(flag: Option<&Path>) -> Result<CrumbHome, Failure> {
+    match flag {
+        Some(path) => Ok(CrumbHome::at(path)),
+        None => CrumbHome::from_env().map_err(|e| Failure::Usage(e.to_string())),
+    }
+}
+
+fn duration_flag(flag: &str, value: Option<&str>) -> Result<Option<u64>, Failure> {
+    value
+        .map(|text| parse_duration_ms(text).map_err(|e| Failure::Usage(format!("{flag} {text}: {e}"))))
+        .transpose()
+        .map(|ms| ms.filter(|&ms| ms > 0))
+}
+
+/// `presets/<name>.yaml`, looked up next to the pipeline's folder, then in the working directory.
+fn load_preset(name: &str, pipeline: &Path) -> Result<Preset, Failure> {
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return Err(Failure::Usage(format!("--preset {name}: a preset name is letters, digits, `-` and `_`")));
+    }
+    let file = format!("{name}.yaml");
+    let beside = pipeline.parent().and_then(Path::parent).map(|root| root.join("presets").join(&file));
+    let candidates = beside.into_iter().chain([PathBuf::from("presets").join(&file)]);
+    let Some(path) = candidates.into_iter().find(|p| p.is_file()) else {
+        return Err(Failure::Usage(format!("unknown preset `{name}` (no presets/{file})")));
+    };
+    let bytes = std::fs::read(&path).map_err(|e| Failure::Usage(format!("cannot read {}: {e}", path.display())))?;
+    let (preset, diagnostics) = check_preset_bytes(&bytes, &path);
+    preset.filter(|_| !diagnostics.iter().any(crate::pipeline::Diagnostic::is_error)).ok_or_else(|| {
+        let report = FileReport { file: path.clone(), diagnostics, sources: vec![(path.clone(), String::from_utf8_lossy(&bytes).into_owned())] };
+        eprint!("{}", render(&[report], Format::Human));
+        Failure::Usage(format!("preset {} is invalid", path.display()))
+    })
+}

@@ -1,0 +1,85 @@
+//! What `crumb run` and `crumb resume` show while a session runs: an `indicatif` line (current
+//! role, step, elapsed, events, token budget) on a terminal, plain lines otherwise, nothing
+//! with `--json` (the summary is the only output then).
+
+use std::io::IsTerminal;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::engine::State;
+use crate::runtime::coordinator::Observer;
+use crate::transcript::{Event, Kind};
+
+/// Progress display for one drive.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    plain: bool,
+    started: Instant,
+    tokens_hard: u64,
+}
+
+impl Progress {
+    /// `quiet`: show nothing but warnings (for `--json`).
+    pub fn new(quiet: bool, tokens_hard: u64) -> Self {
+        let tty = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        let bar = (!quiet && tty).then(|| {
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(ProgressStyle::with_template("{spinner} [{elapsed}] {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+            bar.enable_steady_tick(std::time::Duration::from_millis(120));
+            bar
+        });
+        Progress { plain: !quiet && bar.is_none(), bar, started: Instant::now(), tokens_hard }
+    }
+
+    /// Remove the progress line before the summary is printed.
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn budget(&self, state: &State) -> String {
+        if self.tokens_hard == 0 {
+            format!("{} tokens", state.budgets.tokens)
+        } else {
+            format!("{} / {} tokens", state.budgets.tokens, self.tokens_hard)
+        }
+    }
+}
+
+/// The line worth showing for an event, if any.
+fn describe(event: &Event) -> Option<String> {
+    let body = event.body.as_deref().unwrap_or("").lines().next().unwrap_or("");
+    let clipped: String = body.chars().take(100).collect();
+    match event.kind {
+        Kind::AgentWake | Kind::AgentStop | Kind::Error | Kind::QaResult | Kind::Audit | Kind::Ack | Kind::Hook | Kind::Done
+        | Kind::SessionAwaiting => Some(format!("{} {}: {clipped}", event.from, event.kind)),
+        Kind::Spec | Kind::Build | Kind::JudgeScore | Kind::SpecUpdate => Some(format!("{} {}: {clipped}", event.from, event.kind)),
+        _ if event.kind.as_str().starts_with("user.") => Some(format!("{} {}: {clipped}", event.from, event.kind)),
+        _ => None,
+    }
+}
+
+impl Observer for Progress {
+    fn event(&mut self, event: &Event, state: &State, live: bool) {
+        if !live {
+            return;
+        }
+        let Some(line) = describe(event) else { return };
+        let elapsed = self.started.elapsed().as_secs_f32();
+        if let Some(bar) = &self.bar {
+            let role = state.next_role.as_deref().unwrap_or("-");
+            bar.set_message(format!("{role} · {line} · {} events · {}", state.events, self.budget(state)));
+        } else if self.plain {
+            println!("[{elapsed:6.1}s] {line}");
+        }
+    }
+
+    fn warn(&mut self, message: &str) {
+        match &self.bar {
+            Some(bar) => bar.suspend(|| eprintln!("crumb: {message}")),
+            None => eprintln!("crumb: {message}"),
+        }
+    }
+}

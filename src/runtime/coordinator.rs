@@ -1,0 +1,611 @@
+//! The coordinator: one task per session that owns the engine state.
+//!
+//! On start it folds the whole transcript (replay), works out which effects have no outcome event
+//! yet (every outcome carries `metadata.effect_id`) and issues exactly those — for a new session
+//! that is the effects of `session.start` and `goal`; after a crash it is whatever was in flight.
+//! Then it tails the transcript and the inbox and reduces events strictly in file order. Inbox
+//! lines become `user.*` events carrying `data.inbox_offset`, so the consumed offset is derived
+//! from the transcript and no line is applied twice. At most one spawn per role is live; more
+//! wait in a per-role queue. Every ending writes `done` + `session.end`, an idle stall included;
+//! waiting for a person is not an ending but a persisted state (`session.awaiting`, meta
+//! `awaiting`).
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use super::agent_process;
+use super::dispatcher::{self, SharedWriter, SpawnJob, SpawnReport, append, runner_metadata};
+use super::inbox::{parse_line, read_after, rejection_draft, to_draft};
+use super::prompt::{self, PromptInputs};
+use super::run::{Ending, RoleBinding, RunConfig};
+use super::session::SessionDir;
+use crate::adapters::AdapterKind;
+use crate::engine::State;
+use crate::engine::effect::{Cancel, Done, Effect, Spawn};
+use crate::pipeline::table::TransitionTable;
+use crate::runtime::inbox::InboxError;
+use crate::transcript::tail::Tail;
+use crate::transcript::{Draft, Event, Kind};
+
+/// How often the transcript and the inbox are polled.
+const POLL: Duration = Duration::from_millis(10);
+/// How long live spawns get to finish on their own once the session is done.
+const FINISH_GRACE: Duration = Duration::from_secs(3);
+/// Quiet polls in a row before the session counts as idle.
+const QUIET_POLLS: u32 = 3;
+
+/// A session ready to be driven.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub dir: SessionDir,
+    pub table: Arc<TransitionTable>,
+    pub config: Arc<RunConfig>,
+}
+
+/// Knobs of one drive.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Keep an awaiting session open for the person's answer instead of returning.
+    pub wait: bool,
+}
+
+/// What the coordinator tells the person while it runs.
+pub trait Observer {
+    /// An event was folded (`live` is false during the initial replay).
+    fn event(&mut self, _event: &Event, _state: &State, _live: bool) {}
+    /// Something went wrong that does not stop the session.
+    fn warn(&mut self, message: &str) {
+        eprintln!("crumb: {message}");
+    }
+}
+
+/// An observer that prints nothing but warnings.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// How a drive ended.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub ending: Ending,
+    pub state: State,
+}
+
+/// Why the coordinator could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum CoordinatorError {
+    #[error("cannot read the transcript {path}: {source}")]
+    Transcript { path: String, source: std::io::Error },
+    #[error("cannot write the transcript: {0}")]
+    Write(#[from] crate::transcript::writer::WriteError),
+}
+
+enum TaskDone {
+    Spawn(SpawnReport),
+    Qa,
+}
+
+/// The latest events the prompts quote (the state keeps only summaries).
+#[derive(Default)]
+struct Latest {
+    spec: Option<Event>,
+    build: Option<Event>,
+    qa: Option<Event>,
+}
+
+/// Which effects already have outcome events.
+#[derive(Default)]
+struct Outcomes {
+    /// Effect ids with a completing event (anything but a bare `agent.wake`).
+    completed: HashSet<String>,
+    /// Spawn effect ids with an `agent.wake` (started), with the wake's log path.
+    woken: HashMap<String, Option<String>>,
+}
+
+impl Outcomes {
+    fn note(&mut self, event: &Event) {
+        let Some(id) = event.metadata.as_ref().and_then(|m| m.effect_id.as_deref()) else {
+            return;
+        };
+        if event.kind == Kind::AgentWake {
+            let log = event.data.as_ref().and_then(|d| d.get("log")).and_then(Value::as_str).map(str::to_owned);
+            self.woken.insert(id.to_owned(), log);
+        } else {
+            self.completed.insert(id.to_owned());
+        }
+    }
+}
+
+struct Coordinator<'o> {
+    session: Session,
+    pipeline_file: PathBuf,
+    writer: SharedWriter,
+    state: State,
+    tail: Tail,
+    inbox_offset: u64,
+    latest: Latest,
+    /// Role → (effect id, cancel) of its live spawn.
+    live: HashMap<String, (String, oneshot::Sender<()>)>,
+    /// Spawn jobs not yet reported back (cancelled ones included).
+    spawns_running: usize,
+    queued: HashMap<String, VecDeque<(Spawn, bool)>>,
+    qa_running: usize,
+    tasks_tx: mpsc::UnboundedSender<TaskDone>,
+    tasks: mpsc::UnboundedReceiver<TaskDone>,
+    finishing: Option<(Done, Instant)>,
+    observer: &'o mut dyn Observer,
+    options: Options,
+}
+
+/// Drive `session` until it ends or waits for a person.
+pub async fn drive(session: Session, options: Options, observer: &mut dyn Observer) -> Result<Outcome, CoordinatorError> {
+    let writer = crate::transcript::writer::Writer::open(session.dir.transcript(), session.dir.id())?;
+    let (tasks_tx, tasks) = mpsc::unbounded_channel();
+    let pipeline_file = session.dir.path().join(&session.config.pipeline_file);
+    let tail = Tail::new(session.dir.transcript());
+    let mut coordinator = Coordinator {
+        session,
+        pipeline_file,
+        writer: Arc::new(std::sync::Mutex::new(writer)),
+        state: State::new(),
+        tail,
+        inbox_offset: 0,
+        latest: Latest::default(),
+        live: HashMap::new(),
+        spawns_running: 0,
+        queued: HashMap::new(),
+        qa_running: 0,
+        tasks_tx,
+        tasks,
+        finishing: None,
+        observer,
+        options,
+    };
+    coordinator.replay()?;
+    coordinator.run().await
+}
+
+impl Coordinator<'_> {
+    /// Fold what is already in the transcript and re-issue the effects that have no outcome.
+    fn replay(&mut self) -> Result<(), CoordinatorError> {
+        let batch = self.poll_tail()?;
+        let mut issued: Vec<Effect> = Vec::new();
+        let mut outcomes = Outcomes::default();
+        for event in &batch {
+            outcomes.note(event);
+            self.inbox_offset = self.inbox_offset.max(inbox_offset(event));
+            self.latest.note(event);
+            issued.extend(self.state.apply(&self.session.table, event));
+            self.observer.event(event, &self.state, false);
+        }
+        for effect in issued {
+            let id = effect.id().to_owned();
+            if outcomes.completed.contains(&id) {
+                continue;
+            }
+            if self.state.done.is_some() && effect.starts_work() {
+                continue;
+            }
+            let interrupted = outcomes.woken.get(&id).cloned();
+            if let (Effect::Spawn(spawn), Some(log)) = (&effect, &interrupted) {
+                if self.recover_interrupted(spawn, log.as_deref()) {
+                    continue;
+                }
+            }
+            self.dispatch(effect, interrupted.is_some());
+        }
+        Ok(())
+    }
+
+    /// A spawn whose coordinator died mid-turn: stop its orphan, then close it if the role already
+    /// produced what it was asked for (true), or let it be re-issued (false).
+    fn recover_interrupted(&mut self, spawn: &Spawn, log: Option<&str>) -> bool {
+        if let Some(log) = log {
+            let pgid = dispatcher::pgid_file(&self.session.dir.path().join(log));
+            agent_process::kill_orphan(&pgid, self.session.dir.id());
+        }
+        let Some(role) = self.session.table.role(&spawn.role) else {
+            return false;
+        };
+        let transcript = self.session.dir.transcript();
+        let Ok((events, _)) = crate::transcript::reader::read_path(&transcript) else {
+            return false;
+        };
+        let Some(wake) = events.iter().rev().find(|e| {
+            e.kind == Kind::AgentWake && e.metadata.as_ref().and_then(|m| m.effect_id.as_deref()) == Some(spawn.id.as_str())
+        }) else {
+            return false;
+        };
+        if !dispatcher::produced_since(&transcript, &wake.id, role) {
+            return false;
+        }
+        let mut data = Map::new();
+        data.insert("outcome".into(), json!("recovered"));
+        data.insert("exit_code".into(), Value::Null);
+        let stop = Draft::new(spawn.role.clone(), Kind::AgentStop)
+            .body(format!("{} stopped (its coordinator died after the turn produced its result)", spawn.role))
+            .data(data)
+            .metadata(runner_metadata(&spawn.id));
+        self.append_or_warn(stop);
+        true
+    }
+
+    async fn run(mut self) -> Result<Outcome, CoordinatorError> {
+        let mut quiet = 0u32;
+        loop {
+            let mut progressed = false;
+            for event in self.poll_tail()? {
+                progressed = true;
+                self.fold(&event);
+            }
+            while let Ok(done) = self.tasks.try_recv() {
+                progressed = true;
+                self.complete(done);
+            }
+            if self.finishing.is_none() && self.state.done.is_none() {
+                progressed |= self.read_inbox();
+            }
+            if let Some(ending) = self.finish_if_ready().await? {
+                return Ok(Outcome { ending, state: self.state });
+            }
+            quiet = if progressed || !self.is_quiet() { 0 } else { quiet + 1 };
+            if quiet >= QUIET_POLLS {
+                if let Some(done) = &self.state.done {
+                    // Ended by an event someone else wrote (or ended before this run).
+                    return Ok(Outcome { ending: Ending::Done { reason: done.reason.clone() }, state: self.state });
+                }
+                if self.state.awaiting.is_some() {
+                    if !self.options.wait {
+                        return Ok(Outcome { ending: Ending::Awaiting, state: self.state });
+                    }
+                } else if !self.is_paused() {
+                    self.stall();
+                }
+                quiet = 0;
+            }
+            tokio::select! {
+                done = self.tasks.recv() => if let Some(done) = done { self.complete(done) },
+                () = tokio::time::sleep(POLL) => {}
+            }
+        }
+    }
+
+    fn poll_tail(&mut self) -> Result<Vec<Event>, CoordinatorError> {
+        let batch = self.tail.poll().map_err(|source| CoordinatorError::Transcript {
+            path: self.session.dir.transcript().display().to_string(),
+            source,
+        })?;
+        if batch.truncated {
+            self.observer.warn("the transcript shrank; it was truncated or replaced by someone else");
+        }
+        let mut events = Vec::with_capacity(batch.items.len());
+        for item in batch.items {
+            match item {
+                Ok(event) => events.push(event),
+                Err(issue) => self.observer.warn(&format!("skipping an unreadable transcript line: {issue}")),
+            }
+        }
+        Ok(events)
+    }
+
+    fn fold(&mut self, event: &Event) {
+        self.latest.note(event);
+        self.inbox_offset = self.inbox_offset.max(inbox_offset(event));
+        let effects = self.state.apply(&self.session.table, event);
+        self.observer.event(event, &self.state, true);
+        for effect in effects {
+            self.dispatch(effect, false);
+        }
+    }
+
+    fn dispatch(&mut self, effect: Effect, resumed: bool) {
+        match effect {
+            Effect::Append(append) => self.append_or_warn(*append.draft),
+            Effect::Spawn(spawn) => {
+                if self.finishing.is_some() {
+                    return;
+                }
+                if self.live.contains_key(&spawn.role) {
+                    self.queued.entry(spawn.role.clone()).or_default().push_back((spawn, resumed));
+                } else {
+                    self.start_spawn(spawn, resumed);
+                }
+            }
+            Effect::RunQa(run) => {
+                if self.finishing.is_some() {
+                    return;
+                }
+                self.qa_running += 1;
+                let qa = self.session.table.qa.clone();
+                let dir = self.session.dir.clone();
+                let writer = self.writer.clone();
+                let tx = self.tasks_tx.clone();
+                tokio::spawn(async move {
+                    dispatcher::run_qa(run, qa, dir, writer).await;
+                    let _ = tx.send(TaskDone::Qa);
+                });
+            }
+            Effect::Done(done) => {
+                self.queued.clear();
+                if self.finishing.is_none() {
+                    self.finishing = Some((done, Instant::now() + FINISH_GRACE));
+                }
+            }
+            Effect::Cancel(cancel) => self.cancel(&cancel),
+        }
+    }
+
+    fn start_spawn(&mut self, spawn: Spawn, resumed: bool) {
+        let Some(role) = self.session.table.role(&spawn.role).cloned() else {
+            self.observer.warn(&format!("spawn of unknown role `{}` ignored", spawn.role));
+            return;
+        };
+        let binding = self.binding_for(&spawn);
+        let prompt = self.render_prompt(&spawn, &role);
+        let job = SpawnJob {
+            effect: spawn,
+            role,
+            binding,
+            prompt,
+            session: self.session.dir.clone(),
+            config: self.session.config.clone(),
+            resumed,
+        };
+        let (cancel_tx, cancel_rx) = oneshot::channel();
+        self.live.insert(job.role.id.clone(), (job.effect.id.clone(), cancel_tx));
+        self.spawns_running += 1;
+        let writer = self.writer.clone();
+        let tx = self.tasks_tx.clone();
+        tokio::spawn(async move {
+            let report = dispatcher::run_spawn(job, writer, cancel_rx).await;
+            let _ = tx.send(TaskDone::Spawn(report));
+        });
+    }
+
+    /// The role's binding, with the effect's adapter override (a `/swap` or a circuit swap).
+    fn binding_for(&self, spawn: &Spawn) -> RoleBinding {
+        let bound = self
+            .session
+            .config
+            .bindings
+            .get(&spawn.role)
+            .cloned()
+            .unwrap_or_else(|| RoleBinding::to_adapter(AdapterKind::Mock, "default"));
+        match spawn.adapter.as_deref().map(str::parse::<AdapterKind>) {
+            Some(Ok(kind)) if kind.as_str() != bound.adapter => RoleBinding::to_adapter(kind, "swap"),
+            _ => bound,
+        }
+    }
+
+    fn render_prompt(&self, spawn: &Spawn, role: &crate::pipeline::table::RoleSpec) -> Result<String, String> {
+        let dir = &self.session.dir;
+        let inputs = PromptInputs {
+            goal: self.state.goal.as_deref().unwrap_or(""),
+            session: json!({
+                "id": dir.id(),
+                "dir": dir.path().display().to_string(),
+                "artifacts_dir": dir.artifacts().display().to_string(),
+                "transcript_path": dir.transcript().display().to_string(),
+            }),
+            spec: self.spec_context(),
+            build: self.build_context(),
+            qa: self.qa_context(),
+            verdict: self.verdict_context(),
+            feedback: spawn.feedback.as_ref(),
+            interventions: &spawn.interventions,
+            attempt: spawn.attempt,
+        };
+        let context = prompt::context(&self.session.table, role, &inputs);
+        let text = prompt::render(&self.pipeline_file, role, &context).map_err(|e| e.to_string())?;
+        prompt::write(&dir.prompt_path(&role.id, spawn.attempt + 1), &text).map_err(|e| e.to_string())?;
+        Ok(text)
+    }
+
+    fn spec_context(&self) -> Value {
+        let Some(spec) = &self.state.spec else { return Value::Null };
+        let predicates: Vec<Value> = spec
+            .ac_predicates
+            .iter()
+            .map(|p| {
+                let field = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+                json!({ "id": field("id"), "intent": field("intent"), "predicate": field("predicate") })
+            })
+            .collect();
+        json!({ "body": spec.body, "acceptance_criteria": spec.acceptance_criteria, "ac_predicates": predicates })
+    }
+
+    fn build_context(&self) -> Value {
+        let Some(build) = &self.latest.build else { return Value::Null };
+        json!({ "body": build.body, "artifacts": build.artifacts.iter().map(|a| a.path.as_str()).collect::<Vec<_>>() })
+    }
+
+    fn qa_context(&self) -> Value {
+        let Some(qa) = &self.latest.qa else { return Value::Null };
+        let data = qa.data.clone().unwrap_or_default();
+        let code = data.get("exec_exit_code").and_then(Value::as_i64);
+        let checks: Vec<Value> = data
+            .get("checks")
+            .and_then(Value::as_array)
+            .map(|checks| {
+                checks
+                    .iter()
+                    .map(|c| {
+                        let text = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_owned);
+                        let summary = text("summary").or_else(|| {
+                            c.get("findings")?.as_array()?.first()?.get("message")?.as_str().map(str::to_owned)
+                        });
+                        json!({ "id": text("id").unwrap_or_default(), "status": text("status").unwrap_or_default(), "summary": summary })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let findings: Vec<String> = data
+            .get("findings")
+            .and_then(Value::as_array)
+            .map(|f| f.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default();
+        json!({ "exec_exit_code": code, "passed": code == Some(0), "findings": findings, "checks": checks })
+    }
+
+    fn verdict_context(&self) -> Value {
+        let Some(latest) = &self.state.verification.latest else { return Value::Null };
+        json!({
+            "verdict": latest.corrected.verdict,
+            "aggregate": latest.corrected.aggregate,
+            "scores": latest.corrected.dimensions,
+            "audit": latest.corrections.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
+        })
+    }
+
+    fn complete(&mut self, done: TaskDone) {
+        match done {
+            TaskDone::Qa => self.qa_running = self.qa_running.saturating_sub(1),
+            TaskDone::Spawn(report) => {
+                self.spawns_running = self.spawns_running.saturating_sub(1);
+                if self.live.get(&report.role).is_some_and(|(id, _)| *id == report.effect_id) {
+                    self.live.remove(&report.role);
+                }
+                let next = self.queued.get_mut(&report.role).and_then(VecDeque::pop_front);
+                if let Some((spawn, resumed)) = next {
+                    if self.finishing.is_none() {
+                        self.start_spawn(spawn, resumed);
+                    }
+                }
+            }
+        }
+    }
+
+    fn cancel(&mut self, cancel: &Cancel) {
+        let roles: Vec<String> = match &cancel.role {
+            Some(role) => self.live.keys().filter(|r| *r == role).cloned().collect(),
+            None => self.live.keys().cloned().collect(),
+        };
+        for role in &roles {
+            if let Some((_, tx)) = self.live.remove(role) {
+                // The job still writes its `agent.stop`; its slot is free from now on.
+                let _ = tx.send(());
+            }
+        }
+        match &cancel.role {
+            Some(role) => {
+                self.queued.remove(role);
+            }
+            None => self.queued.clear(),
+        }
+        let mut data = Map::new();
+        data.insert("cancelled".into(), json!(roles));
+        data.insert("reason".into(), json!(cancel.reason));
+        let body = if roles.is_empty() {
+            format!("cancel: no live spawn matched ({})", cancel.reason)
+        } else {
+            format!("cancel: stopped {} ({})", roles.join(", "), cancel.reason)
+        };
+        self.append_or_warn(Draft::new("system", Kind::Note).body(body).data(data).metadata(runner_metadata(&cancel.id)));
+    }
+
+    /// Turn new inbox lines into `user.*` events (or error acks). True when any line was read.
+    fn read_inbox(&mut self) -> bool {
+        let lines = match read_after(&self.session.dir.inbox(), self.inbox_offset) {
+            Ok(lines) => lines,
+            Err(err) => {
+                self.observer.warn(&err.to_string());
+                return false;
+            }
+        };
+        let roles: Vec<String> = self.session.table.roles.iter().map(|r| r.id.clone()).collect();
+        let read = !lines.is_empty();
+        for line in lines {
+            let draft = if line.too_long {
+                Some(rejection_draft(&InboxError::TooLong { len: usize::try_from(line.end - line.start).unwrap_or(usize::MAX) }, "", line.end))
+            } else {
+                match parse_line(&line.text, &roles) {
+                    Ok(Some(command)) => Some(to_draft(&command, Some(line.end))),
+                    Ok(None) => None,
+                    Err(error) => Some(rejection_draft(&error, &line.text, line.end)),
+                }
+            };
+            if let Some(draft) = draft {
+                self.append_or_warn(draft);
+            }
+            self.inbox_offset = line.end;
+        }
+        read
+    }
+
+    /// Nothing runs, nothing is queued, nothing is being finished.
+    fn is_quiet(&self) -> bool {
+        self.spawns_running == 0 && self.qa_running == 0 && self.queued.values().all(VecDeque::is_empty) && self.finishing.is_none()
+    }
+
+    fn is_paused(&self) -> bool {
+        self.state.paused || self.state.roles.values().any(|r| r.paused || r.queued.is_some())
+    }
+
+    /// Nothing can move the session any more: end it as `idle`, recorded like any other ending.
+    fn stall(&mut self) {
+        let id = format!("idle:{}", self.state.last_event.as_ref().map_or("start", |e| e.id.as_str()));
+        self.finishing = Some((Done { id, reason: "idle".to_owned() }, Instant::now()));
+    }
+
+    /// Once the session is done and its work has drained (or the grace period ran out), stop what
+    /// is left, write `done` + `session.end`, and fold them.
+    async fn finish_if_ready(&mut self) -> Result<Option<Ending>, CoordinatorError> {
+        let Some((done, deadline)) = &self.finishing else { return Ok(None) };
+        let busy = self.spawns_running > 0 || self.qa_running > 0;
+        if busy && Instant::now() < *deadline {
+            return Ok(None);
+        }
+        let (done, _) = (done.clone(), *deadline);
+        for (_, (_, tx)) in self.live.drain() {
+            let _ = tx.send(());
+        }
+        while self.qa_running > 0 || self.spawns_running > 0 {
+            match self.tasks.recv().await {
+                Some(TaskDone::Qa) => self.qa_running = self.qa_running.saturating_sub(1),
+                Some(TaskDone::Spawn(_)) => self.spawns_running = self.spawns_running.saturating_sub(1),
+                None => break,
+            }
+        }
+        let mut data = Map::new();
+        data.insert("reason".into(), json!(done.reason));
+        append(&self.writer, Draft::new("system", Kind::Done).body(done.reason.clone()).data(data).metadata(runner_metadata(&done.id)))?;
+        append(
+            &self.writer,
+            Draft::new("system", Kind::SessionEnd)
+                .body(format!("session ended: {}", done.reason))
+                .metadata(runner_metadata(&done.id)),
+        )?;
+        for event in self.poll_tail()? {
+            self.latest.note(&event);
+            let _ = self.state.apply(&self.session.table, &event);
+            self.observer.event(&event, &self.state, true);
+        }
+        let reason = self.state.done.as_ref().map_or(done.reason, |d| d.reason.clone());
+        Ok(Some(Ending::Done { reason }))
+    }
+
+    fn append_or_warn(&mut self, draft: Draft) {
+        if let Err(err) = append(&self.writer, draft) {
+            self.observer.warn(&format!("could not append an event: {err}"));
+        }
+    }
+}
+
+impl Latest {
+    fn note(&mut self, event: &Event) {
+        match event.kind {
+            Kind::Spec | Kind::SpecUpdate => self.spec = Some(event.clone()),
+            Kind::Build => self.build = Some(event.clone()),
+            Kind::QaResult => self.qa = Some(event.clone()),
+            _ => {}
+        }
+    }
+}
+
+fn inbox_offset(event: &Event) -> u64 {
+    event.data.as_ref().and_then(|d| d.get("inbox_offset")).and_then(Value::as_u64).unwrap_or(0)
+}
