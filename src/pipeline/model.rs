@@ -397,6 +397,7 @@ pub struct When {
 /// A single value or a list of values.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
+#[schemars(rename = "OneOrMany_{T}")]
 pub enum OneOrMany<T> {
     One(T),
     Many(Vec<T>),
@@ -491,6 +492,7 @@ fn default_stuck() -> u32 {
 /// A soft warning threshold and a hard stop.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Budget_{T}")]
 pub struct Budget<T> {
     /// Crossing this records a warning once.
     pub warn: T,

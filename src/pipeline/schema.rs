@@ -123,7 +123,7 @@ fn describe(error: &ValidationError<'_>, schema: &Value, doc: &Document, file: &
             vec![
                 Diagnostic::new(&codes::WRONG_TYPE, file, format!("{at} must be {}, found {found}", article(&expected)))
                     .at(index.value_span(&pointer))
-                    .label(format!("expected {expected}")),
+                    .label(format!("expected {}", yaml_words(&expected))),
             ]
         }
         ValidationErrorKind::Enum { options } => {
@@ -162,9 +162,9 @@ fn describe_alternatives(
     let ruled_out = |errors: &Vec<ValidationError<'static>>| {
         errors.iter().any(|e| {
             let at = e.instance_path().as_str();
-            (at == pointer && matches!(e.kind(), ValidationErrorKind::Type { .. }))
-                || (at == discriminator
-                    && matches!(e.kind(), ValidationErrorKind::Constant { .. } | ValidationErrorKind::Enum { .. }))
+            let is_word = matches!(e.kind(), ValidationErrorKind::Constant { .. } | ValidationErrorKind::Enum { .. });
+            (at == pointer && matches!(e.kind(), ValidationErrorKind::Type { .. } | ValidationErrorKind::Constant { .. }))
+                || (at == discriminator && is_word)
         })
     };
     let candidates: Vec<&Vec<ValidationError<'static>>> = branches.iter().filter(|b| !ruled_out(b)).collect();
@@ -172,20 +172,26 @@ fn describe_alternatives(
         return best.iter().flat_map(|e| describe(e, schema, doc, file)).collect();
     }
     let at = display_pointer(pointer);
-    // Every branch disagreed on the discriminator: the `kind` itself is unknown.
-    let kinds: Vec<String> = branches
-        .iter()
-        .flatten()
-        .filter(|e| e.instance_path().as_str() == discriminator)
-        .filter_map(|e| match e.kind() {
-            ValidationErrorKind::Constant { expected_value } => expected_value.as_str().map(str::to_string),
-            _ => None,
-        })
-        .collect();
-    if !kinds.is_empty() {
-        let found = error.instance().get("kind").cloned().unwrap_or(Value::Null);
-        let at_kind = display_pointer(&discriminator);
-        return vec![not_allowed(&found, &kinds, &at_kind, doc.index.value_span(&discriminator), file)];
+    // Every branch is one allowed word (a documented enum), or every branch disagreed on the
+    // discriminator (an unknown check `kind`): list the words.
+    for target in [pointer, discriminator.as_str()] {
+        let words: Vec<String> = branches
+            .iter()
+            .flatten()
+            .filter(|e| e.instance_path().as_str() == target)
+            .filter_map(|e| match e.kind() {
+                ValidationErrorKind::Constant { expected_value } => expected_value.as_str().map(str::to_string),
+                _ => None,
+            })
+            .collect();
+        if !words.is_empty() {
+            let found = if target == pointer {
+                error.instance().clone().into_owned()
+            } else {
+                error.instance().get("kind").cloned().unwrap_or(Value::Null)
+            };
+            return vec![not_allowed(&found, &words, &display_pointer(target), doc.index.value_span(target), file)];
+        }
     }
     let mut expected: Vec<String> = Vec::new();
     for e in branches.iter().flatten() {
@@ -209,7 +215,7 @@ fn describe_alternatives(
             format!("{at} must be {}, found {found}", article(&expected.join(" or "))),
         )
         .at(doc.index.value_span(pointer))
-        .label(format!("expected {}", expected.join(" or "))),
+        .label(format!("expected {}", yaml_words(&expected.join(" or ")))),
     ]
 }
 
@@ -248,9 +254,14 @@ fn json_type(value: &Value) -> &'static str {
     }
 }
 
-/// `an object`, `a string`; YAML words for JSON types.
+/// YAML words for JSON types: mapping, list.
+fn yaml_words(expected: &str) -> String {
+    expected.replace("object", "mapping").replace("array", "list")
+}
+
+/// `a mapping`, `an integer`.
 fn article(expected: &str) -> String {
-    let yaml = expected.replace("object", "mapping").replace("array", "list");
+    let yaml = yaml_words(expected);
     let first = yaml.chars().next().unwrap_or('x');
     if "aeiou".contains(first) { format!("an {yaml}") } else { format!("a {yaml}") }
 }
