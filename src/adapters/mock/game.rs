@@ -264,7 +264,10 @@ mod tests {
         assert_eq!(html.matches("<script").count(), 1);
         let script = &files[1].1;
         assert!(!script.contains("/*CONFIG*/"));
-        assert!(script.contains(r#"\"); Alert(2);"#) || script.contains("Alert(2)"), "{}", &script[..400]);
+        // The pitch lands in the script only as a JSON string literal.
+        let config = script.split("const CONFIG = ").nth(1).and_then(|rest| rest.split(";\n").next()).unwrap();
+        let parsed: Value = serde_json::from_str(config).unwrap();
+        assert_eq!(parsed["title"], design("</title><script>alert(1)</script> \"); alert(2); //", 0).title);
     }
 
     #[test]
