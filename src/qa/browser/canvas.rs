@@ -55,6 +55,7 @@ mod tests {
         let mut enc = png::Encoder::new(&mut out, width, height);
         enc.set_color(png::ColorType::Rgb);
         let mut w = enc.write_header().unwrap();
+        let pixel = &pixel;
         let data: Vec<u8> = (0..height).flat_map(|y| (0..width).flat_map(move |x| pixel(x, y))).collect();
         w.write_image_data(&data).unwrap();
         drop(w);
