@@ -175,7 +175,7 @@ function drawSession(me) {
   const d = me.data;
   const s = d.state;
   const card = d.scorecard;
-  const status = d.row ? d.row.status : (d.meta ? d.meta.status : 'unknown');
+  const status = s.done ? 'done' : s.awaiting ? 'awaiting' : d.row ? d.row.status : (d.meta ? d.meta.status : 'unknown');
   const head = clear($('#session-head'));
   head.append(
     h('div', { class: 'row' },

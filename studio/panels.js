@@ -65,6 +65,7 @@ function fmt(n) {
 
 export function drawBudgets(el, data) {
   clear(el);
+  el.append(h('h3', {}, 'Budgets'));
   const limits = data.pipeline && data.pipeline.limits;
   if (!limits) { el.append(h('p', { class: 'muted' }, 'No limits: ' + (data.table_error || 'pipeline unavailable'))); return; }
   const s = data.state;
@@ -102,7 +103,7 @@ export async function drawArtifacts(el, id, data) {
       left.append(h('table', { class: 'checks' }, h('tbody', {}, checks.map(c => h('tr', {},
         h('td', {}, h('span', { class: 'chip check-' + (c.status || 'none') }, c.status || '?')),
         h('td', {}, h('b', {}, c.id || '?'), ' ', h('span', { class: 'muted small' }, c.kind || '')),
-        h('td', { class: 'small' }, (c.findings || []).map(f => h('div', {}, f.message || f.code || '')))))))));
+        h('td', { class: 'small' }, (c.findings || []).map(f => h('div', {}, f.message || f.code || ''))))))));
     }
   }
   for (const shot of shots) {

@@ -645,3 +645,143 @@ fn studio_refuses_a_public_bind_without_the_flag() {
 pub fn artifact_dir() -> PathBuf {
     repo_root().join("target/studio-e2e")
 }
+
+/// A PNG of coloured tiles standing in for a QA screenshot.
+fn tiles_png(width: u32, height: u32) -> Vec<u8> {
+    let colours = [[229, 83, 75], [63, 182, 139], [91, 156, 240], [231, 178, 61]];
+    let mut pixels = Vec::with_capacity((width * height * 3) as usize);
+    for y in 0..height {
+        for x in 0..width {
+            let c = colours[((x / 40) * 7 + (y / 40) * 3) as usize % 4];
+            let edge = x % 40 < 3 || y % 40 < 3;
+            pixels.extend(if edge { [17, 17, 17] } else { c });
+        }
+    }
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.write_header().unwrap().write_image_data(&pixels).unwrap();
+    out
+}
+
+/// Poll `probe` in the page until it returns true, up to `limit` (a condition wait, not a sleep).
+async fn wait_in_page(page: &chromiumoxide::Page, probe: &str, limit: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let ok = page
+            .evaluate(probe)
+            .await
+            .ok()
+            .and_then(|v| v.into_value::<bool>().ok())
+            .unwrap_or(false);
+        if ok {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Fail with what the page shows, keeping a screenshot of it.
+async fn page_failure(page: &chromiumoxide::Page, what: &str) -> ! {
+    use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
+    use chromiumoxide::page::ScreenshotParams;
+    let text = page_text(page, "document.body.innerText").await;
+    if let Ok(png) = page.screenshot(ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build()).await {
+        let _ = std::fs::create_dir_all(artifact_dir());
+        let _ = std::fs::write(artifact_dir().join("failure.png"), png);
+    }
+    panic!("{what}\n--- page text\n{text}");
+}
+
+async fn page_text(page: &chromiumoxide::Page, expression: &str) -> String {
+    page.evaluate(expression)
+        .await
+        .ok()
+        .and_then(|v| v.into_value::<String>().ok())
+        .unwrap_or_default()
+}
+
+#[test]
+fn end_to_end_in_headless_chromium_approve_from_the_command_bar() {
+    use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+    use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
+    use chromiumoxide::page::ScreenshotParams;
+    use crumb::qa::browser::launch::Chromium;
+    use crumb::qa::browser::locate::locate;
+
+    let exe = locate().unwrap_or_else(|err| panic!("the Studio browser test needs Chromium (./scripts/ensure-chromium.sh): {err}"));
+    let home = temp_home();
+    let mut done = Fixture::new(home.path());
+    done.run_to_verdict([5.0, 5.0, 4.0, 5.0, 4.0, 4.0], Verdict::Pass);
+    let mut fixture = Fixture::new(home.path());
+    fixture.run_to_verdict([4.0, 5.0, 3.0, 3.0, 3.0, 3.0], Verdict::Partial);
+    std::fs::create_dir_all(fixture.dir().join("qa")).unwrap();
+    std::fs::write(fixture.dir().join("qa/boots.png"), tiles_png(320, 240)).unwrap();
+    let server = Server::start(home.path());
+    let id = fixture.id();
+    let url = format!("http://127.0.0.1:{}/#/session/{id}", server.addr.port());
+    let shots = artifact_dir();
+    std::fs::create_dir_all(&shots).unwrap();
+
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let chromium = Chromium::launch(&exe).await.expect("launch Chromium");
+        let page = chromium.browser.new_page("about:blank").await.expect("page");
+        page.execute(SetDeviceMetricsOverrideParams::new(1440, 1100, 1.0, false)).await.expect("viewport");
+        page.goto(url.as_str()).await.expect("open Studio");
+        if !wait_in_page(&page, "document.querySelectorAll('#sessions .session').length === 2 && !!document.querySelector('#aggregate')", Duration::from_secs(20)).await {
+            page_failure(&page, "Studio shows both sessions and the scorecard").await;
+        }
+        assert_eq!(page_text(&page, "document.querySelector('#scorecard .pill').textContent").await, "PARTIAL");
+        assert_eq!(page_text(&page, "document.querySelector('#aggregate').firstChild.textContent").await, "21.0");
+        let sources = page_text(&page, "[...document.querySelectorAll('#scorecard .chip')].map(c => c.textContent).join(',')").await;
+        assert!(sources.starts_with("model,QA,model,engine"), "source chips: {sources}");
+        if !wait_in_page(&page, "!!document.querySelector('#graph .node.current[data-node=\"await_human\"]')", Duration::from_secs(10)).await {
+            page_failure(&page, "the graph marks the awaited person").await;
+        }
+        assert!(page_text(&page, "document.querySelector('.banner.await').textContent").await.contains("/approve"));
+
+        // Send /approve from the command bar with real key presses.
+        let input = page.find_element("#command").await.expect("command bar");
+        input.click().await.unwrap();
+        input.type_str("/approve").await.unwrap();
+        input.press_key("Enter").await.unwrap();
+        let inbox = fixture.session.dir.inbox();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::fs::read_to_string(&inbox).unwrap_or_default() != "/approve\n" {
+            assert!(std::time::Instant::now() < deadline, "the line never reached inbox.txt");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let written = fixture.coordinate_inbox();
+        assert!(written.iter().any(|e| e.kind == Kind::Done));
+        if !wait_in_page(&page, "!!document.querySelector('.sent .ack.good') && !!document.querySelector('.banner.done')", Duration::from_secs(15)).await {
+            page_failure(&page, "the ack shows under the line and the session finishes").await;
+        }
+        assert!(page_text(&page, "document.querySelector('.sent .ack.good').textContent").await.starts_with('✓'));
+
+        // Artifacts: QA screenshot, per-check results and the game in the sandboxed preview.
+        page.evaluate("document.querySelector('[data-tab=Artifacts]').click()").await.unwrap();
+        if !wait_in_page(&page, "!!document.querySelector('iframe.game') && !!document.querySelector('.shot img') && document.querySelector('.shot img').complete && document.querySelectorAll('.checks tr').length === 2", Duration::from_secs(10)).await {
+            page_failure(&page, "artifacts panel").await;
+        }
+        let sandbox = page_text(&page, "document.querySelector('iframe.game').getAttribute('sandbox')").await;
+        assert!(!sandbox.contains("allow-same-origin"), "{sandbox}");
+        page.evaluate("document.querySelector('[data-tab=Feed]').click(); document.querySelector('#main').scrollTop = 0").await.unwrap();
+        let png = page
+            .screenshot(ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build())
+            .await
+            .expect("screenshot");
+        std::fs::write(shots.join("session.png"), &png).unwrap();
+        page.evaluate("document.querySelector('[data-tab=Artifacts]').click(); document.querySelector('.tabs-card').scrollIntoView()").await.unwrap();
+        let png = page
+            .screenshot(ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build())
+            .await
+            .expect("screenshot");
+        std::fs::write(shots.join("artifacts.png"), &png).unwrap();
+        chromium.shutdown(true).await;
+    });
+}

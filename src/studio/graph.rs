@@ -108,14 +108,9 @@ pub fn view(inner: &Inner) -> Option<GraphView> {
         }
     }
     let state = &inner.replay.state;
+    // A session ended by a person or a limit has no `done` node of its own: no position then.
     let current = if let Some(done) = &state.done {
-        let id = format!("done_{}", safe_id(&done.reason));
-        let fallback = nodes.iter().find(|n| n.shape == "done").map(|n| n.id.clone());
-        nodes
-            .iter()
-            .any(|n| n.id == id)
-            .then_some(id)
-            .or(fallback)
+        Some(format!("done_{}", safe_id(&done.reason)))
     } else if state.awaiting.is_some() {
         Some("await_human".to_owned())
     } else if let Some(role) = &state.next_role {
