@@ -6,6 +6,7 @@ mod support;
 mod engine;
 mod pipelines;
 mod qa;
+mod run;
 mod runtime;
 mod studio;
 mod transcript;

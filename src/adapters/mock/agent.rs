@@ -223,7 +223,7 @@ impl Turn {
         } else {
             match (self.scenario, earlier_verdicts) {
                 (Scenario::FailOnce, 0) => (
-                    [2.5, 5.0, 2.0, 3.0, 2.0, 4.0],
+                    [2.0, 5.0, 2.0, 2.0, 2.0, 3.0],
                     Some("Important"),
                     "QA passed, but the combo bonus is invisible to the player".to_owned(),
                     Some("the combo bonus is not signposted: players cannot tell it exists".to_owned()),
