@@ -22,8 +22,13 @@ fn main() {
 
     // Warm the page cache once; not counted.
     run_validate(&binary, &root, &pipeline);
-    let process: Vec<Duration> = (0..RUNS).map(|_| run_validate(&binary, &root, &pipeline)).collect();
-    report("crumb validate pipelines/casual.yaml (whole process)", process);
+    let process: Vec<Duration> = (0..RUNS)
+        .map(|_| run_validate(&binary, &root, &pipeline))
+        .collect();
+    report(
+        "crumb validate pipelines/casual.yaml (whole process)",
+        process,
+    );
 
     let options = CompileOptions::default();
     let in_process: Vec<Duration> = (0..RUNS)
@@ -34,7 +39,10 @@ fn main() {
             start.elapsed()
         })
         .collect();
-    report("compile_file(casual.yaml) in process, templates included", in_process);
+    report(
+        "compile_file(casual.yaml) in process, templates included",
+        in_process,
+    );
 }
 
 fn run_validate(binary: &Path, root: &Path, pipeline: &Path) -> Duration {
@@ -55,17 +63,28 @@ fn run_validate(binary: &Path, root: &Path, pipeline: &Path) -> Duration {
 fn report(name: &str, mut samples: Vec<Duration>) {
     samples.sort();
     let at = |q: f64| {
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
         let index = ((samples.len() - 1) as f64 * q).round() as usize;
         samples[index].as_secs_f64() * 1000.0
     };
-    println!("{name}: median {:.2} ms (min {:.2}, p90 {:.2}, n={})", at(0.5), at(0.0), at(0.9), samples.len());
+    println!(
+        "{name}: median {:.2} ms (min {:.2}, p90 {:.2}, n={})",
+        at(0.5),
+        at(0.0),
+        at(0.9),
+        samples.len()
+    );
 }
 
 /// Build the release binary if it is missing or older than any source file.
 fn ensure_release_binary(root: &Path, binary: &Path) {
     let built = std::fs::metadata(binary).and_then(|m| m.modified()).ok();
-    let stale = built.is_none_or(|built| newest_source(&root.join("src")).is_some_and(|src| src > built));
+    let stale =
+        built.is_none_or(|built| newest_source(&root.join("src")).is_some_and(|src| src > built));
     if stale {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
@@ -81,7 +100,11 @@ fn newest_source(dir: &Path) -> Option<std::time::SystemTime> {
     let mut newest = None;
     for entry in std::fs::read_dir(dir).ok()?.flatten() {
         let path = entry.path();
-        let time = if path.is_dir() { newest_source(&path) } else { entry.metadata().and_then(|m| m.modified()).ok() };
+        let time = if path.is_dir() {
+            newest_source(&path)
+        } else {
+            entry.metadata().and_then(|m| m.modified()).ok()
+        };
         newest = newest.max(time);
     }
     newest

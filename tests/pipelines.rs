@@ -23,7 +23,11 @@ fn fixtures(folder: &str) -> Vec<PathBuf> {
         .expect("fixture folder exists")
         .map(|entry| entry.expect("readable entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .map(|p| p.strip_prefix(repo_root()).expect("inside the repo").to_path_buf())
+        .map(|p| {
+            p.strip_prefix(repo_root())
+                .expect("inside the repo")
+                .to_path_buf()
+        })
         .collect();
     files.sort();
     files
@@ -32,16 +36,25 @@ fn fixtures(folder: &str) -> Vec<PathBuf> {
 /// The `# expect: <code> @ <line>` header of an invalid fixture.
 fn expectation(file: &Path) -> (String, Option<u64>) {
     let bytes = std::fs::read(repo_root().join(file)).expect("fixture readable");
-    let first = String::from_utf8_lossy(bytes.split(|b| *b == b'\n').next().unwrap_or_default()).into_owned();
-    let spec = first.strip_prefix("# expect: ").unwrap_or_else(|| panic!("{}: missing `# expect:` header", file.display()));
+    let first = String::from_utf8_lossy(bytes.split(|b| *b == b'\n').next().unwrap_or_default())
+        .into_owned();
+    let spec = first
+        .strip_prefix("# expect: ")
+        .unwrap_or_else(|| panic!("{}: missing `# expect:` header", file.display()));
     match spec.split_once(" @ ") {
-        Some((code, line)) => (code.trim().to_string(), Some(line.trim().parse().expect("line number"))),
+        Some((code, line)) => (
+            code.trim().to_string(),
+            Some(line.trim().parse().expect("line number")),
+        ),
         None => (spec.trim().to_string(), None),
     }
 }
 
 fn snapshot_name(file: &Path, format: &str) -> String {
-    let stem = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let stem = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
     let stem = stem.trim_end_matches(".yaml").trim_end_matches(".preset");
     format!("invalid_{}_{format}", stem.replace('-', "_"))
 }
@@ -49,19 +62,48 @@ fn snapshot_name(file: &Path, format: &str) -> String {
 #[test]
 fn every_invalid_fixture_fails_with_its_code_at_its_line() {
     let files = fixtures("tests/pipelines/invalid");
-    assert!(files.len() >= 25, "at least 25 failure modes, found {}", files.len());
+    assert!(
+        files.len() >= 25,
+        "at least 25 failure modes, found {}",
+        files.len()
+    );
     for file in &files {
         let (code, line) = expectation(file);
-        let json = crumb().args(["validate", "--deny-warnings", "--format", "json"]).arg(file).run().expect_code(1);
+        let json = crumb()
+            .args(["validate", "--deny-warnings", "--format", "json"])
+            .arg(file)
+            .run()
+            .expect_code(1);
         let report: Value = serde_json::from_str(&json.stdout).expect("json report");
-        let diagnostics = report["files"][0]["diagnostics"].as_array().expect("diagnostics array");
-        let found = diagnostics.iter().any(|d| d["code"] == code.as_str() && line.is_none_or(|l| d["line"] == l));
-        assert!(found, "{}: expected {code} at line {line:?}, got:\n{}", file.display(), json.stdout);
+        let diagnostics = report["files"][0]["diagnostics"]
+            .as_array()
+            .expect("diagnostics array");
+        let found = diagnostics
+            .iter()
+            .any(|d| d["code"] == code.as_str() && line.is_none_or(|l| d["line"] == l));
+        assert!(
+            found,
+            "{}: expected {code} at line {line:?}, got:\n{}",
+            file.display(),
+            json.stdout
+        );
         insta::assert_snapshot!(snapshot_name(file, "json"), json.stdout);
 
-        let human = crumb().args(["validate", "--deny-warnings"]).arg(file).run().expect_code(1);
-        assert!(human.stdout.contains(&format!("[{code}]")), "{}: human output lacks {code}", file.display());
-        assert!(human.stderr.contains("— invalid"), "summary line on stderr: {}", human.stderr);
+        let human = crumb()
+            .args(["validate", "--deny-warnings"])
+            .arg(file)
+            .run()
+            .expect_code(1);
+        assert!(
+            human.stdout.contains(&format!("[{code}]")),
+            "{}: human output lacks {code}",
+            file.display()
+        );
+        assert!(
+            human.stderr.contains("— invalid"),
+            "summary line on stderr: {}",
+            human.stderr
+        );
         insta::assert_snapshot!(snapshot_name(file, "human"), human.stdout);
     }
 }
@@ -70,27 +112,55 @@ fn every_invalid_fixture_fails_with_its_code_at_its_line() {
 fn warnings_alone_pass_unless_denied() {
     let file = "tests/pipelines/invalid/shadowed-route.yaml";
     let run = crumb().args(["validate", file]).run().expect_code(0);
-    assert!(run.stdout.contains("warning[crumb::unreachable-route]"), "{}", run.stdout);
-    assert!(run.stderr.contains("0 errors, 1 warning — ok"), "{}", run.stderr);
-    crumb().args(["validate", "--deny-warnings", file]).run().expect_code(1);
+    assert!(
+        run.stdout.contains("warning[crumb::unreachable-route]"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("0 errors, 1 warning — ok"),
+        "{}",
+        run.stderr
+    );
+    crumb()
+        .args(["validate", "--deny-warnings", file])
+        .run()
+        .expect_code(1);
 }
 
 #[test]
 fn valid_fixtures_validate_cleanly() {
-    let run = crumb().args(["validate", "--deny-warnings", "tests/pipelines/valid/"]).run().expect_code(0);
+    let run = crumb()
+        .args(["validate", "--deny-warnings", "tests/pipelines/valid/"])
+        .run()
+        .expect_code(0);
     for file in fixtures("tests/pipelines/valid") {
-        assert!(run.stdout.contains(&format!("ok: {}", file.display())), "{}", run.stdout);
+        assert!(
+            run.stdout.contains(&format!("ok: {}", file.display())),
+            "{}",
+            run.stdout
+        );
     }
 }
 
 #[test]
 fn shipped_pipelines_and_presets_validate() {
-    let run = crumb().args(["validate", "--deny-warnings", "pipelines/", "presets/"]).run().expect_code(0);
+    let run = crumb()
+        .args(["validate", "--deny-warnings", "pipelines/", "presets/"])
+        .run()
+        .expect_code(0);
     let pipelines = fixtures("pipelines");
     let presets = fixtures("presets");
-    assert!(pipelines.len() >= 2 && presets.len() >= 5, "{pipelines:?} {presets:?}");
+    assert!(
+        pipelines.len() >= 2 && presets.len() >= 5,
+        "{pipelines:?} {presets:?}"
+    );
     for file in pipelines.iter().chain(&presets) {
-        assert!(run.stdout.contains(&format!("ok: {}", file.display())), "{}", run.stdout);
+        assert!(
+            run.stdout.contains(&format!("ok: {}", file.display())),
+            "{}",
+            run.stdout
+        );
     }
     // The default path is `pipelines/`.
     crumb().arg("validate").run().expect_code(0);
@@ -111,23 +181,45 @@ fn shipped_pipelines_declare_the_schema_for_editors() {
 #[test]
 fn github_format_is_chosen_in_github_actions() {
     let file = "tests/pipelines/invalid/unknown-role-in-route.yaml";
-    let run = crumb().args(["validate", file]).env("GITHUB_ACTIONS", "true").run().expect_code(1);
+    let run = crumb()
+        .args(["validate", file])
+        .env("GITHUB_ACTIONS", "true")
+        .run()
+        .expect_code(1);
     insta::assert_snapshot!("github_unknown_role", run.stdout);
-    assert!(run.stdout.starts_with(&format!("::error file={file},line=12,col=24,title=crumb%3A%3Aunknown-role::")));
+    assert!(run.stdout.starts_with(&format!(
+        "::error file={file},line=12,col=24,title=crumb%3A%3Aunknown-role::"
+    )));
     // An explicit --format wins over the environment.
-    let human = crumb().args(["validate", "--format", "human", file]).env("GITHUB_ACTIONS", "true").run();
-    assert!(human.stdout.starts_with("error[crumb::unknown-role]"), "{}", human.stdout);
+    let human = crumb()
+        .args(["validate", "--format", "human", file])
+        .env("GITHUB_ACTIONS", "true")
+        .run();
+    assert!(
+        human.stdout.starts_with("error[crumb::unknown-role]"),
+        "{}",
+        human.stdout
+    );
 }
 
 #[test]
 fn a_ten_megabyte_file_is_refused_quickly_and_clearly() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("huge.yaml");
-    let line = "# padding padding padding padding padding padding padding padding padding padding\n";
+    let line =
+        "# padding padding padding padding padding padding padding padding padding padding\n";
     std::fs::write(&path, line.repeat(10 * 1024 * 1024 / line.len() + 1)).expect("write");
-    let run = crumb().args(["validate", "--format", "json"]).arg(&path).run().expect_code(1);
+    let run = crumb()
+        .args(["validate", "--format", "json"])
+        .arg(&path)
+        .run()
+        .expect_code(1);
     let report: Value = serde_json::from_str(&run.stdout).expect("json");
-    assert_eq!(report["files"][0]["diagnostics"][0]["code"], "crumb::file-too-large", "{}", run.stdout);
+    assert_eq!(
+        report["files"][0]["diagnostics"][0]["code"], "crumb::file-too-large",
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
@@ -135,27 +227,48 @@ fn a_folder_without_yaml_is_a_usage_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("notes.txt"), "not a pipeline").expect("write");
     let run = crumb().arg("validate").arg(dir.path()).run().expect_code(2);
-    assert!(run.stderr.contains("no pipeline or preset files (*.yaml, *.yml) in this folder"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("no pipeline or preset files (*.yaml, *.yml) in this folder"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stdout.is_empty());
 }
 
 #[test]
 fn a_missing_path_is_a_usage_error() {
-    let run = crumb().args(["validate", "pipelines/does-not-exist.yaml"]).run().expect_code(2);
-    assert!(run.stderr.contains("pipelines/does-not-exist.yaml"), "{}", run.stderr);
+    let run = crumb()
+        .args(["validate", "pipelines/does-not-exist.yaml"])
+        .run()
+        .expect_code(2);
+    assert!(
+        run.stderr.contains("pipelines/does-not-exist.yaml"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
 fn a_bad_format_is_a_usage_error() {
-    crumb().args(["validate", "--format", "xml"]).run().expect_code(2);
+    crumb()
+        .args(["validate", "--format", "xml"])
+        .run()
+        .expect_code(2);
 }
 
 #[test]
 fn committed_schemas_match_the_generated_ones() {
-    for (name, file) in [("pipeline", "schemas/pipeline.schema.json"), ("preset", "schemas/preset.schema.json")] {
+    for (name, file) in [
+        ("pipeline", "schemas/pipeline.schema.json"),
+        ("preset", "schemas/preset.schema.json"),
+    ] {
         let run = crumb().args(["schema", name]).run().expect_code(0);
         let committed = std::fs::read_to_string(repo_root().join(file)).expect("committed schema");
-        assert!(run.stdout == committed, "{file} drifted from `crumb schema {name}`; regenerate it with `crumb schema {name} > {file}`");
+        assert!(
+            run.stdout == committed,
+            "{file} drifted from `crumb schema {name}`; regenerate it with `crumb schema {name} > {file}`"
+        );
         let schema: Value = serde_json::from_str(&run.stdout).expect("schema is JSON");
         assert_eq!(schema["$schema"], "http://json-schema.org/draft-07/schema#");
     }
@@ -167,7 +280,10 @@ fn every_schema_property_is_described() {
     let schema: Value = serde_json::from_str(&run.stdout).expect("json");
     let mut undocumented = Vec::new();
     collect_undocumented(&schema, "", &mut undocumented);
-    assert!(undocumented.is_empty(), "properties without a description: {undocumented:?}");
+    assert!(
+        undocumented.is_empty(),
+        "properties without a description: {undocumented:?}"
+    );
 }
 
 fn collect_undocumented(schema: &Value, at: &str, out: &mut Vec<String>) {
@@ -209,7 +325,11 @@ fn code_literals_in_sources() -> BTreeSet<String> {
                     let rest = &text[i + 1..];
                     let end = rest.find('"').unwrap_or(rest.len());
                     let literal = &rest[..end];
-                    if literal.len() > "crumb::".len() && literal["crumb::".len()..].chars().all(|c| c.is_ascii_lowercase() || c == '-') {
+                    if literal.len() > "crumb::".len()
+                        && literal["crumb::".len()..]
+                            .chars()
+                            .all(|c| c.is_ascii_lowercase() || c == '-')
+                    {
                         codes.insert(literal.to_string());
                     }
                 }
@@ -222,16 +342,34 @@ fn code_literals_in_sources() -> BTreeSet<String> {
 #[test]
 fn every_code_has_an_explain_entry() {
     let list = crumb().arg("explain").run().expect_code(0);
-    let listed: BTreeSet<String> = list.stdout.lines().filter_map(|l| l.split_whitespace().next()).map(str::to_string).collect();
+    let listed: BTreeSet<String> = list
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect();
     let used = code_literals_in_sources();
-    assert!(used.len() >= 30, "expected the pipeline codes in src/, found {used:?}");
+    assert!(
+        used.len() >= 30,
+        "expected the pipeline codes in src/, found {used:?}"
+    );
     let missing: Vec<&String> = used.difference(&listed).collect();
-    assert!(missing.is_empty(), "codes without a `crumb explain` entry: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "codes without a `crumb explain` entry: {missing:?}"
+    );
     for code in &listed {
         let run = crumb().args(["explain", code]).run().expect_code(0);
-        assert!(run.stdout.starts_with(code.as_str()) && run.stdout.contains("How to fix: "), "{}", run.stdout);
+        assert!(
+            run.stdout.starts_with(code.as_str()) && run.stdout.contains("How to fix: "),
+            "{}",
+            run.stdout
+        );
     }
-    insta::assert_snapshot!("explain_unknown_role", crumb().args(["explain", "unknown-role"]).run().stdout);
+    insta::assert_snapshot!(
+        "explain_unknown_role",
+        crumb().args(["explain", "unknown-role"]).run().stdout
+    );
 }
 
 #[test]
@@ -239,78 +377,180 @@ fn every_fixture_code_is_an_explained_code() {
     let listed = crumb().arg("explain").run().expect_code(0).stdout;
     for file in fixtures("tests/pipelines/invalid") {
         let (code, _) = expectation(&file);
-        assert!(listed.contains(&code), "{} expects unknown code {code}", file.display());
+        assert!(
+            listed.contains(&code),
+            "{} expects unknown code {code}",
+            file.display()
+        );
     }
 }
 
 #[test]
 fn explain_rejects_unknown_names_with_a_suggestion() {
-    let run = crumb().args(["explain", "crumb::unknwn-role"]).run().expect_code(2);
-    assert!(run.stderr.contains("did you mean `crumb::unknown-role`?"), "{}", run.stderr);
+    let run = crumb()
+        .args(["explain", "crumb::unknwn-role"])
+        .run()
+        .expect_code(2);
+    assert!(
+        run.stderr.contains("did you mean `crumb::unknown-role`?"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
 fn graph_draws_every_route_of_the_shipped_pipelines() {
     for file in fixtures("pipelines") {
-        let table: Value =
-            serde_json::from_str(&crumb().args(["graph", "--format", "json"]).arg(&file).run().expect_code(0).stdout)
-                .expect("table json");
+        let table: Value = serde_json::from_str(
+            &crumb()
+                .args(["graph", "--format", "json"])
+                .arg(&file)
+                .run()
+                .expect_code(0)
+                .stdout,
+        )
+        .expect("table json");
         let routes = table["routes"].as_array().expect("routes");
         let mermaid = crumb().arg("graph").arg(&file).run().expect_code(0).stdout;
-        let dot = crumb().args(["graph", "--format", "dot"]).arg(&file).run().expect_code(0).stdout;
+        let dot = crumb()
+            .args(["graph", "--format", "dot"])
+            .arg(&file)
+            .run()
+            .expect_code(0)
+            .stdout;
         assert!(mermaid.starts_with("flowchart TD\n"));
         assert!(dot.starts_with("digraph "));
         for route in routes {
             let marker = format!("\"#{} ", route["index"]);
-            let edge = |text: &str| text.lines().any(|l| (l.contains("-->") || l.contains("->")) && l.contains(&marker));
-            assert!(edge(&mermaid), "{}: route {} missing from Mermaid:\n{mermaid}", file.display(), route["index"]);
-            assert!(edge(&dot), "{}: route {} missing from DOT:\n{dot}", file.display(), route["index"]);
+            let edge = |text: &str| {
+                text.lines()
+                    .any(|l| (l.contains("-->") || l.contains("->")) && l.contains(&marker))
+            };
+            assert!(
+                edge(&mermaid),
+                "{}: route {} missing from Mermaid:\n{mermaid}",
+                file.display(),
+                route["index"]
+            );
+            assert!(
+                edge(&dot),
+                "{}: route {} missing from DOT:\n{dot}",
+                file.display(),
+                route["index"]
+            );
         }
         for role in table["roles"].as_array().expect("roles") {
             let id = role["id"].as_str().expect("id");
-            assert!(mermaid.contains(&format!("[\"{id}\"]")), "role {id} is a node");
+            assert!(
+                mermaid.contains(&format!("[\"{id}\"]")),
+                "role {id} is a node"
+            );
         }
     }
-    insta::assert_snapshot!("graph_casual_mermaid", crumb().args(["graph", "pipelines/casual.yaml"]).run().stdout);
+    insta::assert_snapshot!(
+        "graph_casual_mermaid",
+        crumb()
+            .args(["graph", "pipelines/casual.yaml"])
+            .run()
+            .stdout
+    );
 }
 
 #[test]
 fn graph_of_an_invalid_pipeline_explains_why() {
-    let run = crumb().args(["graph", "tests/pipelines/invalid/unknown-role-in-route.yaml"]).run().expect_code(1);
+    let run = crumb()
+        .args([
+            "graph",
+            "tests/pipelines/invalid/unknown-role-in-route.yaml",
+        ])
+        .run()
+        .expect_code(1);
     assert!(run.stderr.contains("crumb::unknown-role"), "{}", run.stderr);
     assert!(run.stdout.is_empty());
 }
 
 #[test]
 fn casual_compiles_to_the_expected_table() {
-    let compiled = compile_file(&repo_root().join("pipelines/casual.yaml"), &CompileOptions::default());
-    assert!(compiled.diagnostics.is_empty(), "{:?}", compiled.diagnostics);
+    let compiled = compile_file(
+        &repo_root().join("pipelines/casual.yaml"),
+        &CompileOptions::default(),
+    );
+    assert!(
+        compiled.diagnostics.is_empty(),
+        "{:?}",
+        compiled.diagnostics
+    );
     assert_eq!(compiled.source_hash.len(), 64);
     let table = compiled.table.expect("table");
     assert_eq!(table.name, "casual");
-    assert_eq!(table.route_for("goal", "user").map(|r| &r.action), Some(&Action::Spawn { role: "planner-lead".into() }));
-    assert_eq!(table.route_for("build", "builder").map(|r| &r.action), Some(&Action::RunQa));
-    let pass = table.route_for_verdict(Verdict::Pass, Severity::Minor).expect("PASS routed");
-    assert_eq!(pass.action, Action::Done { reason: "verdict_pass".into() });
-    let redesign = table.route_for_verdict(Verdict::Reject, Severity::Critical).expect("routed");
-    assert_eq!(redesign.action, Action::Spawn { role: "planner-lead".into() });
+    assert_eq!(
+        table.route_for("goal", "user").map(|r| &r.action),
+        Some(&Action::Spawn {
+            role: "planner-lead".into()
+        })
+    );
+    assert_eq!(
+        table.route_for("build", "builder").map(|r| &r.action),
+        Some(&Action::RunQa)
+    );
+    let pass = table
+        .route_for_verdict(Verdict::Pass, Severity::Minor)
+        .expect("PASS routed");
+    assert_eq!(
+        pass.action,
+        Action::Done {
+            reason: "verdict_pass".into()
+        }
+    );
+    let redesign = table
+        .route_for_verdict(Verdict::Reject, Severity::Critical)
+        .expect("routed");
+    assert_eq!(
+        redesign.action,
+        Action::Spawn {
+            role: "planner-lead".into()
+        }
+    );
     assert!(redesign.with_feedback);
-    let repair = table.route_for_verdict(Verdict::Fail, Severity::Minor).expect("routed");
-    assert_eq!(repair.action, Action::Spawn { role: "builder".into() });
-    assert!(table.verdict_matrix.iter().flatten().all(Option::is_some), "exhaustive");
+    let repair = table
+        .route_for_verdict(Verdict::Fail, Severity::Minor)
+        .expect("routed");
+    assert_eq!(
+        repair.action,
+        Action::Spawn {
+            role: "builder".into()
+        }
+    );
+    assert!(
+        table.verdict_matrix.iter().flatten().all(Option::is_some),
+        "exhaustive"
+    );
     assert!(matches!(table.routes[4].trigger, Trigger::Verdict { .. }));
-    assert_eq!(table.role("builder").map(|r| r.wall_timeout_ms), Some(30 * 60 * 1000));
+    assert_eq!(
+        table.role("builder").map(|r| r.wall_timeout_ms),
+        Some(30 * 60 * 1000)
+    );
     assert_eq!(table.limits.wall_clock_hard_ms, 60 * 60 * 1000);
 }
 
 #[test]
 fn compile_str_without_templates_needs_no_files() {
-    let text = std::fs::read_to_string(repo_root().join("pipelines/casual.yaml")).expect("readable");
+    let text =
+        std::fs::read_to_string(repo_root().join("pipelines/casual.yaml")).expect("readable");
     // A path where nothing exists: the frozen copy inside a session.
     let origin = Path::new("/nonexistent/session/pipeline.yaml");
-    let compiled = compile_str(&text, origin, &CompileOptions { check_templates: false });
+    let compiled = compile_str(
+        &text,
+        origin,
+        &CompileOptions {
+            check_templates: false,
+        },
+    );
     assert!(compiled.table.is_some(), "{:?}", compiled.diagnostics);
-    let same = compile_file(&repo_root().join("pipelines/casual.yaml"), &CompileOptions::default());
+    let same = compile_file(
+        &repo_root().join("pipelines/casual.yaml"),
+        &CompileOptions::default(),
+    );
     assert_eq!(compiled.table, same.table, "one compiler, one meaning");
     assert_eq!(compiled.source_hash, same.source_hash);
 }
@@ -331,7 +571,10 @@ fn template_escape_is_refused_even_through_a_symlink() {
     .expect("write");
     let compiled = compile_file(&pipeline, &CompileOptions::default());
     assert!(
-        compiled.diagnostics.iter().any(|d| d.code == "crumb::template-escapes-root"),
+        compiled
+            .diagnostics
+            .iter()
+            .any(|d| d.code == "crumb::template-escapes-root"),
         "{:?}",
         compiled.diagnostics
     );

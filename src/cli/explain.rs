@@ -1,6 +1,7 @@
 //! `crumb explain <code|kind>`: what a diagnostic code (or a transcript event kind) means and
 //! how to fix it. Without an argument, lists every diagnostic code.
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -16,13 +17,23 @@ pub struct Args {
 
 pub fn run(args: &Args) -> ExitCode {
     let Some(name) = args.name.as_deref() else {
-        let list: String = codes::ALL
-            .iter()
-            .map(|code| format!("{:<34} {:<7} {}\n", code.name, code.level.as_str(), code.summary))
-            .collect();
+        let list = codes::ALL.iter().fold(String::new(), |mut out, code| {
+            let _ = writeln!(
+                out,
+                "{:<34} {:<7} {}",
+                code.name,
+                code.level.as_str(),
+                code.summary
+            );
+            out
+        });
         return print(&list);
     };
-    let full = if name.starts_with("crumb::") { name.to_string() } else { format!("crumb::{name}") };
+    let full = if name.starts_with("crumb::") {
+        name.to_string()
+    } else {
+        format!("crumb::{name}")
+    };
     if let Some(code) = codes::find(&full) {
         return print(&explain_code(code));
     }
@@ -32,19 +43,30 @@ pub fn run(args: &Args) -> ExitCode {
     let hint = suggest::did_you_mean(&full, codes::ALL.iter().map(|c| c.name))
         .map(|h| format!(" ({h})"))
         .unwrap_or_default();
-    eprintln!("crumb explain: no diagnostic code or event kind named `{name}`{hint}; `crumb explain` lists the codes");
+    eprintln!(
+        "crumb explain: no diagnostic code or event kind named `{name}`{hint}; `crumb explain` lists the codes"
+    );
     ExitCode::from(2)
 }
 
 /// The text `crumb explain` prints for a code.
 pub fn explain_code(code: &Code) -> String {
-    format!("{} ({})\n\n{}\n\nHow to fix: {}\n", code.name, code.level.as_str(), code.summary, code.fix)
+    format!(
+        "{} ({})\n\n{}\n\nHow to fix: {}\n",
+        code.name,
+        code.level.as_str(),
+        code.summary,
+        code.fix
+    )
 }
 
 /// Write to stdout; a closed pipe (`crumb explain | head`) is not an error.
 fn print(text: &str) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
             eprintln!("crumb explain: cannot write: {err}");
             ExitCode::from(2)

@@ -32,9 +32,16 @@ pub struct Args {
 pub fn run(args: &Args) -> ExitCode {
     let compiled = compile_file(&args.pipeline, &CompileOptions::default());
     let Some(table) = compiled.table else {
-        let report = FileReport { file: args.pipeline.clone(), diagnostics: compiled.diagnostics, sources: compiled.sources };
+        let report = FileReport {
+            file: args.pipeline.clone(),
+            diagnostics: compiled.diagnostics,
+            sources: compiled.sources,
+        };
         eprint!("{}", render(&[report], Format::Human));
-        eprintln!("crumb graph: {} is not a valid pipeline (see `crumb validate`)", args.pipeline.display());
+        eprintln!(
+            "crumb graph: {} is not a valid pipeline (see `crumb validate`)",
+            args.pipeline.display()
+        );
         return ExitCode::from(1);
     };
     let text = match args.format {
@@ -52,7 +59,10 @@ pub fn run(args: &Args) -> ExitCode {
         }
     };
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
             eprintln!("crumb graph: cannot write: {err}");
             ExitCode::from(2)

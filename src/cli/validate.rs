@@ -37,11 +37,17 @@ pub fn run(args: &Args) -> ExitCode {
     };
     let reports: Vec<FileReport> = files.iter().map(|file| validate_one(file)).collect();
     let format = args.format.unwrap_or_else(|| {
-        if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") { Format::Github } else { Format::Human }
+        if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+            Format::Github
+        } else {
+            Format::Human
+        }
     });
     let text = render(&reports, format);
     let mut stdout = std::io::stdout().lock();
-    if let Err(err) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush())
+    if let Err(err) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
         && err.kind() != std::io::ErrorKind::BrokenPipe
     {
         eprintln!("crumb validate: cannot write the report: {err}");
@@ -57,7 +63,11 @@ pub fn run(args: &Args) -> ExitCode {
         plural(warnings),
         if failed { " — invalid" } else { " — ok" },
     );
-    if failed { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 fn plural(n: usize) -> &'static str {
@@ -69,19 +79,24 @@ fn plural(n: usize) -> &'static str {
 fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     for path in paths {
-        let metadata = std::fs::metadata(path).map_err(|err| format!("{}: {err}", path.display()))?;
+        let metadata =
+            std::fs::metadata(path).map_err(|err| format!("{}: {err}", path.display()))?;
         if !metadata.is_dir() {
             files.push(path.clone());
             continue;
         }
-        let entries = std::fs::read_dir(path).map_err(|err| format!("{}: {err}", path.display()))?;
+        let entries =
+            std::fs::read_dir(path).map_err(|err| format!("{}: {err}", path.display()))?;
         let mut found: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             .map(|entry| entry.path())
             .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
             .collect();
         if found.is_empty() {
-            return Err(format!("{}: no pipeline or preset files (*.yaml, *.yml) in this folder", path.display()));
+            return Err(format!(
+                "{}: no pipeline or preset files (*.yaml, *.yml) in this folder",
+                path.display()
+            ));
         }
         found.sort();
         files.extend(found);
@@ -90,25 +105,43 @@ fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
 }
 
 fn is_preset(path: &Path) -> bool {
-    let in_presets = path.parent().and_then(Path::file_name).is_some_and(|name| name == "presets");
-    let named = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(".preset.yaml"));
+    let in_presets = path
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|name| name == "presets");
+    let named = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".preset.yaml"));
     in_presets || named
 }
 
 fn validate_one(file: &Path) -> FileReport {
     if !is_preset(file) {
         let compiled = compile_file(file, &CompileOptions::default());
-        return FileReport { file: file.to_path_buf(), diagnostics: compiled.diagnostics, sources: compiled.sources };
+        return FileReport {
+            file: file.to_path_buf(),
+            diagnostics: compiled.diagnostics,
+            sources: compiled.sources,
+        };
     }
     match std::fs::read(file) {
         Ok(bytes) => {
             let (_, diagnostics) = check_preset_bytes(&bytes, file);
             let text = String::from_utf8(bytes).unwrap_or_default();
-            FileReport { file: file.to_path_buf(), diagnostics, sources: vec![(file.to_path_buf(), text)] }
+            FileReport {
+                file: file.to_path_buf(),
+                diagnostics,
+                sources: vec![(file.to_path_buf(), text)],
+            }
         }
         Err(err) => FileReport {
             file: file.to_path_buf(),
-            diagnostics: vec![Diagnostic::new(&codes::FILE_UNREADABLE, file, format!("cannot read file: {err}"))],
+            diagnostics: vec![Diagnostic::new(
+                &codes::FILE_UNREADABLE,
+                file,
+                format!("cannot read file: {err}"),
+            )],
             sources: Vec::new(),
         },
     }

@@ -12,11 +12,11 @@ use sha2::{Digest, Sha256};
 use crate::pipeline::codes::{self, Code};
 use crate::pipeline::diagnostic::Diagnostic;
 use crate::pipeline::front::{self, FileKind};
-use crate::pipeline::model::{AwaitWho, Check, Pipeline, Route, RunStep, With};
+use crate::pipeline::model::{AwaitWho, Check, OneOrMany, Pipeline, Route, RunStep, With};
 use crate::pipeline::source::SpanIndex;
 use crate::pipeline::table::{
-    Action, CheckKindSpec, CheckSpec, CompiledRoute, LimitsSpec, QaSpec, RoleSpec, ScoringSpec, TransitionTable,
-    Trigger,
+    Action, CheckKindSpec, CheckSpec, CompiledRoute, LimitsSpec, QaSpec, RoleSpec, ScoringSpec,
+    TransitionTable, Trigger,
 };
 use crate::pipeline::units::{parse_duration_ms, parse_size_bytes};
 use crate::pipeline::{routing, semantic, templates};
@@ -32,7 +32,9 @@ pub struct CompileOptions {
 
 impl Default for CompileOptions {
     fn default() -> Self {
-        CompileOptions { check_templates: true }
+        CompileOptions {
+            check_templates: true,
+        }
     }
 }
 
@@ -61,7 +63,11 @@ pub fn compile_file(path: &Path, options: &CompileOptions) -> Compiled {
         Ok(bytes) => compile_bytes(&bytes, path, options),
         Err(err) => Compiled {
             table: None,
-            diagnostics: vec![Diagnostic::new(&codes::FILE_UNREADABLE, path, format!("cannot read file: {err}"))],
+            diagnostics: vec![Diagnostic::new(
+                &codes::FILE_UNREADABLE,
+                path,
+                format!("cannot read file: {err}"),
+            )],
             source_hash: String::new(),
             sources: Vec::new(),
         },
@@ -73,9 +79,14 @@ pub fn compile_bytes(bytes: &[u8], origin: &Path, options: &CompileOptions) -> C
     let source_hash = hex_sha256(bytes);
     let mut diagnostics = Vec::new();
     let Some(text) = front::decode(bytes, origin, &mut diagnostics) else {
-        return Compiled { table: None, diagnostics, source_hash, sources: Vec::new() };
+        return Compiled {
+            table: None,
+            diagnostics,
+            source_hash,
+            sources: Vec::new(),
+        };
     };
-    let mut compiled = compile_text(text, origin, options);
+    let mut compiled = compile_text(text, origin, *options);
     compiled.source_hash = source_hash;
     compiled
 }
@@ -85,14 +96,23 @@ pub fn compile_str(source: &str, origin: &Path, options: &CompileOptions) -> Com
     compile_bytes(source.as_bytes(), origin, options)
 }
 
-fn compile_text(text: &str, origin: &Path, options: &CompileOptions) -> Compiled {
+fn compile_text(text: &str, origin: &Path, options: CompileOptions) -> Compiled {
     let mut diagnostics = Vec::new();
     let mut sources = vec![(origin.to_path_buf(), text.to_string())];
     let parsed = front::parse::<Pipeline>(text, origin, FileKind::Pipeline, &mut diagnostics);
     let (Some(document), Some(pipeline)) = (parsed.document, parsed.model) else {
-        return Compiled { table: None, diagnostics, source_hash: String::new(), sources };
+        return Compiled {
+            table: None,
+            diagnostics,
+            source_hash: String::new(),
+            sources,
+        };
     };
-    let mut ctx = Ctx { file: origin, index: &document.index, diagnostics };
+    let mut ctx = Ctx {
+        file: origin,
+        index: &document.index,
+        diagnostics,
+    };
     let table = lower(&pipeline, &mut ctx);
     semantic::check(&pipeline, &table, &mut ctx);
     routing::check(&pipeline, &table, &mut ctx);
@@ -101,15 +121,22 @@ fn compile_text(text: &str, origin: &Path, options: &CompileOptions) -> Compiled
     }
     let diagnostics = ctx.diagnostics;
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
-    Compiled { table: (!has_errors).then_some(table), diagnostics, source_hash: String::new(), sources }
+    Compiled {
+        table: (!has_errors).then_some(table),
+        diagnostics,
+        source_hash: String::new(),
+        sources,
+    }
 }
 
 fn hex_sha256(bytes: &[u8]) -> String {
     use std::fmt::Write;
-    Sha256::digest(bytes).iter().fold(String::with_capacity(64), |mut out, b| {
-        let _ = write!(out, "{b:02x}");
-        out
-    })
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::with_capacity(64), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
 }
 
 /// Shared state of pass 3: where we are and what we found.
@@ -138,13 +165,24 @@ impl Ctx<'_> {
     pub fn duration(&mut self, pointer: &str, text: &str) -> u64 {
         match parse_duration_ms(text) {
             Ok(0) => {
-                self.emit(self.at(&codes::BAD_DURATION, pointer, format!("duration `{text}` is zero")).label("zero"));
+                self.emit(
+                    self.at(
+                        &codes::BAD_DURATION,
+                        pointer,
+                        format!("duration `{text}` is zero"),
+                    )
+                    .label("zero"),
+                );
                 0
             }
             Ok(ms) => ms,
             Err(err) => {
                 let d = self
-                    .at(&codes::BAD_DURATION, pointer, format!("bad duration `{text}`: {err}"))
+                    .at(
+                        &codes::BAD_DURATION,
+                        pointer,
+                        format!("bad duration `{text}`: {err}"),
+                    )
                     .label("not a duration")
                     .hint("write a whole number and a unit, e.g. `1500ms`, `30s`, `20m`, `1h30m`");
                 self.emit(d);
@@ -157,13 +195,20 @@ impl Ctx<'_> {
     pub fn size(&mut self, pointer: &str, text: &str) -> u64 {
         match parse_size_bytes(text) {
             Ok(0) => {
-                self.emit(self.at(&codes::BAD_SIZE, pointer, format!("size `{text}` is zero")).label("zero"));
+                self.emit(
+                    self.at(&codes::BAD_SIZE, pointer, format!("size `{text}` is zero"))
+                        .label("zero"),
+                );
                 0
             }
             Ok(bytes) => bytes,
             Err(err) => {
                 let d = self
-                    .at(&codes::BAD_SIZE, pointer, format!("bad size `{text}`: {err}"))
+                    .at(
+                        &codes::BAD_SIZE,
+                        pointer,
+                        format!("bad size `{text}`: {err}"),
+                    )
                     .label("not a size")
                     .hint("write a whole number and a unit, e.g. `512KB`, `5MB`, `2MiB`");
                 self.emit(d);
@@ -194,15 +239,24 @@ fn lower(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> TransitionTable {
         })
         .collect();
 
-    let routes: Vec<CompiledRoute> =
-        pipeline.routes.iter().enumerate().map(|(index, route)| lower_route(index, route)).collect();
+    let routes: Vec<CompiledRoute> = pipeline
+        .routes
+        .iter()
+        .enumerate()
+        .map(|(index, route)| lower_route(index, route))
+        .collect();
 
     let mut by_kind: HashMap<String, Vec<usize>> = HashMap::new();
     let mut verdict_matrix = [[None; 3]; 4];
     for route in &routes {
         match &route.trigger {
-            Trigger::Kind { kind, .. } => by_kind.entry(kind.clone()).or_default().push(route.index),
-            Trigger::Verdict { verdicts, severities } => {
+            Trigger::Kind { kind, .. } => {
+                by_kind.entry(kind.clone()).or_default().push(route.index)
+            }
+            Trigger::Verdict {
+                verdicts,
+                severities,
+            } => {
                 for verdict in verdicts {
                     for severity in severities {
                         let cell = &mut verdict_matrix[verdict.index()][severity.index()];
@@ -218,7 +272,12 @@ fn lower(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> TransitionTable {
     let qa = pipeline.qa.as_ref().map(|qa| QaSpec {
         timeout_ms: ctx.duration("/qa/timeout", &qa.timeout),
         entry: qa.entry.clone(),
-        checks: qa.checks.iter().enumerate().map(|(i, check)| lower_check(i, check, ctx)).collect(),
+        checks: qa
+            .checks
+            .iter()
+            .enumerate()
+            .map(|(i, check)| lower_check(i, check, ctx))
+            .collect(),
     });
 
     let limits = &pipeline.limits;
@@ -260,65 +319,113 @@ fn lower_route(index: usize, route: &Route) -> CompiledRoute {
     let trigger = if route.on == VERDICT_TRIGGER {
         let when = route.when.as_ref();
         Trigger::Verdict {
-            verdicts: when.and_then(|w| w.verdict.as_ref()).map_or_else(|| Verdict::ALL.to_vec(), |v| v.to_vec()),
+            verdicts: when
+                .and_then(|w| w.verdict.as_ref())
+                .map_or_else(|| Verdict::ALL.to_vec(), OneOrMany::to_vec),
             severities: when
                 .and_then(|w| w.severity.as_ref())
-                .map_or_else(|| Severity::ALL.to_vec(), |s| s.to_vec()),
+                .map_or_else(|| Severity::ALL.to_vec(), OneOrMany::to_vec),
         }
     } else {
-        Trigger::Kind { kind: route.on.clone(), from: route.from.clone() }
+        Trigger::Kind {
+            kind: route.on.clone(),
+            from: route.from.clone(),
+        }
     };
     let action = if let Some(role) = &route.spawn {
         Action::Spawn { role: role.clone() }
     } else if route.run == Some(RunStep::Qa) {
         Action::RunQa
     } else if let Some(done) = &route.done {
-        Action::Done { reason: done_reason(done) }
+        Action::Done {
+            reason: done_reason(done),
+        }
     } else if route.r#await == Some(AwaitWho::Human) {
         Action::AwaitHuman
     } else {
         // No action at all: reported by `semantic`; the table is discarded.
-        Action::Done { reason: String::new() }
+        Action::Done {
+            reason: String::new(),
+        }
     };
-    CompiledRoute { index, trigger, action, with_feedback: route.with == Some(With::Feedback) }
+    CompiledRoute {
+        index,
+        trigger,
+        action,
+        with_feedback: route.with == Some(With::Feedback),
+    }
 }
 
 /// `done: pass` is recorded as `verdict_pass`; any other word as itself.
 pub fn done_reason(word: &str) -> String {
-    if word == "pass" { "verdict_pass".into() } else { word.to_string() }
+    if word == "pass" {
+        "verdict_pass".into()
+    } else {
+        word.to_string()
+    }
 }
 
 fn lower_check(i: usize, check: &Check, ctx: &mut Ctx<'_>) -> CheckSpec {
     let base = format!("/qa/checks/{i}");
-    let timeout_ms = check.timeout().map(|t| ctx.duration(&format!("{base}/timeout"), t));
+    let timeout_ms = check
+        .timeout()
+        .map(|t| ctx.duration(&format!("{base}/timeout"), t));
     let kind = match check {
-        Check::File { path, min_size, max_size, .. } => CheckKindSpec::File {
+        Check::File {
+            path,
+            min_size,
+            max_size,
+            ..
+        } => CheckKindSpec::File {
             path: path.clone(),
-            min_bytes: min_size.as_ref().map(|s| ctx.size(&format!("{base}/min_size"), s)),
-            max_bytes: max_size.as_ref().map(|s| ctx.size(&format!("{base}/max_size"), s)),
+            min_bytes: min_size
+                .as_ref()
+                .map(|s| ctx.size(&format!("{base}/min_size"), s)),
+            max_bytes: max_size
+                .as_ref()
+                .map(|s| ctx.size(&format!("{base}/max_size"), s)),
         },
-        Check::MaxBytes { glob, limit, .. } => {
-            CheckKindSpec::MaxBytes { glob: glob.clone(), limit_bytes: ctx.size(&format!("{base}/limit"), limit) }
-        }
+        Check::MaxBytes { glob, limit, .. } => CheckKindSpec::MaxBytes {
+            glob: glob.clone(),
+            limit_bytes: ctx.size(&format!("{base}/limit"), limit),
+        },
         Check::Html { path, .. } => CheckKindSpec::Html { path: path.clone() },
-        Check::Command { argv, cwd, env, expect_exit, .. } => CheckKindSpec::Command {
+        Check::Command {
+            argv,
+            cwd,
+            env,
+            expect_exit,
+            ..
+        } => CheckKindSpec::Command {
             argv: argv.clone(),
             cwd: cwd.clone(),
             env: env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             expect_exit: *expect_exit,
         },
-        Check::Browser { wait_for, settle, fail_on, keys, clicks, screenshot, require_non_blank, .. } => {
-            CheckKindSpec::Browser {
-                wait_for: wait_for.clone(),
-                settle_ms: ctx.duration(&format!("{base}/settle"), settle),
-                fail_on: fail_on.clone(),
-                keys: keys.clone(),
-                clicks: clicks.clone(),
-                screenshot: *screenshot,
-                require_non_blank: *require_non_blank,
-            }
-        }
+        Check::Browser {
+            wait_for,
+            settle,
+            fail_on,
+            keys,
+            clicks,
+            screenshot,
+            require_non_blank,
+            ..
+        } => CheckKindSpec::Browser {
+            wait_for: wait_for.clone(),
+            settle_ms: ctx.duration(&format!("{base}/settle"), settle),
+            fail_on: fail_on.clone(),
+            keys: keys.clone(),
+            clicks: clicks.clone(),
+            screenshot: *screenshot,
+            require_non_blank: *require_non_blank,
+        },
         Check::AcPredicates { .. } => CheckKindSpec::AcPredicates,
     };
-    CheckSpec { id: check.id().to_string(), blocking: check.blocking(), timeout_ms, kind }
+    CheckSpec {
+        id: check.id().to_string(),
+        blocking: check.blocking(),
+        timeout_ms,
+        kind,
+    }
 }

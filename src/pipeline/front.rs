@@ -38,7 +38,10 @@ pub fn decode<'a>(bytes: &'a [u8], file: &Path, out: &mut Vec<Diagnostic>) -> Op
             Diagnostic::new(
                 &codes::FILE_TOO_LARGE,
                 file,
-                format!("file is {} bytes; the limit is {MAX_FILE_BYTES} bytes", bytes.len()),
+                format!(
+                    "file is {} bytes; the limit is {MAX_FILE_BYTES} bytes",
+                    bytes.len()
+                ),
             )
             .hint("pipeline and preset files are small declarations; is this the right file?"),
         );
@@ -57,7 +60,11 @@ pub fn decode<'a>(bytes: &'a [u8], file: &Path, out: &mut Vec<Diagnostic>) -> Op
                     file,
                     format!("invalid UTF-8 at byte {}", err.valid_up_to()),
                 )
-                .at(Some(Span { line: as_u32(line), col: as_u32(col), len: 1 }))
+                .at(Some(Span {
+                    line: as_u32(line),
+                    col: as_u32(col),
+                    len: 1,
+                }))
                 .hint("save the file as UTF-8"),
             );
             None
@@ -66,8 +73,16 @@ pub fn decode<'a>(bytes: &'a [u8], file: &Path, out: &mut Vec<Diagnostic>) -> Op
 }
 
 /// Parse `text` and check it against the schema of `kind`; deserialize the model when clean.
-pub fn parse<T: DeserializeOwned>(text: &str, file: &Path, kind: FileKind, out: &mut Vec<Diagnostic>) -> Front<T> {
-    let nothing = Front { document: None, model: None };
+pub fn parse<T: DeserializeOwned>(
+    text: &str,
+    file: &Path,
+    kind: FileKind,
+    out: &mut Vec<Diagnostic>,
+) -> Front<T> {
+    let nothing = Front {
+        document: None,
+        model: None,
+    };
     let document = match source::load(text) {
         Ok(document) => document,
         Err(err) => {
@@ -77,8 +92,9 @@ pub fn parse<T: DeserializeOwned>(text: &str, file: &Path, kind: FileKind, out: 
     };
     if document.value.is_null() {
         out.push(
-            Diagnostic::new(&codes::EMPTY_FILE, file, "the file has no YAML content")
-                .hint("write a pipeline (`crumb schema pipeline` shows the format) or remove the file"),
+            Diagnostic::new(&codes::EMPTY_FILE, file, "the file has no YAML content").hint(
+                "write a pipeline (`crumb schema pipeline` shows the format) or remove the file",
+            ),
         );
         return nothing;
     }
@@ -89,8 +105,14 @@ pub fn parse<T: DeserializeOwned>(text: &str, file: &Path, kind: FileKind, out: 
         } else {
             &codes::DUPLICATE_KEY
         };
-        let what = if code == &codes::DUPLICATE_ROLE { "role" } else { "key" };
-        let hint = duplicate.first.map(|s| format!("first defined at line {}", s.line));
+        let what = if code == &codes::DUPLICATE_ROLE {
+            "role"
+        } else {
+            "key"
+        };
+        let hint = duplicate
+            .first
+            .map(|s| format!("first defined at line {}", s.line));
         out.push(
             Diagnostic::new(
                 code,
@@ -109,15 +131,28 @@ pub fn parse<T: DeserializeOwned>(text: &str, file: &Path, kind: FileKind, out: 
     let (schema, validator) = validator(kind);
     schema::check(validator, schema, &document, file, out);
     if out.len() > before {
-        return Front { document: Some(document), model: None };
+        return Front {
+            document: Some(document),
+            model: None,
+        };
     }
     match serde_json::from_value::<T>(document.value.clone()) {
-        Ok(model) => Front { document: Some(document), model: Some(model) },
+        Ok(model) => Front {
+            document: Some(document),
+            model: Some(model),
+        },
         Err(err) => {
             // The schema is generated from the same types, so this is rare (e.g. a number too
             // large for its field); still a diagnostic, never a panic.
-            out.push(Diagnostic::new(&codes::WRONG_TYPE, file, format!("cannot read the file: {err}")));
-            Front { document: Some(document), model: None }
+            out.push(Diagnostic::new(
+                &codes::WRONG_TYPE,
+                file,
+                format!("cannot read the file: {err}"),
+            ));
+            Front {
+                document: Some(document),
+                model: None,
+            }
         }
     }
 }
@@ -126,18 +161,30 @@ fn report_syntax(text: &str, file: &Path, err: &source::LoadError, out: &mut Vec
     let tabs: Vec<usize> = text
         .lines()
         .enumerate()
-        .filter(|(_, line)| line.chars().take_while(|c| c.is_whitespace()).any(|c| c == '\t'))
+        .filter(|(_, line)| {
+            line.chars()
+                .take_while(|c| c.is_whitespace())
+                .any(|c| c == '\t')
+        })
         .map(|(i, _)| i + 1)
         .collect();
     if tabs.is_empty() {
         if text.trim().is_empty() {
-            out.push(Diagnostic::new(&codes::EMPTY_FILE, file, "the file has no YAML content"));
+            out.push(Diagnostic::new(
+                &codes::EMPTY_FILE,
+                file,
+                "the file has no YAML content",
+            ));
             return;
         }
         out.push(
-            Diagnostic::new(&codes::YAML_SYNTAX, file, format!("invalid YAML: {}", err.message))
-                .at(err.span)
-                .label("here"),
+            Diagnostic::new(
+                &codes::YAML_SYNTAX,
+                file,
+                format!("invalid YAML: {}", err.message),
+            )
+            .at(err.span)
+            .label("here"),
         );
         return;
     }
@@ -146,7 +193,11 @@ fn report_syntax(text: &str, file: &Path, err: &source::LoadError, out: &mut Vec
         let col = text_line.chars().position(|c| c == '\t').unwrap_or(0) + 1;
         out.push(
             Diagnostic::new(&codes::TAB_INDENTATION, file, "tab used for indentation")
-                .at(Some(Span { line: as_u32(*line), col: as_u32(col), len: 1 }))
+                .at(Some(Span {
+                    line: as_u32(*line),
+                    col: as_u32(col),
+                    len: 1,
+                }))
                 .label("tab")
                 .hint("YAML indentation must use spaces"),
         );

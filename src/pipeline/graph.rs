@@ -3,7 +3,7 @@
 //!
 //! Built only from the table, so the picture is exactly what the engine will run.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use crate::pipeline::routing::{GOAL_KIND, JUDGE_SCORE_KIND, QA_RESULT_KIND};
@@ -32,7 +32,10 @@ impl Node {
             Node::AwaitHuman => ("await_human", ""),
             Node::Done(reason) => ("done_", reason.as_str()),
         };
-        let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+        let safe: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
         format!("{prefix}{safe}")
     }
 
@@ -58,23 +61,41 @@ struct Edge {
 /// The text on a route's edge: `#index trigger[ · feedback]`.
 pub fn route_label(route: &CompiledRoute) -> String {
     let trigger = match &route.trigger {
-        Trigger::Kind { kind, from: Some(from) } => format!("{kind} from {from}"),
+        Trigger::Kind {
+            kind,
+            from: Some(from),
+        } => format!("{kind} from {from}"),
         Trigger::Kind { kind, from: None } => kind.clone(),
-        Trigger::Verdict { verdicts, severities } => {
+        Trigger::Verdict {
+            verdicts,
+            severities,
+        } => {
             let v = if verdicts.len() == Verdict::ALL.len() {
                 "any".to_string()
             } else {
-                verdicts.iter().map(|v| v.as_str()).collect::<Vec<_>>().join("/")
+                verdicts
+                    .iter()
+                    .map(|v| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join("/")
             };
             if severities.len() == Severity::ALL.len() {
                 format!("verdict {v}")
             } else {
-                let s = severities.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("/");
+                let s = severities
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join("/");
                 format!("verdict {v} × {s}")
             }
         }
     };
-    let feedback = if route.with_feedback { " · feedback" } else { "" };
+    let feedback = if route.with_feedback {
+        " · feedback"
+    } else {
+        ""
+    };
     format!("#{} {trigger}{feedback}", route.index)
 }
 
@@ -115,7 +136,11 @@ fn edges(table: &TransitionTable) -> Vec<Edge> {
             Trigger::Verdict { .. } => sources(table, JUDGE_SCORE_KIND, None),
         };
         for from in from_nodes {
-            out.push(Edge { from, to: target(&route.action), label: route_label(route) });
+            out.push(Edge {
+                from,
+                to: target(&route.action),
+                label: route_label(route),
+            });
         }
     }
     out
@@ -128,15 +153,15 @@ fn nodes(table: &TransitionTable, edges: &[Edge]) -> Vec<Node> {
     if table.qa.is_some() {
         out.push(Node::Qa);
     }
-    let mut rest: BTreeMap<Node, ()> = BTreeMap::new();
+    let mut rest: BTreeSet<Node> = BTreeSet::new();
     for edge in edges {
         for node in [&edge.from, &edge.to] {
             if !out.contains(node) {
-                rest.insert(node.clone(), ());
+                rest.insert(node.clone());
             }
         }
     }
-    out.extend(rest.into_keys());
+    out.extend(rest);
     out
 }
 
@@ -156,7 +181,13 @@ pub fn mermaid(table: &TransitionTable) -> String {
         let _ = writeln!(out, "    {}{shape}", node.id());
     }
     for edge in &edges {
-        let _ = writeln!(out, "    {} -->|\"{}\"| {}", edge.from.id(), escape_mermaid(&edge.label), edge.to.id());
+        let _ = writeln!(
+            out,
+            "    {} -->|\"{}\"| {}",
+            edge.from.id(),
+            escape_mermaid(&edge.label),
+            edge.to.id()
+        );
     }
     out
 }
@@ -164,7 +195,10 @@ pub fn mermaid(table: &TransitionTable) -> String {
 /// Graphviz `digraph`.
 pub fn dot(table: &TransitionTable) -> String {
     let edges = edges(table);
-    let mut out = format!("digraph \"{}\" {{\n    rankdir=TB;\n", escape_dot(&table.name));
+    let mut out = format!(
+        "digraph \"{}\" {{\n    rankdir=TB;\n",
+        escape_dot(&table.name)
+    );
     for node in nodes(table, &edges) {
         let shape = match node {
             Node::Goal | Node::External(_) => "oval",
@@ -173,10 +207,21 @@ pub fn dot(table: &TransitionTable) -> String {
             Node::AwaitHuman => "parallelogram",
             Node::Done(_) => "doublecircle",
         };
-        let _ = writeln!(out, "    {} [label=\"{}\", shape={shape}];", node.id(), escape_dot(&node.label()));
+        let _ = writeln!(
+            out,
+            "    {} [label=\"{}\", shape={shape}];",
+            node.id(),
+            escape_dot(&node.label())
+        );
     }
     for edge in &edges {
-        let _ = writeln!(out, "    {} -> {} [label=\"{}\"];", edge.from.id(), edge.to.id(), escape_dot(&edge.label));
+        let _ = writeln!(
+            out,
+            "    {} -> {} [label=\"{}\"];",
+            edge.from.id(),
+            edge.to.id(),
+            escape_dot(&edge.label)
+        );
     }
     out.push_str("}\n");
     out

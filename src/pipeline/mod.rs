@@ -1,22 +1,22 @@
 //! Pipeline files: the YAML model, its schema, validation and compilation to a transition table.
 
-pub mod context;
-pub mod model;
-pub mod table;
-pub mod source;
 pub mod codes;
-pub mod diagnostic;
-pub mod preset;
-pub mod schema;
-pub mod suggest;
-pub mod units;
 pub mod compile;
+pub mod context;
+pub mod diagnostic;
 pub mod front;
+pub mod model;
+pub mod preset;
 pub mod routing;
+pub mod schema;
 pub mod semantic;
+pub mod source;
+pub mod suggest;
+pub mod table;
 pub mod templates;
+pub mod units;
 
 pub use compile::{CompileOptions, Compiled, compile_bytes, compile_file, compile_str};
 pub use diagnostic::{Diagnostic, Level};
-pub mod render;
 pub mod graph;
+pub mod render;

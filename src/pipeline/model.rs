@@ -75,7 +75,10 @@ pub struct RoleTimeout {
 
 impl Default for RoleTimeout {
     fn default() -> Self {
-        Self { wall: default_wall(), idle: default_idle() }
+        Self {
+            wall: default_wall(),
+            idle: default_idle(),
+        }
     }
 }
 
@@ -276,7 +279,11 @@ fn default_settle() -> String {
     "1500ms".into()
 }
 fn default_fail_on() -> Vec<BrowserSignal> {
-    vec![BrowserSignal::ConsoleError, BrowserSignal::PageError, BrowserSignal::FailedRequest]
+    vec![
+        BrowserSignal::ConsoleError,
+        BrowserSignal::PageError,
+        BrowserSignal::FailedRequest,
+    ]
 }
 
 /// A signal the browser check can observe.
@@ -320,7 +327,11 @@ pub struct Scoring {
 
 impl Default for Scoring {
     fn default() -> Self {
-        Self { pass_at: default_pass_at(), partial_at: default_partial_at(), guards: default_guards() }
+        Self {
+            pass_at: default_pass_at(),
+            partial_at: default_partial_at(),
+            guards: default_guards(),
+        }
     }
 }
 
@@ -480,10 +491,16 @@ fn default_max_verify() -> u32 {
     5
 }
 fn default_tokens() -> Budget<u64> {
-    Budget { warn: 250_000, hard: 300_000 }
+    Budget {
+        warn: 250_000,
+        hard: 300_000,
+    }
 }
 fn default_wall_clock() -> Budget<String> {
-    Budget { warn: "50m".into(), hard: "60m".into() }
+    Budget {
+        warn: "50m".into(),
+        hard: "60m".into(),
+    }
 }
 fn default_stuck() -> u32 {
     5
@@ -514,7 +531,10 @@ pub struct Circuit {
 
 impl Default for Circuit {
     fn default() -> Self {
-        Self { open_after: default_open_after(), then: CircuitAction::Swap }
+        Self {
+            open_after: default_open_after(),
+            then: CircuitAction::Swap,
+        }
     }
 }
 

@@ -77,21 +77,34 @@ pub enum Provider {
 /// Returns the diagnostics and the preset when it is usable.
 pub fn check_preset_bytes(bytes: &[u8], origin: &Path) -> (Option<Preset>, Vec<Diagnostic>) {
     let mut out = Vec::new();
-    let Some(text) = front::decode(bytes, origin, &mut out) else { return (None, out) };
+    let Some(text) = front::decode(bytes, origin, &mut out) else {
+        return (None, out);
+    };
     let parsed = front::parse::<Preset>(text, origin, FileKind::Preset, &mut out);
-    let (Some(document), Some(preset)) = (parsed.document, parsed.model) else { return (None, out) };
+    let (Some(document), Some(preset)) = (parsed.document, parsed.model) else {
+        return (None, out);
+    };
     let bindings = preset
         .default
         .iter()
         .map(|b| ("/default".to_string(), b))
-        .chain(preset.roles.iter().map(|(role, b)| (format!("/roles/{}", escape_segment(role)), b)));
+        .chain(
+            preset
+                .roles
+                .iter()
+                .map(|(role, b)| (format!("/roles/{}", escape_segment(role)), b)),
+        );
     for (pointer, binding) in bindings {
         if !KNOWN_ADAPTERS.contains(&binding.adapter.as_str()) {
             out.push(
-                Diagnostic::new(&codes::UNKNOWN_ADAPTER, origin, format!("unknown adapter `{}`", binding.adapter))
-                    .at(document.index.value_span(&format!("{pointer}/adapter")))
-                    .label("no such adapter")
-                    .hint(adapter_hint(&binding.adapter)),
+                Diagnostic::new(
+                    &codes::UNKNOWN_ADAPTER,
+                    origin,
+                    format!("unknown adapter `{}`", binding.adapter),
+                )
+                .at(document.index.value_span(&format!("{pointer}/adapter")))
+                .label("no such adapter")
+                .hint(adapter_hint(&binding.adapter)),
             );
         }
     }

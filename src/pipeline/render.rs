@@ -55,7 +55,11 @@ fn human(reports: &[FileReport]) -> String {
             continue;
         }
         for diagnostic in &report.diagnostics {
-            let source = report.sources.iter().find(|(path, _)| path == &diagnostic.file).map(|(_, text)| text.as_str());
+            let source = report
+                .sources
+                .iter()
+                .find(|(path, _)| path == &diagnostic.file)
+                .map(|(_, text)| text.as_str());
             human_one(&mut out, diagnostic, source);
             out.push('\n');
         }
@@ -69,15 +73,27 @@ fn human_one(out: &mut String, d: &Diagnostic, source: Option<&str>) {
         Some(span) => format!("{}:{}:{}", d.file.display(), span.line, span.col),
         None => d.file.display().to_string(),
     };
-    let snippet = d.span.zip(source).and_then(|(span, text)| snippet_line(text, span));
+    let snippet = d
+        .span
+        .zip(source)
+        .and_then(|(span, text)| snippet_line(text, span));
     let gutter = d.span.map_or(1, |s| s.line.to_string().len());
     let pad = " ".repeat(gutter);
     let _ = writeln!(out, "{pad}--> {location}");
     if let (Some((line_text, caret_col, caret_len)), Some(span)) = (snippet, d.span) {
         let _ = writeln!(out, "{pad} |");
         let _ = writeln!(out, "{} | {line_text}", span.line);
-        let label = d.label.as_deref().map(|l| format!(" {l}")).unwrap_or_default();
-        let _ = writeln!(out, "{pad} | {}{}{label}", " ".repeat(caret_col), "^".repeat(caret_len));
+        let label = d
+            .label
+            .as_deref()
+            .map(|l| format!(" {l}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{pad} | {}{}{label}",
+            " ".repeat(caret_col),
+            "^".repeat(caret_len)
+        );
     }
     if let Some(hint) = &d.hint {
         let _ = writeln!(out, "{pad} = help: {hint}");
@@ -89,9 +105,17 @@ fn human_one(out: &mut String, d: &Diagnostic, source: Option<&str>) {
 fn snippet_line(text: &str, span: Span) -> Option<(String, usize, usize)> {
     let index = usize::try_from(span.line).ok()?.checked_sub(1)?;
     let line = text.lines().nth(index)?;
-    let chars: Vec<char> = line.chars().map(|c| if c == '\t' { ' ' } else { c }).collect();
-    let col = usize::try_from(span.col).unwrap_or(1).saturating_sub(1).min(chars.len());
-    let len = usize::try_from(span.len).unwrap_or(1).clamp(1, (chars.len() - col).max(1));
+    let chars: Vec<char> = line
+        .chars()
+        .map(|c| if c == '\t' { ' ' } else { c })
+        .collect();
+    let col = usize::try_from(span.col)
+        .unwrap_or(1)
+        .saturating_sub(1)
+        .min(chars.len());
+    let len = usize::try_from(span.len)
+        .unwrap_or(1)
+        .clamp(1, (chars.len() - col).max(1));
     if chars.len() <= MAX_SNIPPET_CHARS {
         let shown: String = chars.iter().collect();
         return Some((shown.trim_end().to_string(), col, len));
@@ -129,7 +153,11 @@ fn json(reports: &[FileReport]) -> String {
     let report = JsonReport {
         files: reports
             .iter()
-            .map(|r| JsonFile { file: &r.file, ok: !r.diagnostics.iter().any(Diagnostic::is_error), diagnostics: &r.diagnostics })
+            .map(|r| JsonFile {
+                file: &r.file,
+                ok: !r.diagnostics.iter().any(Diagnostic::is_error),
+                diagnostics: &r.diagnostics,
+            })
             .collect(),
         errors,
         warnings,
@@ -162,7 +190,9 @@ fn github(reports: &[FileReport]) -> String {
 
 /// Escaping for a workflow command's message part.
 fn escape_data(text: &str) -> String {
-    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 /// Escaping for a workflow command's `key=value` properties.

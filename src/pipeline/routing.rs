@@ -40,7 +40,11 @@ fn unknown_roles(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>
             && !table.is_role(role)
         {
             let d = ctx
-                .at(&codes::UNKNOWN_ROLE, &format!("/routes/{i}/spawn"), format!("route spawns unknown role `{role}`"))
+                .at(
+                    &codes::UNKNOWN_ROLE,
+                    &format!("/routes/{i}/spawn"),
+                    format!("route spawns unknown role `{role}`"),
+                )
                 .label("no role with this id")
                 .hint(role_hint(role, table));
             ctx.emit(d);
@@ -50,7 +54,11 @@ fn unknown_roles(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>
             && !RESERVED_ACTORS.contains(&from.as_str())
         {
             let d = ctx
-                .at(&codes::UNKNOWN_ROLE, &format!("/routes/{i}/from"), format!("route listens to unknown actor `{from}`"))
+                .at(
+                    &codes::UNKNOWN_ROLE,
+                    &format!("/routes/{i}/from"),
+                    format!("route listens to unknown actor `{from}`"),
+                )
                 .label("neither a role nor a built-in actor")
                 .hint(role_hint(from, table));
             ctx.emit(d);
@@ -69,16 +77,30 @@ fn role_hint(wrong: &str, table: &TransitionTable) -> String {
 /// Whether some route handles an event of `kind` (`judge.score` is handled by verdict routes).
 fn handled(table: &TransitionTable, kind: &str) -> bool {
     table.by_kind.contains_key(kind)
-        || (kind == JUDGE_SCORE_KIND && table.routes.iter().any(|r| matches!(r.trigger, Trigger::Verdict { .. })))
+        || (kind == JUDGE_SCORE_KIND
+            && table
+                .routes
+                .iter()
+                .any(|r| matches!(r.trigger, Trigger::Verdict { .. })))
 }
 
 fn unhandled_kinds(table: &TransitionTable, ctx: &mut Ctx<'_>) {
     for role in &table.roles {
         for (i, kind) in role.produces.iter().enumerate() {
             if !handled(table, kind) {
-                let pointer = format!("/roles/{}/produces/{i}", crate::pipeline::source::escape_segment(&role.id));
+                let pointer = format!(
+                    "/roles/{}/produces/{i}",
+                    crate::pipeline::source::escape_segment(&role.id)
+                );
                 let d = ctx
-                    .at(&codes::UNHANDLED_KIND, &pointer, format!("no route handles `{kind}`, which role `{}` produces", role.id))
+                    .at(
+                        &codes::UNHANDLED_KIND,
+                        &pointer,
+                        format!(
+                            "no route handles `{kind}`, which role `{}` produces",
+                            role.id
+                        ),
+                    )
                     .label("nothing happens after this")
                     .hint(format!("add a route `{{ on: {kind}, ... }}`"));
                 ctx.emit(d);
@@ -91,18 +113,27 @@ fn shadowed_routes(table: &TransitionTable, ctx: &mut Ctx<'_>) {
     let mut taken: HashSet<(Verdict, Severity)> = HashSet::new();
     for (j, route) in table.routes.iter().enumerate() {
         let shadowed_by = match &route.trigger {
-            Trigger::Kind { kind, from } => table.routes[..j].iter().find(|earlier| match &earlier.trigger {
+            Trigger::Kind { kind, from } => table.routes[..j].iter().find(|earlier| match &earlier
+                .trigger
+            {
                 Trigger::Kind { kind: k, from: f } => k == kind && (f.is_none() || f == from),
                 Trigger::Verdict { .. } => false,
             }),
-            Trigger::Verdict { verdicts, severities } => {
-                let cells: Vec<(Verdict, Severity)> =
-                    verdicts.iter().flat_map(|v| severities.iter().map(move |s| (*v, *s))).collect();
+            Trigger::Verdict {
+                verdicts,
+                severities,
+            } => {
+                let cells: Vec<(Verdict, Severity)> = verdicts
+                    .iter()
+                    .flat_map(|v| severities.iter().map(move |s| (*v, *s)))
+                    .collect();
                 let all_taken = !cells.is_empty() && cells.iter().all(|c| taken.contains(c));
                 let first = cells.first().copied();
                 taken.extend(cells);
                 if all_taken {
-                    first.and_then(|(v, s)| table.verdict_matrix[v.index()][s.index()]).map(|i| &table.routes[i])
+                    first
+                        .and_then(|(v, s)| table.verdict_matrix[v.index()][s.index()])
+                        .map(|i| &table.routes[i])
                 } else {
                     None
                 }
@@ -110,9 +141,18 @@ fn shadowed_routes(table: &TransitionTable, ctx: &mut Ctx<'_>) {
         };
         if let Some(earlier) = shadowed_by {
             let d = ctx
-                .at(&codes::UNREACHABLE_ROUTE, &format!("/routes/{j}"), format!("route {j} can never fire"))
-                .label(format!("route {} already matches everything this one does", earlier.index))
-                .hint("first match wins: remove this route, or move it above the one that shadows it");
+                .at(
+                    &codes::UNREACHABLE_ROUTE,
+                    &format!("/routes/{j}"),
+                    format!("route {j} can never fire"),
+                )
+                .label(format!(
+                    "route {} already matches everything this one does",
+                    earlier.index
+                ))
+                .hint(
+                    "first match wins: remove this route, or move it above the one that shadows it",
+                );
             ctx.emit(d);
         }
     }
@@ -120,8 +160,14 @@ fn shadowed_routes(table: &TransitionTable, ctx: &mut Ctx<'_>) {
 
 fn exhaustiveness(table: &TransitionTable, ctx: &mut Ctx<'_>) {
     // Verdicts only exist when some role produces judge scores.
-    let judged = table.roles.iter().any(|r| r.produces.iter().any(|k| k == JUDGE_SCORE_KIND));
-    let has_verdict_routes = table.routes.iter().any(|r| matches!(r.trigger, Trigger::Verdict { .. }));
+    let judged = table
+        .roles
+        .iter()
+        .any(|r| r.produces.iter().any(|k| k == JUDGE_SCORE_KIND));
+    let has_verdict_routes = table
+        .routes
+        .iter()
+        .any(|r| matches!(r.trigger, Trigger::Verdict { .. }));
     if !judged && !has_verdict_routes {
         return;
     }
@@ -165,11 +211,21 @@ fn never_spawned(table: &TransitionTable, ctx: &mut Ctx<'_>) {
         .collect();
     for role in &table.roles {
         if !spawned.contains(role.id.as_str()) {
-            let pointer = format!("/roles/{}", crate::pipeline::source::escape_segment(&role.id));
+            let pointer = format!(
+                "/roles/{}",
+                crate::pipeline::source::escape_segment(&role.id)
+            );
             let d = ctx
-                .at_key(&codes::ROLE_NEVER_SPAWNED, &pointer, format!("role `{}` is never spawned", role.id))
+                .at_key(
+                    &codes::ROLE_NEVER_SPAWNED,
+                    &pointer,
+                    format!("role `{}` is never spawned", role.id),
+                )
                 .label("no route spawns this role")
-                .hint(format!("add a route with `spawn: {}`, or remove the role", role.id));
+                .hint(format!(
+                    "add a route with `spawn: {}`, or remove the role",
+                    role.id
+                ));
             ctx.emit(d);
         }
     }
@@ -181,13 +237,21 @@ fn qa_routes(table: &TransitionTable, ctx: &mut Ctx<'_>) {
             let pointer = format!("/routes/{}/run", route.index);
             if table.qa.is_none() {
                 let d = ctx
-                    .at(&codes::RUN_WITHOUT_QA, &pointer, "route runs QA, but the pipeline has no `qa:` block")
+                    .at(
+                        &codes::RUN_WITHOUT_QA,
+                        &pointer,
+                        "route runs QA, but the pipeline has no `qa:` block",
+                    )
                     .label("nothing to run")
                     .hint("declare `qa:` with its checks");
                 ctx.emit(d);
             } else if !handled(table, QA_RESULT_KIND) {
                 let d = ctx
-                    .at(&codes::QA_RESULT_UNHANDLED, &pointer, "route runs QA, but no route handles `qa.result`")
+                    .at(
+                        &codes::QA_RESULT_UNHANDLED,
+                        &pointer,
+                        "route runs QA, but no route handles `qa.result`",
+                    )
                     .label("the result would go nowhere")
                     .hint("add a route `{ on: qa.result, ... }`, e.g. spawning the verifier");
                 ctx.emit(d);
@@ -214,7 +278,12 @@ fn reachability(table: &TransitionTable, ctx: &mut Ctx<'_>) {
         }
         let (kind, actor) = &event;
         let routes: Vec<usize> = if kind == JUDGE_SCORE_KIND {
-            table.routes.iter().filter(|r| matches!(r.trigger, Trigger::Verdict { .. })).map(|r| r.index).collect()
+            table
+                .routes
+                .iter()
+                .filter(|r| matches!(r.trigger, Trigger::Verdict { .. }))
+                .map(|r| r.index)
+                .collect()
         } else {
             table
                 .by_kind
@@ -224,7 +293,9 @@ fn reachability(table: &TransitionTable, ctx: &mut Ctx<'_>) {
                         .iter()
                         .copied()
                         .filter(|&i| match &table.routes[i].trigger {
-                            Trigger::Kind { from: Some(f), .. } => actor.as_ref().is_none_or(|a| a == f),
+                            Trigger::Kind { from: Some(f), .. } => {
+                                actor.as_ref().is_none_or(|a| a == f)
+                            }
                             _ => true,
                         })
                         .collect()
@@ -253,8 +324,16 @@ fn reachability(table: &TransitionTable, ctx: &mut Ctx<'_>) {
         "add a first route `{ on: goal, spawn: <first role> }`, and make some route end with `done:`"
     };
     let d = ctx
-        .at_key(&codes::NO_PATH_TO_DONE, pointer, "no path from `goal` to any `done`")
-        .label(format!("{} of {} route(s) reachable from `goal`, none ends the session", fired.len(), table.routes.len()))
+        .at_key(
+            &codes::NO_PATH_TO_DONE,
+            pointer,
+            "no path from `goal` to any `done`",
+        )
+        .label(format!(
+            "{} of {} route(s) reachable from `goal`, none ends the session",
+            fired.len(),
+            table.routes.len()
+        ))
         .hint(hint);
     ctx.emit(d);
 }

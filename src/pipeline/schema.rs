@@ -4,10 +4,11 @@
 //! best. The committed `schemas/*.schema.json` are [`render`]ed from these and drift-tested.
 
 use std::collections::HashSet;
+use std::fmt::Write;
 use std::path::Path;
 
-use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::ValidationError;
+use jsonschema::error::{TypeKind, ValidationErrorKind};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
@@ -31,7 +32,10 @@ pub fn preset_schema() -> Value {
 }
 
 fn generate<T: JsonSchema>() -> Value {
-    SchemaSettings::draft07().into_generator().into_root_schema_for::<T>().to_value()
+    SchemaSettings::draft07()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
 }
 
 /// The committed text of a schema: pretty JSON and a final newline.
@@ -70,7 +74,7 @@ pub fn display_pointer(pointer: &str) -> String {
     for segment in pointer.split('/').skip(1) {
         let segment = segment.replace("~1", "/").replace("~0", "~");
         if segment.parse::<usize>().is_ok() {
-            out.push_str(&format!("[{segment}]"));
+            let _ = write!(out, "[{segment}]");
         } else {
             if !out.is_empty() {
                 out.push('.');
@@ -81,7 +85,12 @@ pub fn display_pointer(pointer: &str) -> String {
     format!("`{out}`")
 }
 
-fn describe(error: &ValidationError<'_>, schema: &Value, doc: &Document, file: &Path) -> Vec<Diagnostic> {
+fn describe(
+    error: &ValidationError<'_>,
+    schema: &Value,
+    doc: &Document,
+    file: &Path,
+) -> Vec<Diagnostic> {
     let pointer = error.instance_path().as_str().to_string();
     let at = display_pointer(&pointer);
     let index = &doc.index;
@@ -94,48 +103,84 @@ fn describe(error: &ValidationError<'_>, schema: &Value, doc: &Document, file: &
                     let child = format!("{pointer}/{}", escape_segment(name));
                     let suggestion = suggest::closest(name, allowed.iter().map(String::as_str));
                     let hint = match suggestion {
-                        Some(s) => format!("did you mean `{s}`? accepted keys: {}", allowed.join(", ")),
+                        Some(s) => {
+                            format!("did you mean `{s}`? accepted keys: {}", allowed.join(", "))
+                        }
                         None => format!("accepted keys: {}", allowed.join(", ")),
                     };
-                    Diagnostic::new(&codes::UNKNOWN_KEY, file, format!("unknown key `{name}` in {at}"))
-                        .at(index.key_span(&child))
-                        .label("not accepted here")
-                        .hint(hint)
+                    Diagnostic::new(
+                        &codes::UNKNOWN_KEY,
+                        file,
+                        format!("unknown key `{name}` in {at}"),
+                    )
+                    .at(index.key_span(&child))
+                    .label("not accepted here")
+                    .hint(hint)
                 })
                 .collect()
         }
         ValidationErrorKind::Required { property } => {
-            let name = property.as_str().map_or_else(|| property.to_string(), str::to_string);
+            let name = property
+                .as_str()
+                .map_or_else(|| property.to_string(), str::to_string);
             vec![
-                Diagnostic::new(&codes::MISSING_KEY, file, format!("missing required key `{name}` in {at}"))
-                    .at(index.key_span(&pointer))
-                    .label(format!("`{name}` is required here")),
+                Diagnostic::new(
+                    &codes::MISSING_KEY,
+                    file,
+                    format!("missing required key `{name}` in {at}"),
+                )
+                .at(index.key_span(&pointer))
+                .label(format!("`{name}` is required here")),
             ]
         }
         ValidationErrorKind::Type { kind } => {
             let expected = match kind {
                 TypeKind::Single(t) => t.to_string(),
-                TypeKind::Multiple(set) => {
-                    set.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" or ")
-                }
+                TypeKind::Multiple(set) => set
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" or "),
             };
             let found = json_type(error.instance());
             vec![
-                Diagnostic::new(&codes::WRONG_TYPE, file, format!("{at} must be {}, found {found}", article(&expected)))
-                    .at(index.value_span(&pointer))
-                    .label(format!("expected {}", yaml_words(&expected))),
+                Diagnostic::new(
+                    &codes::WRONG_TYPE,
+                    file,
+                    format!("{at} must be {}, found {found}", article(&expected)),
+                )
+                .at(index.value_span(&pointer))
+                .label(format!("expected {}", yaml_words(&expected))),
             ]
         }
         ValidationErrorKind::Enum { options } => {
             let words: Vec<String> = options
                 .as_array()
-                .map(|a| a.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string)).collect())
+                .map(|a| {
+                    a.iter()
+                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                        .collect()
+                })
                 .unwrap_or_default();
-            vec![not_allowed(error.instance(), &words, &at, index.value_span(&pointer), file)]
+            vec![not_allowed(
+                error.instance(),
+                &words,
+                &at,
+                index.value_span(&pointer),
+                file,
+            )]
         }
         ValidationErrorKind::Constant { expected_value } => {
-            let word = expected_value.as_str().map_or_else(|| expected_value.to_string(), str::to_string);
-            vec![not_allowed(error.instance(), &[word], &at, index.value_span(&pointer), file)]
+            let word = expected_value
+                .as_str()
+                .map_or_else(|| expected_value.to_string(), str::to_string);
+            vec![not_allowed(
+                error.instance(),
+                &[word],
+                &at,
+                index.value_span(&pointer),
+                file,
+            )]
         }
         ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
             describe_alternatives(context, &pointer, error, schema, doc, file)
@@ -162,14 +207,25 @@ fn describe_alternatives(
     let ruled_out = |errors: &Vec<ValidationError<'static>>| {
         errors.iter().any(|e| {
             let at = e.instance_path().as_str();
-            let is_word = matches!(e.kind(), ValidationErrorKind::Constant { .. } | ValidationErrorKind::Enum { .. });
-            (at == pointer && matches!(e.kind(), ValidationErrorKind::Type { .. } | ValidationErrorKind::Constant { .. }))
+            let is_word = matches!(
+                e.kind(),
+                ValidationErrorKind::Constant { .. } | ValidationErrorKind::Enum { .. }
+            );
+            (at == pointer
+                && matches!(
+                    e.kind(),
+                    ValidationErrorKind::Type { .. } | ValidationErrorKind::Constant { .. }
+                ))
                 || (at == discriminator && is_word)
         })
     };
-    let candidates: Vec<&Vec<ValidationError<'static>>> = branches.iter().filter(|b| !ruled_out(b)).collect();
+    let candidates: Vec<&Vec<ValidationError<'static>>> =
+        branches.iter().filter(|b| !ruled_out(b)).collect();
     if let Some(best) = candidates.iter().min_by_key(|b| b.len()) {
-        return best.iter().flat_map(|e| describe(e, schema, doc, file)).collect();
+        return best
+            .iter()
+            .flat_map(|e| describe(e, schema, doc, file))
+            .collect();
     }
     let at = display_pointer(pointer);
     // Every branch is one allowed word (a documented enum), or every branch disagreed on the
@@ -180,7 +236,9 @@ fn describe_alternatives(
             .flatten()
             .filter(|e| e.instance_path().as_str() == target)
             .filter_map(|e| match e.kind() {
-                ValidationErrorKind::Constant { expected_value } => expected_value.as_str().map(str::to_string),
+                ValidationErrorKind::Constant { expected_value } => {
+                    expected_value.as_str().map(str::to_string)
+                }
                 _ => None,
             })
             .collect();
@@ -190,7 +248,13 @@ fn describe_alternatives(
             } else {
                 error.instance().get("kind").cloned().unwrap_or(Value::Null)
             };
-            return vec![not_allowed(&found, &words, &display_pointer(target), doc.index.value_span(target), file)];
+            return vec![not_allowed(
+                &found,
+                &words,
+                &display_pointer(target),
+                doc.index.value_span(target),
+                file,
+            )];
         }
     }
     let mut expected: Vec<String> = Vec::new();
@@ -200,7 +264,11 @@ fn describe_alternatives(
         {
             let name = match kind {
                 TypeKind::Single(t) => t.to_string(),
-                TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" or "),
+                TypeKind::Multiple(set) => set
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" or "),
             };
             if !expected.contains(&name) {
                 expected.push(name);
@@ -212,23 +280,41 @@ fn describe_alternatives(
         Diagnostic::new(
             &codes::WRONG_TYPE,
             file,
-            format!("{at} must be {}, found {found}", article(&expected.join(" or "))),
+            format!(
+                "{at} must be {}, found {found}",
+                article(&expected.join(" or "))
+            ),
         )
         .at(doc.index.value_span(pointer))
         .label(format!("expected {}", yaml_words(&expected.join(" or ")))),
     ]
 }
 
-fn not_allowed(found: &Value, allowed: &[String], at: &str, span: Option<Span>, file: &Path) -> Diagnostic {
-    let shown = found.as_str().map_or_else(|| found.to_string(), str::to_string);
-    let hint = match found.as_str().and_then(|s| suggest::closest(s, allowed.iter().map(String::as_str))) {
+fn not_allowed(
+    found: &Value,
+    allowed: &[String],
+    at: &str,
+    span: Option<Span>,
+    file: &Path,
+) -> Diagnostic {
+    let shown = found
+        .as_str()
+        .map_or_else(|| found.to_string(), str::to_string);
+    let hint = match found
+        .as_str()
+        .and_then(|s| suggest::closest(s, allowed.iter().map(String::as_str)))
+    {
         Some(s) => format!("did you mean `{s}`? allowed: {}", allowed.join(", ")),
         None => format!("allowed: {}", allowed.join(", ")),
     };
-    Diagnostic::new(&codes::INVALID_VALUE, file, format!("`{shown}` is not allowed for {at}"))
-        .at(span)
-        .label("not an allowed value")
-        .hint(hint)
+    Diagnostic::new(
+        &codes::INVALID_VALUE,
+        file,
+        format!("`{shown}` is not allowed for {at}"),
+    )
+    .at(span)
+    .label("not an allowed value")
+    .hint(hint)
 }
 
 /// The keys the object schema owning an `additionalProperties` keyword accepts.
@@ -256,12 +342,18 @@ fn json_type(value: &Value) -> &'static str {
 
 /// YAML words for JSON types: mapping, list.
 fn yaml_words(expected: &str) -> String {
-    expected.replace("object", "mapping").replace("array", "list")
+    expected
+        .replace("object", "mapping")
+        .replace("array", "list")
 }
 
 /// `a mapping`, `an integer`.
 fn article(expected: &str) -> String {
     let yaml = yaml_words(expected);
     let first = yaml.chars().next().unwrap_or('x');
-    if "aeiou".contains(first) { format!("an {yaml}") } else { format!("a {yaml}") }
+    if "aeiou".contains(first) {
+        format!("an {yaml}")
+    } else {
+        format!("a {yaml}")
+    }
 }

@@ -26,7 +26,11 @@ pub(crate) fn check(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<
 fn version(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
     if pipeline.version != 1 {
         let d = ctx
-            .at(&codes::UNSUPPORTED_VERSION, "/version", format!("unsupported format version {}", pipeline.version))
+            .at(
+                &codes::UNSUPPORTED_VERSION,
+                "/version",
+                format!("unsupported format version {}", pipeline.version),
+            )
             .label("only version 1 exists")
             .hint("set `version: 1`");
         ctx.emit(d);
@@ -38,15 +42,26 @@ fn roles(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
         let base = format!("/roles/{}", escape_segment(id));
         if RESERVED_ACTORS.contains(&id.as_str()) {
             let d = ctx
-                .at_key(&codes::RESERVED_ROLE_ID, &base, format!("role id `{id}` is reserved for a built-in actor"))
+                .at_key(
+                    &codes::RESERVED_ROLE_ID,
+                    &base,
+                    format!("role id `{id}` is reserved for a built-in actor"),
+                )
                 .label("reserved")
-                .hint(format!("rename the role; reserved ids are {}", RESERVED_ACTORS.join(", ")));
+                .hint(format!(
+                    "rename the role; reserved ids are {}",
+                    RESERVED_ACTORS.join(", ")
+                ));
             ctx.emit(d);
         }
         for (i, adapter) in role.fallback.iter().enumerate() {
             if !KNOWN_ADAPTERS.contains(&adapter.as_str()) {
                 let d = ctx
-                    .at(&codes::UNKNOWN_ADAPTER, &format!("{base}/fallback/{i}"), format!("unknown adapter `{adapter}`"))
+                    .at(
+                        &codes::UNKNOWN_ADAPTER,
+                        &format!("{base}/fallback/{i}"),
+                        format!("unknown adapter `{adapter}`"),
+                    )
                     .label("no such adapter")
                     .hint(adapter_hint(adapter));
                 ctx.emit(d);
@@ -58,7 +73,10 @@ fn roles(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
 /// `did you mean` plus the list of adapters.
 pub fn adapter_hint(adapter: &str) -> String {
     match suggest::closest(adapter, KNOWN_ADAPTERS.iter().copied()) {
-        Some(s) => format!("did you mean `{s}`? adapters: {}", KNOWN_ADAPTERS.join(", ")),
+        Some(s) => format!(
+            "did you mean `{s}`? adapters: {}",
+            KNOWN_ADAPTERS.join(", ")
+        ),
         None => format!("adapters: {}", KNOWN_ADAPTERS.join(", ")),
     }
 }
@@ -79,7 +97,12 @@ fn route_shapes(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
             let message = if actions.is_empty() {
                 format!("route {i} (on `{}`) has no action", route.on)
             } else {
-                format!("route {i} (on `{}`) has {} actions: {}", route.on, actions.len(), actions.join(", "))
+                format!(
+                    "route {i} (on `{}`) has {} actions: {}",
+                    route.on,
+                    actions.len(),
+                    actions.join(", ")
+                )
             };
             let d = ctx
                 .at(&codes::ROUTE_ACTION, &base, message)
@@ -90,21 +113,33 @@ fn route_shapes(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
         let is_verdict = route.on == VERDICT_TRIGGER;
         if route.when.is_some() && !is_verdict {
             let d = ctx
-                .at_key(&codes::ROUTE_CONDITION, &format!("{base}/when"), format!("`when` on a route for `{}`", route.on))
+                .at_key(
+                    &codes::ROUTE_CONDITION,
+                    &format!("{base}/when"),
+                    format!("`when` on a route for `{}`", route.on),
+                )
                 .label("only verdict routes have verdict conditions")
                 .hint("use `on: verdict` for routing on a verdict, or remove `when`");
             ctx.emit(d);
         }
         if route.from.is_some() && is_verdict {
             let d = ctx
-                .at_key(&codes::ROUTE_CONDITION, &format!("{base}/from"), "`from` on a verdict route")
+                .at_key(
+                    &codes::ROUTE_CONDITION,
+                    &format!("{base}/from"),
+                    "`from` on a verdict route",
+                )
                 .label("verdicts come from the engine's correction of a judge.score")
                 .hint("remove `from`");
             ctx.emit(d);
         }
         if route.with.is_some() && route.spawn.is_none() {
             let d = ctx
-                .at_key(&codes::ROUTE_CONDITION, &format!("{base}/with"), "`with` on a route that does not spawn")
+                .at_key(
+                    &codes::ROUTE_CONDITION,
+                    &format!("{base}/with"),
+                    "`with` on a route that does not spawn",
+                )
                 .label("only a spawned role receives feedback")
                 .hint("remove `with`, or make the route `spawn:` a role");
             ctx.emit(d);
@@ -115,16 +150,26 @@ fn route_shapes(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
             for (empty, key) in [(empty_verdict, "verdict"), (empty_severity, "severity")] {
                 if empty {
                     let d = ctx
-                        .at(&codes::ROUTE_CONDITION, &format!("{base}/when/{key}"), format!("empty `{key}` list"))
+                        .at(
+                            &codes::ROUTE_CONDITION,
+                            &format!("{base}/when/{key}"),
+                            format!("empty `{key}` list"),
+                        )
                         .label("matches nothing")
-                        .hint(format!("list at least one {key}, or remove the key to match all"));
+                        .hint(format!(
+                            "list at least one {key}, or remove the key to match all"
+                        ));
                     ctx.emit(d);
                 }
             }
         }
         if route.done.as_deref().is_some_and(|w| w.trim().is_empty()) {
             let d = ctx
-                .at(&codes::ROUTE_ACTION, &format!("{base}/done"), "`done` needs a reason word")
+                .at(
+                    &codes::ROUTE_ACTION,
+                    &format!("{base}/done"),
+                    "`done` needs a reason word",
+                )
                 .hint("e.g. `done: pass`");
             ctx.emit(d);
         }
@@ -132,13 +177,19 @@ fn route_shapes(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
 }
 
 fn qa_checks(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
-    let (Some(qa), Some(spec)) = (&pipeline.qa, &table.qa) else { return };
+    let (Some(qa), Some(spec)) = (&pipeline.qa, &table.qa) else {
+        return;
+    };
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for (i, (check, compiled)) in qa.checks.iter().zip(&spec.checks).enumerate() {
         let base = format!("/qa/checks/{i}");
         if let Some(first) = seen.insert(check.id(), i) {
             let d = ctx
-                .at(&codes::DUPLICATE_CHECK_ID, &format!("{base}/id"), format!("duplicate check id `{}`", check.id()))
+                .at(
+                    &codes::DUPLICATE_CHECK_ID,
+                    &format!("{base}/id"),
+                    format!("duplicate check id `{}`", check.id()),
+                )
                 .label("used again here")
                 .hint(format!("check {first} already uses this id"));
             ctx.emit(d);
@@ -153,11 +204,20 @@ fn qa_checks(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
             ctx.emit(d);
         }
         match (check, &compiled.kind) {
-            (Check::File { .. }, CheckKindSpec::File { min_bytes: Some(min), max_bytes: Some(max), .. })
-                if min > max && *max > 0 =>
-            {
+            (
+                Check::File { .. },
+                CheckKindSpec::File {
+                    min_bytes: Some(min),
+                    max_bytes: Some(max),
+                    ..
+                },
+            ) if min > max && *max > 0 => {
                 let d = ctx
-                    .at(&codes::CHECK_CONTRADICTION, &format!("{base}/min_size"), "`min_size` is larger than `max_size`")
+                    .at(
+                        &codes::CHECK_CONTRADICTION,
+                        &format!("{base}/min_size"),
+                        "`min_size` is larger than `max_size`",
+                    )
                     .label("no file can satisfy both")
                     .hint("swap the two sizes or fix one of them");
                 ctx.emit(d);
@@ -171,33 +231,49 @@ fn qa_checks(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
                     ctx.emit(d);
                 }
             }
-            (Check::Command { argv, .. }, _) => {
-                if argv.first().is_none_or(|program| program.trim().is_empty()) {
-                    let d = ctx
-                        .at(&codes::CHECK_MISSING_PARAMETER, &format!("{base}/argv"), "command check has no program to run")
-                        .label("empty")
-                        .hint("give the program and its arguments, e.g. `argv: [node, test.js]`");
-                    ctx.emit(d);
-                }
+            (Check::Command { argv, .. }, _)
+                if argv.first().is_none_or(|program| program.trim().is_empty()) =>
+            {
+                let d = ctx
+                    .at(
+                        &codes::CHECK_MISSING_PARAMETER,
+                        &format!("{base}/argv"),
+                        "command check has no program to run",
+                    )
+                    .label("empty")
+                    .hint("give the program and its arguments, e.g. `argv: [node, test.js]`");
+                ctx.emit(d);
             }
             (Check::Browser { wait_for, .. }, _) => {
                 if qa.entry.is_none() {
                     let d = ctx
-                        .at(&codes::CHECK_MISSING_PARAMETER, &base, "browser check without `qa.entry`")
+                        .at(
+                            &codes::CHECK_MISSING_PARAMETER,
+                            &base,
+                            "browser check without `qa.entry`",
+                        )
                         .label("nothing to open")
                         .hint("set `qa.entry` to the page to open, e.g. `entry: game/index.html`");
                     ctx.emit(d);
                 }
                 if wait_for.trim().is_empty() {
                     let d = ctx
-                        .at(&codes::CHECK_MISSING_PARAMETER, &format!("{base}/wait_for"), "empty `wait_for` selector")
+                        .at(
+                            &codes::CHECK_MISSING_PARAMETER,
+                            &format!("{base}/wait_for"),
+                            "empty `wait_for` selector",
+                        )
                         .hint("give a CSS selector, e.g. `canvas`");
                     ctx.emit(d);
                 }
             }
             (Check::AcPredicates { .. }, _) if qa.entry.is_none() => {
                 let d = ctx
-                    .at(&codes::CHECK_MISSING_PARAMETER, &base, "ac_predicates check without `qa.entry`")
+                    .at(
+                        &codes::CHECK_MISSING_PARAMETER,
+                        &base,
+                        "ac_predicates check without `qa.entry`",
+                    )
                     .label("predicates run in the page")
                     .hint("set `qa.entry` to the page the predicates run in");
                 ctx.emit(d);
@@ -211,12 +287,19 @@ fn scoring(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
     let s = &pipeline.scoring;
     let in_range = |v: f64| (0.0..=30.0).contains(&v);
     if !in_range(s.pass_at) || !in_range(s.partial_at) || s.partial_at > s.pass_at {
-        let pointer = if in_range(s.pass_at) { "/scoring/partial_at" } else { "/scoring/pass_at" };
+        let pointer = if in_range(s.pass_at) {
+            "/scoring/partial_at"
+        } else {
+            "/scoring/pass_at"
+        };
         let d = ctx
             .at(
                 &codes::SCORING_THRESHOLDS,
                 pointer,
-                format!("scoring thresholds out of order: partial_at {} and pass_at {}", s.partial_at, s.pass_at),
+                format!(
+                    "scoring thresholds out of order: partial_at {} and pass_at {}",
+                    s.partial_at, s.pass_at
+                ),
             )
             .label("thresholds must satisfy 0 <= partial_at <= pass_at <= 30")
             .hint("the aggregate is the sum of D1–D6, each 0–5");
@@ -228,12 +311,21 @@ fn limits(table: &TransitionTable, ctx: &mut Ctx<'_>) {
     let l = &table.limits;
     let order = [
         (l.tokens_warn, l.tokens_hard, "/limits/tokens", "tokens"),
-        (l.wall_clock_warn_ms, l.wall_clock_hard_ms, "/limits/wall_clock", "wall_clock"),
+        (
+            l.wall_clock_warn_ms,
+            l.wall_clock_hard_ms,
+            "/limits/wall_clock",
+            "wall_clock",
+        ),
     ];
     for (warn, hard, pointer, name) in order {
         if hard > 0 && warn > hard {
             let d = ctx
-                .at(&codes::LIMIT_ORDER, &format!("{pointer}/hard"), format!("`{name}.hard` is below `{name}.warn`"))
+                .at(
+                    &codes::LIMIT_ORDER,
+                    &format!("{pointer}/hard"),
+                    format!("`{name}.hard` is below `{name}.warn`"),
+                )
                 .label("hard stop before the warning")
                 .hint("set `warn` below `hard`");
             ctx.emit(d);
@@ -242,8 +334,16 @@ fn limits(table: &TransitionTable, ctx: &mut Ctx<'_>) {
     let zeros = [
         (l.tokens_hard == 0, "/limits/tokens/hard", "tokens.hard"),
         (l.max_verify == 0, "/limits/max_verify", "max_verify"),
-        (l.stuck_after_errors == 0, "/limits/stuck_after_errors", "stuck_after_errors"),
-        (l.circuit_open_after == 0, "/limits/circuit/open_after", "circuit.open_after"),
+        (
+            l.stuck_after_errors == 0,
+            "/limits/stuck_after_errors",
+            "stuck_after_errors",
+        ),
+        (
+            l.circuit_open_after == 0,
+            "/limits/circuit/open_after",
+            "circuit.open_after",
+        ),
     ];
     for (zero, pointer, name) in zeros {
         if zero {

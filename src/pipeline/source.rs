@@ -29,7 +29,11 @@ impl Span {
             return None;
         }
         let len = u32::try_from(location.span().len()).unwrap_or(1).max(1);
-        Some(Span { line, col: col.max(1), len })
+        Some(Span {
+            line,
+            col: col.max(1),
+            len,
+        })
     }
 }
 
@@ -123,7 +127,13 @@ pub fn load(text: &str) -> Result<Document, LoadError> {
     };
     let mut builder = Builder::default();
     let value = builder.convert(root, String::new(), None);
-    Ok(Document { value, index: SpanIndex { entries: builder.entries }, duplicates: builder.duplicates })
+    Ok(Document {
+        value,
+        index: SpanIndex {
+            entries: builder.entries,
+        },
+        duplicates: builder.duplicates,
+    })
 }
 
 fn load_error(err: &serde_saphyr::Error) -> LoadError {
@@ -136,7 +146,14 @@ fn load_error(err: &serde_saphyr::Error) -> LoadError {
         Some(i) => first[..i].to_string(),
         None => first.to_string(),
     };
-    LoadError { message: if message.is_empty() { "invalid YAML".into() } else { message }, span }
+    LoadError {
+        message: if message.is_empty() {
+            "invalid YAML".into()
+        } else {
+            message
+        },
+        span,
+    }
 }
 
 /// A YAML node as read, before it becomes JSON.
@@ -184,10 +201,14 @@ impl<'de> Visitor<'de> for RawVisitor {
         Ok(Raw::UInt(v))
     }
     fn visit_i128<E: de::Error>(self, v: i128) -> Result<Raw, E> {
-        i64::try_from(v).map(Raw::Int).map_err(|_| E::custom("integer out of range"))
+        i64::try_from(v)
+            .map(Raw::Int)
+            .map_err(|_| E::custom("integer out of range"))
     }
     fn visit_u128<E: de::Error>(self, v: u128) -> Result<Raw, E> {
-        u64::try_from(v).map(Raw::UInt).map_err(|_| E::custom("integer out of range"))
+        u64::try_from(v)
+            .map(Raw::UInt)
+            .map_err(|_| E::custom("integer out of range"))
     }
     fn visit_f64<E>(self, v: f64) -> Result<Raw, E> {
         Ok(Raw::Float(v))
@@ -249,7 +270,12 @@ impl Builder {
                     let child = format!("{pointer}/{}", escape_segment(&name));
                     if out.contains_key(&name) {
                         let first = self.entries.get(&child).and_then(|l| l.key);
-                        self.duplicates.push(DuplicateKey { parent: pointer.clone(), key: name, first, again: key_span });
+                        self.duplicates.push(DuplicateKey {
+                            parent: pointer.clone(),
+                            key: name,
+                            first,
+                            again: key_span,
+                        });
                         continue;
                     }
                     let converted = self.convert(v, child, key_span);
@@ -258,7 +284,13 @@ impl Builder {
                 Value::Object(out)
             }
         };
-        self.entries.insert(pointer, Located { key, value: value_span });
+        self.entries.insert(
+            pointer,
+            Located {
+                key,
+                value: value_span,
+            },
+        );
         value
     }
 }
@@ -285,10 +317,27 @@ mod tests {
     #[test]
     fn indexes_keys_and_values() {
         let doc = load("a: 1\nb:\n  - x\n  - { c: yes }\na: 2\n").unwrap();
-        assert_eq!(doc.value, serde_json::json!({"a": 1, "b": ["x", {"c": "yes"}]}));
+        assert_eq!(
+            doc.value,
+            serde_json::json!({"a": 1, "b": ["x", {"c": "yes"}]})
+        );
         let b1 = doc.index.get("/b/1/c").unwrap();
-        assert_eq!(b1.key, Some(Span { line: 4, col: 7, len: 1 }));
-        assert_eq!(b1.value, Some(Span { line: 4, col: 10, len: 3 }));
+        assert_eq!(
+            b1.key,
+            Some(Span {
+                line: 4,
+                col: 7,
+                len: 1
+            })
+        );
+        assert_eq!(
+            b1.value,
+            Some(Span {
+                line: 4,
+                col: 10,
+                len: 3
+            })
+        );
         assert_eq!(doc.duplicates.len(), 1);
         assert_eq!(doc.duplicates[0].again.map(|s| s.line), Some(5));
     }

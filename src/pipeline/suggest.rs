@@ -42,7 +42,10 @@ pub fn closest<'a>(wrong: &str, candidates: impl IntoIterator<Item = &'a str>) -
 }
 
 /// `did you mean `x`?` for the closest candidate.
-pub fn did_you_mean<'a>(wrong: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+pub fn did_you_mean<'a>(
+    wrong: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
     closest(wrong, candidates).map(|name| format!("did you mean `{name}`?"))
 }
 
@@ -54,7 +57,10 @@ mod tests {
     fn suggests_near_names_only() {
         assert_eq!(edit_distance("bulder", "builder"), 1);
         assert_eq!(closest("bulder", ["builder", "verifier"]), Some("builder"));
-        assert_eq!(closest("tempalte", ["template", "produces"]), Some("template"));
+        assert_eq!(
+            closest("tempalte", ["template", "produces"]),
+            Some("template")
+        );
         assert_eq!(closest("zzz", ["builder"]), None);
         assert_eq!(closest("Builder", ["builder"]), Some("builder"));
     }

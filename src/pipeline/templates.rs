@@ -17,23 +17,46 @@ use crate::pipeline::model::Pipeline;
 use crate::pipeline::source::{Span, escape_segment};
 
 /// Names minijinja itself provides (globals and block-scoped helpers); not engine variables.
-const TEMPLATE_BUILTINS: &[&str] =
-    &["range", "dict", "namespace", "debug", "loop", "self", "super", "caller", "varargs", "kwargs"];
+const TEMPLATE_BUILTINS: &[&str] = &[
+    "range",
+    "dict",
+    "namespace",
+    "debug",
+    "loop",
+    "self",
+    "super",
+    "caller",
+    "varargs",
+    "kwargs",
+];
 
 /// Largest template read (prompts are a few KB).
 const MAX_TEMPLATE_BYTES: u64 = 1024 * 1024;
 
 /// Check every role's template. Returns the texts of the templates read, for snippets.
 pub(crate) fn check(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> Vec<(PathBuf, String)> {
-    let pipeline_dir = ctx.file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    let pipeline_dir = if pipeline_dir.as_os_str().is_empty() { PathBuf::from(".") } else { pipeline_dir };
+    let pipeline_dir = ctx
+        .file
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let pipeline_dir = if pipeline_dir.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        pipeline_dir
+    };
     let Ok(canonical_dir) = pipeline_dir.canonicalize() else {
         // The file is not on disk (compiled from memory); nothing to resolve against.
         return Vec::new();
     };
     // The project is the folder holding the pipeline's folder (`pipelines/` → the repo).
-    let root = canonical_dir.parent().map_or_else(|| canonical_dir.clone(), Path::to_path_buf);
-    let mut checker = Checker { root, sources: Vec::new(), visited: BTreeSet::new() };
+    let root = canonical_dir
+        .parent()
+        .map_or_else(|| canonical_dir.clone(), Path::to_path_buf);
+    let mut checker = Checker {
+        root,
+        sources: Vec::new(),
+        visited: BTreeSet::new(),
+    };
     for (id, role) in &pipeline.roles {
         let pointer = format!("/roles/{}/template", escape_segment(id));
         checker.role_template(&pipeline_dir, &canonical_dir, &role.template, &pointer, ctx);
@@ -48,16 +71,29 @@ struct Checker {
 }
 
 impl Checker {
-    fn role_template(&mut self, shown_dir: &Path, real_dir: &Path, template: &str, pointer: &str, ctx: &mut Ctx<'_>) {
+    fn role_template(
+        &mut self,
+        shown_dir: &Path,
+        real_dir: &Path,
+        template: &str,
+        pointer: &str,
+        ctx: &mut Ctx<'_>,
+    ) {
         let written = Path::new(template);
         let real = normalize(&real_dir.join(written));
         if written.is_absolute() || !self.inside_root(&real) {
             let d = ctx
-                .at(&codes::TEMPLATE_ESCAPES_ROOT, pointer, format!("template `{template}` is outside the project"))
+                .at(
+                    &codes::TEMPLATE_ESCAPES_ROOT,
+                    pointer,
+                    format!("template `{template}` is outside the project"),
+                )
                 .label("leaves the project folder")
                 .hint(format!(
                     "keep templates inside `{}`, e.g. `../templates/<role>.md.j2`",
-                    self.root.file_name().map_or_else(|| "/".into(), |n| n.to_string_lossy().into_owned())
+                    self.root
+                        .file_name()
+                        .map_or_else(|| "/".into(), |n| n.to_string_lossy().into_owned())
                 ));
             ctx.emit(d);
             return;
@@ -65,7 +101,11 @@ impl Checker {
         let shown = normalize(&shown_dir.join(written));
         if !real.is_file() {
             let d = ctx
-                .at(&codes::MISSING_TEMPLATE, pointer, format!("template `{template}` not found"))
+                .at(
+                    &codes::MISSING_TEMPLATE,
+                    pointer,
+                    format!("template `{template}` not found"),
+                )
                 .label(format!("no file at {}", shown.display()))
                 .hint("template paths are relative to the pipeline file");
             ctx.emit(d);
@@ -79,7 +119,8 @@ impl Checker {
             return false;
         }
         // Symlinks could still lead out; check the resolved path when it exists.
-        real.canonicalize().map_or(true, |resolved| resolved.starts_with(&self.root))
+        real.canonicalize()
+            .map_or(true, |resolved| resolved.starts_with(&self.root))
     }
 
     /// Compile one template file and check its variables, then follow its includes.
@@ -100,15 +141,30 @@ impl Checker {
         let name = shown.to_string_lossy().into_owned();
         match env.template_from_named_str(&name, &text) {
             Err(err) => {
-                let span = err.range().map(|r| span_of(&text, r.start, r.end)).or_else(|| {
-                    err.line().map(|line| Span { line: u32::try_from(line).unwrap_or(u32::MAX), col: 1, len: 1 })
-                });
-                let detail = err.detail().map_or_else(|| err.kind().to_string(), str::to_string);
+                let span = err
+                    .range()
+                    .map(|r| span_of(&text, r.start, r.end))
+                    .or_else(|| {
+                        err.line().map(|line| Span {
+                            line: u32::try_from(line).unwrap_or(u32::MAX),
+                            col: 1,
+                            len: 1,
+                        })
+                    });
+                let detail = err
+                    .detail()
+                    .map_or_else(|| err.kind().to_string(), str::to_string);
                 ctx.emit(
-                    Diagnostic::new(&codes::TEMPLATE_SYNTAX, shown, format!("template does not compile: {detail}"))
-                        .at(span)
-                        .label("here")
-                        .hint("fix the minijinja syntax; blocks are `{% ... %}`, expressions `{{ ... }}`"),
+                    Diagnostic::new(
+                        &codes::TEMPLATE_SYNTAX,
+                        shown,
+                        format!("template does not compile: {detail}"),
+                    )
+                    .at(span)
+                    .label("here")
+                    .hint(
+                        "fix the minijinja syntax; blocks are `{% ... %}`, expressions `{{ ... }}`",
+                    ),
                 );
             }
             Ok(compiled) => {
@@ -131,7 +187,9 @@ impl Checker {
                 }
             }
         }
-        let real_dir = real.parent().map_or_else(|| self.root.clone(), Path::to_path_buf);
+        let real_dir = real
+            .parent()
+            .map_or_else(|| self.root.clone(), Path::to_path_buf);
         let shown_dir = shown.parent().map_or_else(PathBuf::new, Path::to_path_buf);
         for (included, offset) in referenced_templates(&text) {
             let real_child = normalize(&real_dir.join(&included));
@@ -149,10 +207,14 @@ impl Checker {
                 );
             } else if !real_child.is_file() {
                 ctx.emit(
-                    Diagnostic::new(&codes::MISSING_TEMPLATE, shown, format!("included template `{included}` not found"))
-                        .at(span)
-                        .label(format!("no file at {}", shown_child.display()))
-                        .hint("included names are relative to the including template"),
+                    Diagnostic::new(
+                        &codes::MISSING_TEMPLATE,
+                        shown,
+                        format!("included template `{included}` not found"),
+                    )
+                    .at(span)
+                    .label(format!("no file at {}", shown_child.display()))
+                    .hint("included names are relative to the including template"),
                 );
             } else {
                 self.template_file(&real_child, &shown_child, ctx);
@@ -162,7 +224,10 @@ impl Checker {
 }
 
 fn variable_hint(name: &str) -> String {
-    let provided: Vec<&str> = crate::pipeline::context::PROVIDED_VARIABLES.iter().map(|(n, _)| *n).collect();
+    let provided: Vec<&str> = crate::pipeline::context::PROVIDED_VARIABLES
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
     match crate::pipeline::suggest::closest(name, provided.iter().copied()) {
         Some(s) => format!("did you mean `{s}`? provided: {}", provided.join(", ")),
         None => format!("provided: {}", provided.join(", ")),
@@ -170,9 +235,13 @@ fn variable_hint(name: &str) -> String {
 }
 
 fn read_limited(path: &Path) -> Result<String, String> {
-    let size = std::fs::metadata(path).map_err(|e| format!("cannot read template: {e}"))?.len();
+    let size = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read template: {e}"))?
+        .len();
     if size > MAX_TEMPLATE_BYTES {
-        return Err(format!("template is {size} bytes; the limit is {MAX_TEMPLATE_BYTES}"));
+        return Err(format!(
+            "template is {size} bytes; the limit is {MAX_TEMPLATE_BYTES}"
+        ));
     }
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read template: {e}"))?;
     String::from_utf8(bytes).map_err(|_| "template is not valid UTF-8".to_string())
@@ -195,7 +264,11 @@ pub fn normalize(path: &Path) -> PathBuf {
             other => out.push(other.as_os_str()),
         }
     }
-    if out.as_os_str().is_empty() { PathBuf::from(".") } else { out }
+    if out.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        out
+    }
 }
 
 /// String-literal template names in `{% include/import/from/extends "..." %}`, with the byte
@@ -205,11 +278,16 @@ fn referenced_templates(text: &str) -> Vec<(String, usize)> {
     let mut rest = 0;
     while let Some(open) = text[rest..].find("{%") {
         let start = rest + open + 2;
-        let Some(close) = text[start..].find("%}") else { break };
+        let Some(close) = text[start..].find("%}") else {
+            break;
+        };
         let block = &text[start..start + close];
         let trimmed = block.trim_start_matches(['-', '+', ' ', '\t', '\n', '\r']);
         let keyword_end = trimmed.find(char::is_whitespace).unwrap_or(trimmed.len());
-        if matches!(&trimmed[..keyword_end], "include" | "import" | "from" | "extends") {
+        if matches!(
+            &trimmed[..keyword_end],
+            "include" | "import" | "from" | "extends"
+        ) {
             let after = &trimmed[keyword_end..];
             let quote_at = after.find(['"', '\'']);
             if let Some(q) = quote_at
@@ -236,7 +314,11 @@ fn span_of(text: &str, start: usize, end: usize) -> Span {
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     let col = text[line_start..start].chars().count() + 1;
-    let len = text[start..end].lines().next().map_or(1, |l| l.chars().count()).max(1);
+    let len = text[start..end]
+        .lines()
+        .next()
+        .map_or(1, |l| l.chars().count())
+        .max(1);
     Span {
         line: u32::try_from(line).unwrap_or(u32::MAX),
         col: u32::try_from(col).unwrap_or(u32::MAX),
@@ -264,7 +346,10 @@ fn find_identifier(text: &str, name: &str) -> Option<Span> {
         let last_open = head.rfind("{{").max(head.rfind("{%"));
         let last_close = head.rfind("}}").max(head.rfind("%}"));
         let inside_tag = last_open > last_close;
-        if !before.is_some_and(|c| is_ident(c) || c == '.') && !after.is_some_and(is_ident) && inside_tag {
+        if !before.is_some_and(|c| is_ident(c) || c == '.')
+            && !after.is_some_and(is_ident)
+            && inside_tag
+        {
             return Some(span_of(text, start, end));
         }
         from = end;
