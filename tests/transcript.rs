@@ -801,7 +801,7 @@ fn crumb_event_rejects_invalid_input_with_paths_and_writes_nothing() {
     let cases = [
         ("{\"kind\":\"note\",", "malformed JSON"),
         ("[1,2]", "must be a JSON object"),
-        (r#"{"kind":"compile"}"#, "/kind: unknown variant `compile`"),
+        (r#"{"kind":"compile"}"#, "/kind: unknown event kind `compile`"),
         (
             r#"{"kind":"judge.score","scores":{"D1":{"score":7,"source":"verifier-llm"}}}"#,
             "/scores/D1/score",

@@ -8,12 +8,12 @@ use std::fmt;
 use std::str::FromStr;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 macro_rules! kinds {
     ($( $(#[doc = $doc:literal])* $variant:ident = $wire:literal, writer: $writer:literal, fields: $fields:literal; )*) => {
         /// What an event is. The wire string is the `kind` field of a transcript line.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
         pub enum Kind {
             $( $(#[doc = $doc])* #[serde(rename = $wire)] $variant, )*
         }
@@ -172,6 +172,28 @@ impl Kind {
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// Parses through [`FromStr`] so an unknown kind gets a short, specific message instead of the
+/// list of all 38 kinds.
+impl<'de> Deserialize<'de> for Kind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KindVisitor;
+        impl serde::de::Visitor<'_> for KindVisitor {
+            type Value = Kind;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an event kind such as \"build\" or \"judge.score\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<Kind, E> {
+                value.parse().map_err(|UnknownKind(kind)| {
+                    E::custom(format_args!(
+                        "unknown event kind `{kind}` (`crumb schema transcript` lists them)"
+                    ))
+                })
+            }
+        }
+        deserializer.deserialize_str(KindVisitor)
     }
 }
 

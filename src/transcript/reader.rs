@@ -49,7 +49,7 @@ pub struct Typed;
 impl LineDecoder for Typed {
     type Item = Event;
     fn decode(line: &[u8]) -> Result<Event, String> {
-        let event: Event = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+        let event: Event = decode_json(line)?;
         let problems = check_event(&event);
         if problems.is_empty() {
             Ok(event)
@@ -74,7 +74,13 @@ impl LineDecoder for Raw {
 }
 
 fn decode_json<T: DeserializeOwned>(line: &[u8]) -> Result<T, String> {
-    serde_json::from_slice(line).map_err(|e| e.to_string())
+    serde_json::from_slice(line).map_err(|e| match e.classify() {
+        serde_json::error::Category::Eof => format!("incomplete JSON (a torn line?): {e}"),
+        serde_json::error::Category::Syntax | serde_json::error::Category::Io => {
+            format!("not JSON: {e}")
+        }
+        serde_json::error::Category::Data => format!("not a valid event: {e}"),
+    })
 }
 
 /// Strip a line terminator (`\n` or `\r\n`) and, on the first line, a UTF-8 BOM.

@@ -43,6 +43,8 @@ pub struct Tail<D: LineDecoder = Typed> {
     partial: Vec<u8>,
     /// The partial line exceeded the limit: drop bytes until its newline.
     skipping: bool,
+    /// Where the line being skipped started, and its line number is `line + 1`.
+    skip_start: u64,
     poll_interval: Duration,
     decoder: std::marker::PhantomData<D>,
 }
@@ -64,6 +66,7 @@ impl<D: LineDecoder> Tail<D> {
             line: lines_before,
             partial: Vec::new(),
             skipping: false,
+            skip_start: 0,
             poll_interval: DEFAULT_POLL_INTERVAL,
             decoder: std::marker::PhantomData,
         }
@@ -146,8 +149,11 @@ impl<D: LineDecoder> Tail<D> {
                 self.partial.clear();
                 items.push(Err(LineIssue {
                     line: self.line,
-                    byte_offset: start,
-                    message: format!("line is {length} bytes or more, longer than the {MAX_READ_LINE_BYTES}-byte limit; skipped"),
+                    byte_offset: self.skip_start,
+                    message: format!(
+                        "line is {} bytes, longer than the {MAX_READ_LINE_BYTES}-byte limit; skipped",
+                        self.offset - self.skip_start
+                    ),
                 }));
                 continue;
             }
@@ -167,6 +173,7 @@ impl<D: LineDecoder> Tail<D> {
             self.partial.clear();
         } else if self.partial.len() + fresh.len() > MAX_READ_LINE_BYTES {
             self.skipping = true;
+            self.skip_start = self.offset;
             self.offset += (self.partial.len() + fresh.len()) as u64;
             self.partial.clear();
         } else {

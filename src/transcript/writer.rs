@@ -21,7 +21,7 @@ use super::validate::{Violations, check_draft, is_ulid};
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 /// How far back from the end the writer looks for the start of the last line.
-const TAIL_PROBE_BYTES: u64 = 64 * 1024;
+const TAIL_PROBE_BYTES: u64 = 4 * 1024;
 
 /// Why an append failed. Nothing was written in any case.
 #[derive(Debug, thiserror::Error)]

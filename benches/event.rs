@@ -1,0 +1,104 @@
+//! `crumb event` as a whole process: spawn, read stdin, lock, append, print. Prints the median
+//! wall time per append (target: ≤ 5 ms) for an empty transcript and for one that already holds
+//! 100,000 lines (the append must not depend on the transcript's length), then the typed
+//! reader's cost per line on that transcript.
+//!
+//! Run with `cargo bench --bench event`.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const RUNS: usize = 200;
+const WARMUP: usize = 10;
+const DRAFT: &str = r#"{"kind":"build","body":"build done","artifacts":[{"path":"artifacts/game/index.html","sha256":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","role":"src"}],"data":{"phaser_version":"3.80.1"}}"#;
+
+fn append_once(transcript: &Path) -> Duration {
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_crumb"))
+        .arg("event")
+        .env("CRUMB_ACTOR", "builder")
+        .env("CRUMB_SESSION_ID", "bench")
+        .env("CRUMB_TRANSCRIPT_PATH", transcript)
+        .env("CRUMB_HARNESS", "mock")
+        .env("CRUMB_PROVIDER", "none")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn crumb event");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(DRAFT.as_bytes())
+        .expect("write draft");
+    let status = child.wait().expect("wait for crumb event");
+    let elapsed = started.elapsed();
+    assert!(status.success(), "crumb event failed");
+    elapsed
+}
+
+fn measure(label: &str, transcript: &Path) {
+    for _ in 0..WARMUP {
+        append_once(transcript);
+    }
+    let mut samples: Vec<Duration> = (0..RUNS).map(|_| append_once(transcript)).collect();
+    samples.sort_unstable();
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    println!(
+        "crumb event [{label}]: median {:.2} ms  (min {:.2}, p90 {:.2}, max {:.2}; {RUNS} runs)",
+        ms(at(0.5)),
+        ms(at(0.0)),
+        ms(at(0.9)),
+        ms(at(1.0)),
+    );
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn main() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let empty = dir.path().join("empty.jsonl");
+    measure("empty transcript", &empty);
+
+    let large = dir.path().join("large.jsonl");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&large).expect("create"));
+    for n in 0..100_000u64 {
+        let id = ulid::Ulid::from_parts(1_700_000_000_000 + n, u128::from(n)).to_string();
+        writeln!(
+            file,
+            r#"{{"id":"{id}","ts":"2026-05-01T10:00:00.000Z","session_id":"bench","from":"builder","kind":"note","body":"line {n}"}}"#
+        )
+        .expect("write");
+    }
+    drop(file);
+    measure("100,000-line transcript", &large);
+    measure_reader(&large);
+}
+
+/// Typed, checked reading of the transcript the appends above produced (context for replay).
+fn measure_reader(path: &Path) {
+    let mut samples = Vec::new();
+    let mut lines = 0;
+    for _ in 0..5 {
+        let started = Instant::now();
+        let file = std::fs::File::open(path).expect("open");
+        lines = crumb::transcript::reader::Reader::new(std::io::BufReader::with_capacity(
+            1 << 16,
+            file,
+        ))
+        .filter(Result::is_ok)
+        .count();
+        samples.push(started.elapsed());
+    }
+    samples.sort_unstable();
+    let median = samples[samples.len() / 2];
+    println!(
+        "reader (typed + checked): median {:.0} ns per line over {lines} lines",
+        median.as_secs_f64() * 1e9 / lines as f64
+    );
+}
