@@ -97,19 +97,15 @@ pub fn read_after(path: &Path, offset: u64) -> Result<Vec<InboxLine>, ReadError>
             if chunk.is_empty() {
                 break;
             }
-            match chunk.iter().position(|&byte| byte == b'\n') {
-                Some(at) => {
-                    reader.consume(at + 1);
-                    skipped += at as u64 + 1;
-                    found_newline = true;
-                    break;
-                }
-                None => {
-                    let n = chunk.len();
-                    reader.consume(n);
-                    skipped += n as u64;
-                }
+            if let Some(at) = chunk.iter().position(|&byte| byte == b'\n') {
+                reader.consume(at + 1);
+                skipped += at as u64 + 1;
+                found_newline = true;
+                break;
             }
+            let n = chunk.len();
+            reader.consume(n);
+            skipped += n as u64;
         }
         if !found_newline {
             break; // still being written; re-examined on the next read

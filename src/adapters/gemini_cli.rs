@@ -1,0 +1,228 @@
+//! Gemini CLI: `gemini -p <kick-off> --output-format stream-json`, the rendered prompt as the
+//! system prompt through `GEMINI_SYSTEM_MD=<prompts/<role>-<n>.md>`.
+//!
+//! - There is no system-prompt flag; `GEMINI_SYSTEM_MD` names a file that replaces the system
+//!   prompt. The prompt file is already written by the dispatcher, so nothing large crosses argv.
+//! - stdin is `/dev/null`: with a pipe, Gemini waits only 500 ms for the first chunk and would
+//!   prepend whatever arrives to the `-p` text.
+//! - `--approval-mode yolo` (headless turns every "ask" into "deny", and `auto_edit` excludes the
+//!   shell, which `crumb event` needs) and `--skip-trust` (an untrusted folder exits 55).
+//! - `result.status` decides: exit 0 can still carry `status: "error"`, and an authentication
+//!   failure exits 41 without any `result` line.
+
+use serde_json::Value;
+
+use super::turn::{
+    Invocation, StreamParser, Terminal, ToolCall, TurnRequest, TurnSummary, Usage, number,
+    tool_target,
+};
+
+/// The `-p` text: the real instructions are in the system prompt.
+pub const KICKOFF: &str = "Begin your turn now. Follow the system instructions exactly, write your results back with `crumb event`, and stop when your turn is complete.";
+
+/// The `gemini` invocation for `request`.
+pub fn invocation(request: &TurnRequest) -> Invocation {
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "-p".into(),
+        KICKOFF.into(),
+        "--output-format".into(),
+        "stream-json".into(),
+        "--approval-mode".into(),
+        "yolo".into(),
+        "--skip-trust".into(),
+    ];
+    if let Some(model) = &request.model {
+        args.push("--model".into());
+        args.push(model.into());
+    }
+    Invocation {
+        program: "gemini".into(),
+        args,
+        env: vec![(
+            "GEMINI_SYSTEM_MD".into(),
+            request.prompt_file.clone().into_os_string(),
+        )],
+        env_remove: Vec::new(),
+        stdin: None,
+    }
+}
+
+/// Parser of `--output-format stream-json` lines.
+#[derive(Debug, Default)]
+pub struct Parser {
+    summary: TurnSummary,
+    init_model: Option<String>,
+}
+
+impl StreamParser for Parser {
+    fn line(&mut self, line: &str) -> Vec<ToolCall> {
+        let Ok(event) = serde_json::from_str::<Value>(line) else {
+            return Vec::new(); // older versions print notices on stdout
+        };
+        match event.get("type").and_then(Value::as_str) {
+            Some("init") => {
+                self.summary.adapter_session_id = event
+                    .get("session_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                // `auto` is an alias, not a model; the real ones are the keys of result.stats.models.
+                self.init_model = event
+                    .get("model")
+                    .and_then(Value::as_str)
+                    .filter(|model| *model != "auto")
+                    .map(str::to_owned);
+                Vec::new()
+            }
+            Some("tool_use") => vec![ToolCall {
+                tool: event
+                    .get("tool_name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("tool")
+                    .to_owned(),
+                target: event.get("parameters").and_then(tool_target),
+            }],
+            Some("result") => {
+                self.result(&event);
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn summary(&self) -> TurnSummary {
+        let mut summary = self.summary.clone();
+        if summary.usage.model.is_none() {
+            summary.usage.model.clone_from(&self.init_model);
+        }
+        summary
+    }
+}
+
+impl Parser {
+    fn result(&mut self, event: &Value) {
+        self.summary.terminal = match event.get("status").and_then(Value::as_str) {
+            Some("success") => Terminal::Success,
+            _ => Terminal::Failed {
+                message: event
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("result status is not success")
+                    .chars()
+                    .take(500)
+                    .collect(),
+            },
+        };
+        if let Some(stats) = event.get("stats") {
+            let cached = number(stats, "cached");
+            let uncached = number(stats, "input").or_else(|| {
+                number(stats, "input_tokens").map(|all| all.saturating_sub(cached.unwrap_or(0)))
+            });
+            self.summary.usage = Usage {
+                tokens_in: uncached,
+                tokens_out: number(stats, "output_tokens"),
+                thinking_tokens: None,
+                cache_read: cached,
+                cache_write: None,
+                cost_usd: None,
+                model: stats
+                    .get("models")
+                    .and_then(Value::as_object)
+                    .and_then(|models| {
+                        models.iter().max_by_key(|(_, per_model)| {
+                            number(per_model, "output_tokens").unwrap_or(0)
+                        })
+                    })
+                    .map(|(name, _)| name.clone()),
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_prompt_goes_through_the_environment() {
+        let request = TurnRequest {
+            prompt: "x".repeat(200_000),
+            prompt_file: "/s/prompts/verifier-2.md".into(),
+            session_dir: "/s".into(),
+            role: "verifier".into(),
+            model: Some("pro".into()),
+            effort: None,
+            command: Vec::new(),
+        };
+        let invocation = invocation(&request);
+        assert_eq!(
+            invocation.env,
+            [("GEMINI_SYSTEM_MD".into(), "/s/prompts/verifier-2.md".into())]
+        );
+        assert_eq!(invocation.stdin, None);
+        assert_eq!(invocation.args[0], "-p");
+        assert!(invocation.args.iter().all(|arg| arg.len() < 500));
+        assert!(invocation.args.contains(&"--skip-trust".into()));
+    }
+
+    #[test]
+    fn parses_tools_usage_and_status() {
+        let mut parser = Parser::default();
+        let lines = [
+            "MCP issues detected. Run /mcp list for status.",
+            r#"{"type":"init","timestamp":"2026-08-21T10:00:00.000Z","session_id":"3b0c","model":"auto"}"#,
+            r#"{"type":"message","timestamp":"…","role":"assistant","content":"Thinking...","delta":true}"#,
+            r#"{"type":"tool_use","timestamp":"…","tool_name":"write_file","tool_id":"tool-1","parameters":{"file_path":"artifacts/game/index.html","content":"…"}}"#,
+            r#"{"type":"tool_result","timestamp":"…","tool_id":"tool-1","status":"success"}"#,
+            r#"{"type":"result","timestamp":"…","status":"success","stats":{"total_tokens":1830,"input_tokens":1700,"output_tokens":130,"cached":900,"input":800,"duration_ms":5120,"tool_calls":1,"models":{"gemini-2.5-pro":{"total_tokens":1830,"input_tokens":1700,"output_tokens":130,"cached":900,"input":800}}}}"#,
+        ];
+        let calls: Vec<ToolCall> = lines.iter().flat_map(|line| parser.line(line)).collect();
+        assert_eq!(
+            calls,
+            [ToolCall {
+                tool: "write_file".into(),
+                target: Some("artifacts/game/index.html".into())
+            }]
+        );
+        let summary = parser.summary();
+        assert_eq!(summary.terminal, Terminal::Success);
+        assert_eq!(summary.adapter_session_id.as_deref(), Some("3b0c"));
+        assert_eq!(
+            summary.usage,
+            Usage {
+                tokens_in: Some(800),
+                tokens_out: Some(130),
+                cache_read: Some(900),
+                model: Some("gemini-2.5-pro".into()),
+                ..Usage::default()
+            }
+        );
+    }
+
+    #[test]
+    fn error_status_fails_even_with_exit_0() {
+        let mut parser = Parser::default();
+        parser.line(r#"{"type":"result","status":"error","error":{"type":"INVALID_STREAM","message":"empty stream"}}"#);
+        assert_eq!(
+            parser.summary().terminal,
+            Terminal::Failed {
+                message: "empty stream".into()
+            }
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(line in "\\PC{0,300}") {
+            let mut parser = Parser::default();
+            parser.line(&line);
+            let _ = parser.summary();
+        }
+
+        #[test]
+        fn never_panics_on_json_shaped_lines(kind in "(init|tool_use|result)", body in "[\\[\\]{}\":,a-z0-9 ]{0,120}") {
+            let mut parser = Parser::default();
+            parser.line(&format!(r#"{{"type":"{kind}","parameters":{body},"stats":{body},"error":{body}}}"#));
+            let _ = parser.summary();
+        }
+    }
+}

@@ -1,0 +1,594 @@
+//! Binding resolution: which adapter (and harness, provider, model, effort) runs each role.
+//!
+//! One order, applied the same way in every mode, most specific first:
+//!
+//! 1. `--bind ROLE=ADAPTER[:MODEL]` — a per-role choice on the command line;
+//! 2. `--adapter NAME` — every role, on the command line. `--bind` outranks it because it is more
+//!    specific: `--adapter codex --bind verifier=claude-code` means "codex, except the verifier";
+//! 3. `.crumb/config.yaml` — its `roles.<role>`, then its `default`;
+//! 4. the preset (`--preset NAME`, else the config's `preset:`) — its `roles.<role>`, then its
+//!    `default`;
+//! 5. ambient — the agent CLI crumb was launched from, else the first of `claude`, `codex`,
+//!    `gemini` on `PATH` (see [`ambient`]);
+//! 6. `mock`.
+//!
+//! Every resolved role records which layer decided it, for the one-line-per-role printout and for
+//! `session.start`. Unknown adapters, presets and `--bind` roles are typed errors the CLI maps to
+//! exit 2 before anything runs. Roles named in a preset or config that the pipeline does not have
+//! are not errors (presets are shared between pipelines); they are reported as notes.
+
+pub mod ambient;
+pub mod files;
+
+use std::fmt;
+use std::path::PathBuf;
+
+use indexmap::IndexMap;
+use serde::Serialize;
+
+use crate::adapters::AdapterKind;
+use crate::pipeline::preset::{Binding, Effort, Preset};
+
+pub use ambient::{Ambient, Environment};
+pub use files::{FileError, ProjectConfig};
+
+/// The layer that decided a role's binding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "layer", rename_all = "snake_case")]
+pub enum BindingSource {
+    /// `--bind ROLE=ADAPTER`.
+    Bind,
+    /// `--adapter NAME`.
+    Adapter,
+    /// `.crumb/config.yaml` (`roles.<role>` or `default`).
+    Config { entry: ConfigEntry },
+    /// A preset (`roles.<role>` or `default`).
+    Preset { name: String, entry: ConfigEntry },
+    /// The agent CLI around crumb.
+    Ambient { reason: String },
+    /// Nothing else applied.
+    Fallback,
+}
+
+/// Which entry of a config or preset applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfigEntry {
+    Role,
+    Default,
+}
+
+impl fmt::Display for BindingSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let entry = |entry: &ConfigEntry| match entry {
+            ConfigEntry::Role => "role",
+            ConfigEntry::Default => "default",
+        };
+        match self {
+            BindingSource::Bind => f.write_str("--bind"),
+            BindingSource::Adapter => f.write_str("--adapter"),
+            BindingSource::Config { entry: e } => write!(f, ".crumb/config.yaml ({})", entry(e)),
+            BindingSource::Preset { name, entry: e } => write!(f, "preset {name} ({})", entry(e)),
+            BindingSource::Ambient { reason } => write!(f, "ambient: {reason}"),
+            BindingSource::Fallback => f.write_str("fallback: no agent CLI found"),
+        }
+    }
+}
+
+/// Where one role runs, fully resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResolvedBinding {
+    pub adapter: AdapterKind,
+    pub harness: String,
+    pub provider: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effort: Option<Effort>,
+    pub source: BindingSource,
+}
+
+impl ResolvedBinding {
+    /// `adapter (provider, model M, effort E) ← layer`, for the printout at the start of a run.
+    pub fn describe(&self) -> String {
+        let mut details = vec![self.provider.clone()];
+        if let Some(model) = &self.model {
+            details.push(format!("model {model}"));
+        }
+        if let Some(effort) = self.effort {
+            details.push(format!("effort {}", effort_str(effort)));
+        }
+        if self.harness != self.adapter.default_harness() {
+            details.push(format!("harness {}", self.harness));
+        }
+        format!(
+            "{} ({}) ← {}",
+            self.adapter,
+            details.join(", "),
+            self.source
+        )
+    }
+}
+
+fn effort_str(effort: Effort) -> &'static str {
+    match effort {
+        Effort::Low => "low",
+        Effort::Medium => "medium",
+        Effort::High => "high",
+    }
+}
+
+/// What the command line asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// `--adapter NAME`.
+    pub adapter: Option<String>,
+    /// `--bind ROLE=ADAPTER[:MODEL]`, repeatable.
+    pub binds: Vec<String>,
+    /// `--preset NAME` (a name or a path to a preset file).
+    pub preset: Option<String>,
+}
+
+/// Where binding files are and what the environment looks like.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// `.crumb/config.yaml` of the project (may not exist).
+    pub config_path: Option<PathBuf>,
+    /// Directories searched for `<name>.yaml`, in order.
+    pub preset_dirs: Vec<PathBuf>,
+    /// Environment variables and `PATH` for ambient detection.
+    pub env: Environment,
+}
+
+/// Every role's binding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Bindings {
+    /// In the pipeline's role order.
+    pub roles: IndexMap<String, ResolvedBinding>,
+    /// The preset that took part, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// Things worth telling the person (roles named in files that this pipeline lacks).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Why bindings could not be resolved (all map to exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum BindingError {
+    #[error(
+        "{origin}: unknown adapter `{name}` (adapters: mock, claude-code, codex, gemini-cli, command)"
+    )]
+    UnknownAdapter { origin: String, name: String },
+    #[error("--bind {value}: unknown role `{role}` (roles: {known})")]
+    UnknownRole {
+        value: String,
+        role: String,
+        known: String,
+    },
+    #[error("--bind {value}: expected ROLE=ADAPTER or ROLE=ADAPTER:MODEL")]
+    MalformedBind { value: String },
+    #[error(transparent)]
+    File(#[from] FileError),
+}
+
+/// Resolve the binding of each of `roles`.
+pub fn resolve(
+    roles: &[String],
+    request: &Request,
+    context: &Context,
+) -> Result<Bindings, BindingError> {
+    let binds = parse_binds(&request.binds, roles)?;
+    let cli_adapter = request
+        .adapter
+        .as_deref()
+        .map(|name| adapter(name, "--adapter"))
+        .transpose()?;
+    let config = match &context.config_path {
+        Some(path) => files::read_config(path)?,
+        None => ProjectConfig::default(),
+    };
+    let preset_name = request.preset.clone().or_else(|| config.preset.clone());
+    let preset: Option<Preset> = match &preset_name {
+        Some(name) => Some(files::load_preset(name, &context.preset_dirs)?.0),
+        None => None,
+    };
+    let mut notes = Vec::new();
+    check_layer(
+        ".crumb/config.yaml",
+        config.default.as_ref(),
+        &config.roles,
+        roles,
+        &mut notes,
+    )?;
+    if let Some(preset) = &preset {
+        let origin = format!("preset {}", preset.name);
+        check_layer(
+            &origin,
+            preset.default.as_ref(),
+            &preset.roles,
+            roles,
+            &mut notes,
+        )?;
+    }
+    // Ambient detection only runs when some role needs it (it may look at PATH).
+    let mut ambient: Option<Option<Ambient>> = None;
+
+    let mut resolved = IndexMap::new();
+    for role in roles {
+        let binding = if let Some((kind, model)) = binds.get(role) {
+            from_kind(*kind, model.clone(), BindingSource::Bind)
+        } else if let Some(kind) = cli_adapter {
+            from_kind(kind, None, BindingSource::Adapter)
+        } else if let Some((binding, entry)) = pick(config.default.as_ref(), &config.roles, role) {
+            from_file(binding, BindingSource::Config { entry })
+        } else if let Some((binding, entry)) = preset
+            .as_ref()
+            .and_then(|preset| pick(preset.default.as_ref(), &preset.roles, role))
+        {
+            let name = preset
+                .as_ref()
+                .map(|preset| preset.name.clone())
+                .unwrap_or_default();
+            from_file(binding, BindingSource::Preset { name, entry })
+        } else {
+            if ambient.is_none() {
+                let detected =
+                    ambient::detect(&context.env).map_err(|err| BindingError::UnknownAdapter {
+                        origin: ambient::AMBIENT_ENV.to_owned(),
+                        name: err.name,
+                    })?;
+                ambient = Some(detected);
+            }
+            let detected = ambient.clone().flatten();
+            match detected {
+                Some(found) => from_kind(
+                    found.adapter,
+                    None,
+                    BindingSource::Ambient {
+                        reason: found.reason,
+                    },
+                ),
+                None => from_kind(AdapterKind::Mock, None, BindingSource::Fallback),
+            }
+        };
+        resolved.insert(role.clone(), binding);
+    }
+    Ok(Bindings {
+        roles: resolved,
+        preset: preset.map(|preset| preset.name),
+        notes,
+    })
+}
+
+fn adapter(name: &str, origin: &str) -> Result<AdapterKind, BindingError> {
+    name.parse::<AdapterKind>()
+        .map_err(|_| BindingError::UnknownAdapter {
+            origin: origin.to_owned(),
+            name: name.chars().take(64).collect(),
+        })
+}
+
+/// `ROLE=ADAPTER[:MODEL]` values, checked against the pipeline's roles. A later bind of the same
+/// role wins.
+fn parse_binds(
+    values: &[String],
+    roles: &[String],
+) -> Result<IndexMap<String, (AdapterKind, Option<String>)>, BindingError> {
+    let mut binds = IndexMap::new();
+    for value in values {
+        let malformed = || BindingError::MalformedBind {
+            value: value.clone(),
+        };
+        let (role, target) = value.split_once('=').ok_or_else(malformed)?;
+        let (name, model) = match target.split_once(':') {
+            Some((name, model)) if !model.is_empty() => (name, Some(model.to_owned())),
+            Some(_) => return Err(malformed()),
+            None => (target, None),
+        };
+        if role.is_empty() || name.is_empty() {
+            return Err(malformed());
+        }
+        if !roles.iter().any(|known| known == role) {
+            return Err(BindingError::UnknownRole {
+                value: value.clone(),
+                role: role.to_owned(),
+                known: roles.join(", "),
+            });
+        }
+        binds.insert(
+            role.to_owned(),
+            (adapter(name, &format!("--bind {value}"))?, model),
+        );
+    }
+    Ok(binds)
+}
+
+/// Validate every adapter named in a config or preset, and note roles this pipeline lacks.
+fn check_layer(
+    origin: &str,
+    default: Option<&Binding>,
+    by_role: &IndexMap<String, Binding>,
+    roles: &[String],
+    notes: &mut Vec<String>,
+) -> Result<(), BindingError> {
+    if let Some(binding) = default {
+        adapter(&binding.adapter, &format!("{origin} default"))?;
+    }
+    for (role, binding) in by_role {
+        adapter(&binding.adapter, &format!("{origin} roles.{role}"))?;
+        if !roles.contains(role) {
+            notes.push(format!(
+                "{origin} binds `{role}`, which this pipeline does not have (ignored)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn pick<'a>(
+    default: Option<&'a Binding>,
+    by_role: &'a IndexMap<String, Binding>,
+    role: &str,
+) -> Option<(&'a Binding, ConfigEntry)> {
+    by_role
+        .get(role)
+        .map(|binding| (binding, ConfigEntry::Role))
+        .or_else(|| default.map(|binding| (binding, ConfigEntry::Default)))
+}
+
+fn from_kind(kind: AdapterKind, model: Option<String>, source: BindingSource) -> ResolvedBinding {
+    ResolvedBinding {
+        adapter: kind,
+        harness: kind.default_harness().to_owned(),
+        provider: kind.default_provider().to_owned(),
+        model,
+        effort: None,
+        source,
+    }
+}
+
+/// A file binding whose adapter was already validated by [`check_layer`].
+fn from_file(binding: &Binding, source: BindingSource) -> ResolvedBinding {
+    let kind = binding
+        .adapter
+        .parse::<AdapterKind>()
+        .unwrap_or(AdapterKind::Mock);
+    let provider = binding.provider.map_or_else(
+        || kind.default_provider().to_owned(),
+        |provider| {
+            serde_json::to_value(provider)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default()
+        },
+    );
+    ResolvedBinding {
+        adapter: kind,
+        harness: binding
+            .harness
+            .clone()
+            .unwrap_or_else(|| kind.default_harness().to_owned()),
+        provider,
+        model: binding.model.clone(),
+        effort: binding.effort,
+        source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roles() -> Vec<String> {
+        ["planner-lead", "builder", "verifier"]
+            .map(String::from)
+            .to_vec()
+    }
+
+    fn shipped_presets() -> Vec<PathBuf> {
+        vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("presets")]
+    }
+
+    fn adapters(bindings: &Bindings) -> Vec<(&str, &str)> {
+        bindings
+            .roles
+            .iter()
+            .map(|(role, b)| (role.as_str(), b.adapter.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn nothing_anywhere_means_mock() {
+        let bindings = resolve(&roles(), &Request::default(), &Context::default()).unwrap();
+        assert!(
+            bindings
+                .roles
+                .values()
+                .all(|b| b.adapter == AdapterKind::Mock && b.source == BindingSource::Fallback)
+        );
+        assert_eq!(bindings.roles["builder"].provider, "none");
+    }
+
+    #[test]
+    fn bind_beats_adapter_beats_config_beats_preset_beats_ambient() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.yaml");
+        std::fs::write(
+            &config,
+            "preset: cross\nroles:\n  planner-lead: { adapter: gemini-cli, model: flash }\n",
+        )
+        .unwrap();
+        let context = Context {
+            config_path: Some(config),
+            preset_dirs: shipped_presets(),
+            env: Environment::from_pairs([("CODEX_SESSION_ID", "x")]),
+        };
+        let only_files = resolve(&roles(), &Request::default(), &context).unwrap();
+        assert_eq!(
+            adapters(&only_files),
+            [
+                ("planner-lead", "gemini-cli"),
+                ("builder", "claude-code"),
+                ("verifier", "codex")
+            ]
+        );
+        assert_eq!(
+            only_files.roles["planner-lead"].source,
+            BindingSource::Config {
+                entry: ConfigEntry::Role
+            }
+        );
+        assert_eq!(
+            only_files.roles["builder"].source,
+            BindingSource::Preset {
+                name: "cross".into(),
+                entry: ConfigEntry::Default
+            }
+        );
+        assert_eq!(only_files.roles["builder"].model.as_deref(), Some("sonnet"));
+        assert_eq!(only_files.roles["verifier"].provider, "openai");
+
+        let request = Request {
+            adapter: Some("codex".into()),
+            binds: vec!["verifier=claude-code:opus".into()],
+            preset: Some("mock".into()),
+        };
+        let flags = resolve(&roles(), &request, &context).unwrap();
+        assert_eq!(
+            adapters(&flags),
+            [
+                ("planner-lead", "codex"),
+                ("builder", "codex"),
+                ("verifier", "claude-code")
+            ]
+        );
+        assert_eq!(flags.roles["verifier"].model.as_deref(), Some("opus"));
+        assert_eq!(flags.roles["verifier"].source, BindingSource::Bind);
+        assert_eq!(flags.roles["builder"].source, BindingSource::Adapter);
+        assert_eq!(
+            flags.preset.as_deref(),
+            Some("mock"),
+            "--preset replaces the config's preset"
+        );
+
+        let ambient_only = Context {
+            env: Environment::from_pairs([("CODEX_SESSION_ID", "x")]),
+            ..Context::default()
+        };
+        let ambient = resolve(&roles(), &Request::default(), &ambient_only).unwrap();
+        assert!(
+            ambient
+                .roles
+                .values()
+                .all(|b| b.adapter == AdapterKind::Codex)
+        );
+        assert_eq!(
+            ambient.roles["builder"].describe(),
+            "codex (openai) ← ambient: launched from codex (CODEX_SESSION_ID is set)"
+        );
+    }
+
+    #[test]
+    fn preset_roles_beat_preset_default_and_foreign_roles_are_notes() {
+        let context = Context {
+            preset_dirs: shipped_presets(),
+            ..Context::default()
+        };
+        let request = Request {
+            preset: Some("gemini".into()),
+            ..Request::default()
+        };
+        let doc_roles = vec!["writer".to_owned(), "reviewer".to_owned()];
+        let bindings = resolve(&doc_roles, &request, &context).unwrap();
+        assert_eq!(bindings.roles["writer"].model.as_deref(), Some("pro"));
+        assert_eq!(
+            bindings.notes,
+            ["preset gemini binds `builder`, which this pipeline does not have (ignored)"]
+        );
+        let casual = resolve(&roles(), &request, &context).unwrap();
+        assert_eq!(casual.roles["builder"].model.as_deref(), Some("flash"));
+        assert_eq!(
+            casual.roles["builder"].describe(),
+            "gemini-cli (google, model flash) ← preset gemini (role)"
+        );
+    }
+
+    #[test]
+    fn typed_errors() {
+        let context = Context {
+            preset_dirs: shipped_presets(),
+            ..Context::default()
+        };
+        let err = |request: Request| {
+            resolve(&roles(), &request, &context)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err(Request {
+                adapter: Some("gpt".into()),
+                ..Request::default()
+            }),
+            "--adapter: unknown adapter `gpt` (adapters: mock, claude-code, codex, gemini-cli, command)"
+        );
+        assert_eq!(
+            err(Request {
+                binds: vec!["ghost=mock".into()],
+                ..Request::default()
+            }),
+            "--bind ghost=mock: unknown role `ghost` (roles: planner-lead, builder, verifier)"
+        );
+        for bad in ["builder", "=mock", "builder=", "builder=mock:"] {
+            assert!(
+                err(Request {
+                    binds: vec![bad.into()],
+                    ..Request::default()
+                })
+                .contains("expected ROLE=ADAPTER"),
+                "{bad}"
+            );
+        }
+        assert!(
+            err(Request {
+                binds: vec!["builder=claude".into()],
+                ..Request::default()
+            })
+            .contains("unknown adapter `claude`")
+        );
+        assert!(
+            err(Request {
+                preset: Some("nope".into()),
+                ..Request::default()
+            })
+            .starts_with("unknown preset `nope`")
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.yaml");
+        std::fs::write(&config, "roles:\n  builder: { adapter: copilot }\n").unwrap();
+        let with_config = Context {
+            config_path: Some(config),
+            ..Context::default()
+        };
+        let message = resolve(&roles(), &Request::default(), &with_config)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            message,
+            ".crumb/config.yaml roles.builder: unknown adapter `copilot` (adapters: mock, claude-code, codex, gemini-cli, command)"
+        );
+        let bad_ambient = Context {
+            env: Environment::from_pairs([("CRUMB_AMBIENT_ADAPTER", "x")]),
+            ..Context::default()
+        };
+        assert!(resolve(&roles(), &Request::default(), &bad_ambient).is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn bind_parsing_never_panics(values in proptest::collection::vec("[a-z:=-]{0,20}", 0..4)) {
+            let _ = resolve(&roles(), &Request { binds: values, ..Request::default() }, &Context::default());
+        }
+    }
+}

@@ -1,0 +1,427 @@
+//! Running one agent process: its own process group, the prompt on stdin, stdout and stderr
+//! streamed line by line to a log file and to a callback, wall and idle timeouts that take down
+//! the whole group (SIGTERM, a grace period, SIGKILL), and a typed outcome.
+//!
+//! Everything the process leaves behind is stopped too: when the leader exits, stragglers in its
+//! group get the same SIGTERM → SIGKILL treatment, so no tool subprocess outlives its turn.
+
+pub mod agent_env;
+mod lines;
+
+use std::ffi::OsString;
+use std::future::Future;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+pub use agent_env::AgentEnv;
+use lines::LineSplitter;
+
+/// How long stdout/stderr are drained after the process group is gone (something that escaped
+/// the group may still hold a pipe open; we stop waiting for it).
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+
+/// What to run and how.
+#[derive(Debug, Clone)]
+pub struct SpawnSpec {
+    /// Executable: a path, or a name looked up on the `PATH` of `env`.
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    /// Working directory (must exist).
+    pub cwd: PathBuf,
+    /// Variables set for the child, on top of the inherited environment.
+    pub env: Vec<(OsString, OsString)>,
+    /// Inherited variables removed from the child's environment (e.g. `CLAUDECODE`).
+    pub env_remove: Vec<OsString>,
+    /// Bytes written to stdin, which is then closed. `None`: stdin is `/dev/null`.
+    pub stdin: Option<Vec<u8>>,
+    /// Log file receiving a header, every output line (stderr lines prefixed) and a footer.
+    pub log_path: PathBuf,
+    /// Longest the process may run.
+    pub wall_timeout: Duration,
+    /// Longest the process may stay silent on both stdout and stderr.
+    pub idle_timeout: Duration,
+    /// Time between SIGTERM and SIGKILL.
+    pub kill_grace: Duration,
+}
+
+/// Which stream a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// How a spawn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The process exited by itself. A death by signal `n` is reported as `128 + n`.
+    Exited { code: i32 },
+    /// Killed after running longer than the wall timeout.
+    WallTimeout,
+    /// Killed after staying silent longer than the idle timeout.
+    IdleTimeout,
+    /// Killed because the caller cancelled it (`/cancel`, session end).
+    Cancelled,
+    /// The executable does not exist.
+    MissingBinary { program: String },
+    /// The process could not be started (permissions, argv too long, missing working directory…).
+    SpawnError { message: String },
+}
+
+impl Outcome {
+    /// A clean exit with status 0.
+    pub fn is_success(&self) -> bool {
+        matches!(self, Outcome::Exited { code: 0 })
+    }
+}
+
+/// What happened during a spawn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnReport {
+    pub outcome: Outcome,
+    /// From spawn to the end of the outcome (before draining leftovers).
+    pub duration: Duration,
+    /// Time to the first byte on stdout or stderr.
+    pub first_output: Option<Duration>,
+    pub stdout_lines: u64,
+    pub stderr_lines: u64,
+    /// The process group id used (the leader's pid), for tests and diagnostics.
+    pub pgid: Option<i32>,
+}
+
+enum Message {
+    Activity,
+    Line(Stream, Vec<u8>),
+}
+
+/// Run `spec` to its end. `on_line` sees every complete output line, in arrival order;
+/// `cancel` completing stops the process like a timeout would (pass `std::future::pending()`
+/// when there is nothing to cancel on).
+pub async fn run(
+    spec: SpawnSpec,
+    on_line: impl FnMut(Stream, &str) + Send,
+    cancel: impl Future<Output = ()>,
+) -> SpawnReport {
+    let started = Instant::now();
+    let failed = |outcome| SpawnReport {
+        outcome,
+        duration: started.elapsed(),
+        first_output: None,
+        stdout_lines: 0,
+        stderr_lines: 0,
+        pgid: None,
+    };
+    let mut log = match open_log(&spec).await {
+        Ok(log) => log,
+        Err(err) => {
+            let message = format!("cannot open log {}: {err}", spec.log_path.display());
+            return failed(Outcome::SpawnError { message });
+        }
+    };
+    let mut child = match start(&spec) {
+        Ok(child) => child,
+        Err(outcome) => {
+            write_log(
+                &mut log,
+                format!("=== not started: {} ===\n", describe(&outcome)).as_bytes(),
+            )
+            .await;
+            return failed(outcome);
+        }
+    };
+    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    if let (Some(input), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
+        // Written on its own task so a child that never reads cannot block us; closing it is
+        // what tells the agent CLI the prompt is complete.
+        tokio::spawn(async move {
+            let _ = stdin.write_all(&input).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
+    let (sender, mut receiver) = mpsc::channel::<Message>(256);
+    let mut readers = Vec::new();
+    if let Some(stdout) = child.stdout.take() {
+        readers.push(tokio::spawn(pump(stdout, Stream::Stdout, sender.clone())));
+    }
+    if let Some(stderr) = child.stderr.take() {
+        readers.push(tokio::spawn(pump(stderr, Stream::Stderr, sender.clone())));
+    }
+    drop(sender);
+
+    let mut collector = Collector {
+        on_line,
+        started,
+        first_output: None,
+        counts: (0, 0),
+        pending: Vec::new(),
+    };
+    let outcome = supervise(
+        &spec,
+        &mut child,
+        &mut receiver,
+        &mut collector,
+        &mut log,
+        cancel,
+    )
+    .await;
+    let duration = started.elapsed();
+    // Stop the group: the whole of it on a timeout or cancel, the stragglers after a clean exit.
+    if let Some(pgid) = pgid {
+        terminate_group(pgid, spec.kill_grace, &mut child).await;
+    }
+    // Drain what is left in the pipes, bounded.
+    let drain = async {
+        while let Some(message) = receiver.recv().await {
+            collector.handle(message);
+        }
+    };
+    let drained = tokio::time::timeout(DRAIN_LIMIT, drain).await.is_ok();
+    for reader in readers {
+        reader.abort();
+    }
+    write_log(&mut log, &collector.pending).await;
+    let footer = format!(
+        "=== {}, {} ms{} ===\n",
+        describe(&outcome),
+        duration.as_millis(),
+        if drained {
+            ""
+        } else {
+            ", output still open after the group was stopped"
+        }
+    );
+    write_log(&mut log, footer.as_bytes()).await;
+    let _ = log.flush().await;
+    SpawnReport {
+        outcome,
+        duration,
+        first_output: collector.first_output,
+        stdout_lines: collector.counts.0,
+        stderr_lines: collector.counts.1,
+        pgid,
+    }
+}
+
+/// Start the child in its own process group.
+fn start(spec: &SpawnSpec) -> Result<tokio::process::Child, Outcome> {
+    if !spec.cwd.is_dir() {
+        return Err(Outcome::SpawnError {
+            message: format!("working directory {} does not exist", spec.cwd.display()),
+        });
+    }
+    let mut command = tokio::process::Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .current_dir(&spec.cwd)
+        .process_group(0)
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for name in &spec.env_remove {
+        command.env_remove(name);
+    }
+    command.envs(spec.env.iter().map(|(k, v)| (k, v)));
+    command.spawn().map_err(|err| {
+        let program = spec.program.to_string_lossy().into_owned();
+        if err.kind() == std::io::ErrorKind::NotFound {
+            Outcome::MissingBinary { program }
+        } else {
+            Outcome::SpawnError {
+                message: format!("cannot start {program}: {err}"),
+            }
+        }
+    })
+}
+
+/// Wait for the child to exit, a deadline, or `cancel`, handling output meanwhile.
+async fn supervise<F: FnMut(Stream, &str)>(
+    spec: &SpawnSpec,
+    child: &mut tokio::process::Child,
+    receiver: &mut mpsc::Receiver<Message>,
+    collector: &mut Collector<F>,
+    log: &mut tokio::fs::File,
+    cancel: impl Future<Output = ()>,
+) -> Outcome {
+    let wall_deadline = tokio::time::Instant::now() + spec.wall_timeout;
+    let mut idle_deadline = tokio::time::Instant::now() + spec.idle_timeout;
+    let mut streams_open = true;
+    tokio::pin!(cancel);
+    loop {
+        tokio::select! {
+            biased;
+            status = child.wait() => {
+                return match status {
+                    Ok(status) => Outcome::Exited { code: exit_code(status) },
+                    Err(err) => Outcome::SpawnError { message: format!("cannot wait for the process: {err}") },
+                };
+            }
+            message = receiver.recv(), if streams_open => match message {
+                Some(message) => {
+                    idle_deadline = tokio::time::Instant::now() + spec.idle_timeout;
+                    collector.handle(message);
+                }
+                None => streams_open = false,
+            },
+            () = tokio::time::sleep_until(idle_deadline) => return Outcome::IdleTimeout,
+            () = tokio::time::sleep_until(wall_deadline) => return Outcome::WallTimeout,
+            () = &mut cancel => return Outcome::Cancelled,
+        }
+        if (receiver.is_empty() || collector.pending.len() > 64 * 1024)
+            && !collector.pending.is_empty()
+        {
+            write_log(log, &collector.pending).await;
+            collector.pending.clear();
+        }
+    }
+}
+
+/// Output bookkeeping: line counts, first activity, the log buffer and the caller's callback.
+struct Collector<F> {
+    on_line: F,
+    started: Instant,
+    first_output: Option<Duration>,
+    counts: (u64, u64),
+    /// Log bytes not yet written.
+    pending: Vec<u8>,
+}
+
+impl<F: FnMut(Stream, &str)> Collector<F> {
+    fn handle(&mut self, message: Message) {
+        match message {
+            Message::Activity => {
+                self.first_output
+                    .get_or_insert_with(|| self.started.elapsed());
+            }
+            Message::Line(stream, bytes) => {
+                let text = String::from_utf8_lossy(&bytes);
+                match stream {
+                    Stream::Stdout => self.counts.0 += 1,
+                    Stream::Stderr => {
+                        self.counts.1 += 1;
+                        self.pending.extend_from_slice(b"[stderr] ");
+                    }
+                }
+                self.pending.extend_from_slice(text.as_bytes());
+                self.pending.push(b'\n');
+                (self.on_line)(stream, &text);
+            }
+        }
+    }
+}
+
+/// Read a pipe, announcing activity on every chunk and sending every complete line.
+async fn pump(
+    mut pipe: impl tokio::io::AsyncRead + Unpin,
+    stream: Stream,
+    sender: mpsc::Sender<Message>,
+) {
+    let mut splitter = LineSplitter::default();
+    let mut buffer = vec![0u8; 16 * 1024];
+    loop {
+        let read = match pipe.read(&mut buffer).await {
+            Ok(0) | Err(_) => break,
+            Ok(read) => read,
+        };
+        if sender.send(Message::Activity).await.is_err() {
+            return;
+        }
+        for line in splitter.push(&buffer[..read]) {
+            if sender.send(Message::Line(stream, line)).await.is_err() {
+                return;
+            }
+        }
+    }
+    if let Some(rest) = splitter.finish() {
+        let _ = sender.send(Message::Line(stream, rest)).await;
+    }
+}
+
+/// SIGTERM the group, wait up to `grace` for it to empty, then SIGKILL whatever is left and reap
+/// the leader.
+async fn terminate_group(pgid: i32, grace: Duration, child: &mut tokio::process::Child) {
+    let group = Pid::from_raw(pgid);
+    if killpg(group, None).is_err() {
+        let _ = child.wait().await;
+        return; // the group is already empty
+    }
+    let _ = killpg(group, Signal::SIGTERM);
+    let deadline = tokio::time::Instant::now() + grace;
+    // The leader is reaped as soon as it exits; other members are polled (they are not our
+    // children, so there is nothing to wait on).
+    let _ = tokio::time::timeout_at(deadline, child.wait()).await;
+    while tokio::time::Instant::now() < deadline && killpg(group, None).is_ok() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let _ = killpg(group, Signal::SIGKILL);
+    let _ = child.wait().await;
+}
+
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|signal| 128 + signal))
+        .unwrap_or(-1)
+}
+
+fn describe(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Exited { code } => format!("exit {code}"),
+        Outcome::WallTimeout => "killed: wall timeout".to_owned(),
+        Outcome::IdleTimeout => "killed: idle timeout".to_owned(),
+        Outcome::Cancelled => "killed: cancelled".to_owned(),
+        Outcome::MissingBinary { program } => format!("missing binary {program}"),
+        Outcome::SpawnError { message } => format!("spawn error: {message}"),
+    }
+}
+
+async fn open_log(spec: &SpawnSpec) -> std::io::Result<tokio::fs::File> {
+    if let Some(parent) = spec.log_path.parent() {
+        tokio::fs::create_dir_all(parent).await?;
+    }
+    let mut file = tokio::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&spec.log_path)
+        .await?;
+    let argv: Vec<String> = std::iter::once(&spec.program)
+        .chain(&spec.args)
+        .map(|arg| {
+            let arg = arg.to_string_lossy();
+            if arg.len() > 200 {
+                format!("{}…", arg.chars().take(200).collect::<String>())
+            } else {
+                arg.into_owned()
+            }
+        })
+        .collect();
+    let header = format!(
+        "=== {} spawn: {} (stdin: {}) ===\n",
+        crate::runtime::meta::now_rfc3339(),
+        argv.join(" "),
+        spec.stdin.as_ref().map_or_else(
+            || "none".to_owned(),
+            |input| format!("{} bytes", input.len())
+        ),
+    );
+    file.write_all(header.as_bytes()).await?;
+    Ok(file)
+}
+
+/// Log writes are best effort: a full disk must not turn a finished turn into a failure.
+async fn write_log(log: &mut tokio::fs::File, bytes: &[u8]) {
+    if !bytes.is_empty() {
+        let _ = log.write_all(bytes).await;
+    }
+}
