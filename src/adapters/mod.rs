@@ -1,6 +1,36 @@
 //! Adapters: how each agent CLI (and the built-in mock) is run and how its structured output is read.
 
+pub mod claude_code;
+pub mod codex;
+pub mod command;
+pub mod gemini_cli;
 pub mod kind;
 pub mod mock;
+pub mod turn;
 
 pub use kind::{AdapterKind, UnknownAdapter};
+pub use turn::{
+    Invocation, InvocationError, StreamParser, Terminal, ToolCall, TurnRequest, TurnSummary, Usage,
+    turn_failure,
+};
+
+/// How `kind` runs `request` as a process. The mock adapter runs in process and has none.
+pub fn invocation(kind: AdapterKind, request: &TurnRequest) -> Result<Invocation, InvocationError> {
+    match kind {
+        AdapterKind::ClaudeCode => Ok(claude_code::invocation(request)),
+        AdapterKind::Codex => Ok(codex::invocation(request)),
+        AdapterKind::GeminiCli => Ok(gemini_cli::invocation(request)),
+        AdapterKind::Command => command::invocation(request),
+        AdapterKind::Mock => Err(InvocationError::NotAProcess(kind)),
+    }
+}
+
+/// A fresh parser for `kind`'s stdout.
+pub fn parser(kind: AdapterKind) -> Box<dyn StreamParser> {
+    match kind {
+        AdapterKind::ClaudeCode => Box::new(claude_code::Parser::default()),
+        AdapterKind::Codex => Box::new(codex::Parser::default()),
+        AdapterKind::GeminiCli => Box::new(gemini_cli::Parser::default()),
+        AdapterKind::Command | AdapterKind::Mock => Box::new(command::Parser::default()),
+    }
+}
