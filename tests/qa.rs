@@ -24,8 +24,12 @@ fn qa_json(pipeline: &Path, dir: &Path, extra: &[&str]) -> (Run, Value, tempfile
         .arg(out.path())
         .args(extra)
         .run();
-    let value: Value = serde_json::from_str(&run.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e})\n--- stdout\n{}\n--- stderr\n{}", run.stdout, run.stderr));
+    let value: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e})\n--- stdout\n{}\n--- stderr\n{}",
+            run.stdout, run.stderr
+        )
+    });
     (run, value, out)
 }
 
@@ -40,9 +44,10 @@ fn casual_on(name: &str) -> (Run, Value, tempfile::TempDir) {
 
 /// These tests need a real browser; fail loudly with the fix instead of silently skipping.
 fn assert_chromium() {
-    let found = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join("chromium").is_file() || d.join("google-chrome").is_file()))
-        .unwrap_or(false);
+    let found = std::env::var_os("PATH").is_some_and(|p| {
+        std::env::split_paths(&p)
+            .any(|d| d.join("chromium").is_file() || d.join("google-chrome").is_file())
+    });
     assert!(
         found || std::env::var_os("CRUMB_CHROMIUM").is_some(),
         "no Chromium on PATH: run ./scripts/ensure-chromium.sh (apt-get install chromium)"
@@ -57,7 +62,12 @@ fn check<'a>(result: &'a Value, id: &str) -> &'a Value {
 }
 
 fn finding_codes(check: &Value) -> BTreeSet<String> {
-    check["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap().to_owned()).collect()
+    check["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 fn codes(list: &[&str]) -> BTreeSet<String> {
@@ -71,13 +81,27 @@ fn redact(value: &Value) -> Value {
             map.iter()
                 .map(|(k, v)| {
                     let v = match k.as_str() {
-                        "runtime_ms" | "elapsed_ms" | "goto_ms" | "browser_pid" | "browser" | "browsers_tested" => {
+                        "runtime_ms" | "elapsed_ms" | "goto_ms" | "browser_pid" | "browser"
+                        | "browsers_tested" => {
                             json!("[redacted]")
                         }
-                        "screenshot" | "path" if v.is_string() && v.as_str().unwrap().ends_with(".png") => json!("[png]"),
+                        "screenshot" | "path"
+                            if v.as_str().is_some_and(|s| {
+                                Path::new(s).extension().is_some_and(|e| e == "png")
+                            }) =>
+                        {
+                            json!("[png]")
+                        }
                         "sha256" => json!("[sha256]"),
-                        "distinct_colours" => json!(if v.as_u64().unwrap_or(0) > 1 { "[many]" } else { "[one]" }),
-                        "body" => json!(v.as_str().map(|s| s.split(" in ").next().unwrap_or("").to_owned())),
+                        "distinct_colours" => json!(if v.as_u64().unwrap_or(0) > 1 {
+                            "[many]"
+                        } else {
+                            "[one]"
+                        }),
+                        "body" => json!(
+                            v.as_str()
+                                .map(|s| s.split(" in ").next().unwrap_or("").to_owned())
+                        ),
                         _ => redact(v),
                     };
                     (k.clone(), v)
@@ -95,9 +119,12 @@ fn assert_screenshot(result: &Value) {
     assert_eq!(artifact["role"], "screenshot", "{result:#}");
     let path = PathBuf::from(artifact["path"].as_str().unwrap());
     let bytes = std::fs::read(&path).unwrap();
-    assert!(bytes.starts_with(b"\x89PNG"), "not a PNG: {}", path.display());
-    use sha2::Digest;
-    let digest: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    assert!(
+        bytes.starts_with(b"\x89PNG"),
+        "not a PNG: {}",
+        path.display()
+    );
+    let digest = sha256_hex(&bytes);
     assert_eq!(artifact["sha256"], digest);
     assert_eq!(result["data"]["screenshot"], artifact["path"]);
 }
@@ -106,7 +133,11 @@ fn assert_screenshot(result: &Value) {
 fn good_game_passes_every_casual_check() {
     let (run, result, _out) = casual_on("good");
     let run = run.expect_code(0);
-    assert!(run.stderr.is_empty() || !run.stderr.contains("panicked"), "{}", run.stderr);
+    assert!(
+        run.stderr.is_empty() || !run.stderr.contains("panicked"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(result["kind"], "qa.result");
     assert_eq!(result["from"], "system");
     assert_eq!(result["metadata"]["tool"], "qa-check-effect@v1");
@@ -125,7 +156,12 @@ fn console_error_fails_the_browser_check() {
     let boots = check(&result, "boots");
     assert_eq!(boots["status"], "fail");
     assert_eq!(finding_codes(boots), codes(&["console_error"]));
-    assert!(boots["findings"][0]["message"].as_str().unwrap().contains("level file is corrupt"));
+    assert!(
+        boots["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("level file is corrupt")
+    );
     insta::assert_json_snapshot!("qa_console_error", redact(&result));
 }
 
@@ -136,7 +172,10 @@ fn uncaught_exception_fails_with_its_location() {
     let boots = check(&result, "boots");
     assert_eq!(finding_codes(boots), codes(&["page_error"]));
     let message = boots["findings"][0]["message"].as_str().unwrap();
-    assert!(message.contains("TypeError") && message.contains("/game/game.js:"), "{message}");
+    assert!(
+        message.contains("TypeError") && message.contains("/game/game.js:"),
+        "{message}"
+    );
     insta::assert_json_snapshot!("qa_uncaught_exception", redact(&result));
 }
 
@@ -144,9 +183,20 @@ fn uncaught_exception_fails_with_its_location() {
 fn missing_script_is_a_404_and_a_lint_finding() {
     let (run, result, _out) = casual_on("missing-script");
     run.expect_code(1);
-    assert_eq!(finding_codes(check(&result, "boots")), codes(&["failed_request"]));
-    assert!(check(&result, "boots")["findings"][0]["message"].as_str().unwrap().contains("404 /game/engine.js"));
-    assert_eq!(finding_codes(check(&result, "html")), codes(&["script_not_found"]));
+    assert_eq!(
+        finding_codes(check(&result, "boots")),
+        codes(&["failed_request"])
+    );
+    assert!(
+        check(&result, "boots")["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("404 /game/engine.js")
+    );
+    assert_eq!(
+        finding_codes(check(&result, "html")),
+        codes(&["script_not_found"])
+    );
     insta::assert_json_snapshot!("qa_missing_script", redact(&result));
 }
 
@@ -154,7 +204,10 @@ fn missing_script_is_a_404_and_a_lint_finding() {
 fn a_page_without_canvas_fails() {
     let (run, result, _out) = casual_on("no-canvas");
     run.expect_code(1);
-    assert_eq!(finding_codes(check(&result, "boots")), codes(&["selector_missing"]));
+    assert_eq!(
+        finding_codes(check(&result, "boots")),
+        codes(&["selector_missing"])
+    );
     insta::assert_json_snapshot!("qa_no_canvas", redact(&result));
 }
 
@@ -162,7 +215,10 @@ fn a_page_without_canvas_fails() {
 fn a_canvas_that_stays_blank_fails() {
     let (run, result, _out) = casual_on("blank-canvas");
     run.expect_code(1);
-    assert_eq!(finding_codes(check(&result, "boots")), codes(&["blank_canvas"]));
+    assert_eq!(
+        finding_codes(check(&result, "boots")),
+        codes(&["blank_canvas"])
+    );
     insta::assert_json_snapshot!("qa_blank_canvas", redact(&result));
 }
 
@@ -172,7 +228,12 @@ fn a_game_that_starts_on_a_key_passes_because_the_check_presses_it() {
     run.expect_code(0);
     let boots = check(&result, "boots");
     assert_eq!(boots["details"]["keys"], json!(["Space"]));
-    assert_eq!(boots["details"]["canvas"]["distinct_colours"].as_u64().map(|n| n > 1), Some(true));
+    assert_eq!(
+        boots["details"]["canvas"]["distinct_colours"]
+            .as_u64()
+            .map(|n| n > 1),
+        Some(true)
+    );
 }
 
 #[test]
@@ -180,12 +241,17 @@ fn the_key_is_what_starts_it() {
     // The same fixture, with a pipeline that presses nothing: the canvas stays blank.
     assert_chromium();
     let dir = tempfile::tempdir().unwrap();
-    let yaml = std::fs::read_to_string(repo_root().join(CASUAL)).unwrap().replace("keys: [Space]", "keys: []");
+    let yaml = std::fs::read_to_string(repo_root().join(CASUAL))
+        .unwrap()
+        .replace("keys: [Space]", "keys: []");
     let pipeline = dir.path().join("casual-no-keys.yaml");
     std::fs::write(&pipeline, yaml).unwrap();
     let (run, result, _out) = qa_json(&pipeline, &fixture("needs-key"), &[]);
     run.expect_code(1);
-    assert_eq!(finding_codes(check(&result, "boots")), codes(&["blank_canvas"]));
+    assert_eq!(
+        finding_codes(check(&result, "boots")),
+        codes(&["blank_canvas"])
+    );
 }
 
 #[test]
@@ -193,11 +259,19 @@ fn an_infinite_loop_ends_within_the_timeout_and_leaves_no_chromium() {
     let (run, result, _out) = casual_on("infinite-loop");
     run.expect_code(1);
     let boots = check(&result, "boots");
-    assert!(finding_codes(boots).contains("main_thread_blocked"), "{boots:#}");
+    assert!(
+        finding_codes(boots).contains("main_thread_blocked"),
+        "{boots:#}"
+    );
     assert_eq!(result["data"]["timed_out"], false);
-    let pgid = boots["details"]["browser_pid"].as_i64().expect("browser pid recorded");
+    let pgid = boots["details"]["browser_pid"]
+        .as_i64()
+        .expect("browser pid recorded");
     let leftovers = processes_in_group(pgid);
-    assert!(leftovers.is_empty(), "Chromium processes left in group {pgid}: {leftovers:?}");
+    assert!(
+        leftovers.is_empty(),
+        "Chromium processes left in group {pgid}: {leftovers:?}"
+    );
 }
 
 #[test]
@@ -206,9 +280,20 @@ fn a_request_to_another_host_is_blocked_and_reported() {
     run.expect_code(1);
     let boots = check(&result, "boots");
     assert_eq!(finding_codes(boots), codes(&["blocked_request"]));
-    let blocked: Vec<&str> = boots["details"]["signals"]["blocked_requests"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
-    assert!(blocked.contains(&"https://tracker.example.com/collect?game=1"), "{blocked:?}");
-    assert!(blocked.contains(&"http://203.0.113.7/pixel.gif"), "{blocked:?}");
+    let blocked: Vec<&str> = boots["details"]["signals"]["blocked_requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        blocked.contains(&"https://tracker.example.com/collect?game=1"),
+        "{blocked:?}"
+    );
+    assert!(
+        blocked.contains(&"http://203.0.113.7/pixel.gif"),
+        "{blocked:?}"
+    );
     insta::assert_json_snapshot!("qa_external_request", redact(&result));
 }
 
@@ -227,17 +312,34 @@ fn ac_predicates_pass_fail_and_throw() {
         .to_string(),
     )
     .unwrap();
-    let (run, result, _out) = qa_json(&repo_root().join(CASUAL), &fixture("good"), &["--ac", ac.to_str().unwrap()]);
+    let (run, result, _out) = qa_json(
+        &repo_root().join(CASUAL),
+        &fixture("good"),
+        &["--ac", ac.to_str().unwrap()],
+    );
     run.expect_code(1);
     let acs = result["data"]["ac_results"].as_array().unwrap();
-    let status = |id: &str| acs.iter().find(|a| a["ac_id"] == id).map(|a| (a["status"].clone(), a["reason"].as_str().unwrap().to_owned())).unwrap();
+    let status = |id: &str| {
+        acs.iter()
+            .find(|a| a["ac_id"] == id)
+            .map(|a| {
+                (
+                    a["status"].clone(),
+                    a["reason"].as_str().unwrap().to_owned(),
+                )
+            })
+            .unwrap()
+    };
     assert_eq!(status("AC-pass").0, "PASS");
     let (s, reason) = status("AC-fail");
     assert_eq!(s, "FAIL");
     assert!(reason.contains("still falsy"), "{reason}");
     let (s, reason) = status("AC-throw");
     assert_eq!(s, "FAIL");
-    assert!(reason.contains("threw") && reason.contains("TypeError"), "{reason}");
+    assert!(
+        reason.contains("threw") && reason.contains("TypeError"),
+        "{reason}"
+    );
     assert_eq!(result["data"]["ac_pass_count"], 1);
     assert_eq!(result["data"]["ac_total"], 3);
     assert_eq!(check(&result, "ac")["status"], "fail");
@@ -265,7 +367,12 @@ fn without_chromium_the_browser_checks_are_unavailable_never_a_pass() {
     assert_eq!(result["data"]["first_interaction"], "unavailable");
     let boots = check(&result, "boots");
     assert_eq!(boots["status"], "unavailable");
-    assert!(boots["findings"][0]["message"].as_str().unwrap().contains("apt-get install chromium"));
+    assert!(
+        boots["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("apt-get install chromium")
+    );
     assert_eq!(check(&result, "ac")["status"], "unavailable");
     assert_eq!(result["data"]["ac_results"][0]["status"], "SKIP");
     assert!(result["artifacts"].is_null() || result["artifacts"].as_array().unwrap().is_empty());
@@ -276,7 +383,11 @@ fn without_chromium_the_browser_checks_are_unavailable_never_a_pass() {
 #[test]
 fn the_mock_game_passes_casual_qa_for_every_mechanic() {
     assert_chromium();
-    for pitch in ["60-second match-3 with combo bonus", "30 second asteroid dodge", "whack-a-mole clicker"] {
+    for pitch in [
+        "60-second match-3 with combo bonus",
+        "30 second asteroid dodge",
+        "whack-a-mole clicker",
+    ] {
         let dir = tempfile::tempdir().unwrap();
         for (rel, content) in crumb::adapters::mock::game::render(pitch, 0) {
             let path = dir.path().join(rel);
@@ -286,11 +397,18 @@ fn the_mock_game_passes_casual_qa_for_every_mechanic() {
         let (_criteria, predicates) = crumb::adapters::mock::game::acceptance(pitch);
         let ac = dir.path().join("ac.json");
         std::fs::write(&ac, Value::Array(predicates).to_string()).unwrap();
-        let (run, result, _out) = qa_json(&repo_root().join(CASUAL), dir.path(), &["--ac", ac.to_str().unwrap()]);
+        let (run, result, _out) = qa_json(
+            &repo_root().join(CASUAL),
+            dir.path(),
+            &["--ac", ac.to_str().unwrap()],
+        );
         assert_eq!(run.code, 0, "{pitch}: {result:#}");
         let acs = result["data"]["ac_results"].as_array().unwrap();
         assert_eq!(acs.len(), 5);
-        assert!(acs.iter().all(|a| a["status"] == "PASS"), "{pitch}: {acs:#?}");
+        assert!(
+            acs.iter().all(|a| a["status"] == "PASS"),
+            "{pitch}: {acs:#?}"
+        );
         assert_screenshot(&result);
     }
 }
@@ -300,7 +418,11 @@ fn static_pipeline(dir: &Path, checks: &str) -> PathBuf {
     let base = std::fs::read_to_string(repo_root().join("pipelines/doc-review.yaml")).unwrap();
     let start = base.find("qa:\n").unwrap();
     let end = base.find("\nscoring:").unwrap();
-    let yaml = format!("{}qa:\n  timeout: 20s\n  checks:\n{checks}\n{}", &base[..start], &base[end..]);
+    let yaml = format!(
+        "{}qa:\n  timeout: 20s\n  checks:\n{checks}\n{}",
+        &base[..start],
+        &base[end..]
+    );
     let path = dir.join("pipeline.yaml");
     std::fs::write(&path, yaml).unwrap();
     path
@@ -311,7 +433,11 @@ fn static_checks_confine_paths_and_measure_sizes() {
     let root = tempfile::tempdir().unwrap();
     let art = root.path().join("artifacts");
     std::fs::create_dir_all(art.join("game/assets")).unwrap();
-    std::fs::write(art.join("game/index.html"), "<!doctype html><html><head></head><body><script>1</script></body></html>").unwrap();
+    std::fs::write(
+        art.join("game/index.html"),
+        "<!doctype html><html><head></head><body><script>1</script></body></html>",
+    )
+    .unwrap();
     std::fs::write(art.join("game/assets/big.bin"), vec![0u8; 3000]).unwrap();
     std::fs::write(root.path().join("secret.txt"), "outside").unwrap();
     std::os::unix::fs::symlink(root.path().join("secret.txt"), art.join("game/leak.txt")).unwrap();
@@ -326,12 +452,27 @@ fn static_checks_confine_paths_and_measure_sizes() {
     );
     let (run, result, _out) = qa_json(&pipeline, &art, &[]);
     run.expect_code(1);
-    assert_eq!(finding_codes(check(&result, "escape")), codes(&["path_escape"]));
-    assert_eq!(finding_codes(check(&result, "via-link")), codes(&["path_escape"]));
-    assert_eq!(finding_codes(check(&result, "small")), codes(&["too_small"]));
+    assert_eq!(
+        finding_codes(check(&result, "escape")),
+        codes(&["path_escape"])
+    );
+    assert_eq!(
+        finding_codes(check(&result, "via-link")),
+        codes(&["path_escape"])
+    );
+    assert_eq!(
+        finding_codes(check(&result, "small")),
+        codes(&["too_small"])
+    );
     assert_eq!(check(&result, "top-only")["status"], "pass");
-    assert_eq!(finding_codes(check(&result, "tree")), codes(&["over_budget", "path_escape"]));
-    assert_eq!(finding_codes(check(&result, "lint")), codes(&["missing_viewport"]));
+    assert_eq!(
+        finding_codes(check(&result, "tree")),
+        codes(&["over_budget", "path_escape"])
+    );
+    assert_eq!(
+        finding_codes(check(&result, "lint")),
+        codes(&["missing_viewport"])
+    );
     insta::assert_json_snapshot!("qa_static_checks", redact(&result));
 }
 
@@ -356,15 +497,40 @@ fn command_checks_capture_output_compare_exit_codes_and_kill_the_group_on_timeou
     assert_eq!(hello["details"]["stdout"], "hello world\n");
     assert_eq!(hello["details"]["stderr"], "oops\n");
     assert_eq!(check(&result, "exit3")["status"], "pass");
-    assert_eq!(finding_codes(check(&result, "wrong")), codes(&["unexpected_exit"]));
+    assert_eq!(
+        finding_codes(check(&result, "wrong")),
+        codes(&["unexpected_exit"])
+    );
     assert_eq!(check(&result, "hang")["status"], "timeout");
-    assert_eq!(finding_codes(check(&result, "outside")), codes(&["path_escape"]));
-    assert_eq!(finding_codes(check(&result, "nothing")), codes(&["spawn_failed"]));
-    assert_eq!(result["data"]["timed_out"], false, "a per-check timeout is not a run timeout");
+    assert_eq!(
+        finding_codes(check(&result, "outside")),
+        codes(&["path_escape"])
+    );
+    assert_eq!(
+        finding_codes(check(&result, "nothing")),
+        codes(&["spawn_failed"])
+    );
+    assert_eq!(
+        result["data"]["timed_out"], false,
+        "a per-check timeout is not a run timeout"
+    );
     // The background sleep was in the killed group: it is gone (or an unreaped zombie).
-    let pid: i32 = std::fs::read_to_string(art.join("bg.pid")).unwrap().trim().parse().unwrap();
-    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().and_then(|s| s.rsplit(')').next().map(|r| r.trim().chars().next().unwrap()));
-    assert!(matches!(state, None | Some('Z')), "background process {pid} still running: {state:?}");
+    let pid: i32 = std::fs::read_to_string(art.join("bg.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit(')')
+                .next()
+                .map(|r| r.trim().chars().next().unwrap())
+        });
+    assert!(
+        matches!(state, None | Some('Z')),
+        "background process {pid} still running: {state:?}"
+    );
 }
 
 #[test]
@@ -372,8 +538,13 @@ fn the_whole_run_is_bounded_by_qa_timeout() {
     let root = tempfile::tempdir().unwrap();
     let art = root.path().join("artifacts");
     std::fs::create_dir_all(&art).unwrap();
-    let pipeline = static_pipeline(root.path(), "    - { id: hang, kind: command, argv: [sleep, '60'] }\n    - { id: later, kind: file, path: x }");
-    let yaml = std::fs::read_to_string(&pipeline).unwrap().replace("timeout: 20s", "timeout: 1s");
+    let pipeline = static_pipeline(
+        root.path(),
+        "    - { id: hang, kind: command, argv: [sleep, '60'] }\n    - { id: later, kind: file, path: x }",
+    );
+    let yaml = std::fs::read_to_string(&pipeline)
+        .unwrap()
+        .replace("timeout: 20s", "timeout: 1s");
     std::fs::write(&pipeline, yaml).unwrap();
     let (run, result, _out) = qa_json(&pipeline, &art, &[]);
     run.expect_code(1);
@@ -385,12 +556,24 @@ fn the_whole_run_is_bounded_by_qa_timeout() {
 
 #[test]
 fn usage_errors_exit_2() {
-    crumb().args(["qa", CASUAL, "/nonexistent/folder"]).run().expect_code(2);
-    crumb().args(["qa", "/nonexistent/pipeline.yaml", "."]).run().expect_code(2);
+    crumb()
+        .args(["qa", CASUAL, "/nonexistent/folder"])
+        .run()
+        .expect_code(2);
+    crumb()
+        .args(["qa", "/nonexistent/pipeline.yaml", "."])
+        .run()
+        .expect_code(2);
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("ac.json");
     std::fs::write(&bad, "{ not json").unwrap();
-    let run = crumb().args(["qa", CASUAL]).arg(fixture("good")).arg("--ac").arg(&bad).run().expect_code(2);
+    let run = crumb()
+        .args(["qa", CASUAL])
+        .arg(fixture("good"))
+        .arg("--ac")
+        .arg(&bad)
+        .run()
+        .expect_code(2);
     assert!(run.stderr.contains("not JSON"), "{}", run.stderr);
 }
 
@@ -398,12 +581,27 @@ fn usage_errors_exit_2() {
 fn processes_in_group(pgid: i64) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-        let Some(close) = stat.rfind(')') else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some(close) = stat.rfind(')') else {
+            continue;
+        };
         let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
         if fields.get(2).and_then(|g| g.parse::<i64>().ok()) == Some(pgid) {
-            found.push(stat[..close + 1].to_owned());
+            found.push(stat[..=close].to_owned());
         }
     }
     found
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    use std::fmt::Write;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .fold(String::new(), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
 }

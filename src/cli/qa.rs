@@ -19,7 +19,9 @@ const MAX_AC_FILE: u64 = 1024 * 1024;
 
 /// Arguments of `crumb qa`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Exit codes: 0 QA passed, 1 QA failed or timed out, 2 usage or pipeline error.")]
+#[command(
+    after_help = "Exit codes: 0 QA passed, 1 QA failed or timed out, 2 usage or pipeline error."
+)]
 pub struct Args {
     /// The pipeline whose `qa:` block to run.
     pub pipeline: PathBuf,
@@ -38,15 +40,30 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    let compiled = compile_file(&args.pipeline, &CompileOptions { check_templates: false });
+    let compiled = compile_file(
+        &args.pipeline,
+        &CompileOptions {
+            check_templates: false,
+        },
+    );
     let Some(table) = compiled.table else {
-        let report = FileReport { file: args.pipeline.clone(), diagnostics: compiled.diagnostics, sources: compiled.sources };
+        let report = FileReport {
+            file: args.pipeline.clone(),
+            diagnostics: compiled.diagnostics,
+            sources: compiled.sources,
+        };
         eprint!("{}", render(&[report], Format::Human));
-        eprintln!("crumb qa: {} is not a valid pipeline (see `crumb validate`)", args.pipeline.display());
+        eprintln!(
+            "crumb qa: {} is not a valid pipeline (see `crumb validate`)",
+            args.pipeline.display()
+        );
         return ExitCode::from(2);
     };
     let Some(spec) = table.qa else {
-        eprintln!("crumb qa: {} declares no `qa:` block", args.pipeline.display());
+        eprintln!(
+            "crumb qa: {} declares no `qa:` block",
+            args.pipeline.display()
+        );
         return ExitCode::from(2);
     };
     if !args.artifacts_dir.is_dir() {
@@ -75,6 +92,8 @@ pub fn run(args: &Args) -> ExitCode {
         predicates: parsed.predicates,
         predicate_problems: parsed.problems,
     };
+    // This process ends right after QA: adopt Chromium's orphans so none outlives us as a zombie.
+    crate::qa::browser::reap::become_subreaper();
     let report = runner::run_blocking(&spec, &request);
     let text = if args.json {
         let draft = report.to_draft(None);
@@ -85,25 +104,38 @@ pub fn run(args: &Args) -> ExitCode {
         human(&report)
     };
     let mut stdout = std::io::stdout().lock();
-    if let Err(err) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush())
+    if let Err(err) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
         && err.kind() != std::io::ErrorKind::BrokenPipe
     {
         eprintln!("crumb qa: cannot write: {err}");
         return ExitCode::from(2);
     }
-    if report.exec_exit_code() == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    if report.exec_exit_code() == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }
 
 fn read_ac_file(path: &Path) -> Result<predicate::Parsed, String> {
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut text = String::new();
-    file.take(MAX_AC_FILE + 1).read_to_string(&mut text).map_err(|e| e.to_string())?;
+    file.take(MAX_AC_FILE + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
     if text.len() as u64 > MAX_AC_FILE {
         return Err(format!("larger than {MAX_AC_FILE} bytes"));
     }
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
     let parsed = predicate::parse(&value);
-    if parsed.predicates.is_empty() && !parsed.problems.is_empty() && !value.is_array() && value.get("ac_predicates").is_none() {
+    if parsed.predicates.is_empty()
+        && !parsed.problems.is_empty()
+        && !value.is_array()
+        && value.get("ac_predicates").is_none()
+    {
         return Err(parsed.problems.join("; "));
     }
     Ok(parsed)
@@ -115,8 +147,19 @@ fn human(report: &QaReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", report.summary());
     for check in &report.checks {
-        let tag = if check.blocking { "" } else { " (non-blocking)" };
-        let _ = writeln!(out, "  {:<12} {:<14} {:<11} {:>6} ms{tag}", check.id, check.kind, check.status.as_str(), check.runtime_ms);
+        let tag = if check.blocking {
+            ""
+        } else {
+            " (non-blocking)"
+        };
+        let _ = writeln!(
+            out,
+            "  {:<12} {:<14} {:<11} {:>6} ms{tag}",
+            check.id,
+            check.kind,
+            check.status.as_str(),
+            check.runtime_ms
+        );
         for f in &check.findings {
             let _ = writeln!(out, "      - {}: {}", f.code, f.message);
         }

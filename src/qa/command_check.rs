@@ -62,7 +62,10 @@ pub async fn run(check: &CommandCheck<'_>, root: &Path) -> CheckResult {
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(err) => {
-            result.fail(Finding::new("spawn_failed", format!("could not start `{program}`: {err}")));
+            result.fail(Finding::new(
+                "spawn_failed",
+                format!("could not start `{program}`: {err}"),
+            ));
             return result;
         }
     };
@@ -80,8 +83,16 @@ pub async fn run(check: &CommandCheck<'_>, root: &Path) -> CheckResult {
     // Readers end when every holder of the pipes is gone; a process that escaped the group could
     // keep them open, so do not wait for them forever.
     let grace = Duration::from_millis(500);
-    let out = tokio::time::timeout(grace, stdout).await.ok().and_then(Result::ok).unwrap_or_default();
-    let err = tokio::time::timeout(grace, stderr).await.ok().and_then(Result::ok).unwrap_or_default();
+    let out = tokio::time::timeout(grace, stdout)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    let err = tokio::time::timeout(grace, stderr)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
     result.details = json!({
         "argv": check.argv,
         "exit_code": exit,
@@ -94,13 +105,19 @@ pub async fn run(check: &CommandCheck<'_>, root: &Path) -> CheckResult {
         result.status = CheckStatus::Timeout;
         result.findings.push(Finding::new(
             "command_timeout",
-            format!("`{program}` did not finish within {} ms; its process group was killed", check.timeout.as_millis()),
+            format!(
+                "`{program}` did not finish within {} ms; its process group was killed",
+                check.timeout.as_millis()
+            ),
         ));
     } else if exit != Some(check.expect_exit) {
         let got = exit.map_or_else(|| "a signal".to_owned(), |c| c.to_string());
         result.fail(Finding::new(
             "unexpected_exit",
-            format!("`{program}` exited with {got}, expected {}", check.expect_exit),
+            format!(
+                "`{program}` exited with {got}, expected {}",
+                check.expect_exit
+            ),
         ));
     }
     result
@@ -108,7 +125,9 @@ pub async fn run(check: &CommandCheck<'_>, root: &Path) -> CheckResult {
 
 /// Read a stream to its end, keeping the head and the tail.
 async fn capture<R: AsyncRead + Unpin>(stream: Option<R>) -> String {
-    let Some(mut stream) = stream else { return String::new() };
+    let Some(mut stream) = stream else {
+        return String::new();
+    };
     let mut head = Vec::new();
     let mut tail: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
     let mut dropped: u64 = 0;
@@ -132,7 +151,8 @@ async fn capture<R: AsyncRead + Unpin>(stream: Option<R>) -> String {
     }
     let mut text = String::from_utf8_lossy(&head).into_owned();
     if dropped > 0 {
-        text.push_str(&format!("\n… [{dropped} bytes omitted] …\n"));
+        use std::fmt::Write as _;
+        let _ = write!(text, "\n… [{dropped} bytes omitted] …\n");
     }
     let tail: Vec<u8> = tail.into_iter().collect();
     text.push_str(&String::from_utf8_lossy(&tail));

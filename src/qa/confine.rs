@@ -59,7 +59,8 @@ pub fn resolve_inside(root: &Path, relative: &str) -> Result<PathBuf, Escape> {
 
 /// Whether `path` (already under `root`) really lives under `root` after resolving symlinks.
 pub fn really_inside(real_root: &Path, path: &Path) -> bool {
-    path.canonicalize().is_ok_and(|real| real.starts_with(real_root))
+    path.canonicalize()
+        .is_ok_and(|real| real.starts_with(real_root))
 }
 
 #[cfg(test)]
@@ -70,10 +71,19 @@ mod tests {
     fn refuses_parent_and_absolute() {
         let root = Path::new("/tmp/a");
         assert!(matches!(join_inside(root, "../x"), Err(Escape::Parent(_))));
-        assert!(matches!(join_inside(root, "game/../../x"), Err(Escape::Parent(_))));
-        assert!(matches!(join_inside(root, "/etc/passwd"), Err(Escape::Absolute(_))));
+        assert!(matches!(
+            join_inside(root, "game/../../x"),
+            Err(Escape::Parent(_))
+        ));
+        assert!(matches!(
+            join_inside(root, "/etc/passwd"),
+            Err(Escape::Absolute(_))
+        ));
         assert!(matches!(join_inside(root, ""), Err(Escape::Malformed(_))));
-        assert_eq!(join_inside(root, "./game/index.html").unwrap(), Path::new("/tmp/a/game/index.html"));
+        assert_eq!(
+            join_inside(root, "./game/index.html").unwrap(),
+            Path::new("/tmp/a/game/index.html")
+        );
     }
 
     #[test]
@@ -82,7 +92,10 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("secret"), "x").unwrap();
         std::os::unix::fs::symlink(outside.path().join("secret"), dir.path().join("link")).unwrap();
-        assert!(matches!(resolve_inside(dir.path(), "link"), Err(Escape::Symlink(_))));
+        assert!(matches!(
+            resolve_inside(dir.path(), "link"),
+            Err(Escape::Symlink(_))
+        ));
     }
 
     proptest::proptest! {

@@ -24,12 +24,18 @@ pub fn run(id: &str, blocking: bool, root: &Path, path: &str) -> CheckResult {
     };
     match std::fs::metadata(&full) {
         Ok(meta) if meta.len() > MAX_HTML_BYTES => {
-            result.fail(Finding::new("too_large", format!("`{path}` is over {MAX_HTML_BYTES} bytes")));
+            result.fail(Finding::new(
+                "too_large",
+                format!("`{path}` is over {MAX_HTML_BYTES} bytes"),
+            ));
             return result;
         }
         Ok(meta) if meta.is_file() => {}
         _ => {
-            result.fail(Finding::new("missing_file", format!("`{path}` was not written")));
+            result.fail(Finding::new(
+                "missing_file",
+                format!("`{path}` was not written"),
+            ));
             return result;
         }
     }
@@ -41,7 +47,10 @@ pub fn run(id: &str, blocking: bool, root: &Path, path: &str) -> CheckResult {
         }
     };
     let Ok(text) = String::from_utf8(bytes) else {
-        result.fail(Finding::new("not_utf8", format!("`{path}` is not valid UTF-8")));
+        result.fail(Finding::new(
+            "not_utf8",
+            format!("`{path}` is not valid UTF-8"),
+        ));
         return result;
     };
     let scan = html_scan::scan(&text);
@@ -49,24 +58,49 @@ pub fn run(id: &str, blocking: bool, root: &Path, path: &str) -> CheckResult {
         result.fail(Finding::new("parse_error", error.clone()));
     }
     if scan.doctype.as_deref() != Some("html") {
-        result.fail(Finding::new("missing_doctype", "the page does not start with <!doctype html>"));
+        result.fail(Finding::new(
+            "missing_doctype",
+            "the page does not start with <!doctype html>",
+        ));
     }
-    let has_viewport =
-        scan.tags.iter().any(|t| t.name == "meta" && t.attr("name").is_some_and(|n| n.eq_ignore_ascii_case("viewport")));
+    let has_viewport = scan.tags.iter().any(|t| {
+        t.name == "meta"
+            && t.attr("name")
+                .is_some_and(|n| n.eq_ignore_ascii_case("viewport"))
+    });
     if !has_viewport {
-        result.fail(Finding::new("missing_viewport", "no <meta name=\"viewport\"> tag"));
+        result.fail(Finding::new(
+            "missing_viewport",
+            "no <meta name=\"viewport\"> tag",
+        ));
     }
-    let useful_scripts = scan.scripts.iter().filter(|s| s.src.as_deref().is_some_and(|v| !v.trim().is_empty()) || s.body_len > 0).count();
+    let useful_scripts = scan
+        .scripts
+        .iter()
+        .filter(|s| s.src.as_deref().is_some_and(|v| !v.trim().is_empty()) || s.body_len > 0)
+        .count();
     if useful_scripts == 0 {
-        result.fail(Finding::new("missing_script", "no <script> with a src or a body"));
+        result.fail(Finding::new(
+            "missing_script",
+            "no <script> with a src or a body",
+        ));
     }
-    let base = Path::new(path).parent().map(Path::to_path_buf).unwrap_or_default();
+    let base = Path::new(path)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     for src in scan.scripts.iter().filter_map(|s| s.src.as_deref()) {
         if let Some(local) = local_reference(src) {
             let rel = base.join(local);
-            let exists = rel.to_str().and_then(|r| confine::resolve_inside(root, r).ok()).is_some_and(|p| p.is_file());
+            let exists = rel
+                .to_str()
+                .and_then(|r| confine::resolve_inside(root, r).ok())
+                .is_some_and(|p| p.is_file());
             if !exists {
-                result.fail(Finding::new("script_not_found", format!("<script src=\"{src}\"> names a file that does not exist")));
+                result.fail(Finding::new(
+                    "script_not_found",
+                    format!("<script src=\"{src}\"> names a file that does not exist"),
+                ));
             }
         }
     }

@@ -17,7 +17,10 @@ pub struct Tag {
 impl Tag {
     /// The value of attribute `name`, if present.
     pub fn attr(&self, name: &str) -> Option<&str> {
-        self.attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.attrs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -59,38 +62,39 @@ pub fn scan(html: &str) -> Scan {
         }
         let rest = &bytes[i..];
         if rest.starts_with(b"<!--") {
-            match find(bytes, i + 4, b"-->") {
-                Some(end) => i = end + 3,
-                None => {
-                    out.errors.push(format!("unterminated comment starting at byte {i}"));
-                    break;
-                }
-            }
+            let Some(end) = find(bytes, i + 4, b"-->") else {
+                out.errors
+                    .push(format!("unterminated comment starting at byte {i}"));
+                break;
+            };
+            i = end + 3;
             continue;
         }
         if rest.starts_with(b"<!") || rest.starts_with(b"<?") {
             let Some(end) = find(bytes, i + 2, b">") else {
-                out.errors.push(format!("unterminated declaration starting at byte {i}"));
+                out.errors
+                    .push(format!("unterminated declaration starting at byte {i}"));
                 break;
             };
             let inner = &html[i + 2..end];
-            if let Some(kind) = strip_prefix_ci(inner, "doctype") {
-                if !seen_content && out.tags.is_empty() && out.doctype.is_none() {
-                    out.doctype = Some(kind.trim().to_ascii_lowercase());
-                }
+            if let Some(kind) = strip_prefix_ci(inner, "doctype")
+                && !seen_content
+                && out.tags.is_empty()
+                && out.doctype.is_none()
+            {
+                out.doctype = Some(kind.trim().to_ascii_lowercase());
             }
             seen_content = true;
             i = end + 1;
             continue;
         }
         if rest.starts_with(b"</") {
-            match find(bytes, i + 2, b">") {
-                Some(end) => i = end + 1,
-                None => {
-                    out.errors.push(format!("unterminated end tag starting at byte {i}"));
-                    break;
-                }
-            }
+            let Some(end) = find(bytes, i + 2, b">") else {
+                out.errors
+                    .push(format!("unterminated end tag starting at byte {i}"));
+                break;
+            };
+            i = end + 1;
             continue;
         }
         if rest.len() < 2 || !rest[1].is_ascii_alphabetic() {
@@ -101,20 +105,31 @@ pub fn scan(html: &str) -> Scan {
         }
         seen_content = true;
         let Some((tag, end)) = parse_tag(html, i + 1) else {
-            out.errors.push(format!("unterminated tag starting at byte {i}"));
+            out.errors
+                .push(format!("unterminated tag starting at byte {i}"));
             break;
         };
         i = end;
         if tag.name == "script" || tag.name == "style" {
-            let close = if tag.name == "script" { "</script" } else { "</style" };
+            let close = if tag.name == "script" {
+                "</script"
+            } else {
+                "</style"
+            };
             let Some(close_at) = find_ci(bytes, i, close.as_bytes()) else {
-                out.errors.push(format!("<{}> starting at byte {} is never closed", tag.name, i));
+                out.errors.push(format!(
+                    "<{}> starting at byte {} is never closed",
+                    tag.name, i
+                ));
                 push_tag(&mut out, tag);
                 break;
             };
             if tag.name == "script" {
                 let body_len = html[i..close_at].trim().len();
-                out.scripts.push(Script { src: tag.attr("src").map(str::to_owned), body_len });
+                out.scripts.push(Script {
+                    src: tag.attr("src").map(str::to_owned),
+                    body_len,
+                });
             }
             i = find(bytes, close_at, b">").map_or(bytes.len(), |e| e + 1);
         }
@@ -134,7 +149,8 @@ fn push_tag(out: &mut Scan, tag: Tag) {
 fn parse_tag(html: &str, start: usize) -> Option<(Tag, usize)> {
     let bytes = html.as_bytes();
     let mut i = start;
-    while i < bytes.len() && !bytes[i].is_ascii_whitespace() && bytes[i] != b'>' && bytes[i] != b'/' {
+    while i < bytes.len() && !bytes[i].is_ascii_whitespace() && bytes[i] != b'>' && bytes[i] != b'/'
+    {
         i += 1;
     }
     let name = html.get(start..i)?.to_ascii_lowercase();
@@ -150,7 +166,10 @@ fn parse_tag(html: &str, start: usize) -> Option<(Tag, usize)> {
             return Some((Tag { name, attrs }, i + 1));
         }
         let key_start = i;
-        while i < bytes.len() && !bytes[i].is_ascii_whitespace() && !matches!(bytes[i], b'=' | b'>' | b'/') {
+        while i < bytes.len()
+            && !bytes[i].is_ascii_whitespace()
+            && !matches!(bytes[i], b'=' | b'>' | b'/')
+        {
             i += 1;
         }
         let key = html.get(key_start..i)?.to_ascii_lowercase();
@@ -166,14 +185,14 @@ fn parse_tag(html: &str, start: usize) -> Option<(Tag, usize)> {
             if i < bytes.len() && (bytes[i] == b'"' || bytes[i] == b'\'') {
                 let quote = bytes[i];
                 let end = bytes[i + 1..].iter().position(|&b| b == quote)? + i + 1;
-                value = html.get(i + 1..end)?.to_owned();
+                html.get(i + 1..end)?.clone_into(&mut value);
                 i = end + 1;
             } else {
                 let v_start = i;
                 while i < bytes.len() && !bytes[i].is_ascii_whitespace() && bytes[i] != b'>' {
                     i += 1;
                 }
-                value = html.get(v_start..i)?.to_owned();
+                html.get(v_start..i)?.clone_into(&mut value);
             }
         }
         if !key.is_empty() && attrs.len() < 256 {
@@ -186,19 +205,26 @@ fn find(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
     if from > hay.len() {
         return None;
     }
-    hay[from..].windows(needle.len()).position(|w| w == needle).map(|p| p + from)
+    hay[from..]
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|p| p + from)
 }
 
 fn find_ci(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
     if from > hay.len() {
         return None;
     }
-    hay[from..].windows(needle.len()).position(|w| w.eq_ignore_ascii_case(needle)).map(|p| p + from)
+    hay[from..]
+        .windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle))
+        .map(|p| p + from)
 }
 
 fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
     let head = s.get(..prefix.len())?;
-    head.eq_ignore_ascii_case(prefix).then(|| &s[prefix.len()..])
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &s[prefix.len()..])
 }
 
 #[cfg(test)]

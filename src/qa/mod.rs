@@ -5,6 +5,7 @@
 //! a panicking check end as failing results, never as a missing one. [`report::QaReport::to_draft`]
 //! turns it into the `qa.result` event.
 
+pub mod browser;
 pub mod command_check;
 pub mod confine;
 pub mod file_check;
@@ -13,6 +14,5 @@ pub mod html_scan;
 pub mod predicate;
 pub mod process_group;
 pub mod report;
-pub mod size_budget;
-pub mod browser;
 pub mod runner;
+pub mod size_budget;

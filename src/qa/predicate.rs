@@ -66,17 +66,22 @@ pub fn parse(doc: &Value) -> Parsed {
             None => return out,
         },
         _ => {
-            out.problems.push("expected an array of predicates or an object with `ac_predicates`".into());
+            out.problems
+                .push("expected an array of predicates or an object with `ac_predicates`".into());
             return out;
         }
     };
     if list.len() > MAX_PREDICATES {
-        out.problems.push(format!("{} predicates given; only the first {MAX_PREDICATES} are run", list.len()));
+        out.problems.push(format!(
+            "{} predicates given; only the first {MAX_PREDICATES} are run",
+            list.len()
+        ));
     }
     for (index, item) in list.iter().take(MAX_PREDICATES).enumerate() {
         match validate(item) {
             Ok(p) if out.predicates.iter().any(|q| q.id == p.id) => {
-                out.problems.push(format!("predicate #{index}: duplicate id `{}`", p.id));
+                out.problems
+                    .push(format!("predicate #{index}: duplicate id `{}`", p.id));
             }
             Ok(p) => out.predicates.push(p),
             Err(why) => out.problems.push(format!("predicate #{index}: {why}")),
@@ -89,24 +94,39 @@ fn validate(item: &Value) -> Result<AcPredicate, String> {
     let p: AcPredicate = serde_json::from_value(item.clone()).map_err(|e| e.to_string())?;
     let id_ok = !p.id.is_empty()
         && p.id.len() <= 64
-        && p.id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        && p.id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
     if !id_ok {
         return Err("`id` must be 1–64 characters of letters, digits, `-`, `_` or `.`".into());
     }
     if p.predicate.trim().is_empty() {
         return Err(format!("`{}`: `predicate` is empty", p.id));
     }
-    if p.predicate.len() > MAX_SOURCE_BYTES || p.action.as_ref().is_some_and(|a| a.len() > MAX_SOURCE_BYTES) {
-        return Err(format!("`{}`: source longer than {MAX_SOURCE_BYTES} bytes", p.id));
+    if p.predicate.len() > MAX_SOURCE_BYTES
+        || p.action
+            .as_ref()
+            .is_some_and(|a| a.len() > MAX_SOURCE_BYTES)
+    {
+        return Err(format!(
+            "`{}`: source longer than {MAX_SOURCE_BYTES} bytes",
+            p.id
+        ));
     }
     if p.intent.len() > 4096 {
         return Err(format!("`{}`: `intent` longer than 4096 bytes", p.id));
     }
     if p.timeout_ms.is_some_and(|t| t == 0 || t > MAX_TIMEOUT_MS) {
-        return Err(format!("`{}`: `timeout_ms` must be 1–{MAX_TIMEOUT_MS}", p.id));
+        return Err(format!(
+            "`{}`: `timeout_ms` must be 1–{MAX_TIMEOUT_MS}",
+            p.id
+        ));
     }
     if p.wait_ms.is_some_and(|w| w > MAX_WAIT_MS) {
-        return Err(format!("`{}`: `wait_ms` must be at most {MAX_WAIT_MS}", p.id));
+        return Err(format!(
+            "`{}`: `wait_ms` must be at most {MAX_WAIT_MS}",
+            p.id
+        ));
     }
     Ok(p)
 }
@@ -128,7 +148,11 @@ mod tests {
         ]}));
         assert_eq!(parsed.predicates.len(), 1);
         assert_eq!(parsed.problems.len(), 5, "{:?}", parsed.problems);
-        assert!(parse(&json!({"acceptance_criteria": []})).predicates.is_empty());
+        assert!(
+            parse(&json!({"acceptance_criteria": []}))
+                .predicates
+                .is_empty()
+        );
         assert_eq!(parse(&json!("x")).problems.len(), 1);
     }
 

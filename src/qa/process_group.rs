@@ -13,7 +13,9 @@ pub struct GroupGuard {
 impl GroupGuard {
     /// Guard the group led by `pid` (a child spawned with `process_group(0)`).
     pub fn new(pid: Option<u32>) -> Self {
-        GroupGuard { pgid: pid.and_then(|p| i32::try_from(p).ok()).filter(|&p| p > 1) }
+        GroupGuard {
+            pgid: pid.and_then(|p| i32::try_from(p).ok()).filter(|&p| p > 1),
+        }
     }
 
     /// The group id, if any.
@@ -26,11 +28,6 @@ impl GroupGuard {
         if let Some(pgid) = self.pgid {
             let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
         }
-    }
-
-    /// Whether any process (zombies included) still belongs to the group.
-    pub fn alive(&self) -> bool {
-        self.pgid.is_some_and(|pgid| killpg(Pid::from_raw(pgid), None).is_ok())
     }
 
     /// Stop guarding (the group was reaped and its id may be reused).

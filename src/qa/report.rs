@@ -56,7 +56,10 @@ pub struct Finding {
 
 impl Finding {
     pub fn new(code: &str, message: impl Into<String>) -> Self {
-        Finding { code: code.to_owned(), message: message.into() }
+        Finding {
+            code: code.to_owned(),
+            message: message.into(),
+        }
     }
 }
 
@@ -147,10 +150,8 @@ impl QaReport {
     pub fn exec_exit_code(&self) -> i32 {
         if self.timed_out {
             2
-        } else if self.checks.iter().all(|c| !c.blocking || c.status.is_ok()) {
-            0
         } else {
-            1
+            i32::from(self.checks.iter().any(|c| c.blocking && !c.status.is_ok()))
         }
     }
 
@@ -160,12 +161,20 @@ impl QaReport {
         ordered.extend(self.checks.iter().filter(|c| !c.blocking));
         ordered
             .into_iter()
-            .flat_map(|c| c.findings.iter().map(move |f| format!("{}: {}: {}", c.id, f.code, f.message)))
+            .flat_map(|c| {
+                c.findings
+                    .iter()
+                    .map(move |f| format!("{}: {}: {}", c.id, f.code, f.message))
+            })
             .collect()
     }
 
     fn status_of(&self, kind: &str) -> Option<CheckStatus> {
-        let mut statuses = self.checks.iter().filter(|c| c.kind == kind).map(|c| c.status);
+        let mut statuses = self
+            .checks
+            .iter()
+            .filter(|c| c.kind == kind)
+            .map(|c| c.status);
         let first = statuses.next()?;
         Some(statuses.fold(first, |acc, s| if acc.is_ok() { s } else { acc }))
     }
@@ -198,10 +207,20 @@ impl QaReport {
         }
         data.insert("runtime_ms".into(), json!(self.runtime_ms));
         data.insert("timed_out".into(), json!(self.timed_out));
-        data.insert("checks".into(), serde_json::to_value(&self.checks).unwrap_or(Value::Null));
+        data.insert(
+            "checks".into(),
+            serde_json::to_value(&self.checks).unwrap_or(Value::Null),
+        );
         if self.checks.iter().any(|c| c.kind == "ac_predicates") {
-            let passed = self.ac_results.iter().filter(|r| r.status == AcStatus::Pass).count();
-            data.insert("ac_results".into(), serde_json::to_value(&self.ac_results).unwrap_or(Value::Null));
+            let passed = self
+                .ac_results
+                .iter()
+                .filter(|r| r.status == AcStatus::Pass)
+                .count();
+            data.insert(
+                "ac_results".into(),
+                serde_json::to_value(&self.ac_results).unwrap_or(Value::Null),
+            );
             data.insert("ac_pass_count".into(), json!(passed));
             data.insert("ac_total".into(), json!(self.ac_results.len()));
         }
@@ -215,8 +234,16 @@ impl QaReport {
     /// One-line summary for the event body and for people.
     pub fn summary(&self) -> String {
         let passed = self.checks.iter().filter(|c| c.status.is_ok()).count();
-        let head = if self.exec_exit_code() == 0 { "qa PASS" } else { "qa FAIL" };
-        let mut line = format!("{head}: {passed}/{} checks ok in {} ms", self.checks.len(), self.runtime_ms);
+        let head = if self.exec_exit_code() == 0 {
+            "qa PASS"
+        } else {
+            "qa FAIL"
+        };
+        let mut line = format!(
+            "{head}: {passed}/{} checks ok in {} ms",
+            self.checks.len(),
+            self.runtime_ms
+        );
         if self.timed_out {
             line.push_str(" (timed out)");
         }
@@ -235,17 +262,23 @@ impl QaReport {
 
     /// The `qa.result` event draft: from `system`, answering the build event.
     pub fn to_draft(&self, build_event_id: Option<&str>) -> Draft {
-        let mut draft = Draft::new("system", Kind::QaResult).body(self.summary()).data(self.data()).metadata(Metadata {
-            visibility: Some(Visibility::Public),
-            tool: Some(QA_TOOL.to_owned()),
-            deterministic: Some(true),
-            ..Metadata::default()
-        });
+        let mut draft = Draft::new("system", Kind::QaResult)
+            .body(self.summary())
+            .data(self.data())
+            .metadata(Metadata {
+                visibility: Some(Visibility::Public),
+                tool: Some(QA_TOOL.to_owned()),
+                deterministic: Some(true),
+                ..Metadata::default()
+            });
         if let Some(id) = build_event_id {
             draft = draft.parent(id);
         }
         if let Some(shot) = &self.screenshot {
-            draft = draft.artifact(ArtifactRef { role: Some(ArtifactRole::Screenshot), ..shot.clone() });
+            draft = draft.artifact(ArtifactRef {
+                role: Some(ArtifactRole::Screenshot),
+                ..shot.clone()
+            });
         }
         draft
     }

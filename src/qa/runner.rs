@@ -45,7 +45,11 @@ pub struct QaRequest {
 
 /// Run QA to completion on a fresh multi-threaded runtime (for callers without one).
 pub fn run_blocking(spec: &QaSpec, request: &QaRequest) -> QaReport {
-    match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt.block_on(run(spec, request)),
         Err(e) => failed_to_start(spec, &format!("could not start the async runtime: {e}")),
     }
@@ -68,22 +72,33 @@ pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
         let own = check.timeout_ms.map(Duration::from_millis);
         let limit = own.map_or(left, |t| t.min(left));
         let handle = spawn_check(Arc::clone(&shared), check.clone(), limit);
-        let result = match tokio::time::timeout(limit, wait_isolated(handle, check)).await {
-            Ok(result) => result,
-            Err(_) => {
+        let result =
+            if let Ok(result) = tokio::time::timeout(limit, wait_isolated(handle, check)).await {
+                result
+            } else {
                 let run_deadline_hit = own.is_none_or(|t| t >= left);
                 timed_out |= run_deadline_hit;
-                let mut r = CheckResult::new(&check.id, kind_name(&check.kind), check.blocking, CheckStatus::Timeout);
+                let mut r = CheckResult::new(
+                    &check.id,
+                    kind_name(&check.kind),
+                    check.blocking,
+                    CheckStatus::Timeout,
+                );
                 let why = if run_deadline_hit {
-                    format!("QA timed out after {} ms while this check was running", spec.timeout_ms)
+                    format!(
+                        "QA timed out after {} ms while this check was running",
+                        spec.timeout_ms
+                    )
                 } else {
-                    format!("the check did not finish within its timeout of {} ms", limit.as_millis())
+                    format!(
+                        "the check did not finish within its timeout of {} ms",
+                        limit.as_millis()
+                    )
                 };
                 r.findings.push(Finding::new("check_timeout", why));
                 r.runtime_ms = millis(limit);
                 r
-            }
-        };
+            };
         checks.push(result);
     }
     let browser_version = shared.finish(timed_out).await;
@@ -123,8 +138,16 @@ fn failed_to_start(spec: &QaSpec, why: &str) -> QaReport {
 }
 
 fn not_run(check: &CheckSpec, timeout_ms: u64) -> CheckResult {
-    let mut r = CheckResult::new(&check.id, kind_name(&check.kind), check.blocking, CheckStatus::Timeout);
-    r.findings.push(Finding::new("check_timeout", format!("not run: QA timed out after {timeout_ms} ms")));
+    let mut r = CheckResult::new(
+        &check.id,
+        kind_name(&check.kind),
+        check.blocking,
+        CheckStatus::Timeout,
+    );
+    r.findings.push(Finding::new(
+        "check_timeout",
+        format!("not run: QA timed out after {timeout_ms} ms"),
+    ));
     r
 }
 
@@ -143,15 +166,29 @@ pub fn kind_name(kind: &CheckKindSpec) -> &'static str {
 /// Await a check's task; a panic (or cancellation) becomes an `error` result.
 async fn wait_isolated(handle: JoinHandle<CheckResult>, check: &CheckSpec) -> CheckResult {
     let mut guard = AbortOnDrop(Some(handle));
-    let Some(handle) = guard.0.as_mut() else { unreachable!("set above") };
+    let Some(handle) = guard.0.as_mut() else {
+        unreachable!("set above")
+    };
     let outcome = handle.await;
     guard.0 = None;
     match outcome {
         Ok(result) => result,
         Err(err) => {
-            let message = if err.is_panic() { panic_message(err.into_panic()) } else { "the check was cancelled".into() };
-            let mut r = CheckResult::new(&check.id, kind_name(&check.kind), check.blocking, CheckStatus::Error);
-            r.findings.push(Finding::new("check_panicked", format!("the check crashed: {message}")));
+            let message = if err.is_panic() {
+                panic_message(&*err.into_panic())
+            } else {
+                "the check was cancelled".into()
+            };
+            let mut r = CheckResult::new(
+                &check.id,
+                kind_name(&check.kind),
+                check.blocking,
+                CheckStatus::Error,
+            );
+            r.findings.push(Finding::new(
+                "check_panicked",
+                format!("the check crashed: {message}"),
+            ));
             r
         }
     }
@@ -168,7 +205,7 @@ impl Drop for AbortOnDrop {
     }
 }
 
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
@@ -198,8 +235,14 @@ struct Shared {
 
 enum BrowserSlot {
     NotStarted,
-    Running { chromium: Arc<Chromium>, server: Arc<ArtifactServer> },
-    Failed { status: CheckStatus, finding: Finding },
+    Running {
+        chromium: Arc<Chromium>,
+        server: Arc<ArtifactServer>,
+    },
+    Failed {
+        status: CheckStatus,
+        finding: Finding,
+    },
 }
 
 impl Shared {
@@ -208,12 +251,22 @@ impl Shared {
             .checks
             .iter()
             .find_map(|c| match &c.kind {
-                CheckKindSpec::Browser { wait_for, keys, clicks, .. } => {
-                    Some(BootPlan { wait_for: wait_for.clone(), keys: keys.clone(), clicks: clicks.clone() })
-                }
+                CheckKindSpec::Browser {
+                    wait_for,
+                    keys,
+                    clicks,
+                    ..
+                } => Some(BootPlan {
+                    wait_for: wait_for.clone(),
+                    keys: keys.clone(),
+                    clicks: clicks.clone(),
+                }),
                 _ => None,
             })
-            .unwrap_or_else(|| BootPlan { wait_for: "canvas".into(), ..BootPlan::default() });
+            .unwrap_or_else(|| BootPlan {
+                wait_for: "canvas".into(),
+                ..BootPlan::default()
+            });
         Shared {
             root: request.artifacts_dir.clone(),
             request: request.clone(),
@@ -228,16 +281,47 @@ impl Shared {
     async fn run_check(&self, check: &CheckSpec, limit: Duration) -> CheckResult {
         let (id, blocking, root) = (check.id.as_str(), check.blocking, self.root.as_path());
         match &check.kind {
-            CheckKindSpec::File { path, min_bytes, max_bytes } => file_check::run(id, blocking, root, path, *min_bytes, *max_bytes),
-            CheckKindSpec::MaxBytes { glob, limit_bytes } => size_budget::run(id, blocking, root, glob, *limit_bytes),
+            CheckKindSpec::File {
+                path,
+                min_bytes,
+                max_bytes,
+            } => file_check::run(id, blocking, root, path, *min_bytes, *max_bytes),
+            CheckKindSpec::MaxBytes { glob, limit_bytes } => {
+                size_budget::run(id, blocking, root, glob, *limit_bytes)
+            }
             CheckKindSpec::Html { path } => html_check::run(id, blocking, root, path),
-            CheckKindSpec::Command { argv, cwd, env, expect_exit } => {
-                let cmd = CommandCheck { id, blocking, argv, cwd: cwd.as_deref(), env, expect_exit: *expect_exit, timeout: limit };
+            CheckKindSpec::Command {
+                argv,
+                cwd,
+                env,
+                expect_exit,
+            } => {
+                let cmd = CommandCheck {
+                    id,
+                    blocking,
+                    argv,
+                    cwd: cwd.as_deref(),
+                    env,
+                    expect_exit: *expect_exit,
+                    timeout: limit,
+                };
                 command_check::run(&cmd, root).await
             }
-            CheckKindSpec::Browser { settle_ms, fail_on, screenshot, require_non_blank, wait_for, keys, clicks } => {
+            CheckKindSpec::Browser {
+                settle_ms,
+                fail_on,
+                screenshot,
+                require_non_blank,
+                wait_for,
+                keys,
+                clicks,
+            } => {
                 let plan = SmokePlan {
-                    boot: BootPlan { wait_for: wait_for.clone(), keys: keys.clone(), clicks: clicks.clone() },
+                    boot: BootPlan {
+                        wait_for: wait_for.clone(),
+                        keys: keys.clone(),
+                        clicks: clicks.clone(),
+                    },
                     settle: Duration::from_millis(*settle_ms),
                     fail_on: fail_on.clone(),
                     screenshot: *screenshot,
@@ -252,26 +336,40 @@ impl Shared {
     /// The entry's URL path, or a finding saying why there is none.
     fn entry_path(&self) -> Result<String, Finding> {
         let Some(entry) = &self.entry else {
-            return Err(Finding::new("no_entry", "the pipeline's `qa:` block declares no `entry` to open"));
+            return Err(Finding::new(
+                "no_entry",
+                "the pipeline's `qa:` block declares no `entry` to open",
+            ));
         };
-        let full = confine::resolve_inside(&self.root, entry).map_err(|e| Finding::new(e.code(), e.to_string()))?;
+        let full = confine::resolve_inside(&self.root, entry)
+            .map_err(|e| Finding::new(e.code(), e.to_string()))?;
         if !full.is_file() {
-            return Err(Finding::new("missing_file", format!("the entry `{entry}` was not written")));
+            return Err(Finding::new(
+                "missing_file",
+                format!("the entry `{entry}` was not written"),
+            ));
         }
         Ok(entry.clone())
     }
 
     /// Start the browser and the server once; later callers get the same (or the same failure).
-    async fn browser(&self) -> Result<(Arc<Chromium>, Arc<ArtifactServer>), (CheckStatus, Finding)> {
+    async fn browser(
+        &self,
+    ) -> Result<(Arc<Chromium>, Arc<ArtifactServer>), (CheckStatus, Finding)> {
         let mut slot = self.browser.lock().await;
         if matches!(*slot, BrowserSlot::NotStarted) {
             *slot = match start_browser(&self.root).await {
-                Ok((chromium, server)) => BrowserSlot::Running { chromium: Arc::new(chromium), server: Arc::new(server) },
+                Ok((chromium, server)) => BrowserSlot::Running {
+                    chromium: Arc::new(chromium),
+                    server: Arc::new(server),
+                },
                 Err((status, finding)) => BrowserSlot::Failed { status, finding },
             };
         }
         match &*slot {
-            BrowserSlot::Running { chromium, server } => Ok((Arc::clone(chromium), Arc::clone(server))),
+            BrowserSlot::Running { chromium, server } => {
+                Ok((Arc::clone(chromium), Arc::clone(server)))
+            }
             BrowserSlot::Failed { status, finding } => Err((*status, finding.clone())),
             BrowserSlot::NotStarted => unreachable!("just started"),
         }
@@ -294,14 +392,40 @@ impl Shared {
                 return r;
             }
         };
-        let file_name = if self.request.label.is_empty() { format!("{id}.png") } else { format!("{id}-{}.png", self.request.label) };
-        let shot = ShotTarget { file: self.request.out_dir.join(file_name) };
-        let (result, output) = smoke::run(id, blocking, &chromium, &server.origin(), &server.url(&entry), plan, Some(&shot)).await;
+        let file_name = if self.request.label.is_empty() {
+            format!("{id}.png")
+        } else {
+            format!("{id}-{}.png", self.request.label)
+        };
+        let shot = ShotTarget {
+            file: self.request.out_dir.join(file_name),
+        };
+        let (result, output) = smoke::run(
+            id,
+            blocking,
+            &chromium,
+            &server.origin(),
+            &server.url(&entry),
+            plan,
+            Some(&shot),
+        )
+        .await;
         if let Some((path, bytes)) = output.screenshot {
-            let shown = path.strip_prefix(&self.request.report_base).unwrap_or(&path).to_string_lossy().into_owned();
+            let shown = path
+                .strip_prefix(&self.request.report_base)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .into_owned();
             let sha256 = hex(&Sha256::digest(&bytes));
-            let artifact = ArtifactRef { path: shown, sha256, role: Some(ArtifactRole::Screenshot) };
-            *self.screenshot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(artifact);
+            let artifact = ArtifactRef {
+                path: shown,
+                sha256,
+                role: Some(ArtifactRole::Screenshot),
+            };
+            *self
+                .screenshot
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(artifact);
         }
         result
     }
@@ -321,7 +445,7 @@ impl Shared {
             return result;
         }
         let prepared = match self.entry_path() {
-            Ok(entry) => self.browser().await.map(|pair| (entry, pair)).map_err(|(status, f)| (status, f)),
+            Ok(entry) => self.browser().await.map(|pair| (entry, pair)),
             Err(f) => Err((CheckStatus::Fail, f)),
         };
         let (entry, (chromium, server)) = match prepared {
@@ -336,7 +460,11 @@ impl Shared {
                     reason: reason.clone(),
                     runtime_ms: 0,
                 }));
-                result.status = if status == CheckStatus::Fail { CheckStatus::Fail } else { status };
+                result.status = if status == CheckStatus::Fail {
+                    CheckStatus::Fail
+                } else {
+                    status
+                };
                 result.findings.push(finding);
                 return result;
             }
@@ -345,43 +473,71 @@ impl Shared {
         for ac in predicates {
             let left = limit.saturating_sub(started.elapsed());
             let outcome = if left.is_zero() {
-                AcResult { ac_id: ac.id.clone(), status: AcStatus::Fail, reason: "not run: no time left".into(), runtime_ms: 0 }
+                AcResult {
+                    ac_id: ac.id.clone(),
+                    status: AcStatus::Fail,
+                    reason: "not run: no time left".into(),
+                    runtime_ms: 0,
+                }
             } else {
                 acceptance::run_one(&chromium, &url, &self.boot_plan, ac, left).await
             };
             if outcome.status != AcStatus::Pass {
-                result.fail(Finding::new("ac_failed", format!("{}: {}", outcome.ac_id, outcome.reason)));
+                result.fail(Finding::new(
+                    "ac_failed",
+                    format!("{}: {}", outcome.ac_id, outcome.reason),
+                ));
             }
             self.record_all(std::iter::once(outcome));
         }
-        let passed = self.ac_results.lock().map(|r| r.iter().filter(|a| a.status == AcStatus::Pass).count()).unwrap_or(0);
+        let passed = self.ac_results.lock().map_or(0, |r| {
+            r.iter().filter(|a| a.status == AcStatus::Pass).count()
+        });
         result.details = json!({ "passed": passed, "total": predicates.len() });
         result
     }
 
     fn record_all(&self, results: impl Iterator<Item = AcResult>) {
-        self.ac_results.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(results);
+        self.ac_results
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(results);
     }
 
     fn take_ac_results(&self) -> Vec<AcResult> {
-        let mut got = std::mem::take(&mut *self.ac_results.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        let mut got = std::mem::take(
+            &mut *self
+                .ac_results
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
         // Predicates the run never reached (timeout) are reported, not dropped.
         for p in &self.request.predicates {
             if !got.iter().any(|r| r.ac_id == p.id) {
-                got.push(AcResult { ac_id: p.id.clone(), status: AcStatus::Fail, reason: "not run: QA timed out".into(), runtime_ms: 0 });
+                got.push(AcResult {
+                    ac_id: p.id.clone(),
+                    status: AcStatus::Fail,
+                    reason: "not run: QA timed out".into(),
+                    runtime_ms: 0,
+                });
             }
         }
         got
     }
 
     fn take_screenshot(&self) -> Option<ArtifactRef> {
-        self.screenshot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+        self.screenshot
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 
     /// Stop the browser (politely unless the run timed out). Returns its version.
     async fn finish(&self, timed_out: bool) -> Option<String> {
         let slot = std::mem::replace(&mut *self.browser.lock().await, BrowserSlot::NotStarted);
-        let BrowserSlot::Running { chromium, server } = slot else { return None };
+        let BrowserSlot::Running { chromium, server } = slot else {
+            return None;
+        };
         drop(server);
         let version = chromium.version.clone();
         match Arc::try_unwrap(chromium) {
@@ -396,13 +552,27 @@ impl Shared {
 /// Only the `ac_predicates` check needs the predicates, but when the run has no QA-able ACs
 /// the result should still list them; this is used only by `take_ac_results`.
 async fn start_browser(root: &Path) -> Result<(Chromium, ArtifactServer), (CheckStatus, Finding)> {
-    let exe = locate::locate().map_err(|e| (CheckStatus::Unavailable, Finding::new("chromium_unavailable", e.to_string())))?;
-    let server = ArtifactServer::start(root)
-        .await
-        .map_err(|e| (CheckStatus::Error, Finding::new("server_failed", format!("could not serve the artifacts: {e}"))))?;
-    let chromium = Chromium::launch(&exe)
-        .await
-        .map_err(|e| (CheckStatus::Error, Finding::new("browser_launch_failed", e.to_string())))?;
+    let exe = locate::locate().map_err(|e| {
+        (
+            CheckStatus::Unavailable,
+            Finding::new("chromium_unavailable", e.to_string()),
+        )
+    })?;
+    let server = ArtifactServer::start(root).await.map_err(|e| {
+        (
+            CheckStatus::Error,
+            Finding::new(
+                "server_failed",
+                format!("could not serve the artifacts: {e}"),
+            ),
+        )
+    })?;
+    let chromium = Chromium::launch(&exe).await.map_err(|e| {
+        (
+            CheckStatus::Error,
+            Finding::new("browser_launch_failed", e.to_string()),
+        )
+    })?;
     Ok((chromium, server))
 }
 
@@ -425,7 +595,9 @@ fn bundle_size(dir: &Path) -> (u64, u64) {
     let mut stack = vec![(dir.to_path_buf(), 0usize)];
     let (mut bytes, mut files, mut seen) = (0u64, 0u64, 0usize);
     while let Some((d, depth)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in entries.filter_map(Result::ok) {
             seen += 1;
             if seen > 100_000 {
@@ -438,7 +610,7 @@ fn bundle_size(dir: &Path) -> (u64, u64) {
             if kind.is_dir() && depth < 64 {
                 stack.push((e.path(), depth + 1));
             } else if kind.is_file() {
-                bytes = bytes.saturating_add(e.metadata().map(|m| m.len()).unwrap_or(0));
+                bytes = bytes.saturating_add(e.metadata().map_or(0, |m| m.len()));
                 files += 1;
             }
         }
@@ -448,10 +620,12 @@ fn bundle_size(dir: &Path) -> (u64, u64) {
 
 fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
 }
 
 #[cfg(test)]
@@ -459,7 +633,11 @@ mod tests {
     use super::*;
 
     fn spec(checks: Vec<CheckSpec>, timeout_ms: u64) -> QaSpec {
-        QaSpec { timeout_ms, entry: None, checks }
+        QaSpec {
+            timeout_ms,
+            entry: None,
+            checks,
+        }
     }
 
     fn request(dir: &Path) -> QaRequest {
@@ -475,7 +653,12 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_panicking_check_becomes_an_error_result() {
-        let check = CheckSpec { id: "boom".into(), blocking: true, timeout_ms: None, kind: CheckKindSpec::AcPredicates };
+        let check = CheckSpec {
+            id: "boom".into(),
+            blocking: true,
+            timeout_ms: None,
+            kind: CheckKindSpec::AcPredicates,
+        };
         let handle = tokio::spawn(async { panic!("deliberate") });
         let result = wait_isolated(handle, &check).await;
         assert_eq!(result.status, CheckStatus::Error);
@@ -489,9 +672,21 @@ mod tests {
             id: "hang".into(),
             blocking: true,
             timeout_ms: None,
-            kind: CheckKindSpec::Command { argv: vec!["sleep".into(), "30".into()], cwd: None, env: vec![], expect_exit: 0 },
+            kind: CheckKindSpec::Command {
+                argv: vec!["sleep".into(), "30".into()],
+                cwd: None,
+                env: vec![],
+                expect_exit: 0,
+            },
         };
-        let after = CheckSpec { id: "after".into(), blocking: false, timeout_ms: None, kind: CheckKindSpec::Html { path: "x.html".into() } };
+        let after = CheckSpec {
+            id: "after".into(),
+            blocking: false,
+            timeout_ms: None,
+            kind: CheckKindSpec::Html {
+                path: "x.html".into(),
+            },
+        };
         let report = run(&spec(vec![hang, after], 300), &request(dir.path())).await;
         assert!(report.timed_out);
         assert_eq!(report.exec_exit_code(), 2);

@@ -55,12 +55,54 @@ pub struct Palette {
 }
 
 const PALETTES: [Palette; 6] = [
-    Palette { name: "midnight", bg: "#0b1430", panel: "#17224a", fg: "#f4f6ff", accent: "#ffcc33", pieces: ["#ff5d73", "#4cc9f0", "#80ed99", "#ffd166", "#c77dff"] },
-    Palette { name: "forest", bg: "#10241b", panel: "#1c3a2b", fg: "#effbea", accent: "#f9c74f", pieces: ["#f94144", "#90be6d", "#43aa8b", "#f8961e", "#577590"] },
-    Palette { name: "sunset", bg: "#2b1120", panel: "#451a33", fg: "#fff1e6", accent: "#ffb703", pieces: ["#fb5607", "#ff006e", "#8338ec", "#3a86ff", "#ffbe0b"] },
-    Palette { name: "ocean", bg: "#03212e", panel: "#073b4c", fg: "#e0fbfc", accent: "#ffd23f", pieces: ["#ef476f", "#06d6a0", "#118ab2", "#ffd166", "#f78c6b"] },
-    Palette { name: "candy", bg: "#2d1b3d", panel: "#432c5a", fg: "#fff0fb", accent: "#7bf1a8", pieces: ["#ff8fab", "#ffc8dd", "#a2d2ff", "#cdb4db", "#fdffb6"] },
-    Palette { name: "ember", bg: "#1a1a1a", panel: "#2e2e2e", fg: "#fafafa", accent: "#ff7b00", pieces: ["#e63946", "#f1faee", "#a8dadc", "#ffb703", "#2a9d8f"] },
+    Palette {
+        name: "midnight",
+        bg: "#0b1430",
+        panel: "#17224a",
+        fg: "#f4f6ff",
+        accent: "#ffcc33",
+        pieces: ["#ff5d73", "#4cc9f0", "#80ed99", "#ffd166", "#c77dff"],
+    },
+    Palette {
+        name: "forest",
+        bg: "#10241b",
+        panel: "#1c3a2b",
+        fg: "#effbea",
+        accent: "#f9c74f",
+        pieces: ["#f94144", "#90be6d", "#43aa8b", "#f8961e", "#577590"],
+    },
+    Palette {
+        name: "sunset",
+        bg: "#2b1120",
+        panel: "#451a33",
+        fg: "#fff1e6",
+        accent: "#ffb703",
+        pieces: ["#fb5607", "#ff006e", "#8338ec", "#3a86ff", "#ffbe0b"],
+    },
+    Palette {
+        name: "ocean",
+        bg: "#03212e",
+        panel: "#073b4c",
+        fg: "#e0fbfc",
+        accent: "#ffd23f",
+        pieces: ["#ef476f", "#06d6a0", "#118ab2", "#ffd166", "#f78c6b"],
+    },
+    Palette {
+        name: "candy",
+        bg: "#2d1b3d",
+        panel: "#432c5a",
+        fg: "#fff0fb",
+        accent: "#7bf1a8",
+        pieces: ["#ff8fab", "#ffc8dd", "#a2d2ff", "#cdb4db", "#fdffb6"],
+    },
+    Palette {
+        name: "ember",
+        bg: "#1a1a1a",
+        panel: "#2e2e2e",
+        fg: "#fafafa",
+        accent: "#ff7b00",
+        pieces: ["#e63946", "#f1faee", "#a8dadc", "#ffb703", "#2a9d8f"],
+    },
 ];
 
 /// Everything the game is made from.
@@ -81,9 +123,13 @@ pub fn design(pitch: &str, variant: u32) -> Design {
     let digest = Sha256::digest(lower.trim().as_bytes());
     let hash = u32::from_le_bytes([digest[0], digest[1], digest[2], digest[3]]);
     let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
-    let mechanic = if has(&["match-3", "match 3", "match3", "tile", "gem", "jewel", "candy", "swap"]) {
+    let mechanic = if has(&[
+        "match-3", "match 3", "match3", "tile", "gem", "jewel", "candy", "swap",
+    ]) {
         Mechanic::Match3
-    } else if has(&["dodge", "avoid", "runner", "run ", "escape", "survive", "asteroid"]) {
+    } else if has(&[
+        "dodge", "avoid", "runner", "run ", "escape", "survive", "asteroid",
+    ]) {
         Mechanic::Dodger
     } else if has(&["click", "tap", "whack", "pop", "catch", "target"]) {
         Mechanic::Tapper
@@ -124,7 +170,10 @@ pub fn render(pitch: &str, variant: u32) -> Vec<(String, String)> {
          <script src=\"game.js\"></script>\n</body>\n</html>\n",
         bg = d.palette.bg,
     );
-    vec![("game/index.html".to_owned(), html), ("game/game.js".to_owned(), script)]
+    vec![
+        ("game/index.html".to_owned(), html),
+        ("game/game.js".to_owned(), script),
+    ]
 }
 
 /// Acceptance criteria and the JavaScript predicates that check them on the rendered game.
@@ -197,11 +246,18 @@ fn title_of(pitch: &str) -> String {
         .take(5)
         .map(|w| {
             let mut chars = w.chars().filter(|c| !c.is_control());
-            chars.next().map(|f| f.to_uppercase().chain(chars).collect()).unwrap_or_default()
+            chars
+                .next()
+                .map(|f| f.to_uppercase().chain(chars).collect())
+                .unwrap_or_default()
         })
         .collect();
     let title: String = words.join(" ").chars().take(40).collect();
-    if title.is_empty() { "Untitled Arcade".to_owned() } else { title }
+    if title.is_empty() {
+        "Untitled Arcade".to_owned()
+    } else {
+        title
+    }
 }
 
 /// Seconds named in the pitch ("60-second", "90 s", "2 minute"), clamped to 10–300; default 60.
@@ -231,7 +287,10 @@ fn duration_of(lower: &str) -> u32 {
 }
 
 fn escape_html(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 #[cfg(test)]
@@ -240,8 +299,14 @@ mod tests {
 
     #[test]
     fn keywords_pick_the_mechanic_and_numbers_the_length() {
-        assert_eq!(design("60-second match-3 with combo bonus", 0).mechanic, Mechanic::Match3);
-        assert_eq!(design("asteroid dodge runner", 0).mechanic, Mechanic::Dodger);
+        assert_eq!(
+            design("60-second match-3 with combo bonus", 0).mechanic,
+            Mechanic::Match3
+        );
+        assert_eq!(
+            design("asteroid dodge runner", 0).mechanic,
+            Mechanic::Dodger
+        );
         assert_eq!(design("whack-a-mole clicker", 0).mechanic, Mechanic::Tapper);
         assert_eq!(design("60-second match-3 with combo bonus", 0).duration, 60);
         assert_eq!(design("a 90 sec dodger", 0).duration, 90);
@@ -265,9 +330,16 @@ mod tests {
         let script = &files[1].1;
         assert!(!script.contains("/*CONFIG*/"));
         // The pitch lands in the script only as a JSON string literal.
-        let config = script.split("const CONFIG = ").nth(1).and_then(|rest| rest.split(";\n").next()).unwrap();
+        let config = script
+            .split("const CONFIG = ")
+            .nth(1)
+            .and_then(|rest| rest.split(";\n").next())
+            .unwrap();
         let parsed: Value = serde_json::from_str(config).unwrap();
-        assert_eq!(parsed["title"], design("</title><script>alert(1)</script> \"); alert(2); //", 0).title);
+        assert_eq!(
+            parsed["title"],
+            design("</title><script>alert(1)</script> \"); alert(2); //", 0).title
+        );
     }
 
     #[test]

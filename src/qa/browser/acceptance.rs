@@ -5,7 +5,9 @@
 use std::time::{Duration, Instant};
 
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
-use chromiumoxide::cdp::browser_protocol::target::{CreateBrowserContextParams, CreateTargetParams};
+use chromiumoxide::cdp::browser_protocol::target::{
+    CreateBrowserContextParams, CreateTargetParams,
+};
 
 use super::boot::{self, BootPlan, CALL_TIMEOUT, POLL};
 use super::launch::Chromium;
@@ -14,20 +16,44 @@ use crate::qa::predicate::AcPredicate;
 use crate::qa::report::{AcResult, AcStatus};
 
 /// Run one predicate. `budget` bounds the whole AC (setup included).
-pub async fn run_one(chromium: &Chromium, url: &str, boot_plan: &BootPlan, ac: &AcPredicate, budget: Duration) -> AcResult {
+pub async fn run_one(
+    chromium: &Chromium,
+    url: &str,
+    boot_plan: &BootPlan,
+    ac: &AcPredicate,
+    budget: Duration,
+) -> AcResult {
     let started = Instant::now();
     let outcome = tokio::time::timeout(budget, evaluate_ac(chromium, url, boot_plan, ac)).await;
     let (status, reason) = match outcome {
         Ok(r) => r,
-        Err(_) => (AcStatus::Fail, format!("did not finish within the {} ms left for QA", budget.as_millis())),
+        Err(_) => (
+            AcStatus::Fail,
+            format!(
+                "did not finish within the {} ms left for QA",
+                budget.as_millis()
+            ),
+        ),
     };
-    AcResult { ac_id: ac.id.clone(), status, reason, runtime_ms: boot::millis(started.elapsed()) }
+    AcResult {
+        ac_id: ac.id.clone(),
+        status,
+        reason,
+        runtime_ms: boot::millis(started.elapsed()),
+    }
 }
 
-async fn evaluate_ac(chromium: &Chromium, url: &str, boot_plan: &BootPlan, ac: &AcPredicate) -> (AcStatus, String) {
+async fn evaluate_ac(
+    chromium: &Chromium,
+    url: &str,
+    boot_plan: &BootPlan,
+    ac: &AcPredicate,
+) -> (AcStatus, String) {
     let context = tokio::time::timeout(
         Duration::from_secs(5),
-        chromium.browser.create_browser_context(CreateBrowserContextParams::default()),
+        chromium
+            .browser
+            .create_browser_context(CreateBrowserContextParams::default()),
     )
     .await;
     let context: Option<BrowserContextId> = match context {
@@ -36,7 +62,12 @@ async fn evaluate_ac(chromium: &Chromium, url: &str, boot_plan: &BootPlan, ac: &
     };
     let mut target = CreateTargetParams::new("about:blank");
     target.browser_context_id.clone_from(&context);
-    let page = match tokio::time::timeout(Duration::from_secs(10), chromium.browser.new_page(target)).await {
+    let page = match tokio::time::timeout(
+        Duration::from_secs(10),
+        chromium.browser.new_page(target),
+    )
+    .await
+    {
         Ok(Ok(p)) => p,
         Ok(Err(e)) => return (AcStatus::Fail, format!("setup: could not open a page: {e}")),
         Err(_) => return (AcStatus::Fail, "setup: opening a page timed out".into()),
@@ -44,22 +75,39 @@ async fn evaluate_ac(chromium: &Chromium, url: &str, boot_plan: &BootPlan, ac: &
     let verdict = judge(&page, url, boot_plan, ac).await;
     let _ = tokio::time::timeout(Duration::from_secs(2), page.close()).await;
     if let Some(id) = context {
-        let _ = tokio::time::timeout(Duration::from_secs(2), chromium.browser.dispose_browser_context(id)).await;
+        let _ = tokio::time::timeout(
+            Duration::from_secs(2),
+            chromium.browser.dispose_browser_context(id),
+        )
+        .await;
     }
     verdict
 }
 
-async fn judge(page: &chromiumoxide::Page, url: &str, boot_plan: &BootPlan, ac: &AcPredicate) -> (AcStatus, String) {
+async fn judge(
+    page: &chromiumoxide::Page,
+    url: &str,
+    boot_plan: &BootPlan,
+    ac: &AcPredicate,
+) -> (AcStatus, String) {
     let booted = boot::boot(page, url, boot_plan).await;
     if booted.main_thread_blocked || !booted.selector_found {
         let why: Vec<String> = booted.findings.iter().map(|f| f.message.clone()).collect();
         return (AcStatus::Fail, format!("setup: {}", why.join("; ")));
     }
     if let Some(action) = &ac.action {
-        let Ok(source) = serde_json::to_string(action) else { return (AcStatus::Fail, "action is not encodable".into()) };
+        let Ok(source) = serde_json::to_string(action) else {
+            return (AcStatus::Fail, "action is not encodable".into());
+        };
         // Indirect eval runs statements as well as expressions; a returned promise is awaited.
         let wrapped = format!("Promise.resolve((0, eval)({source})).then(() => true)");
-        match page_ops::eval(page, &wrapped, CALL_TIMEOUT.max(Duration::from_millis(ac.timeout_ms()))).await {
+        match page_ops::eval(
+            page,
+            &wrapped,
+            CALL_TIMEOUT.max(Duration::from_millis(ac.timeout_ms())),
+        )
+        .await
+        {
             Ok(_) => {}
             Err(EvalError::Threw(m)) => return (AcStatus::Fail, format!("action threw: {m}")),
             Err(e) => return (AcStatus::Fail, format!("action failed: {e}")),
@@ -68,21 +116,41 @@ async fn judge(page: &chromiumoxide::Page, url: &str, boot_plan: &BootPlan, ac: 
     if ac.wait_ms() > 0 {
         tokio::time::sleep(Duration::from_millis(ac.wait_ms())).await;
     }
-    let Ok(source) = serde_json::to_string(&ac.predicate) else { return (AcStatus::Fail, "predicate is not encodable".into()) };
-    let wrapped = format!("Promise.resolve((0, eval)({source})).then(v => ({{ ok: !!v, shown: String(v).slice(0, 120) }}))");
+    let Ok(source) = serde_json::to_string(&ac.predicate) else {
+        return (AcStatus::Fail, "predicate is not encodable".into());
+    };
+    let wrapped = format!(
+        "Promise.resolve((0, eval)({source})).then(v => ({{ ok: !!v, shown: String(v).slice(0, 120) }}))"
+    );
     let timeout = Duration::from_millis(ac.timeout_ms());
     let deadline = Instant::now() + timeout;
     let mut last: String;
     loop {
-        let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(100));
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(100));
         match page_ops::eval(page, &wrapped, left.min(CALL_TIMEOUT)).await {
-            Ok(v) if v.get("ok").is_some_and(page_ops::truthy) => return (AcStatus::Pass, "predicate held".into()),
-            Ok(v) => last = v.get("shown").and_then(serde_json::Value::as_str).unwrap_or("?").to_owned(),
+            Ok(v) if v.get("ok").is_some_and(page_ops::truthy) => {
+                return (AcStatus::Pass, "predicate held".into());
+            }
+            Ok(v) => {
+                last = v
+                    .get("shown")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("?")
+                    .to_owned()
+            }
             Err(EvalError::Threw(m)) => return (AcStatus::Fail, format!("predicate threw: {m}")),
             Err(e) => last = e.to_string(),
         }
         if Instant::now() >= deadline {
-            return (AcStatus::Fail, format!("predicate still falsy after {} ms (last value: {last})", timeout.as_millis()));
+            return (
+                AcStatus::Fail,
+                format!(
+                    "predicate still falsy after {} ms (last value: {last})",
+                    timeout.as_millis()
+                ),
+            );
         }
         tokio::time::sleep(POLL).await;
     }

@@ -47,9 +47,14 @@ pub async fn boot(page: &Page, url: &str, plan: &BootPlan) -> BootReport {
         Ok(false) => {
             report.findings.push(Finding::new(
                 "navigation_timeout",
-                format!("the page did not finish loading within {} ms", NAV_TIMEOUT.as_millis()),
+                format!(
+                    "the page did not finish loading within {} ms",
+                    NAV_TIMEOUT.as_millis()
+                ),
             ));
-            if page_ops::eval(page, "1", Duration::from_millis(750)).await == Err(EvalError::Timeout) {
+            if page_ops::eval(page, "1", Duration::from_millis(750)).await
+                == Err(EvalError::Timeout)
+            {
                 report.main_thread_blocked = true;
                 report.findings.push(Finding::new(
                     "main_thread_blocked",
@@ -58,33 +63,56 @@ pub async fn boot(page: &Page, url: &str, plan: &BootPlan) -> BootReport {
                 page_ops::terminate_scripts(page).await;
             }
         }
-        Err(e) => report.findings.push(Finding::new("navigation_failed", format!("navigation failed: {e}"))),
+        Err(e) => report.findings.push(Finding::new(
+            "navigation_failed",
+            format!("navigation failed: {e}"),
+        )),
     }
     report.goto_ms = millis(started.elapsed());
     report.selector_found = wait_for_selector(page, &plan.wait_for).await;
     if !report.selector_found {
         report.findings.push(Finding::new(
             "selector_missing",
-            format!("no `{}` appeared within {} ms", plan.wait_for, SELECTOR_TIMEOUT.as_millis()),
+            format!(
+                "no `{}` appeared within {} ms",
+                plan.wait_for,
+                SELECTOR_TIMEOUT.as_millis()
+            ),
         ));
         return report;
     }
     for key in &plan.keys {
-        if let Err(e) = tokio::time::timeout(CALL_TIMEOUT, input::press_key(page, key)).await.unwrap_or(Err("timed out".into())) {
-            report.findings.push(Finding::new("input_failed", format!("pressing `{key}` failed: {e}")));
+        if let Err(e) = tokio::time::timeout(CALL_TIMEOUT, input::press_key(page, key))
+            .await
+            .unwrap_or(Err("timed out".into()))
+        {
+            report.findings.push(Finding::new(
+                "input_failed",
+                format!("pressing `{key}` failed: {e}"),
+            ));
         }
     }
     for p in &plan.clicks {
-        if let Err(e) = tokio::time::timeout(CALL_TIMEOUT, input::click(page, p.x, p.y)).await.unwrap_or(Err("timed out".into())) {
-            report.findings.push(Finding::new("input_failed", format!("clicking ({}, {}) failed: {e}", p.x, p.y)));
+        if let Err(e) = tokio::time::timeout(CALL_TIMEOUT, input::click(page, p.x, p.y))
+            .await
+            .unwrap_or(Err("timed out".into()))
+        {
+            report.findings.push(Finding::new(
+                "input_failed",
+                format!("clicking ({}, {}) failed: {e}", p.x, p.y),
+            ));
         }
     }
     report
 }
 
 async fn wait_for_selector(page: &Page, selector: &str) -> bool {
-    let Ok(quoted) = serde_json::to_string(selector) else { return false };
-    let probe = format!("(() => {{ try {{ return !!document.querySelector({quoted}); }} catch (e) {{ return false; }} }})()");
+    let Ok(quoted) = serde_json::to_string(selector) else {
+        return false;
+    };
+    let probe = format!(
+        "(() => {{ try {{ return !!document.querySelector({quoted}); }} catch (e) {{ return false; }} }})()"
+    );
     let deadline = Instant::now() + SELECTOR_TIMEOUT;
     loop {
         if let Ok(v) = page_ops::eval(page, &probe, CALL_TIMEOUT).await

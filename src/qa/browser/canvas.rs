@@ -26,7 +26,9 @@ pub fn distinct_colours(png_bytes: &[u8]) -> Result<usize, String> {
     for y in (0..height).step_by(step) {
         for x in (0..width).step_by(step) {
             let at = y * line + x * channels;
-            let Some(px) = buf.get(at..at + channels) else { continue };
+            let Some(px) = buf.get(at..at + channels) else {
+                continue;
+            };
             let mut rgba = [0u8, 0, 0, 255];
             match channels {
                 1 => rgba[..3].fill(px[0]),
@@ -56,7 +58,9 @@ mod tests {
         enc.set_color(png::ColorType::Rgb);
         let mut w = enc.write_header().unwrap();
         let pixel = &pixel;
-        let data: Vec<u8> = (0..height).flat_map(|y| (0..width).flat_map(move |x| pixel(x, y))).collect();
+        let data: Vec<u8> = (0..height)
+            .flat_map(|y| (0..width).flat_map(move |x| pixel(x, y)))
+            .collect();
         w.write_image_data(&data).unwrap();
         drop(w);
         out
@@ -64,8 +68,19 @@ mod tests {
 
     #[test]
     fn one_colour_is_blank_and_a_drawing_is_not() {
-        assert_eq!(distinct_colours(&encode(50, 40, |_, _| [9, 9, 9])).unwrap(), 1);
-        assert!(distinct_colours(&encode(50, 40, |x, _| if x > 25 { [255, 0, 0] } else { [0, 0, 0] })).unwrap() >= 2);
+        assert_eq!(
+            distinct_colours(&encode(50, 40, |_, _| [9, 9, 9])).unwrap(),
+            1
+        );
+        assert!(
+            distinct_colours(&encode(50, 40, |x, _| if x > 25 {
+                [255, 0, 0]
+            } else {
+                [0, 0, 0]
+            }))
+            .unwrap()
+                >= 2
+        );
     }
 
     proptest::proptest! {

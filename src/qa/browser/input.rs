@@ -1,11 +1,12 @@
-//! Key presses and clicks sent through the DevTools input domain, as a person would.
+//! Key presses and clicks sent through the `DevTools` input domain, as a person would.
 //!
 //! Keys are named as in pipeline files: DOM `key` values (`ArrowLeft`, `Enter`, `a`), DOM `code`
 //! values (`Space`, `KeyA`), or a literal space.
 
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::input::{
-    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType, MouseButton,
+    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
+    MouseButton,
 };
 use chromiumoxide::keys::{KeyDefinition, USKEYBOARD_LAYOUT, get_key_definition};
 
@@ -25,7 +26,11 @@ pub async fn press_key(page: &Page, name: &str) -> Result<(), String> {
     let def = resolve_key(name).ok_or_else(|| format!("unknown key `{name}`"))?;
     let text = def.text.or((def.key.len() == 1).then_some(def.key));
     let mut down = DispatchKeyEventParams::builder()
-        .r#type(if text.is_some() { DispatchKeyEventType::KeyDown } else { DispatchKeyEventType::RawKeyDown })
+        .r#type(if text.is_some() {
+            DispatchKeyEventType::KeyDown
+        } else {
+            DispatchKeyEventType::RawKeyDown
+        })
         .key(def.key)
         .code(def.code)
         .windows_virtual_key_code(def.key_code)
@@ -39,19 +44,32 @@ pub async fn press_key(page: &Page, name: &str) -> Result<(), String> {
         .code(def.code)
         .windows_virtual_key_code(def.key_code)
         .native_virtual_key_code(def.key_code);
-    page.execute(down.build().map_err(|e| e.clone())?).await.map_err(|e| e.to_string())?;
-    page.execute(up.build().map_err(|e| e.clone())?).await.map_err(|e| e.to_string())?;
+    page.execute(down.build().map_err(|e| e.clone())?)
+        .await
+        .map_err(|e| e.to_string())?;
+    page.execute(up.build().map_err(|e| e.clone())?)
+        .await
+        .map_err(|e| e.to_string())?;
     Ok(())
 }
 
 /// Press and release the left button at (`x`, `y`) in CSS pixels of the viewport.
 pub async fn click(page: &Page, x: f64, y: f64) -> Result<(), String> {
-    for kind in [DispatchMouseEventType::MouseMoved, DispatchMouseEventType::MousePressed, DispatchMouseEventType::MouseReleased] {
-        let mut params = DispatchMouseEventParams::builder().r#type(kind.clone()).x(x).y(y);
+    for kind in [
+        DispatchMouseEventType::MouseMoved,
+        DispatchMouseEventType::MousePressed,
+        DispatchMouseEventType::MouseReleased,
+    ] {
+        let mut params = DispatchMouseEventParams::builder()
+            .r#type(kind.clone())
+            .x(x)
+            .y(y);
         if kind != DispatchMouseEventType::MouseMoved {
             params = params.button(MouseButton::Left).click_count(1);
         }
-        page.execute(params.build().map_err(|e| e.clone())?).await.map_err(|e| e.to_string())?;
+        page.execute(params.build().map_err(|e| e.clone())?)
+            .await
+            .map_err(|e| e.to_string())?;
     }
     Ok(())
 }

@@ -24,7 +24,7 @@ use crate::qa::process_group::GroupGuard;
 
 /// Viewport of every page: the size the casual games are designed for.
 pub const VIEWPORT: (u32, u32) = (800, 600);
-/// Longest wait for the DevTools URL.
+/// Longest wait for the `DevTools` URL.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(15);
 /// Most stderr kept for diagnostics.
 const STDERR_CAP: usize = 64 * 1024;
@@ -104,7 +104,6 @@ pub struct Chromium {
 impl Chromium {
     /// Start `exe` headless with a fresh profile and connect to it.
     pub async fn launch(exe: &Path) -> Result<Chromium, LaunchError> {
-        reap::become_subreaper();
         let profile = ProfileDir::create().map_err(LaunchError::Profile)?;
         let mut child = Command::new(exe)
             .args(flags(&profile.0))
@@ -114,7 +113,10 @@ impl Chromium {
             .process_group(0)
             .kill_on_drop(true)
             .spawn()
-            .map_err(|source| LaunchError::Spawn { exe: exe.display().to_string(), source })?;
+            .map_err(|source| LaunchError::Spawn {
+                exe: exe.display().to_string(),
+                source,
+            })?;
         let group = GroupGuard::new(child.id());
         let stderr = Arc::new(Mutex::new(String::new()));
         let (url_tx, url_rx) = tokio::sync::oneshot::channel::<String>();
@@ -125,9 +127,15 @@ impl Chromium {
             Ok(Ok(url)) => url,
             Ok(Err(_)) => {
                 let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
-                return Err(LaunchError::Exited { stderr: tail(&stderr) });
+                return Err(LaunchError::Exited {
+                    stderr: tail(&stderr),
+                });
             }
-            Err(_) => return Err(LaunchError::Timeout { stderr: tail(&stderr) }),
+            Err(_) => {
+                return Err(LaunchError::Timeout {
+                    stderr: tail(&stderr),
+                });
+            }
         };
         let config = HandlerConfig {
             viewport: Some(Viewport {
@@ -149,12 +157,29 @@ impl Chromium {
             .ok()
             .and_then(Result::ok)
             .map(|v| v.product);
-        Ok(Chromium { browser, child, group, handler, stderr, _profile: profile, version })
+        Ok(Chromium {
+            browser,
+            child,
+            group,
+            handler,
+            stderr,
+            _profile: profile,
+            version,
+        })
     }
 
     /// The browser's pid, which is also its process group id.
     pub fn pid(&self) -> Option<i32> {
         self.group.pgid()
+    }
+
+    /// Whether a process of the group is still running (zombies waiting for a reaper do not count).
+    fn group_has_live_members(&self) -> bool {
+        self.group.pgid().is_some_and(|pgid| {
+            reap::members_of_group(pgid)
+                .into_iter()
+                .any(|pid| reap::ProcStat::read(pid).is_some_and(|s| s.state != 'Z'))
+        })
     }
 
     /// The last part of the browser's stderr.
@@ -169,8 +194,15 @@ impl Chromium {
         if polite {
             let _ = tokio::time::timeout(Duration::from_secs(2), self.browser.close()).await;
         }
-        let waited = if polite { Duration::from_secs(3) } else { Duration::ZERO };
-        if tokio::time::timeout(waited, self.child.wait()).await.is_err() {
+        let waited = if polite {
+            Duration::from_secs(3)
+        } else {
+            Duration::ZERO
+        };
+        if tokio::time::timeout(waited, self.child.wait())
+            .await
+            .is_err()
+        {
             self.group.kill();
             let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
         }
@@ -180,7 +212,7 @@ impl Chromium {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
         loop {
             reap::reap_chromium_zombies();
-            if !self.group.alive() || tokio::time::Instant::now() >= deadline {
+            if !self.group_has_live_members() || tokio::time::Instant::now() >= deadline {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -199,14 +231,22 @@ impl Drop for Chromium {
     }
 }
 
-async fn drain_stderr(pipe: tokio::process::ChildStderr, buf: Arc<Mutex<String>>, url_tx: tokio::sync::oneshot::Sender<String>) {
+async fn drain_stderr(
+    pipe: tokio::process::ChildStderr,
+    buf: Arc<Mutex<String>>,
+    url_tx: tokio::sync::oneshot::Sender<String>,
+) {
     let mut url_tx = Some(url_tx);
     let mut lines = BufReader::new(pipe).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         if let Some(at) = line.find("DevTools listening on ")
             && let Some(tx) = url_tx.take()
         {
-            let _ = tx.send(line[at + "DevTools listening on ".len()..].trim().to_owned());
+            let _ = tx.send(
+                line[at + "DevTools listening on ".len()..]
+                    .trim()
+                    .to_owned(),
+            );
         }
         if let Ok(mut b) = buf.lock()
             && b.len() < STDERR_CAP

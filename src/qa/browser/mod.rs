@@ -1,4 +1,4 @@
-//! The `browser` and `ac_predicates` checks, run in a real headless Chromium driven over DevTools.
+//! The `browser` and `ac_predicates` checks, run in a real headless Chromium driven over `DevTools`.
 //!
 //! One browser per QA run, started lazily, serving the artifacts from an ephemeral loopback
 //! server; every page call has its own deadline and the browser's whole process group is killed

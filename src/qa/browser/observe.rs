@@ -12,8 +12,12 @@ use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventRequestWillBeSent, EventResponseReceived, EventWebSocketCreated,
 };
-use chromiumoxide::cdp::browser_protocol::page::{EventJavascriptDialogOpening, HandleJavaScriptDialogParams};
-use chromiumoxide::cdp::js_protocol::runtime::{ConsoleApiCalledType, EventConsoleApiCalled, EventExceptionThrown, RemoteObject};
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventJavascriptDialogOpening, HandleJavaScriptDialogParams,
+};
+use chromiumoxide::cdp::js_protocol::runtime::{
+    ConsoleApiCalledType, EventConsoleApiCalled, EventExceptionThrown, RemoteObject,
+};
 use futures::StreamExt;
 use serde::Serialize;
 use tokio::task::JoinHandle;
@@ -48,7 +52,10 @@ pub struct Watch {
 
 impl Watch {
     /// Attach every listener to `page`, whose documents are served from `origin`.
-    pub async fn attach(page: &Page, origin: &str) -> Result<Watch, chromiumoxide::error::CdpError> {
+    pub async fn attach(
+        page: &Page,
+        origin: &str,
+    ) -> Result<Watch, chromiumoxide::error::CdpError> {
         let shared = Arc::new(Mutex::new(Shared::default()));
         let mut tasks = Vec::new();
         let origin = origin.to_owned();
@@ -58,7 +65,12 @@ impl Watch {
         tasks.push(tokio::spawn(async move {
             while let Some(ev) = console.next().await {
                 if ev.r#type == ConsoleApiCalledType::Error {
-                    let text = ev.args.iter().map(remote_text).collect::<Vec<_>>().join(" ");
+                    let text = ev
+                        .args
+                        .iter()
+                        .map(remote_text)
+                        .collect::<Vec<_>>()
+                        .join(" ");
                     push(&mut lock(&s).signals.console_errors, text);
                 }
             }
@@ -69,10 +81,24 @@ impl Watch {
         tasks.push(tokio::spawn(async move {
             while let Some(ev) = exceptions.next().await {
                 let d = &ev.exception_details;
-                let what = d.exception.as_ref().and_then(|e| e.description.clone()).unwrap_or_else(|| d.text.clone());
+                let what = d
+                    .exception
+                    .as_ref()
+                    .and_then(|e| e.description.clone())
+                    .unwrap_or_else(|| d.text.clone());
                 let first_line = what.lines().next().unwrap_or_default().to_owned();
-                let at = d.url.as_deref().map(|u| format!(" at {}:{}:{}", short_url(u), d.line_number + 1, d.column_number + 1));
-                push(&mut lock(&s).signals.page_errors, format!("{}{}", first_line, at.unwrap_or_default()));
+                let at = d.url.as_deref().map(|u| {
+                    format!(
+                        " at {}:{}:{}",
+                        short_url(u),
+                        d.line_number + 1,
+                        d.column_number + 1
+                    )
+                });
+                push(
+                    &mut lock(&s).signals.page_errors,
+                    format!("{}{}", first_line, at.unwrap_or_default()),
+                );
             }
         }));
 
@@ -134,13 +160,20 @@ impl Watch {
             }
         }));
 
-        let mut dialogs = page.event_listener::<EventJavascriptDialogOpening>().await?;
+        let mut dialogs = page
+            .event_listener::<EventJavascriptDialogOpening>()
+            .await?;
         let s = Arc::clone(&shared);
         let dialog_page = page.clone();
         tasks.push(tokio::spawn(async move {
             while let Some(ev) = dialogs.next().await {
-                push(&mut lock(&s).signals.dialogs, format!("{:?}: {}", ev.r#type, ev.message));
-                let _ = dialog_page.execute(HandleJavaScriptDialogParams::new(true)).await;
+                push(
+                    &mut lock(&s).signals.dialogs,
+                    format!("{:?}: {}", ev.r#type, ev.message),
+                );
+                let _ = dialog_page
+                    .execute(HandleJavaScriptDialogParams::new(true))
+                    .await;
             }
         }));
 
@@ -162,12 +195,14 @@ impl Drop for Watch {
 }
 
 fn lock(shared: &Arc<Mutex<Shared>>) -> std::sync::MutexGuard<'_, Shared> {
-    shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    shared
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn push(list: &mut Vec<String>, text: String) {
+fn push(list: &mut Vec<String>, text: impl AsRef<str>) {
     if list.len() < MAX_ENTRIES {
-        list.push(clip(&text));
+        list.push(clip(text.as_ref()));
     }
 }
 
@@ -193,7 +228,9 @@ fn remote_text(obj: &RemoteObject) -> String {
 
 /// Whether `url` leaves our origin for the network (data:, blob: and about: stay in the page).
 pub fn is_foreign(url: &str, origin: &str) -> bool {
-    let local_scheme = ["data:", "blob:", "about:", "chrome-error:", "javascript:"].iter().any(|s| url.starts_with(s));
+    let local_scheme = ["data:", "blob:", "about:", "chrome-error:", "javascript:"]
+        .iter()
+        .any(|s| url.starts_with(s));
     if local_scheme || url.is_empty() {
         return false;
     }

@@ -15,7 +15,7 @@ pub enum EvalError {
     Threw(String),
     /// No answer in time (the page's main thread is probably blocked).
     Timeout,
-    /// The DevTools call itself failed.
+    /// The `DevTools` call itself failed.
     Protocol(String),
 }
 
@@ -34,8 +34,14 @@ pub async fn eval(page: &Page, expression: &str, timeout: Duration) -> Result<Va
     match tokio::time::timeout(timeout, page.evaluate(expression)).await {
         Err(_) => Err(EvalError::Timeout),
         Ok(Err(CdpError::JavascriptException(details))) => {
-            let text = details.exception.as_ref().and_then(|e| e.description.clone()).unwrap_or_else(|| details.text.clone());
-            Err(EvalError::Threw(text.lines().next().unwrap_or_default().to_owned()))
+            let text = details
+                .exception
+                .as_ref()
+                .and_then(|e| e.description.clone())
+                .unwrap_or_else(|| details.text.clone());
+            Err(EvalError::Threw(
+                text.lines().next().unwrap_or_default().to_owned(),
+            ))
         }
         Ok(Err(other)) => Err(EvalError::Protocol(other.to_string())),
         Ok(Ok(result)) => Ok(result.value().cloned().unwrap_or(Value::Null)),
@@ -55,7 +61,11 @@ pub fn truthy(value: &Value) -> bool {
 
 /// Stop whatever script is running in the page (an infinite loop), so the page answers again.
 pub async fn terminate_scripts(page: &Page) {
-    let _ = tokio::time::timeout(Duration::from_secs(2), page.execute(TerminateExecutionParams::default())).await;
+    let _ = tokio::time::timeout(
+        Duration::from_secs(2),
+        page.execute(TerminateExecutionParams::default()),
+    )
+    .await;
 }
 
 /// Navigate with a deadline. `Ok(false)` means the load did not finish in time.

@@ -10,6 +10,10 @@ use nix::unistd::Pid;
 
 /// Make orphaned descendants re-parent to this process. Idempotent; failure is harmless (the
 /// orphans then go to PID 1 as before).
+///
+/// Opt-in, once per process: `crumb qa` does it so that nothing of Chromium outlives it, even as a
+/// zombie. A long-lived coordinator may prefer not to, since it would then adopt every orphan of
+/// every adapter too; Chromium's dead children are then reaped by PID 1 instead.
 pub fn become_subreaper() {
     let _ = nix::sys::prctl::set_child_subreaper(true);
 }
@@ -17,15 +21,27 @@ pub fn become_subreaper() {
 /// Reap zombie Chromium processes that are our children. Returns how many were reaped.
 pub fn reap_chromium_zombies() -> usize {
     let me = std::process::id();
-    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
     let mut reaped = 0;
     for entry in entries.filter_map(Result::ok) {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
-        let Some(stat) = ProcStat::read(pid) else { continue };
-        if stat.state == 'Z' && stat.ppid == me && stat.comm.starts_with("chrom") {
-            if waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)).is_ok() {
-                reaped += 1;
-            }
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Some(stat) = ProcStat::read(pid) else {
+            continue;
+        };
+        if stat.state == 'Z'
+            && stat.ppid == me
+            && stat.comm.starts_with("chrom")
+            && waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)).is_ok()
+        {
+            reaped += 1;
         }
     }
     reaped
@@ -33,7 +49,9 @@ pub fn reap_chromium_zombies() -> usize {
 
 /// Pids of live or zombie processes whose process group is `pgid`.
 pub fn members_of_group(pgid: i32) -> Vec<i32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
     entries
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()))
@@ -64,7 +82,12 @@ impl ProcStat {
         let state = rest.next()?.chars().next()?;
         let ppid = rest.next()?.parse().ok()?;
         let pgrp = rest.next()?.parse().ok()?;
-        Some(ProcStat { comm, state, ppid, pgrp })
+        Some(ProcStat {
+            comm,
+            state,
+            ppid,
+            pgrp,
+        })
     }
 }
 
@@ -75,7 +98,10 @@ mod tests {
     #[test]
     fn parses_stat_lines_with_odd_names() {
         let s = ProcStat::parse("123 (chrome (x) y) Z 1 77 77 0 -1").unwrap();
-        assert_eq!((s.comm.as_str(), s.state, s.ppid, s.pgrp), ("chrome (x) y", 'Z', 1, 77));
+        assert_eq!(
+            (s.comm.as_str(), s.state, s.ppid, s.pgrp),
+            ("chrome (x) y", 'Z', 1, 77)
+        );
         assert!(ProcStat::parse("garbage").is_none());
         assert!(ProcStat::parse("1 (a) ").is_none());
     }

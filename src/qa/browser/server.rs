@@ -31,7 +31,10 @@ impl ArtifactServer {
         let real_root = Arc::new(root.canonicalize()?);
         let app = Router::new()
             .fallback_service(ServeDir::new(root).append_index_html_on_directories(true))
-            .layer(middleware::from_fn_with_state(Arc::clone(&real_root), confine_request));
+            .layer(middleware::from_fn_with_state(
+                Arc::clone(&real_root),
+                confine_request,
+            ));
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let task = tokio::spawn(async move {
@@ -61,7 +64,11 @@ impl Drop for ArtifactServer {
     }
 }
 
-async fn confine_request(State(real_root): State<Arc<PathBuf>>, request: Request, next: Next) -> Response {
+async fn confine_request(
+    State(real_root): State<Arc<PathBuf>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let path = request.uri().path().to_owned();
     if path == "/favicon.ico" && !real_root.join("favicon.ico").is_file() {
         return StatusCode::NO_CONTENT.into_response();
@@ -71,7 +78,13 @@ async fn confine_request(State(real_root): State<Arc<PathBuf>>, request: Request
     if !relative.is_empty() {
         match confine::resolve_inside(&real_root, relative) {
             Ok(_) => {}
-            Err(_) => return (StatusCode::FORBIDDEN, Body::from("outside the artifacts folder")).into_response(),
+            Err(_) => {
+                return (
+                    StatusCode::FORBIDDEN,
+                    Body::from("outside the artifacts folder"),
+                )
+                    .into_response();
+            }
         }
     }
     next.run(request).await

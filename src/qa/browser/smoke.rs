@@ -51,16 +51,26 @@ pub async fn run(
     let mut result = CheckResult::new(id, "browser", blocking, CheckStatus::Pass);
     let mut output = SmokeOutput::default();
     let started = Instant::now();
-    let page = match tokio::time::timeout(Duration::from_secs(10), chromium.browser.new_page("about:blank")).await {
+    let page = match tokio::time::timeout(
+        Duration::from_secs(10),
+        chromium.browser.new_page("about:blank"),
+    )
+    .await
+    {
         Ok(Ok(p)) => p,
         Ok(Err(e)) => {
             result.status = CheckStatus::Error;
-            result.findings.push(Finding::new("browser_error", format!("could not open a page: {e}")));
+            result.findings.push(Finding::new(
+                "browser_error",
+                format!("could not open a page: {e}"),
+            ));
             return (result, output);
         }
         Err(_) => {
             result.status = CheckStatus::Error;
-            result.findings.push(Finding::new("browser_error", "opening a page timed out"));
+            result
+                .findings
+                .push(Finding::new("browser_error", "opening a page timed out"));
             return (result, output);
         }
     };
@@ -68,7 +78,10 @@ pub async fn run(
         Ok(w) => w,
         Err(e) => {
             result.status = CheckStatus::Error;
-            result.findings.push(Finding::new("browser_error", format!("could not attach listeners: {e}")));
+            result.findings.push(Finding::new(
+                "browser_error",
+                format!("could not attach listeners: {e}"),
+            ));
             return (result, output);
         }
     };
@@ -92,14 +105,24 @@ pub async fn run(
     if plan.screenshot
         && let Some(target) = shot
     {
-        let params = ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build();
+        let params = ScreenshotParams::builder()
+            .format(CaptureScreenshotFormat::Png)
+            .build();
         match tokio::time::timeout(Duration::from_secs(5), page.screenshot(params)).await {
             Ok(Ok(bytes)) => match write_file(&target.file, &bytes) {
                 Ok(()) => output.screenshot = Some((target.file.clone(), bytes)),
-                Err(e) => result.findings.push(Finding::new("screenshot_failed", format!("could not save the screenshot: {e}"))),
+                Err(e) => result.findings.push(Finding::new(
+                    "screenshot_failed",
+                    format!("could not save the screenshot: {e}"),
+                )),
             },
-            Ok(Err(e)) => result.findings.push(Finding::new("screenshot_failed", e.to_string())),
-            Err(_) => result.findings.push(Finding::new("screenshot_failed", "the screenshot timed out")),
+            Ok(Err(e)) => result
+                .findings
+                .push(Finding::new("screenshot_failed", e.to_string())),
+            Err(_) => result.findings.push(Finding::new(
+                "screenshot_failed",
+                "the screenshot timed out",
+            )),
         }
     }
 
@@ -128,10 +151,22 @@ pub async fn run(
 
 fn judge_signals(signals: &Signals, fail_on: &[BrowserSignal], result: &mut CheckResult) {
     let groups: [(BrowserSignal, &str, &Vec<String>); 4] = [
-        (BrowserSignal::ConsoleError, "console_error", &signals.console_errors),
+        (
+            BrowserSignal::ConsoleError,
+            "console_error",
+            &signals.console_errors,
+        ),
         (BrowserSignal::PageError, "page_error", &signals.page_errors),
-        (BrowserSignal::FailedRequest, "failed_request", &signals.failed_requests),
-        (BrowserSignal::BlockedRequest, "blocked_request", &signals.blocked_requests),
+        (
+            BrowserSignal::FailedRequest,
+            "failed_request",
+            &signals.failed_requests,
+        ),
+        (
+            BrowserSignal::BlockedRequest,
+            "blocked_request",
+            &signals.blocked_requests,
+        ),
     ];
     for (signal, code, entries) in groups {
         if !fail_on.contains(&signal) {
@@ -157,24 +192,63 @@ async fn judge_canvas(page: &chromiumoxide::Page) -> (Value, Option<Finding>) {
         return best ? Object.assign(best, { count: cs.length }) : { count: 0 }; })()";
     let facts = match page_ops::eval(page, PROBE, CALL_TIMEOUT).await {
         Ok(v) => v,
-        Err(e) => return (Value::Null, Some(Finding::new("canvas_unreadable", format!("could not inspect the canvas: {e}")))),
+        Err(e) => {
+            return (
+                Value::Null,
+                Some(Finding::new(
+                    "canvas_unreadable",
+                    format!("could not inspect the canvas: {e}"),
+                )),
+            );
+        }
     };
     if facts.get("count").and_then(Value::as_u64) == Some(0) {
-        return (facts, Some(Finding::new("no_canvas", "the page has no <canvas>")));
+        return (
+            facts,
+            Some(Finding::new("no_canvas", "the page has no <canvas>")),
+        );
     }
     let num = |k: &str| facts.get(k).and_then(Value::as_f64).unwrap_or(0.0);
     let (x0, y0) = (num("x").max(0.0), num("y").max(0.0));
     let x1 = (num("x") + num("width")).min(f64::from(VIEWPORT.0));
     let y1 = (num("y") + num("height")).min(f64::from(VIEWPORT.1));
     if x1 - x0 < 1.0 || y1 - y0 < 1.0 {
-        return (facts, Some(Finding::new("canvas_not_visible", "the canvas has no visible area in the 800x600 viewport")));
+        return (
+            facts,
+            Some(Finding::new(
+                "canvas_not_visible",
+                "the canvas has no visible area in the 800x600 viewport",
+            )),
+        );
     }
-    let clip = Viewport { x: x0, y: y0, width: x1 - x0, height: y1 - y0, scale: 1.0 };
-    let params = ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).clip(clip).build();
+    let clip = Viewport {
+        x: x0,
+        y: y0,
+        width: x1 - x0,
+        height: y1 - y0,
+        scale: 1.0,
+    };
+    let params = ScreenshotParams::builder()
+        .format(CaptureScreenshotFormat::Png)
+        .clip(clip)
+        .build();
     let png = match tokio::time::timeout(Duration::from_secs(5), page.screenshot(params)).await {
         Ok(Ok(bytes)) => bytes,
-        Ok(Err(e)) => return (facts, Some(Finding::new("canvas_unreadable", e.to_string()))),
-        Err(_) => return (facts, Some(Finding::new("canvas_unreadable", "the canvas screenshot timed out"))),
+        Ok(Err(e)) => {
+            return (
+                facts,
+                Some(Finding::new("canvas_unreadable", e.to_string())),
+            );
+        }
+        Err(_) => {
+            return (
+                facts,
+                Some(Finding::new(
+                    "canvas_unreadable",
+                    "the canvas screenshot timed out",
+                )),
+            );
+        }
     };
     let mut facts = facts;
     match canvas::distinct_colours(&png) {
@@ -183,11 +257,23 @@ async fn judge_canvas(page: &chromiumoxide::Page) -> (Value, Option<Finding>) {
                 map.insert("distinct_colours".into(), json!(colours));
             }
             if colours <= 1 {
-                return (facts, Some(Finding::new("blank_canvas", "the canvas stayed one colour: nothing was drawn")));
+                return (
+                    facts,
+                    Some(Finding::new(
+                        "blank_canvas",
+                        "the canvas stayed one colour: nothing was drawn",
+                    )),
+                );
             }
             (facts, None)
         }
-        Err(e) => (facts, Some(Finding::new("canvas_unreadable", format!("could not decode the canvas pixels: {e}")))),
+        Err(e) => (
+            facts,
+            Some(Finding::new(
+                "canvas_unreadable",
+                format!("could not decode the canvas pixels: {e}"),
+            )),
+        ),
     }
 }
 
