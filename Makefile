@@ -13,10 +13,11 @@ deps:
 release:
 	$(CARGO) build --release --locked
 
-# Until `crumb run` lands, the demo validates the shipped pipelines and prints the casual graph.
+# The main job on a fresh machine: Chromium for execution QA, a release build, then one run of the
+# casual pipeline. Without an agent CLI every role runs on the built-in mock adapter; the run ends
+# with the verdict and the path of the playable game (exit 0 on PASS).
 demo: deps release
-	./target/release/crumb validate pipelines/ presets/
-	./target/release/crumb graph pipelines/casual.yaml
+	./target/release/crumb run pipelines/casual.yaml "60-second match-3 with combo bonus"
 
 fmt:
 	$(CARGO) fmt --all -- --check
