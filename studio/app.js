@@ -91,7 +91,7 @@ function closeSession() {
 async function openSession(id) {
   closeSession();
   const main = clear($('#main'));
-  const me = { id, source: null, data: null, timer: null, acks: new Map() };
+  const me = { id, source: null, data: null, timer: null, acks: new Map(), userByOffset: new Map(), ackFor: new Map() };
   current = me;
   drawSessions();
   let data;
@@ -249,26 +249,32 @@ function commandBar(me) {
     input.value = ''; showHints();
     ack.textContent = `→ ${body.command}${body.note ? ' · ' + body.note : ' · waiting for the coordinator…'}`;
     me.acks.set(body.inbox_offset, card);
+    showAck(me, body.inbox_offset, card);
   } }, h('span', { class: 'prompt' }, '›'), input, h('button', { class: 'btn primary', type: 'submit' }, 'Send'));
   return h('section', { class: 'card commandbar' }, thread, hints, form);
 }
 
-// A user event carries the inbox offset of its line; its ack names the user event.
+// A user event carries the inbox offset of its line; its ack names the user event. Either may
+// arrive on the stream before the POST's answer does, so both are remembered and matched from
+// whichever side comes last.
 function noteAck(me, e) {
-  if (e.from === 'user' && e.data && me.acks.has(e.data.inbox_offset)) {
-    const card = me.acks.get(e.data.inbox_offset);
-    card.dataset.event = e.id;
-    card.querySelector('.ack').textContent = `→ ${e.kind} recorded`;
+  if (e.from === 'user' && e.data && typeof e.data.inbox_offset === 'number') {
+    me.userByOffset.set(e.data.inbox_offset, e.id);
   }
-  if (e.kind === 'ack' && e.metadata && e.metadata.ack_for) {
-    const card = document.querySelector(`.sent[data-event="${CSS.escape(e.metadata.ack_for)}"]`);
-    if (card) {
-      const ok = !e.data || e.data.ok !== false;
-      const ack = card.querySelector('.ack');
-      ack.className = 'ack small ' + (ok ? 'good' : 'error');
-      ack.textContent = (ok ? '✓ ' : '✗ ') + (e.body || 'acknowledged');
-    }
-  }
+  if (e.kind === 'ack' && e.metadata && e.metadata.ack_for) me.ackFor.set(e.metadata.ack_for, e);
+  for (const [offset, card] of me.acks) showAck(me, offset, card);
+}
+
+function showAck(me, offset, card) {
+  const userId = me.userByOffset.get(offset);
+  if (!userId) return;
+  const ack = card.querySelector('.ack');
+  const reply = me.ackFor.get(userId);
+  if (!reply) { ack.textContent = `→ recorded as ${userId.slice(-6)}, waiting for the ack…`; return; }
+  const ok = !reply.data || reply.data.ok !== false;
+  ack.className = 'ack small ' + (ok ? 'good' : 'error');
+  ack.textContent = (ok ? '✓ ' : '✗ ') + (reply.body || 'acknowledged');
+  me.acks.delete(offset);
 }
 
 // ---------------------------------------------------------------- routing

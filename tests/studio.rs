@@ -785,3 +785,124 @@ fn end_to_end_in_headless_chromium_approve_from_the_command_bar() {
         chromium.shutdown(true).await;
     });
 }
+
+/// Wait (bounded) until the session's state satisfies `ready`, polling the API.
+fn wait_for_state(server: &Server, id: &str, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let reply = server.get(&format!("/api/sessions/{id}"));
+        if reply.status == 200 {
+            let state: Value = serde_json::from_str(&reply.body).unwrap();
+            if ready(&state) {
+                return state;
+            }
+        }
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}: {}", reply.body);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_session_started_from_studio_runs_crumb_run_and_a_posted_approve_finishes_it() {
+    let home = temp_home();
+    let server = Server::start(home.path());
+    let reply = server.post(
+        "/api/sessions",
+        &json!({ "pipeline": "pipelines/casual.yaml", "pitch": "tiny match-3 for studio", "preset": "mock", "mock_scenario": "partial" }),
+    );
+    assert_eq!(reply.status, 202, "{}", reply.body);
+    let started: Value = serde_json::from_str(&reply.body).unwrap();
+    let id = started["session_id"].as_str().unwrap().to_owned();
+    assert_eq!(started["url"], format!("/#/session/{id}"));
+    let mut sse = Sse::open(server.addr, &format!("/api/sessions/{id}/stream?from=start"), None);
+    let awaiting = wait_for_state(&server, &id, "the PARTIAL verdict", |s| s["state"]["awaiting"].is_object());
+    assert_eq!(awaiting["scorecard"]["verdict"], "PARTIAL");
+    assert_eq!(awaiting["live"], true, "crumb run --wait keeps the coordinator");
+    let approve = server.post(&format!("/api/sessions/{id}/inbox"), &json!({ "line": "/approve looks fun" }));
+    assert_eq!(approve.status, 202, "{}", approve.body);
+    // Everything up to the end arrives on the stream, in order, with the real coordinator's ack.
+    let mut seen: Vec<Event> = Vec::new();
+    while !seen.iter().any(|e| e.kind == Kind::Done) {
+        seen.extend(sse.appends(1).into_iter().map(|(_, e)| e));
+    }
+    let approve_event = seen.iter().find(|e| e.kind == Kind::UserApprove).expect("user.approve");
+    let ack = seen
+        .iter()
+        .find(|e| e.kind == Kind::Ack && e.metadata.as_ref().and_then(|m| m.ack_for.as_deref()) == Some(approve_event.id.as_str()))
+        .expect("the coordinator acknowledged the line");
+    assert!(seen.iter().position(|e| e.id == ack.id) > seen.iter().position(|e| e.id == approve_event.id));
+    let ids: Vec<&str> = seen.iter().map(|e| e.id.as_str()).collect();
+    let mut sorted = ids.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(ids, sorted, "in order, no duplicates");
+    wait_for_state(&server, &id, "the finished session", |s| s["state"]["done"].is_object());
+}
+
+#[test]
+fn the_probe_recognises_studio_and_nothing_else() {
+    let home = temp_home();
+    let server = Server::start(home.path());
+    assert!(crumb::studio::probe::running_on(server.addr.port(), Duration::from_secs(5)));
+    // The preview listener is an HTTP server too, but not Studio.
+    assert!(!crumb::studio::probe::running_on(server.preview.port(), Duration::from_secs(5)));
+    assert_eq!(
+        crumb::studio::probe::session_url(7321, "01JABCDEFGHJKMNPQRSTVWXYZ0"),
+        "http://127.0.0.1:7321/#/session/01JABCDEFGHJKMNPQRSTVWXYZ0"
+    );
+}
+
+#[test]
+fn end_to_end_a_real_mock_run_is_approved_from_the_page() {
+    use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+    use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
+    use chromiumoxide::page::ScreenshotParams;
+    use crumb::qa::browser::launch::Chromium;
+    use crumb::qa::browser::locate::locate;
+
+    let exe = locate().unwrap_or_else(|err| panic!("the Studio browser test needs Chromium (./scripts/ensure-chromium.sh): {err}"));
+    let home = temp_home();
+    let server = Server::start(home.path());
+    // Started the way the page's form does: `crumb run --wait` in the background.
+    let reply = server.post(
+        "/api/sessions",
+        &json!({ "pipeline": "pipelines/casual.yaml", "pitch": "neon match-3 with combo bonus", "preset": "mock", "mock_scenario": "partial" }),
+    );
+    assert_eq!(reply.status, 202, "{}", reply.body);
+    let id = serde_json::from_str::<Value>(&reply.body).unwrap()["session_id"].as_str().unwrap().to_owned();
+    wait_for_state(&server, &id, "the PARTIAL verdict", |s| s["state"]["awaiting"].is_object());
+    let url = format!("http://127.0.0.1:{}/#/session/{id}", server.addr.port());
+    let shots = artifact_dir();
+    std::fs::create_dir_all(&shots).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let chromium = Chromium::launch(&exe).await.expect("launch Chromium");
+        let page = chromium.browser.new_page("about:blank").await.expect("page");
+        page.execute(SetDeviceMetricsOverrideParams::new(1440, 1100, 1.0, false)).await.expect("viewport");
+        page.goto(url.as_str()).await.expect("open Studio");
+        if !wait_in_page(&page, "!!document.querySelector('.banner.await') && !!document.querySelector('#aggregate') && !!document.querySelector('#graph .node.current')", Duration::from_secs(20)).await {
+            page_failure(&page, "an awaiting session with its scorecard and graph").await;
+        }
+        assert_eq!(page_text(&page, "document.querySelector('#scorecard .pill').textContent").await, "PARTIAL");
+        let png = page.screenshot(ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build()).await.expect("screenshot");
+        std::fs::write(shots.join("real-awaiting.png"), &png).unwrap();
+        let input = page.find_element("#command").await.expect("command bar");
+        input.click().await.unwrap();
+        input.type_str("/approve").await.unwrap();
+        input.press_key("Enter").await.unwrap();
+        if !wait_in_page(&page, "!!document.querySelector('.sent .ack.good') && !!document.querySelector('.banner.done')", Duration::from_secs(30)).await {
+            page_failure(&page, "the coordinator's ack and the finished session").await;
+        }
+        page.evaluate("document.querySelector('[data-tab=Artifacts]').click()").await.unwrap();
+        if !wait_in_page(&page, "!!document.querySelector('iframe.game') && [...document.querySelectorAll('.shot img')].every(i => i.complete)", Duration::from_secs(10)).await {
+            page_failure(&page, "the artifacts panel with the game").await;
+        }
+        let png = page.screenshot(ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build()).await.expect("screenshot");
+        std::fs::write(shots.join("real-finished.png"), &png).unwrap();
+        page.evaluate("document.querySelector('.tabs-card').scrollIntoView()").await.unwrap();
+        let png = page.screenshot(ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build()).await.expect("screenshot");
+        std::fs::write(shots.join("real-artifacts.png"), &png).unwrap();
+        chromium.shutdown(true).await;
+    });
+    wait_for_state(&server, &id, "the finished session", |s| s["state"]["done"].is_object());
+}

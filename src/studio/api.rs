@@ -60,14 +60,14 @@ impl From<std::io::Error> for ApiError {
     }
 }
 
-/// The session's hub, refreshed (index and state up to date).
-pub async fn fresh_hub(app: &Shared, id: &str) -> Result<Arc<Hub>, ApiError> {
+/// The session's hub with its index up to date, and its reducer state too when `fold`.
+pub async fn fresh_hub(app: &Shared, id: &str, fold: bool) -> Result<Arc<Hub>, ApiError> {
     let hub = app
         .registry
         .hub(&app.config.home, id)
         .ok_or_else(|| ApiError::not_found("session"))?;
     let refreshed = Arc::clone(&hub);
-    tokio::task::spawn_blocking(move || refreshed.refresh())
+    tokio::task::spawn_blocking(move || if fold { refreshed.fold() } else { refreshed.refresh().map(|_| ()) })
         .await
         .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
     Ok(hub)
@@ -162,7 +162,7 @@ pub async fn session(
     State(app): State<Shared>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let hub = fresh_hub(&app, &id).await?;
+    let hub = fresh_hub(&app, &id, true).await?;
     let summary = sessions::all(&app.config.home)
         .into_iter()
         .find(|s| s.id == id);
@@ -274,7 +274,7 @@ pub async fn events(
     Path(id): Path<String>,
     Query(query): Query<EventsQuery>,
 ) -> Result<Response, ApiError> {
-    let hub = fresh_hub(&app, &id).await?;
+    let hub = fresh_hub(&app, &id, false).await?;
     let body = tokio::task::spawn_blocking(move || page(&hub, &query))
         .await
         .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
@@ -391,7 +391,7 @@ pub async fn event(
     State(app): State<Shared>,
     Path((id, event_id)): Path<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
-    let hub = fresh_hub(&app, &id).await?;
+    let hub = fresh_hub(&app, &id, false).await?;
     let inner = hub.lock();
     let seq = inner.index.position(&event_id).ok_or_else(|| ApiError::not_found("event"))?;
     let event = event_by_id(&hub, &inner, &event_id).ok_or_else(|| ApiError::not_found("event"))?;
@@ -403,7 +403,7 @@ pub async fn graph(
     State(app): State<Shared>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let hub = fresh_hub(&app, &id).await?;
+    let hub = fresh_hub(&app, &id, true).await?;
     let inner = hub.lock();
     match graph::view(&inner) {
         Some(view) => Ok(Json(json!(view))),

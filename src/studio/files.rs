@@ -320,3 +320,40 @@ async fn preview_file(
     let (real, bytes) = read_confined(&preview.app, &id, &format!("artifacts/{path}")).await?;
     Ok(([(header::CONTENT_TYPE, content_type(&real))], bytes).into_response())
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{PathRefusal, confine};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn confined_paths_never_leave_the_root(parts in proptest::collection::vec(prop_oneof!["\\.\\.", "\\.", "a", "b", "link", "", "/", "%2e%2e", "\\\\"], 0..8)) {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path().join("artifacts");
+            std::fs::create_dir_all(root.join("a/b")).unwrap();
+            std::fs::write(root.join("a/b/file"), "ok").unwrap();
+            std::fs::write(dir.path().join("secret"), "no").unwrap();
+            std::os::unix::fs::symlink(dir.path(), root.join("a/link")).unwrap();
+            let relative = parts.join("/");
+            if let Ok(real) = confine(&root, &relative) {
+                prop_assert!(real.starts_with(root.canonicalize().unwrap()), "{relative} → {}", real.display());
+            }
+        }
+    }
+
+    #[test]
+    fn the_reference_sibling_escape_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("artifacts");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(dir.path().join("artifacts-x")).unwrap();
+        std::fs::write(dir.path().join("artifacts-x/s.txt"), "secret").unwrap();
+        assert_eq!(confine(&root, "../artifacts-x/s.txt"), Err(PathRefusal::Forbidden));
+        assert_eq!(confine(&root, "/etc/passwd"), Err(PathRefusal::Forbidden));
+        assert_eq!(confine(&root, "nope.txt"), Err(PathRefusal::Missing));
+    }
+}

@@ -149,3 +149,23 @@ mod tests {
         assert!(nodes.iter().all(|n| !n.id.contains('\n')));
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::parse_mermaid;
+
+    proptest! {
+        #[test]
+        fn any_text_parses_without_panicking(text in "\\PC{0,300}") {
+            let (nodes, edges) = parse_mermaid(&text);
+            for node in nodes {
+                prop_assert!(!node.id.contains('\n'));
+            }
+            for edge in edges {
+                prop_assert!(!edge.from.contains('\n'));
+            }
+        }
+    }
+}

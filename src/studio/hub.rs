@@ -23,6 +23,9 @@ use crate::runtime::meta::Meta;
 use crate::runtime::session::SessionDir;
 use crate::transcript::Event;
 
+/// Events read from disk per fold step.
+const FOLD_BATCH: usize = 4096;
+
 /// What a stream learns from the hub: how many events are indexed, and in which generation (the
 /// generation changes when the file was replaced and the index restarted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -49,6 +52,8 @@ pub struct Inner {
     /// `(route index, source node id)` → times taken.
     pub route_counts: BTreeMap<(usize, String), u64>,
     pub generation: u64,
+    /// Events folded into `replay` so far (the index may be ahead: paging needs no fold).
+    pub folded: usize,
 }
 
 impl Hub {
@@ -69,6 +74,7 @@ impl Hub {
                 table_error,
                 route_counts: BTreeMap::new(),
                 generation: 0,
+                folded: 0,
             }),
             progress,
             polling: AtomicBool::new(false),
@@ -89,7 +95,8 @@ impl Hub {
         self.progress.subscribe()
     }
 
-    /// Index and fold whatever was appended; wake the streams if anything was.
+    /// Index whatever was appended and wake the streams if anything was. The reducer state is
+    /// brought up to date separately ([`Hub::fold`]), so paging a huge session never waits for it.
     pub fn refresh(&self) -> std::io::Result<Progress> {
         let mut inner = self.lock();
         let extension = inner.index.extend()?;
@@ -97,26 +104,38 @@ impl Hub {
             inner.generation += 1;
             inner.replay = Replay::new();
             inner.route_counts.clear();
-        }
-        if !extension.added.is_empty() {
-            let lines: Vec<IndexedLine> = inner.index.lines()[extension.added.clone()].to_vec();
-            let texts = read_lines(&self.dir.transcript(), &lines)?;
-            for (offset, text) in texts.into_iter().enumerate() {
-                if let Some(text) = text {
-                    inner.fold(extension.added.start + offset, &text);
-                }
-            }
+            inner.folded = 0;
         }
         let progress = Progress {
             generation: inner.generation,
             events: inner.index.len(),
         };
+        drop(inner);
         self.progress.send_if_modified(|current| {
             let changed = *current != progress;
             *current = progress;
             changed
         });
         Ok(progress)
+    }
+
+    /// Index and fold every indexed event not folded yet into the reducer state.
+    pub fn fold(&self) -> std::io::Result<()> {
+        self.refresh()?;
+        let mut inner = self.lock();
+        while inner.folded < inner.index.len() {
+            let start = inner.folded;
+            let end = inner.index.len().min(start + FOLD_BATCH);
+            let lines: Vec<IndexedLine> = inner.index.lines()[start..end].to_vec();
+            let texts = read_lines(&self.dir.transcript(), &lines)?;
+            for (offset, text) in texts.into_iter().enumerate() {
+                if let Some(text) = text {
+                    inner.fold_line(start + offset, &text);
+                }
+            }
+            inner.folded = end;
+        }
+        Ok(())
     }
 
     /// Keep refreshing every `interval` while anyone listens. Idempotent.
@@ -146,7 +165,7 @@ impl Hub {
 
 impl Inner {
     /// Fold the line with sequence number `seq` into the state and count the route it takes.
-    fn fold(&mut self, seq: usize, text: &str) {
+    fn fold_line(&mut self, seq: usize, text: &str) {
         let Some(table) = self.table.clone() else {
             return;
         };

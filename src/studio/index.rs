@@ -353,3 +353,152 @@ fn read_fully(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
     }
     Ok(filled)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A piece of a transcript: an event line, or something that is not one.
+    #[derive(Debug, Clone)]
+    enum Piece {
+        Event { kind: u8, from: u8, crlf: bool },
+        Garbage(Vec<u8>),
+        Blank,
+    }
+
+    fn piece() -> impl Strategy<Value = Piece> {
+        prop_oneof![
+            6 => (0u8..4, 0u8..3, any::<bool>()).prop_map(|(kind, from, crlf)| Piece::Event { kind, from, crlf }),
+            1 => proptest::collection::vec(any::<u8>().prop_filter("no newline", |b| *b != b'\n'), 0..40).prop_map(Piece::Garbage),
+            1 => Just(Piece::Blank),
+        ]
+    }
+
+    /// The file's bytes and the ids of its events, in order.
+    fn render(pieces: &[Piece]) -> (Vec<u8>, Vec<String>) {
+        let mut generator = ulid::Generator::new();
+        let mut bytes = Vec::new();
+        let mut ids = Vec::new();
+        for piece in pieces {
+            match piece {
+                Piece::Event { kind, from, crlf } => {
+                    let id = generator.generate().unwrap().to_string();
+                    let line = format!(
+                        r#"{{"id":"{id}","ts":"2026-11-30T09:00:00.000Z","session_id":"s","from":"role{from}","kind":"kind.{kind}","body":"é\n"}}"#
+                    );
+                    bytes.extend_from_slice(line.as_bytes());
+                    bytes.extend_from_slice(if *crlf { b"\r\n" } else { b"\n" });
+                    ids.push(id);
+                }
+                Piece::Garbage(junk) => {
+                    bytes.extend_from_slice(junk);
+                    bytes.push(b'\n');
+                }
+                Piece::Blank => bytes.extend_from_slice(b"  \n"),
+            }
+        }
+        (bytes, ids)
+    }
+
+    fn snapshot(index: &LineIndex) -> Vec<(String, String, String, u64, u32)> {
+        index
+            .lines()
+            .iter()
+            .map(|l| (l.id().to_owned(), index.name(l.kind).to_owned(), index.name(l.from).to_owned(), l.offset, l.len))
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn appends_in_any_split_index_like_one_read(pieces in proptest::collection::vec(piece(), 0..40), cuts in proptest::collection::vec(any::<u16>(), 0..8)) {
+            let (bytes, ids) = render(&pieces);
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.jsonl");
+            std::fs::write(&path, b"").unwrap();
+            let mut index = LineIndex::new(&path);
+            let mut cuts: Vec<usize> = cuts.iter().map(|c| usize::from(*c) % (bytes.len() + 1)).collect();
+            cuts.push(bytes.len());
+            cuts.sort_unstable();
+            let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+            let mut at = 0;
+            for cut in cuts {
+                file.write_all(&bytes[at..cut]).unwrap();
+                at = cut;
+                let extension = index.extend().unwrap();
+                prop_assert!(!extension.truncated);
+            }
+            let mut whole = LineIndex::new(&path);
+            whole.extend().unwrap();
+            prop_assert_eq!(snapshot(&index), snapshot(&whole));
+            let got: Vec<String> = index.lines().iter().map(|l| l.id().to_owned()).collect();
+            prop_assert_eq!(&got, &ids);
+            // Every offset and length points at exactly the event's text.
+            let texts = read_lines(&path, index.lines()).unwrap();
+            for (line, text) in index.lines().iter().zip(texts) {
+                let text = text.unwrap();
+                let well_formed = text.starts_with("{\"id\":\"") && text.ends_with('}');
+                prop_assert!(well_formed, "line text: {}", text);
+                prop_assert_eq!(&text[7..33], line.id());
+            }
+            for (seq, id) in ids.iter().enumerate() {
+                prop_assert_eq!(index.position(id), Some(seq));
+                prop_assert_eq!(index.position_after(id), Some(seq + 1));
+            }
+        }
+
+        #[test]
+        fn hostile_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.jsonl");
+            std::fs::write(&path, &bytes).unwrap();
+            let mut index = LineIndex::new(&path);
+            index.extend().unwrap();
+            let _ = read_lines(&path, index.lines()).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_replaced_file_restarts_the_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let (bytes, ids) = render(&[
+            Piece::Event { kind: 0, from: 0, crlf: false },
+            Piece::Event { kind: 1, from: 1, crlf: false },
+        ]);
+        std::fs::write(&path, &bytes).unwrap();
+        let mut index = LineIndex::new(&path);
+        assert_eq!(index.extend().unwrap().added, 0..2);
+        let (shorter, new_ids) = render(&[Piece::Event { kind: 2, from: 0, crlf: false }]);
+        std::fs::write(&path, &shorter).unwrap();
+        let extension = index.extend().unwrap();
+        assert!(extension.truncated);
+        assert_eq!(extension.added, 0..1);
+        assert_eq!(index.get(0).unwrap().id(), new_ids[0]);
+        assert_ne!(new_ids[0], ids[0]);
+        std::fs::remove_file(&path).unwrap();
+        assert!(index.extend().unwrap().truncated);
+        assert!(index.is_empty());
+    }
+
+    #[test]
+    fn an_oversized_line_is_skipped_without_buffering_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut bytes = vec![b'x'; MAX_INDEXED_LINE + 10];
+        bytes.push(b'\n');
+        let (tail, ids) = render(&[Piece::Event { kind: 0, from: 0, crlf: false }]);
+        bytes.extend_from_slice(&tail);
+        std::fs::write(&path, &bytes).unwrap();
+        let mut index = LineIndex::new(&path);
+        index.extend().unwrap();
+        assert_eq!(index.skipped, 1);
+        assert_eq!(index.len(), 1);
+        assert_eq!(index.get(0).unwrap().id(), ids[0]);
+    }
+}

@@ -10,7 +10,8 @@
 //! - [`graph`]: the compiled graph (from `crumb graph`'s output) with edge counts;
 //! - [`api`], [`stream`], [`files`], [`write`]: the routes;
 //! - [`security`]: host allow-list, write token, origin checks, CSPs;
-//! - [`assets`]: the embedded client from `studio/`.
+//! - [`assets`]: the embedded client from `studio/`;
+//! - [`probe`]: finding a running Studio (for `crumb run`'s deep link).
 
 pub mod api;
 pub mod assets;
@@ -19,6 +20,7 @@ pub mod files;
 pub mod graph;
 pub mod hub;
 pub mod index;
+pub mod probe;
 pub mod security;
 pub mod server;
 pub mod sessions;

@@ -56,7 +56,7 @@ pub async fn session_stream(
     Query(query): Query<StreamQuery>,
     headers: HeaderMap,
 ) -> Result<EventStream, ApiError> {
-    let hub = fresh_hub(&app, &id).await?;
+    let hub = fresh_hub(&app, &id, false).await?;
     let resume = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())

@@ -124,6 +124,9 @@ struct NewSession {
     pitch: String,
     #[serde(default)]
     preset: Option<String>,
+    /// The mock adapter's scenario (`pass`, `partial`, …), for demos and tests.
+    #[serde(default)]
+    mock_scenario: Option<String>,
 }
 
 /// `POST /api/sessions` `{"pipeline", "pitch", "preset"?}`: start `crumb run` in the background
@@ -148,12 +151,20 @@ pub async fn new_session(
         .ok_or_else(|| bad("no project directory"))?;
     let pipeline = super::files::confine(&project, &request.pipeline)
         .map_err(|_| bad("the pipeline must be an existing file inside the project"))?;
-    let mut args: Vec<String> = vec!["run".into(), pipeline.display().to_string(), pitch.to_owned()];
+    // `--wait`: a session that needs a person stays live, so the person can answer from the page.
+    let mut args: Vec<String> = vec!["run".into(), pipeline.display().to_string(), pitch.to_owned(), "--wait".into()];
+    let word = |s: &str| !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     if let Some(preset) = request.preset.as_deref().filter(|p| !p.is_empty()) {
-        if !preset.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        if !word(preset) {
             return Err(bad("unknown preset"));
         }
         args.extend(["--preset".into(), preset.to_owned()]);
+    }
+    if let Some(scenario) = request.mock_scenario.as_deref().filter(|s| !s.is_empty()) {
+        if !word(scenario) {
+            return Err(bad("unknown mock scenario"));
+        }
+        args.extend(["--mock-scenario".into(), scenario.to_owned()]);
     }
     let exe = app
         .config
