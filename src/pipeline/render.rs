@@ -100,14 +100,16 @@ fn human_one(out: &mut String, d: &Diagnostic, source: Option<&str>) {
     }
 }
 
-/// The source line of `span` (tabs shown as one space, cut to a window around the caret), the
+/// The source line of `span` (control characters shown as spaces, cut to a window around the caret), the
 /// caret's 0-based column in that text, and how many carets to draw.
 fn snippet_line(text: &str, span: Span) -> Option<(String, usize, usize)> {
     let index = usize::try_from(span.line).ok()?.checked_sub(1)?;
     let line = text.lines().nth(index)?;
+    // Tabs and other control characters are shown as one space so carets line up and nothing
+    // raw reaches the terminal.
     let chars: Vec<char> = line
         .chars()
-        .map(|c| if c == '\t' { ' ' } else { c })
+        .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     let col = usize::try_from(span.col)
         .unwrap_or(1)

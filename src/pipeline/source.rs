@@ -146,6 +146,13 @@ fn load_error(err: &serde_saphyr::Error) -> LoadError {
         Some(i) => first[..i].to_string(),
         None => first.to_string(),
     };
+    // Say it in pipeline terms rather than with the parser library's API advice.
+    let message = if message.starts_with("multiple YAML documents") {
+        "the file holds more than one YAML document (`---`); a pipeline or preset is exactly one"
+            .to_string()
+    } else {
+        message
+    };
     LoadError {
         message: if message.is_empty() {
             "invalid YAML".into()
