@@ -21,23 +21,40 @@ fn main() {
     let binary = PathBuf::from(env!("CARGO_BIN_EXE_crumb"));
     let scratch = tempfile::tempdir().expect("temp dir");
     std::fs::create_dir_all(scratch.path().join("pipelines")).expect("pipelines dir");
-    std::fs::copy(root.join("tests/fixtures/run/casual-static.yaml"), scratch.path().join("pipelines/casual-static.yaml"))
-        .expect("copy the static pipeline");
+    std::fs::copy(
+        root.join("tests/fixtures/run/casual-static.yaml"),
+        scratch.path().join("pipelines/casual-static.yaml"),
+    )
+    .expect("copy the static pipeline");
     copy_dir(&root.join("templates"), &scratch.path().join("templates"));
     let home = scratch.path().join("home");
 
     let static_pipeline = scratch.path().join("pipelines/casual-static.yaml");
     run_once(&binary, scratch.path(), &static_pipeline, &home); // warm the page cache, not counted
-    let times: Vec<Duration> = (0..STATIC_RUNS).map(|_| run_once(&binary, scratch.path(), &static_pipeline, &home)).collect();
-    report("crumb run (mock, static QA) whole process", times, Duration::from_millis(200));
+    let times: Vec<Duration> = (0..STATIC_RUNS)
+        .map(|_| run_once(&binary, scratch.path(), &static_pipeline, &home))
+        .collect();
+    report(
+        "crumb run (mock, static QA) whole process",
+        times,
+        Duration::from_millis(200),
+    );
 
     if !chromium_installed() {
-        println!("crumb run (mock, browser QA): skipped — no Chromium (run scripts/ensure-chromium.sh)");
+        println!(
+            "crumb run (mock, browser QA): skipped — no Chromium (run scripts/ensure-chromium.sh)"
+        );
         return;
     }
     let browser_pipeline = root.join("pipelines/casual.yaml");
-    let times: Vec<Duration> = (0..BROWSER_RUNS).map(|_| run_once(&binary, &root, &browser_pipeline, &home)).collect();
-    report("crumb run (mock, browser QA) whole process", times, Duration::from_secs(4));
+    let times: Vec<Duration> = (0..BROWSER_RUNS)
+        .map(|_| run_once(&binary, &root, &browser_pipeline, &home))
+        .collect();
+    report(
+        "crumb run (mock, browser QA) whole process",
+        times,
+        Duration::from_secs(4),
+    );
 }
 
 fn run_once(binary: &Path, cwd: &Path, pipeline: &Path, home: &Path) -> Duration {
@@ -55,7 +72,10 @@ fn run_once(binary: &Path, cwd: &Path, pipeline: &Path, home: &Path) -> Duration
         .status()
         .expect("run crumb");
     let elapsed = started.elapsed();
-    assert!(status.success(), "crumb run did not end with PASS ({status})");
+    assert!(
+        status.success(),
+        "crumb run did not end with PASS ({status})"
+    );
     elapsed
 }
 
@@ -78,7 +98,9 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn chromium_installed() -> bool {
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser"].iter().any(|p| Path::new(p).is_file())
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .any(|p| Path::new(p).is_file())
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -27,7 +27,10 @@ impl Scratch {
             dir.path().join("pipelines/casual-static.yaml"),
         )
         .unwrap();
-        copy_dir(&repo_root().join("templates"), &dir.path().join("templates"));
+        copy_dir(
+            &repo_root().join("templates"),
+            &dir.path().join("templates"),
+        );
         Scratch { dir }
     }
 
@@ -50,7 +53,10 @@ impl Scratch {
     }
 
     fn command(&self, args: &[&str]) -> crate::support::Crumb {
-        crumb().current_dir(self.dir.path()).env("CRUMB_HOME", self.home()).args(args)
+        crumb()
+            .current_dir(self.dir.path())
+            .env("CRUMB_HOME", self.home())
+            .args(args)
     }
 
     /// The same run as a background process (for mid-run inbox lines and kills).
@@ -85,7 +91,11 @@ impl Scratch {
     }
 
     fn say(&self, session: &Path, line: &str) {
-        self.command(&["say"]).arg(session).arg(line).run().expect_code(0);
+        self.command(&["say"])
+            .arg(session)
+            .arg(line)
+            .run()
+            .expect_code(0);
     }
 }
 
@@ -104,16 +114,26 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// Every line of the session's transcript, each checked against the committed schema.
 fn transcript(session: &Path) -> Vec<Value> {
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(repo_root().join("schemas/transcript.schema.json")).unwrap()).unwrap();
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("schemas/transcript.schema.json")).unwrap(),
+    )
+    .unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
     let text = std::fs::read_to_string(session.join("transcript.jsonl")).unwrap();
     text.lines()
         .enumerate()
         .map(|(n, line)| {
-            let value: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("line {}: not JSON ({e}): {line}", n + 1));
-            let errors: Vec<String> = validator.iter_errors(&value).map(|e| e.to_string()).collect();
-            assert!(errors.is_empty(), "line {} violates the transcript schema: {errors:?}\n{line}", n + 1);
+            let value: Value = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("line {}: not JSON ({e}): {line}", n + 1));
+            let errors: Vec<String> = validator
+                .iter_errors(&value)
+                .map(|e| e.to_string())
+                .collect();
+            assert!(
+                errors.is_empty(),
+                "line {} violates the transcript schema: {errors:?}\n{line}",
+                n + 1
+            );
             value
         })
         .collect()
@@ -124,7 +144,12 @@ fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
 }
 
 fn summary(run: &Run) -> Value {
-    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("--json summary is not JSON ({e}):\n{}\n{}", run.stdout, run.stderr))
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| {
+        panic!(
+            "--json summary is not JSON ({e}):\n{}\n{}",
+            run.stdout, run.stderr
+        )
+    })
 }
 
 /// No effect has two outcomes: each effect id completes at most once per outcome kind, and the
@@ -136,39 +161,68 @@ fn assert_effects_once(events: &[Value]) {
         if let Some(id) = event["metadata"]["effect_id"].as_str()
             && kind != "agent.wake"
         {
-            *outcomes.entry((id.to_owned(), kind.to_owned())).or_default() += 1;
+            *outcomes
+                .entry((id.to_owned(), kind.to_owned()))
+                .or_default() += 1;
         }
     }
     let twice: Vec<_> = outcomes.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "effects carried out twice: {twice:?}");
     assert_eq!(of_kind(events, "done").len(), 1, "exactly one done");
-    assert_eq!(events.last().unwrap()["kind"], "session.end", "session.end is the last line");
+    assert_eq!(
+        events.last().unwrap()["kind"],
+        "session.end",
+        "session.end is the last line"
+    );
 }
 
 /// Poll the transcript until `ready` holds (the mock's delay keeps the session in that state).
-fn wait_for(session_dir: impl Fn() -> Option<PathBuf>, ready: impl Fn(&[Value]) -> bool) -> PathBuf {
+fn wait_for(
+    session_dir: impl Fn() -> Option<PathBuf>,
+    ready: impl Fn(&[Value]) -> bool,
+) -> PathBuf {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Some(dir) = session_dir() {
             let text = std::fs::read_to_string(dir.join("transcript.jsonl")).unwrap_or_default();
-            let events: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+            let events: Vec<Value> = text
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect();
             if ready(&events) {
                 return dir;
             }
         }
-        assert!(Instant::now() < deadline, "the session never reached the expected state");
+        assert!(
+            Instant::now() < deadline,
+            "the session never reached the expected state"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
 
+/// A condition on the transcript so far.
+type Ready = fn(&[Value]) -> bool;
+
 fn any_session(home: &Path) -> Option<PathBuf> {
-    let project = std::fs::read_dir(home.join("projects")).ok()?.next()?.ok()?.path();
-    let session = std::fs::read_dir(project.join("sessions")).ok()?.next()?.ok()?.path();
+    let project = std::fs::read_dir(home.join("projects"))
+        .ok()?
+        .next()?
+        .ok()?
+        .path();
+    let session = std::fs::read_dir(project.join("sessions"))
+        .ok()?
+        .next()?
+        .ok()?
+        .path();
     Some(session)
 }
 
 fn count(events: &[Value], from: &str, kind: &str) -> usize {
-    events.iter().filter(|e| e["from"] == from && e["kind"] == kind).count()
+    events
+        .iter()
+        .filter(|e| e["from"] == from && e["kind"] == kind)
+        .count()
 }
 
 #[test]
@@ -192,17 +246,22 @@ fn pass_runs_every_role_once_and_leaves_a_game() {
     }
     assert_eq!(events[0]["kind"], "session.start");
     assert_eq!(events[0]["data"]["bindings"]["builder"]["adapter"], "mock");
-    assert!(events[0]["data"]["pipeline_hash"].as_str().unwrap().starts_with("sha256:"));
+    assert!(
+        events[0]["data"]["pipeline_hash"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
     let builder_prompt = std::fs::read_to_string(session.join("prompts/builder-1.md")).unwrap();
     assert!(builder_prompt.contains(PITCH) && builder_prompt.contains("Acceptance criteria"));
-    let meta: Value = serde_json::from_str(&std::fs::read_to_string(session.join("meta.json")).unwrap()).unwrap();
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(session.join("meta.json")).unwrap()).unwrap();
     assert_eq!(meta["status"], "done");
     // The spec and build name real files with their real hashes.
     let build = of_kind(&events, "build")[0];
     for artifact in build["artifacts"].as_array().unwrap() {
         let bytes = std::fs::read(session.join(artifact["path"].as_str().unwrap())).unwrap();
-        use sha2::Digest;
-        let hex: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+        let hex = crumb::adapters::mock::agent::sha256_hex(&bytes);
         assert_eq!(artifact["sha256"], hex);
     }
 }
@@ -210,14 +269,26 @@ fn pass_runs_every_role_once_and_leaves_a_game() {
 #[test]
 fn human_output_names_session_bindings_and_game() {
     let scratch = Scratch::new();
-    let run = scratch.command(&["run"]).arg(scratch.pipeline()).arg(PITCH).args(["--adapter", "mock"]).run().expect_code(0);
+    let run = scratch
+        .command(&["run"])
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .args(["--adapter", "mock"])
+        .run()
+        .expect_code(0);
     let session = scratch.session();
     let id = session.file_name().unwrap().to_string_lossy().into_owned();
-    let text = run.stdout.replace(&session.display().to_string(), "<DIR>").replace(&id, "<SESSION>");
+    let text = run
+        .stdout
+        .replace(&session.display().to_string(), "<DIR>")
+        .replace(&id, "<SESSION>");
     let head: Vec<&str> = text.lines().take(5).collect();
     insta::assert_snapshot!("run_header", head.join("\n"));
     assert!(text.contains("ended    verdict_pass"), "{text}");
-    assert!(text.contains("game     <DIR>/artifacts/game/index.html"), "{text}");
+    assert!(
+        text.contains("game     <DIR>/artifacts/game/index.html"),
+        "{text}"
+    );
     assert!(text.contains("crumb studio"));
 }
 
@@ -229,12 +300,18 @@ fn fail_once_repairs_the_build_then_passes() {
     let session = scratch.session();
     let events = transcript(&session);
     assert_effects_once(&events);
-    let verdicts: Vec<_> = of_kind(&events, "judge.score").iter().map(|e| e["scores"]["verdict"].clone()).collect();
+    let verdicts: Vec<_> = of_kind(&events, "judge.score")
+        .iter()
+        .map(|e| e["scores"]["verdict"].clone())
+        .collect();
     assert_eq!(verdicts, ["FAIL", "PASS"]);
     assert_eq!(count(&events, "builder", "build"), 2, "one repair build");
     assert_eq!(count(&events, "planner-lead", "spec"), 1, "no redesign");
     let repair_prompt = std::fs::read_to_string(session.join("prompts/builder-2.md")).unwrap();
-    assert!(repair_prompt.contains("combo bonus is not signposted"), "the repair gets the verifier's feedback");
+    assert!(
+        repair_prompt.contains("combo bonus is not signposted"),
+        "the repair gets the verifier's feedback"
+    );
 }
 
 #[test]
@@ -247,7 +324,10 @@ fn critical_once_sends_the_planner_back_to_redesign() {
     assert_eq!(count(&events, "planner-lead", "spec"), 2, "a redesign");
     assert_eq!(count(&events, "builder", "build"), 2);
     let redesign = std::fs::read_to_string(session.join("prompts/planner-lead-2.md")).unwrap();
-    assert!(redesign.contains("does not describe the mechanic"), "the planner gets the feedback");
+    assert!(
+        redesign.contains("does not describe the mechanic"),
+        "the planner gets the feedback"
+    );
 }
 
 #[test]
@@ -256,20 +336,32 @@ fn partial_waits_for_a_person_then_approve_and_resume_finish_it() {
     let first = summary(&scratch.run("partial", &[]).expect_code(10));
     assert_eq!(first["status"], "awaiting");
     let session = scratch.session();
-    let meta: Value = serde_json::from_str(&std::fs::read_to_string(session.join("meta.json")).unwrap()).unwrap();
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(session.join("meta.json")).unwrap()).unwrap();
     assert_eq!(meta["status"], "awaiting");
     assert_eq!(of_kind(&transcript(&session), "session.awaiting").len(), 1);
-    assert!(of_kind(&transcript(&session), "done").is_empty(), "waiting is not an ending");
+    assert!(
+        of_kind(&transcript(&session), "done").is_empty(),
+        "waiting is not an ending"
+    );
 
     scratch.say(&session, "/approve");
-    let resumed = scratch.command(&["resume", "--json"]).arg(&session).run().expect_code(0);
+    let resumed = scratch
+        .command(&["resume", "--json"])
+        .arg(&session)
+        .run()
+        .expect_code(0);
     assert_eq!(summary(&resumed)["reason"], "approved");
     let events = transcript(&session);
     assert_effects_once(&events);
     assert_eq!(of_kind(&events, "user.approve").len(), 1);
     // Resuming a finished session changes nothing and applies no line twice.
     let lines = events.len();
-    scratch.command(&["resume", "--json"]).arg(&session).run().expect_code(0);
+    scratch
+        .command(&["resume", "--json"])
+        .arg(&session)
+        .run()
+        .expect_code(0);
     assert_eq!(transcript(&session).len(), lines);
 }
 
@@ -292,16 +384,27 @@ fn a_builder_that_always_crashes_opens_the_circuit_swaps_then_stops() {
     assert_eq!(summary["reason"], "circuit_open:builder");
     let events = transcript(&scratch.session());
     assert_effects_once(&events);
-    let swaps: Vec<_> = of_kind(&events, "audit").into_iter().filter(|e| e["data"]["event"] == "adapter_swapped").collect();
+    let swaps: Vec<_> = of_kind(&events, "audit")
+        .into_iter()
+        .filter(|e| e["data"]["event"] == "adapter_swapped")
+        .collect();
     assert_eq!(swaps.len(), 1, "one swap before stopping");
-    assert_eq!(of_kind(&events, "error").len(), 6, "three failures before the swap, three after");
+    assert_eq!(
+        of_kind(&events, "error").len(),
+        6,
+        "three failures before the swap, three after"
+    );
     assert_eq!(count(&events, "verifier", "agent.wake"), 0);
 }
 
 #[test]
 fn a_hanging_builder_is_killed_at_its_idle_timeout_with_its_children() {
     let scratch = Scratch::new();
-    summary(&scratch.run("hang-once", &["--idle-timeout", "1s"]).expect_code(0));
+    summary(
+        &scratch
+            .run("hang-once", &["--idle-timeout", "1s"])
+            .expect_code(0),
+    );
     let session = scratch.session();
     let events = transcript(&session);
     assert_effects_once(&events);
@@ -319,11 +422,16 @@ fn a_hanging_builder_is_killed_at_its_idle_timeout_with_its_children() {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
-        let alive = state.as_deref().is_some_and(|s| s.contains("(sleep)") && !s.contains(") Z "));
+        let alive = state
+            .as_deref()
+            .is_some_and(|s| s.contains("(sleep)") && !s.contains(") Z "));
         if !alive {
             break;
         }
-        assert!(Instant::now() < deadline, "the hanging builder's child {pid} survived the timeout");
+        assert!(
+            Instant::now() < deadline,
+            "the hanging builder's child {pid} survived the timeout"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -331,11 +439,17 @@ fn a_hanging_builder_is_killed_at_its_idle_timeout_with_its_children() {
 #[test]
 fn kill_and_resume_completes_without_losing_or_repeating_anything() {
     // Kill points: mid-planner, mid-builder, after the build (QA / verifier), mid-verifier.
-    let points: [(&str, fn(&[Value]) -> bool); 4] = [
-        ("planner running", |e| count(e, "planner-lead", "agent.wake") == 1),
-        ("builder running", |e| count(e, "builder", "agent.wake") == 1),
+    let points: [(&str, Ready); 4] = [
+        ("planner running", |e| {
+            count(e, "planner-lead", "agent.wake") == 1
+        }),
+        ("builder running", |e| {
+            count(e, "builder", "agent.wake") == 1
+        }),
         ("build written", |e| count(e, "builder", "build") == 1),
-        ("verifier running", |e| count(e, "verifier", "agent.wake") == 1),
+        ("verifier running", |e| {
+            count(e, "verifier", "agent.wake") == 1
+        }),
     ];
     for (name, ready) in points {
         let scratch = Scratch::new();
@@ -349,15 +463,36 @@ fn kill_and_resume_completes_without_losing_or_repeating_anything() {
             .env("CRUMB_MOCK_DELAY_MS", "50")
             .arg(&session)
             .run();
-        assert_eq!(resumed.code, 0, "resume after a kill at `{name}`:\n{}\n{}", resumed.stdout, resumed.stderr);
-        assert_eq!(summary(&resumed)["reason"], "verdict_pass", "kill at `{name}`");
+        assert_eq!(
+            resumed.code, 0,
+            "resume after a kill at `{name}`:\n{}\n{}",
+            resumed.stdout, resumed.stderr
+        );
+        assert_eq!(
+            summary(&resumed)["reason"],
+            "verdict_pass",
+            "kill at `{name}`"
+        );
         let events = transcript(&session);
         assert_effects_once(&events);
-        for (from, kind) in [("planner-lead", "spec"), ("builder", "build"), ("system", "qa.result"), ("verifier", "judge.score")] {
-            assert_eq!(count(&events, from, kind), 1, "kill at `{name}`: exactly one {kind}");
+        for (from, kind) in [
+            ("planner-lead", "spec"),
+            ("builder", "build"),
+            ("system", "qa.result"),
+            ("verifier", "judge.score"),
+        ] {
+            assert_eq!(
+                count(&events, from, kind),
+                1,
+                "kill at `{name}`: exactly one {kind}"
+            );
         }
         for role in ["planner-lead", "builder", "verifier"] {
-            assert_eq!(count(&events, role, "agent.stop"), 1, "kill at `{name}`: {role} stopped once");
+            assert_eq!(
+                count(&events, role, "agent.stop"),
+                1,
+                "kill at `{name}`: {role} stopped once"
+            );
         }
     }
 }
@@ -367,18 +502,37 @@ fn veto_and_approve_sent_to_a_live_waiting_session_each_apply_once() {
     let scratch = Scratch::new();
     let child = scratch.spawn_run("partial", 0, &["--wait"]);
     let home = scratch.home();
-    let session = wait_for(|| any_session(&home), |e| of_kind(e, "session.awaiting").len() == 1);
+    let session = wait_for(
+        || any_session(&home),
+        |e| of_kind(e, "session.awaiting").len() == 1,
+    );
     scratch.say(&session, "/veto the difficulty never ramps up");
-    wait_for(|| Some(session.clone()), |e| of_kind(e, "session.awaiting").len() == 2);
+    wait_for(
+        || Some(session.clone()),
+        |e| of_kind(e, "session.awaiting").len() == 2,
+    );
     scratch.say(&session, "/approve");
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let events = transcript(&session);
     assert_effects_once(&events);
     assert_eq!(of_kind(&events, "user.veto").len(), 1);
     assert_eq!(of_kind(&events, "user.approve").len(), 1);
-    assert_eq!(of_kind(&events, "ack").len(), 2, "each line acknowledged once");
-    assert_eq!(count(&events, "builder", "build"), 2, "the veto repaired the build once");
+    assert_eq!(
+        of_kind(&events, "ack").len(),
+        2,
+        "each line acknowledged once"
+    );
+    assert_eq!(
+        count(&events, "builder", "build"),
+        2,
+        "the veto repaired the build once"
+    );
     let repair = std::fs::read_to_string(session.join("prompts/builder-2.md")).unwrap();
     assert!(repair.contains("the difficulty never ramps up"));
 }
@@ -388,20 +542,40 @@ fn pause_and_resume_mid_run_hold_and_release_the_next_spawn_once() {
     let scratch = Scratch::new();
     let child = scratch.spawn_run("pass", 300, &[]);
     let home = scratch.home();
-    let session = wait_for(|| any_session(&home), |e| count(e, "builder", "agent.wake") == 1);
+    let session = wait_for(
+        || any_session(&home),
+        |e| count(e, "builder", "agent.wake") == 1,
+    );
     scratch.say(&session, "/pause");
-    let held = |e: &[Value]| of_kind(e, "hook").iter().any(|h| h["data"]["hook"] == "queued");
+    let held = |e: &[Value]| {
+        of_kind(e, "hook")
+            .iter()
+            .any(|h| h["data"]["hook"] == "queued")
+    };
     wait_for(|| Some(session.clone()), held);
-    assert_eq!(count(&transcript(&session), "verifier", "agent.wake"), 0, "held while paused");
+    assert_eq!(
+        count(&transcript(&session), "verifier", "agent.wake"),
+        0,
+        "held while paused"
+    );
     scratch.say(&session, "/resume");
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let events = transcript(&session);
     assert_effects_once(&events);
     assert_eq!(of_kind(&events, "user.pause").len(), 1);
     assert_eq!(of_kind(&events, "user.resume").len(), 1);
     assert_eq!(of_kind(&events, "ack").len(), 2);
-    assert_eq!(count(&events, "verifier", "agent.wake"), 1, "released exactly once");
+    assert_eq!(
+        count(&events, "verifier", "agent.wake"),
+        1,
+        "released exactly once"
+    );
 }
 
 #[test]
@@ -409,22 +583,39 @@ fn direct_messages_and_goto_each_spawn_their_role_once() {
     let scratch = Scratch::new();
     let child = scratch.spawn_run("partial", 0, &["--wait"]);
     let home = scratch.home();
-    let session = wait_for(|| any_session(&home), |e| of_kind(e, "session.awaiting").len() == 1);
+    let session = wait_for(
+        || any_session(&home),
+        |e| of_kind(e, "session.awaiting").len() == 1,
+    );
     scratch.say(&session, "@builder make the gems bigger");
-    wait_for(|| Some(session.clone()), |e| of_kind(e, "session.awaiting").len() == 2);
+    wait_for(
+        || Some(session.clone()),
+        |e| of_kind(e, "session.awaiting").len() == 2,
+    );
     scratch.say(&session, "/goto planner-lead start over with a dodger");
-    wait_for(|| Some(session.clone()), |e| of_kind(e, "session.awaiting").len() == 3);
+    wait_for(
+        || Some(session.clone()),
+        |e| of_kind(e, "session.awaiting").len() == 3,
+    );
     // `crumb say` refuses an unknown role itself; a line written straight into the inbox (as any
     // other writer could) must still be answered, with an error ack.
     {
         use std::io::Write;
-        let mut inbox = std::fs::OpenOptions::new().append(true).open(session.join("inbox.txt")).unwrap();
+        let mut inbox = std::fs::OpenOptions::new()
+            .append(true)
+            .open(session.join("inbox.txt"))
+            .unwrap();
         inbox.write_all(b"@nobody hello\n").unwrap();
     }
     wait_for(|| Some(session.clone()), |e| of_kind(e, "ack").len() == 3);
     scratch.say(&session, "/approve");
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let events = transcript(&session);
     assert_effects_once(&events);
     let builder_two = std::fs::read_to_string(session.join("prompts/builder-2.md")).unwrap();
@@ -432,35 +623,101 @@ fn direct_messages_and_goto_each_spawn_their_role_once() {
     let planner_two = std::fs::read_to_string(session.join("prompts/planner-lead-2.md")).unwrap();
     assert!(planner_two.contains("start over with a dodger"));
     let acks = of_kind(&events, "ack");
-    assert!(acks.iter().any(|a| a["data"]["ok"] == false && a["body"].as_str().unwrap().contains("nobody")), "unknown role answered with an error ack");
-    assert_eq!(of_kind(&events, "user.intervene").len(), 2, "the bad line became an ack, not an event");
+    assert!(
+        acks.iter()
+            .any(|a| a["data"]["ok"] == false && a["body"].as_str().unwrap().contains("nobody")),
+        "unknown role answered with an error ack"
+    );
+    assert_eq!(
+        of_kind(&events, "user.intervene").len(),
+        2,
+        "the bad line became an ack, not an event"
+    );
 }
 
 #[test]
 fn invalid_pipelines_unknown_adapters_and_bad_binds_exit_2_before_anything_runs() {
     let scratch = Scratch::new();
     let broken = scratch.dir.path().join("pipelines/broken.yaml");
-    std::fs::write(&broken, "version: 1\nname: broken\nroles: {}\nroutes: [[[\n").unwrap();
-    let run = scratch.command(&["run"]).arg(&broken).arg(PITCH).run().expect_code(2);
-    assert!(run.stderr.contains("not a valid pipeline"), "{}", run.stderr);
-    let run = scratch.command(&["run"]).arg(scratch.pipeline()).arg(PITCH).args(["--adapter", "gpt"]).run().expect_code(2);
-    assert!(run.stderr.contains("unknown adapter `gpt`"), "{}", run.stderr);
-    let run = scratch.command(&["run"]).arg(scratch.pipeline()).arg(PITCH).args(["--bind", "ghost=mock"]).run().expect_code(2);
+    std::fs::write(
+        &broken,
+        "version: 1\nname: broken\nroles: {}\nroutes: [[[\n",
+    )
+    .unwrap();
+    let run = scratch
+        .command(&["run"])
+        .arg(&broken)
+        .arg(PITCH)
+        .run()
+        .expect_code(2);
+    assert!(
+        run.stderr.contains("not a valid pipeline"),
+        "{}",
+        run.stderr
+    );
+    let run = scratch
+        .command(&["run"])
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .args(["--adapter", "gpt"])
+        .run()
+        .expect_code(2);
+    assert!(
+        run.stderr.contains("unknown adapter `gpt`"),
+        "{}",
+        run.stderr
+    );
+    let run = scratch
+        .command(&["run"])
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .args(["--bind", "ghost=mock"])
+        .run()
+        .expect_code(2);
     assert!(run.stderr.contains("no role `ghost`"), "{}", run.stderr);
-    scratch.command(&["run"]).arg(scratch.pipeline()).arg(PITCH).args(["--preset", "../etc"]).run().expect_code(2);
-    scratch.command(&["run"]).arg(scratch.pipeline()).arg(PITCH).args(["--mock-scenario", "explode"]).run().expect_code(2);
-    assert!(!scratch.home().join("projects").exists(), "no session was created");
+    scratch
+        .command(&["run"])
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .args(["--preset", "../etc"])
+        .run()
+        .expect_code(2);
+    scratch
+        .command(&["run"])
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .args(["--mock-scenario", "explode"])
+        .run()
+        .expect_code(2);
+    assert!(
+        !scratch.home().join("projects").exists(),
+        "no session was created"
+    );
 }
 
 #[test]
 fn resume_refuses_unknown_sessions_and_a_live_coordinator() {
     let scratch = Scratch::new();
-    scratch.command(&["resume", "01ZZZZZZZZZZZZZZZZZZZZZZZZ"]).run().expect_code(2);
+    scratch
+        .command(&["resume", "01ZZZZZZZZZZZZZZZZZZZZZZZZ"])
+        .run()
+        .expect_code(2);
     let mut child = scratch.spawn_run("partial", 0, &["--wait"]);
     let home = scratch.home();
-    let session = wait_for(|| any_session(&home), |e| of_kind(e, "session.awaiting").len() == 1);
-    let second = scratch.command(&["resume"]).arg(&session).run().expect_code(2);
-    assert!(second.stderr.contains("already driven"), "{}", second.stderr);
+    let session = wait_for(
+        || any_session(&home),
+        |e| of_kind(e, "session.awaiting").len() == 1,
+    );
+    let second = scratch
+        .command(&["resume"])
+        .arg(&session)
+        .run()
+        .expect_code(2);
+    assert!(
+        second.stderr.contains("already driven"),
+        "{}",
+        second.stderr
+    );
     child.kill().unwrap();
     child.wait().unwrap();
 }

@@ -12,7 +12,9 @@ use crate::runtime::resolve::resolve;
 
 /// Arguments of `crumb resume`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Exit codes: as `crumb run` (0 PASS or approved, 10 awaiting a person, 20 stopped without PASS, 2 usage, 1 internal).")]
+#[command(
+    after_help = "Exit codes: as `crumb run` (0 PASS or approved, 10 awaiting a person, 20 stopped without PASS, 2 usage, 1 internal)."
+)]
 pub struct Args {
     /// A session id, a unique prefix of one, or a session folder.
     pub session: String,
@@ -44,7 +46,8 @@ pub fn run(args: &Args) -> ExitCode {
 fn execute(args: &Args) -> Result<u8, Failure> {
     let home = home(args.home.as_deref())?;
     let project = Project::current().ok();
-    let dir = resolve(&home, project.as_ref(), &args.session).map_err(|e| Failure::Usage(e.to_string()))?;
+    let dir = resolve(&home, project.as_ref(), &args.session)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     let lock = CoordinatorLock::acquire(dir.path()).map_err(|e| Failure::Usage(e.to_string()))?;
     let session = reopen(&dir)?;
     if !args.json {

@@ -90,21 +90,40 @@ pub(crate) enum Failure {
 fn execute(args: &Args) -> Result<u8, Failure> {
     let compiled = compile_file(&args.pipeline, &CompileOptions::default());
     let Some(table) = compiled.table else {
-        let report = FileReport { file: args.pipeline.clone(), diagnostics: compiled.diagnostics, sources: compiled.sources };
+        let report = FileReport {
+            file: args.pipeline.clone(),
+            diagnostics: compiled.diagnostics,
+            sources: compiled.sources,
+        };
         eprint!("{}", render(&[report], Format::Human));
-        return Err(Failure::Usage(format!("{} is not a valid pipeline; nothing was run", args.pipeline.display())));
+        return Err(Failure::Usage(format!(
+            "{} is not a valid pipeline; nothing was run",
+            args.pipeline.display()
+        )));
     };
-    let adapter = args.adapter.as_deref().map(str::parse::<AdapterKind>).transpose().map_err(|e| Failure::Usage(e.to_string()))?;
-    let preset = args.preset.as_deref().map(|name| load_preset(name, &args.pipeline)).transpose()?;
-    let bindings = resolve_bindings(&table, adapter, &args.binds, preset.as_ref()).map_err(|e| Failure::Usage(e.to_string()))?;
+    let adapter = args
+        .adapter
+        .as_deref()
+        .map(str::parse::<AdapterKind>)
+        .transpose()
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let preset = args
+        .preset
+        .as_deref()
+        .map(|name| load_preset(name, &args.pipeline))
+        .transpose()?;
+    let bindings = resolve_bindings(&table, adapter, &args.binds, preset.as_ref())
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     let idle_timeout_ms = duration_flag("--idle-timeout", args.idle_timeout.as_deref())?;
     let wall_timeout_ms = duration_flag("--wall-timeout", args.wall_timeout.as_deref())?;
     if args.pitch.trim().is_empty() {
         return Err(Failure::Usage("the pitch is empty".into()));
     }
     let home = home(args.home.as_deref())?;
-    let project = Project::current().map_err(|e| Failure::Internal(format!("cannot determine the project: {e}")))?;
-    let created = session::create(&home, &project, &args.pipeline, &args.pitch).map_err(|e| Failure::Internal(e.to_string()))?;
+    let project = Project::current()
+        .map_err(|e| Failure::Internal(format!("cannot determine the project: {e}")))?;
+    let created = session::create(&home, &project, &args.pipeline, &args.pitch)
+        .map_err(|e| Failure::Internal(e.to_string()))?;
     let frozen_file = created.dir.path().join(&created.frozen.pipeline_file);
     let frozen_table = compile_frozen(&frozen_file)?;
     let config = RunConfig {
@@ -122,21 +141,40 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         println!("session  {}", created.dir.id());
         println!("folder   {}", created.dir.path().display());
         for (role, binding) in &config.bindings {
-            let model = binding.model.as_deref().map(|m| format!(" model {m}")).unwrap_or_default();
-            println!("bind     {role} → {}{model} ({})", binding.adapter, binding.decided_by);
+            let model = binding
+                .model
+                .as_deref()
+                .map(|m| format!(" model {m}"))
+                .unwrap_or_default();
+            println!(
+                "bind     {role} → {}{model} ({})",
+                binding.adapter, binding.decided_by
+            );
         }
     }
-    let session = Session { dir: created.dir, table: Arc::new(frozen_table), config: Arc::new(config) };
+    let session = Session {
+        dir: created.dir,
+        table: Arc::new(frozen_table),
+        config: Arc::new(config),
+    };
     drive_and_report(session, created.lock, args.wait, args.json)
 }
 
 /// Drive a session (new or resumed) to its end, update `meta.json`, print the summary and return
 /// the exit code.
-pub(crate) fn drive_and_report(session: Session, lock: CoordinatorLock, wait: bool, json: bool) -> Result<u8, Failure> {
+pub(crate) fn drive_and_report(
+    session: Session,
+    lock: CoordinatorLock,
+    wait: bool,
+    json: bool,
+) -> Result<u8, Failure> {
     let dir = session.dir.clone();
-    let mut meta = dir.read_meta().map_err(|e| Failure::Internal(e.to_string()))?;
+    let mut meta = dir
+        .read_meta()
+        .map_err(|e| Failure::Internal(e.to_string()))?;
     meta.set_status(SessionStatus::Running, Some(std::process::id()));
-    dir.write_meta(&meta).map_err(|e| Failure::Internal(e.to_string()))?;
+    dir.write_meta(&meta)
+        .map_err(|e| Failure::Internal(e.to_string()))?;
     let mut progress = Progress::new(json, session.config.limits.tokens_hard);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -159,11 +197,15 @@ pub(crate) fn drive_and_report(session: Session, lock: CoordinatorLock, wait: bo
         Ending::Done { .. } => SessionStatus::Done,
     };
     meta.set_status(status, None);
-    dir.write_meta(&meta).map_err(|e| Failure::Internal(e.to_string()))?;
+    dir.write_meta(&meta)
+        .map_err(|e| Failure::Internal(e.to_string()))?;
     lock.release();
     let summary = summary(&dir, &outcome);
     if json {
-        println!("{}", serde_json::to_string_pretty(&summary).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&summary).unwrap_or_default()
+        );
     } else {
         print_summary(&summary);
     }
@@ -200,14 +242,30 @@ fn summary(dir: &SessionDir, outcome: &Outcome) -> Value {
 }
 
 fn print_summary(summary: &Value) {
-    let text = |key: &str| summary.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
+    let text = |key: &str| {
+        summary
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
     println!();
     match summary.get("reason").and_then(Value::as_str) {
         Some(reason) => println!("ended    {reason}"),
-        None => println!("waiting  for a person: crumb say {} /approve   (or /veto <why>), then crumb resume {}", text("session_id"), text("session_id")),
+        None => println!(
+            "waiting  for a person: crumb say {} /approve   (or /veto <why>), then crumb resume {}",
+            text("session_id"),
+            text("session_id")
+        ),
     }
     if let Some(verdict) = summary.get("verdict").filter(|v| !v.is_null()) {
-        let part = |which: &str, key: &str| verdict.get(which).and_then(|v| v.get(key)).map(ToString::to_string).unwrap_or_default();
+        let part = |which: &str, key: &str| {
+            verdict
+                .get(which)
+                .and_then(|v| v.get(key))
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        };
         println!(
             "verdict  {} (aggregate {}) — verifier claimed {} ({})",
             part("corrected", "verdict").trim_matches('"'),
@@ -219,43 +277,71 @@ fn print_summary(summary: &Value) {
     if let Some(game) = summary.get("game").and_then(Value::as_str) {
         println!("game     {game}");
     }
-    println!("studio   crumb studio   (then open the session {})", text("session_id"));
+    println!(
+        "studio   crumb studio   (then open the session {})",
+        text("session_id")
+    );
 }
 
 fn compile_frozen(path: &Path) -> Result<TransitionTable, Failure> {
     compile_file(path, &CompileOptions::default())
         .table
-        .ok_or_else(|| Failure::Internal(format!("the frozen pipeline {} does not compile", path.display())))
+        .ok_or_else(|| {
+            Failure::Internal(format!(
+                "the frozen pipeline {} does not compile",
+                path.display()
+            ))
+        })
 }
 
 /// Write `session.start` (the run configuration) and the `goal`.
 fn write_header(dir: &SessionDir, config: &RunConfig, pitch: &str) -> Result<(), String> {
     let mut writer = Writer::open(dir.transcript(), dir.id()).map_err(|e| e.to_string())?;
-    let data = match serde_json::to_value(config) {
-        Ok(Value::Object(map)) => map,
-        _ => return Err("cannot record the run configuration".into()),
+    let Ok(Value::Object(data)) = serde_json::to_value(config) else {
+        return Err("cannot record the run configuration".into());
     };
-    let provenance = Metadata { deterministic: Some(true), tool: Some("crumb-run@v1".into()), ..Metadata::default() };
+    let provenance = Metadata {
+        deterministic: Some(true),
+        tool: Some("crumb-run@v1".into()),
+        ..Metadata::default()
+    };
     writer
         .append(
             Draft::new("system", Kind::SessionStart)
-                .body(format!("session {} started: pipeline {} ({})", dir.id(), config.pipeline, config.pipeline_hash))
+                .body(format!(
+                    "session {} started: pipeline {} ({})",
+                    dir.id(),
+                    config.pipeline,
+                    config.pipeline_hash
+                ))
                 .data(data)
                 .metadata(provenance),
         )
         .map_err(|e| e.to_string())?;
-    writer.append(Draft::new("user", Kind::Goal).body(pitch)).map_err(|e| e.to_string())?;
+    writer
+        .append(Draft::new("user", Kind::Goal).body(pitch))
+        .map_err(|e| e.to_string())?;
     Ok(())
 }
 
 /// Load and compile a session's frozen pipeline and its recorded configuration (for resume).
 pub(crate) fn reopen(dir: &SessionDir) -> Result<Session, Failure> {
-    let meta = dir.read_meta().map_err(|e| Failure::Internal(e.to_string()))?;
+    let meta = dir
+        .read_meta()
+        .map_err(|e| Failure::Internal(e.to_string()))?;
     let table = compile_frozen(&dir.frozen_pipeline(&meta))?;
-    let (events, _) = crate::transcript::reader::read_path(&dir.transcript()).map_err(|e| Failure::Internal(e.to_string()))?;
-    let config = RunConfig::from_events(&events)
-        .ok_or_else(|| Failure::Internal("the transcript has no readable session.start; it cannot be resumed".into()))?;
-    Ok(Session { dir: dir.clone(), table: Arc::new(table), config: Arc::new(config) })
+    let (events, _) = crate::transcript::reader::read_path(&dir.transcript())
+        .map_err(|e| Failure::Internal(e.to_string()))?;
+    let config = RunConfig::from_events(&events).ok_or_else(|| {
+        Failure::Internal(
+            "the transcript has no readable session.start; it cannot be resumed".into(),
+        )
+    })?;
+    Ok(Session {
+        dir: dir.clone(),
+        table: Arc::new(table),
+        config: Arc::new(config),
+    })
 }
 
 pub(crate) fn home(flag: Option<&Path>) -> Result<CrumbHome, Failure> {
@@ -267,27 +353,53 @@ pub(crate) fn home(flag: Option<&Path>) -> Result<CrumbHome, Failure> {
 
 fn duration_flag(flag: &str, value: Option<&str>) -> Result<Option<u64>, Failure> {
     value
-        .map(|text| parse_duration_ms(text).map_err(|e| Failure::Usage(format!("{flag} {text}: {e}"))))
+        .map(|text| {
+            parse_duration_ms(text).map_err(|e| Failure::Usage(format!("{flag} {text}: {e}")))
+        })
         .transpose()
         .map(|ms| ms.filter(|&ms| ms > 0))
 }
 
 /// `presets/<name>.yaml`, looked up next to the pipeline's folder, then in the working directory.
 fn load_preset(name: &str, pipeline: &Path) -> Result<Preset, Failure> {
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-        return Err(Failure::Usage(format!("--preset {name}: a preset name is letters, digits, `-` and `_`")));
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(Failure::Usage(format!(
+            "--preset {name}: a preset name is letters, digits, `-` and `_`"
+        )));
     }
     let file = format!("{name}.yaml");
-    let beside = pipeline.parent().and_then(Path::parent).map(|root| root.join("presets").join(&file));
-    let candidates = beside.into_iter().chain([PathBuf::from("presets").join(&file)]);
+    let beside = pipeline
+        .parent()
+        .and_then(Path::parent)
+        .map(|root| root.join("presets").join(&file));
+    let candidates = beside
+        .into_iter()
+        .chain([PathBuf::from("presets").join(&file)]);
     let Some(path) = candidates.into_iter().find(|p| p.is_file()) else {
-        return Err(Failure::Usage(format!("unknown preset `{name}` (no presets/{file})")));
+        return Err(Failure::Usage(format!(
+            "unknown preset `{name}` (no presets/{file})"
+        )));
     };
-    let bytes = std::fs::read(&path).map_err(|e| Failure::Usage(format!("cannot read {}: {e}", path.display())))?;
+    let bytes = std::fs::read(&path)
+        .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", path.display())))?;
     let (preset, diagnostics) = check_preset_bytes(&bytes, &path);
-    preset.filter(|_| !diagnostics.iter().any(crate::pipeline::Diagnostic::is_error)).ok_or_else(|| {
-        let report = FileReport { file: path.clone(), diagnostics, sources: vec![(path.clone(), String::from_utf8_lossy(&bytes).into_owned())] };
-        eprint!("{}", render(&[report], Format::Human));
-        Failure::Usage(format!("preset {} is invalid", path.display()))
-    })
+    preset
+        .filter(|_| {
+            !diagnostics
+                .iter()
+                .any(crate::pipeline::Diagnostic::is_error)
+        })
+        .ok_or_else(|| {
+            let report = FileReport {
+                file: path.clone(),
+                diagnostics,
+                sources: vec![(path.clone(), String::from_utf8_lossy(&bytes).into_owned())],
+            };
+            eprint!("{}", render(&[report], Format::Human));
+            Failure::Usage(format!("preset {} is invalid", path.display()))
+        })
 }

@@ -25,11 +25,19 @@ impl Progress {
         let tty = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         let bar = (!quiet && tty).then(|| {
             let bar = ProgressBar::new_spinner();
-            bar.set_style(ProgressStyle::with_template("{spinner} [{elapsed}] {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} [{elapsed}] {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
             bar.enable_steady_tick(std::time::Duration::from_millis(120));
             bar
         });
-        Progress { plain: !quiet && bar.is_none(), bar, started: Instant::now(), tokens_hard }
+        Progress {
+            plain: !quiet && bar.is_none(),
+            bar,
+            started: Instant::now(),
+            tokens_hard,
+        }
     }
 
     /// Remove the progress line before the summary is printed.
@@ -50,13 +58,30 @@ impl Progress {
 
 /// The line worth showing for an event, if any.
 fn describe(event: &Event) -> Option<String> {
-    let body = event.body.as_deref().unwrap_or("").lines().next().unwrap_or("");
+    let body = event
+        .body
+        .as_deref()
+        .unwrap_or("")
+        .lines()
+        .next()
+        .unwrap_or("");
     let clipped: String = body.chars().take(100).collect();
     match event.kind {
-        Kind::AgentWake | Kind::AgentStop | Kind::Error | Kind::QaResult | Kind::Audit | Kind::Ack | Kind::Hook | Kind::Done
+        Kind::AgentWake
+        | Kind::AgentStop
+        | Kind::Error
+        | Kind::QaResult
+        | Kind::Audit
+        | Kind::Ack
+        | Kind::Hook
+        | Kind::Done
         | Kind::SessionAwaiting => Some(format!("{} {}: {clipped}", event.from, event.kind)),
-        Kind::Spec | Kind::Build | Kind::JudgeScore | Kind::SpecUpdate => Some(format!("{} {}: {clipped}", event.from, event.kind)),
-        _ if event.kind.as_str().starts_with("user.") => Some(format!("{} {}: {clipped}", event.from, event.kind)),
+        Kind::Spec | Kind::Build | Kind::JudgeScore | Kind::SpecUpdate => {
+            Some(format!("{} {}: {clipped}", event.from, event.kind))
+        }
+        _ if event.kind.as_str().starts_with("user.") => {
+            Some(format!("{} {}: {clipped}", event.from, event.kind))
+        }
         _ => None,
     }
 }
@@ -66,13 +91,17 @@ impl Observer for Progress {
         if !live {
             return;
         }
-        let Some(line) = describe(event) else { return };
+        let Some(shown) = describe(event) else { return };
         let elapsed = self.started.elapsed().as_secs_f32();
         if let Some(bar) = &self.bar {
             let role = state.next_role.as_deref().unwrap_or("-");
-            bar.set_message(format!("{role} · {line} · {} events · {}", state.events, self.budget(state)));
+            bar.set_message(format!(
+                "{role} · {shown} · {} events · {}",
+                state.events,
+                self.budget(state)
+            ));
         } else if self.plain {
-            println!("[{elapsed:6.1}s] {line}");
+            println!("[{elapsed:6.1}s] {shown}");
         }
     }
 

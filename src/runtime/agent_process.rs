@@ -100,7 +100,12 @@ pub async fn run(launch: Launch, mut cancel: oneshot::Receiver<()>) -> Finished 
                 Ending::SpawnFailed(format!("{program}: {err}"))
             };
             log_line(&mut log, &format!("=== could not start: {ending:?} ==="));
-            return Finished { ending, duration_ms: elapsed_ms(started), stdout_tail: Vec::new(), stderr_tail: String::new() };
+            return Finished {
+                ending,
+                duration_ms: elapsed_ms(started),
+                stdout_tail: Vec::new(),
+                stderr_tail: String::new(),
+            };
         }
     };
     let pgid = child.id().and_then(|p| i32::try_from(p).ok());
@@ -116,30 +121,7 @@ pub async fn run(launch: Launch, mut cancel: oneshot::Receiver<()>) -> Finished 
             let _ = stdin.shutdown().await;
         });
     }
-    let (chunks_tx, mut chunks) = mpsc::channel::<Chunk>(64);
-    if let Some(mut out) = child.stdout.take() {
-        let tx = chunks_tx.clone();
-        tokio::spawn(async move {
-            let mut buf = vec![0u8; 16 * 1024];
-            while let Ok(n) = out.read(&mut buf).await {
-                if n == 0 || tx.send(Chunk::Out(buf[..n].to_vec())).await.is_err() {
-                    break;
-                }
-            }
-        });
-    }
-    if let Some(mut err) = child.stderr.take() {
-        let tx = chunks_tx.clone();
-        tokio::spawn(async move {
-            let mut buf = vec![0u8; 16 * 1024];
-            while let Ok(n) = err.read(&mut buf).await {
-                if n == 0 || tx.send(Chunk::Err(buf[..n].to_vec())).await.is_err() {
-                    break;
-                }
-            }
-        });
-    }
-    drop(chunks_tx);
+    let mut chunks = read_streams(&mut child);
 
     let wall_deadline = tokio::time::Instant::from_std(started + launch.wall);
     let mut idle_deadline = tokio::time::Instant::now() + launch.idle;
@@ -152,7 +134,7 @@ pub async fn run(launch: Launch, mut cancel: oneshot::Receiver<()>) -> Finished 
             chunk = chunks.recv(), if streams_open => match chunk {
                 Some(chunk) => {
                     idle_deadline = tokio::time::Instant::now() + launch.idle;
-                    record(chunk, &mut log, &mut stdout_tail, &mut stderr_tail);
+                    record(&chunk, &mut log, &mut stdout_tail, &mut stderr_tail);
                 }
                 None => streams_open = false,
             },
@@ -183,19 +165,51 @@ pub async fn run(launch: Launch, mut cancel: oneshot::Receiver<()>) -> Finished 
     let drain_until = tokio::time::Instant::now() + Duration::from_millis(200);
     while streams_open {
         match tokio::time::timeout_at(drain_until, chunks.recv()).await {
-            Ok(Some(chunk)) => record(chunk, &mut log, &mut stdout_tail, &mut stderr_tail),
+            Ok(Some(chunk)) => record(&chunk, &mut log, &mut stdout_tail, &mut stderr_tail),
             Ok(None) | Err(_) => streams_open = false,
         }
     }
     let _ = std::fs::remove_file(&launch.pgid_file);
     let duration_ms = elapsed_ms(started);
-    log_line(&mut log, &format!("=== {ending:?} after {duration_ms} ms ==="));
+    log_line(
+        &mut log,
+        &format!("=== {ending:?} after {duration_ms} ms ==="),
+    );
     Finished {
         ending,
         duration_ms,
         stdout_tail,
         stderr_tail: String::from_utf8_lossy(&stderr_tail).into_owned(),
     }
+}
+
+/// Forward the child's stdout and stderr, chunk by chunk, as they arrive.
+fn read_streams(child: &mut tokio::process::Child) -> mpsc::Receiver<Chunk> {
+    let (chunks_tx, chunks) = mpsc::channel::<Chunk>(64);
+    if let Some(mut out) = child.stdout.take() {
+        let tx = chunks_tx.clone();
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 16 * 1024];
+            while let Ok(n) = out.read(&mut buf).await {
+                if n == 0 || tx.send(Chunk::Out(buf[..n].to_vec())).await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    if let Some(mut err) = child.stderr.take() {
+        let tx = chunks_tx.clone();
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 16 * 1024];
+            while let Ok(n) = err.read(&mut buf).await {
+                if n == 0 || tx.send(Chunk::Err(buf[..n].to_vec())).await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    drop(chunks_tx);
+    chunks
 }
 
 /// SIGTERM the group, then SIGKILL it if the leader is still there after the grace period.
@@ -206,7 +220,10 @@ async fn terminate(pgid: Option<i32>, child: &mut tokio::process::Child) {
         return;
     };
     let _ = killpg(Pid::from_raw(pgid), Signal::SIGTERM);
-    if tokio::time::timeout(KILL_GRACE, child.wait()).await.is_err() {
+    if tokio::time::timeout(KILL_GRACE, child.wait())
+        .await
+        .is_err()
+    {
         let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
         let _ = child.wait().await;
     }
@@ -235,8 +252,13 @@ pub fn kill_orphan(pgid_file: &std::path::Path, session_id: &str) -> bool {
     ours
 }
 
-fn record(chunk: Chunk, log: &mut Option<std::fs::File>, stdout_tail: &mut Vec<u8>, stderr_tail: &mut Vec<u8>) {
-    let (bytes, tail, limit) = match &chunk {
+fn record(
+    chunk: &Chunk,
+    log: &mut Option<std::fs::File>,
+    stdout_tail: &mut Vec<u8>,
+    stderr_tail: &mut Vec<u8>,
+) {
+    let (bytes, tail, limit) = match chunk {
         Chunk::Out(bytes) => (bytes, &mut *stdout_tail, STDOUT_TAIL),
         Chunk::Err(bytes) => (bytes, &mut *stderr_tail, STDERR_TAIL),
     };
@@ -254,7 +276,11 @@ fn open_log(launch: &Launch) -> Option<std::fs::File> {
     if let Some(parent) = launch.log.parent() {
         let _ = std::fs::create_dir_all(parent);
     }
-    std::fs::OpenOptions::new().create(true).append(true).open(&launch.log).ok()
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&launch.log)
+        .ok()
 }
 
 fn log_line(log: &mut Option<std::fs::File>, line: &str) {

@@ -79,7 +79,10 @@ pub struct Outcome {
 #[derive(Debug, thiserror::Error)]
 pub enum CoordinatorError {
     #[error("cannot read the transcript {path}: {source}")]
-    Transcript { path: String, source: std::io::Error },
+    Transcript {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("cannot write the transcript: {0}")]
     Write(#[from] crate::transcript::writer::WriteError),
 }
@@ -112,7 +115,12 @@ impl Outcomes {
             return;
         };
         if event.kind == Kind::AgentWake {
-            let log = event.data.as_ref().and_then(|d| d.get("log")).and_then(Value::as_str).map(str::to_owned);
+            let log = event
+                .data
+                .as_ref()
+                .and_then(|d| d.get("log"))
+                .and_then(Value::as_str)
+                .map(str::to_owned);
             self.woken.insert(id.to_owned(), log);
         } else {
             self.completed.insert(id.to_owned());
@@ -142,8 +150,13 @@ struct Coordinator<'o> {
 }
 
 /// Drive `session` until it ends or waits for a person.
-pub async fn drive(session: Session, options: Options, observer: &mut dyn Observer) -> Result<Outcome, CoordinatorError> {
-    let writer = crate::transcript::writer::Writer::open(session.dir.transcript(), session.dir.id())?;
+pub async fn drive(
+    session: Session,
+    options: Options,
+    observer: &mut dyn Observer,
+) -> Result<Outcome, CoordinatorError> {
+    let writer =
+        crate::transcript::writer::Writer::open(session.dir.transcript(), session.dir.id())?;
     let (tasks_tx, tasks) = mpsc::unbounded_channel();
     let pipeline_file = session.dir.path().join(&session.config.pipeline_file);
     let tail = Tail::new(session.dir.transcript());
@@ -191,10 +204,10 @@ impl Coordinator<'_> {
                 continue;
             }
             let interrupted = outcomes.woken.get(&id).cloned();
-            if let (Effect::Spawn(spawn), Some(log)) = (&effect, &interrupted) {
-                if self.recover_interrupted(spawn, log.as_deref()) {
-                    continue;
-                }
+            if let (Effect::Spawn(spawn), Some(log)) = (&effect, &interrupted)
+                && self.recover_interrupted(spawn, log.as_deref())
+            {
+                continue;
             }
             self.dispatch(effect, interrupted.is_some());
         }
@@ -216,7 +229,9 @@ impl Coordinator<'_> {
             return false;
         };
         let Some(wake) = events.iter().rev().find(|e| {
-            e.kind == Kind::AgentWake && e.metadata.as_ref().and_then(|m| m.effect_id.as_deref()) == Some(spawn.id.as_str())
+            e.kind == Kind::AgentWake
+                && e.metadata.as_ref().and_then(|m| m.effect_id.as_deref())
+                    == Some(spawn.id.as_str())
         }) else {
             return false;
         };
@@ -227,7 +242,10 @@ impl Coordinator<'_> {
         data.insert("outcome".into(), json!("recovered"));
         data.insert("exit_code".into(), Value::Null);
         let stop = Draft::new(spawn.role.clone(), Kind::AgentStop)
-            .body(format!("{} stopped (its coordinator died after the turn produced its result)", spawn.role))
+            .body(format!(
+                "{} stopped (its coordinator died after the turn produced its result)",
+                spawn.role
+            ))
             .data(data)
             .metadata(runner_metadata(&spawn.id));
         self.append_or_warn(stop);
@@ -250,17 +268,32 @@ impl Coordinator<'_> {
                 progressed |= self.read_inbox();
             }
             if let Some(ending) = self.finish_if_ready().await? {
-                return Ok(Outcome { ending, state: self.state });
+                return Ok(Outcome {
+                    ending,
+                    state: self.state,
+                });
             }
-            quiet = if progressed || !self.is_quiet() { 0 } else { quiet + 1 };
+            quiet = if progressed || !self.is_quiet() {
+                0
+            } else {
+                quiet + 1
+            };
             if quiet >= QUIET_POLLS {
                 if let Some(done) = &self.state.done {
                     // Ended by an event someone else wrote (or ended before this run).
-                    return Ok(Outcome { ending: Ending::Done { reason: done.reason.clone() }, state: self.state });
+                    return Ok(Outcome {
+                        ending: Ending::Done {
+                            reason: done.reason.clone(),
+                        },
+                        state: self.state,
+                    });
                 }
                 if self.state.awaiting.is_some() {
                     if !self.options.wait {
-                        return Ok(Outcome { ending: Ending::Awaiting, state: self.state });
+                        return Ok(Outcome {
+                            ending: Ending::Awaiting,
+                            state: self.state,
+                        });
                     }
                 } else if !self.is_paused() {
                     self.stall();
@@ -275,18 +308,24 @@ impl Coordinator<'_> {
     }
 
     fn poll_tail(&mut self) -> Result<Vec<Event>, CoordinatorError> {
-        let batch = self.tail.poll().map_err(|source| CoordinatorError::Transcript {
-            path: self.session.dir.transcript().display().to_string(),
-            source,
-        })?;
+        let batch = self
+            .tail
+            .poll()
+            .map_err(|source| CoordinatorError::Transcript {
+                path: self.session.dir.transcript().display().to_string(),
+                source,
+            })?;
         if batch.truncated {
-            self.observer.warn("the transcript shrank; it was truncated or replaced by someone else");
+            self.observer
+                .warn("the transcript shrank; it was truncated or replaced by someone else");
         }
         let mut events = Vec::with_capacity(batch.items.len());
         for item in batch.items {
             match item {
                 Ok(event) => events.push(event),
-                Err(issue) => self.observer.warn(&format!("skipping an unreadable transcript line: {issue}")),
+                Err(issue) => self
+                    .observer
+                    .warn(&format!("skipping an unreadable transcript line: {issue}")),
             }
         }
         Ok(events)
@@ -310,7 +349,10 @@ impl Coordinator<'_> {
                     return;
                 }
                 if self.live.contains_key(&spawn.role) {
-                    self.queued.entry(spawn.role.clone()).or_default().push_back((spawn, resumed));
+                    self.queued
+                        .entry(spawn.role.clone())
+                        .or_default()
+                        .push_back((spawn, resumed));
                 } else {
                     self.start_spawn(spawn, resumed);
                 }
@@ -341,7 +383,8 @@ impl Coordinator<'_> {
 
     fn start_spawn(&mut self, spawn: Spawn, resumed: bool) {
         let Some(role) = self.session.table.role(&spawn.role).cloned() else {
-            self.observer.warn(&format!("spawn of unknown role `{}` ignored", spawn.role));
+            self.observer
+                .warn(&format!("spawn of unknown role `{}` ignored", spawn.role));
             return;
         };
         let binding = self.binding_for(&spawn);
@@ -356,7 +399,8 @@ impl Coordinator<'_> {
             resumed,
         };
         let (cancel_tx, cancel_rx) = oneshot::channel();
-        self.live.insert(job.role.id.clone(), (job.effect.id.clone(), cancel_tx));
+        self.live
+            .insert(job.role.id.clone(), (job.effect.id.clone(), cancel_tx));
         self.spawns_running += 1;
         let writer = self.writer.clone();
         let tx = self.tasks_tx.clone();
@@ -376,12 +420,18 @@ impl Coordinator<'_> {
             .cloned()
             .unwrap_or_else(|| RoleBinding::to_adapter(AdapterKind::Mock, "default"));
         match spawn.adapter.as_deref().map(str::parse::<AdapterKind>) {
-            Some(Ok(kind)) if kind.as_str() != bound.adapter => RoleBinding::to_adapter(kind, "swap"),
+            Some(Ok(kind)) if kind.as_str() != bound.adapter => {
+                RoleBinding::to_adapter(kind, "swap")
+            }
             _ => bound,
         }
     }
 
-    fn render_prompt(&self, spawn: &Spawn, role: &crate::pipeline::table::RoleSpec) -> Result<String, String> {
+    fn render_prompt(
+        &self,
+        spawn: &Spawn,
+        role: &crate::pipeline::table::RoleSpec,
+    ) -> Result<String, String> {
         let dir = &self.session.dir;
         let inputs = PromptInputs {
             goal: self.state.goal.as_deref().unwrap_or(""),
@@ -400,13 +450,17 @@ impl Coordinator<'_> {
             attempt: spawn.attempt,
         };
         let context = prompt::context(&self.session.table, role, &inputs);
-        let text = prompt::render(&self.pipeline_file, role, &context).map_err(|e| e.to_string())?;
-        prompt::write(&dir.prompt_path(&role.id, spawn.attempt + 1), &text).map_err(|e| e.to_string())?;
+        let text =
+            prompt::render(&self.pipeline_file, role, &context).map_err(|e| e.to_string())?;
+        prompt::write(&dir.prompt_path(&role.id, spawn.attempt + 1), &text)
+            .map_err(|e| e.to_string())?;
         Ok(text)
     }
 
     fn spec_context(&self) -> Value {
-        let Some(spec) = &self.state.spec else { return Value::Null };
+        let Some(spec) = &self.state.spec else {
+            return Value::Null;
+        };
         let predicates: Vec<Value> = spec
             .ac_predicates
             .iter()
@@ -419,12 +473,16 @@ impl Coordinator<'_> {
     }
 
     fn build_context(&self) -> Value {
-        let Some(build) = &self.latest.build else { return Value::Null };
+        let Some(build) = &self.latest.build else {
+            return Value::Null;
+        };
         json!({ "body": build.body, "artifacts": build.artifacts.iter().map(|a| a.path.as_str()).collect::<Vec<_>>() })
     }
 
     fn qa_context(&self) -> Value {
-        let Some(qa) = &self.latest.qa else { return Value::Null };
+        let Some(qa) = &self.latest.qa else {
+            return Value::Null;
+        };
         let data = qa.data.clone().unwrap_or_default();
         let code = data.get("exec_exit_code").and_then(Value::as_i64);
         let checks: Vec<Value> = data
@@ -446,13 +504,20 @@ impl Coordinator<'_> {
         let findings: Vec<String> = data
             .get("findings")
             .and_then(Value::as_array)
-            .map(|f| f.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .map(|f| {
+                f.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
             .unwrap_or_default();
         json!({ "exec_exit_code": code, "passed": code == Some(0), "findings": findings, "checks": checks })
     }
 
     fn verdict_context(&self) -> Value {
-        let Some(latest) = &self.state.verification.latest else { return Value::Null };
+        let Some(latest) = &self.state.verification.latest else {
+            return Value::Null;
+        };
         json!({
             "verdict": latest.corrected.verdict,
             "aggregate": latest.corrected.aggregate,
@@ -466,14 +531,21 @@ impl Coordinator<'_> {
             TaskDone::Qa => self.qa_running = self.qa_running.saturating_sub(1),
             TaskDone::Spawn(report) => {
                 self.spawns_running = self.spawns_running.saturating_sub(1);
-                if self.live.get(&report.role).is_some_and(|(id, _)| *id == report.effect_id) {
+                if self
+                    .live
+                    .get(&report.role)
+                    .is_some_and(|(id, _)| *id == report.effect_id)
+                {
                     self.live.remove(&report.role);
                 }
-                let next = self.queued.get_mut(&report.role).and_then(VecDeque::pop_front);
-                if let Some((spawn, resumed)) = next {
-                    if self.finishing.is_none() {
-                        self.start_spawn(spawn, resumed);
-                    }
+                let next = self
+                    .queued
+                    .get_mut(&report.role)
+                    .and_then(VecDeque::pop_front);
+                if let Some((spawn, resumed)) = next
+                    && self.finishing.is_none()
+                {
+                    self.start_spawn(spawn, resumed);
                 }
             }
         }
@@ -504,7 +576,12 @@ impl Coordinator<'_> {
         } else {
             format!("cancel: stopped {} ({})", roles.join(", "), cancel.reason)
         };
-        self.append_or_warn(Draft::new("system", Kind::Note).body(body).data(data).metadata(runner_metadata(&cancel.id)));
+        self.append_or_warn(
+            Draft::new("system", Kind::Note)
+                .body(body)
+                .data(data)
+                .metadata(runner_metadata(&cancel.id)),
+        );
     }
 
     /// Turn new inbox lines into `user.*` events (or error acks). True when any line was read.
@@ -516,11 +593,23 @@ impl Coordinator<'_> {
                 return false;
             }
         };
-        let roles: Vec<String> = self.session.table.roles.iter().map(|r| r.id.clone()).collect();
+        let roles: Vec<String> = self
+            .session
+            .table
+            .roles
+            .iter()
+            .map(|r| r.id.clone())
+            .collect();
         let read = !lines.is_empty();
         for line in lines {
             let draft = if line.too_long {
-                Some(rejection_draft(&InboxError::TooLong { len: usize::try_from(line.end - line.start).unwrap_or(usize::MAX) }, "", line.end))
+                Some(rejection_draft(
+                    &InboxError::TooLong {
+                        len: usize::try_from(line.end - line.start).unwrap_or(usize::MAX),
+                    },
+                    "",
+                    line.end,
+                ))
             } else {
                 match parse_line(&line.text, &roles) {
                     Ok(Some(command)) => Some(to_draft(&command, Some(line.end))),
@@ -538,23 +627,45 @@ impl Coordinator<'_> {
 
     /// Nothing runs, nothing is queued, nothing is being finished.
     fn is_quiet(&self) -> bool {
-        self.spawns_running == 0 && self.qa_running == 0 && self.queued.values().all(VecDeque::is_empty) && self.finishing.is_none()
+        self.spawns_running == 0
+            && self.qa_running == 0
+            && self.queued.values().all(VecDeque::is_empty)
+            && self.finishing.is_none()
     }
 
     fn is_paused(&self) -> bool {
-        self.state.paused || self.state.roles.values().any(|r| r.paused || r.queued.is_some())
+        self.state.paused
+            || self
+                .state
+                .roles
+                .values()
+                .any(|r| r.paused || r.queued.is_some())
     }
 
     /// Nothing can move the session any more: end it as `idle`, recorded like any other ending.
     fn stall(&mut self) {
-        let id = format!("idle:{}", self.state.last_event.as_ref().map_or("start", |e| e.id.as_str()));
-        self.finishing = Some((Done { id, reason: "idle".to_owned() }, Instant::now()));
+        let id = format!(
+            "idle:{}",
+            self.state
+                .last_event
+                .as_ref()
+                .map_or("start", |e| e.id.as_str())
+        );
+        self.finishing = Some((
+            Done {
+                id,
+                reason: "idle".to_owned(),
+            },
+            Instant::now(),
+        ));
     }
 
     /// Once the session is done and its work has drained (or the grace period ran out), stop what
     /// is left, write `done` + `session.end`, and fold them.
     async fn finish_if_ready(&mut self) -> Result<Option<Ending>, CoordinatorError> {
-        let Some((done, deadline)) = &self.finishing else { return Ok(None) };
+        let Some((done, deadline)) = &self.finishing else {
+            return Ok(None);
+        };
         let busy = self.spawns_running > 0 || self.qa_running > 0;
         if busy && Instant::now() < *deadline {
             return Ok(None);
@@ -566,13 +677,21 @@ impl Coordinator<'_> {
         while self.qa_running > 0 || self.spawns_running > 0 {
             match self.tasks.recv().await {
                 Some(TaskDone::Qa) => self.qa_running = self.qa_running.saturating_sub(1),
-                Some(TaskDone::Spawn(_)) => self.spawns_running = self.spawns_running.saturating_sub(1),
+                Some(TaskDone::Spawn(_)) => {
+                    self.spawns_running = self.spawns_running.saturating_sub(1);
+                }
                 None => break,
             }
         }
         let mut data = Map::new();
         data.insert("reason".into(), json!(done.reason));
-        append(&self.writer, Draft::new("system", Kind::Done).body(done.reason.clone()).data(data).metadata(runner_metadata(&done.id)))?;
+        append(
+            &self.writer,
+            Draft::new("system", Kind::Done)
+                .body(done.reason.clone())
+                .data(data)
+                .metadata(runner_metadata(&done.id)),
+        )?;
         append(
             &self.writer,
             Draft::new("system", Kind::SessionEnd)
@@ -584,13 +703,18 @@ impl Coordinator<'_> {
             let _ = self.state.apply(&self.session.table, &event);
             self.observer.event(&event, &self.state, true);
         }
-        let reason = self.state.done.as_ref().map_or(done.reason, |d| d.reason.clone());
+        let reason = self
+            .state
+            .done
+            .as_ref()
+            .map_or(done.reason, |d| d.reason.clone());
         Ok(Some(Ending::Done { reason }))
     }
 
     fn append_or_warn(&mut self, draft: Draft) {
         if let Err(err) = append(&self.writer, draft) {
-            self.observer.warn(&format!("could not append an event: {err}"));
+            self.observer
+                .warn(&format!("could not append an event: {err}"));
         }
     }
 }
@@ -607,5 +731,10 @@ impl Latest {
 }
 
 fn inbox_offset(event: &Event) -> u64 {
-    event.data.as_ref().and_then(|d| d.get("inbox_offset")).and_then(Value::as_u64).unwrap_or(0)
+    event
+        .data
+        .as_ref()
+        .and_then(|d| d.get("inbox_offset"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
 }

@@ -37,12 +37,20 @@ pub type SharedWriter = Arc<Mutex<Writer>>;
 
 /// Append one draft through the shared writer.
 pub fn append(writer: &SharedWriter, draft: Draft) -> Result<Event, WriteError> {
-    writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner).append(draft)
+    writer
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .append(draft)
 }
 
 /// Provenance metadata of a runner-written event answering `effect_id`.
 pub fn runner_metadata(effect_id: &str) -> Metadata {
-    Metadata { deterministic: Some(true), tool: Some(DISPATCH_TOOL.to_owned()), effect_id: Some(effect_id.to_owned()), ..Metadata::default() }
+    Metadata {
+        deterministic: Some(true),
+        tool: Some(DISPATCH_TOOL.to_owned()),
+        effect_id: Some(effect_id.to_owned()),
+        ..Metadata::default()
+    }
 }
 
 /// Everything one spawn needs, prepared by the coordinator (which owns the state).
@@ -69,37 +77,27 @@ pub struct SpawnReport {
 }
 
 /// Run one spawn to its end and write its outcome events.
-pub async fn run_spawn(job: SpawnJob, writer: SharedWriter, cancel: oneshot::Receiver<()>) -> SpawnReport {
+pub async fn run_spawn(
+    job: SpawnJob,
+    writer: SharedWriter,
+    cancel: oneshot::Receiver<()>,
+) -> SpawnReport {
     let effect_id = job.effect.id.clone();
     let role = job.role.id.clone();
     let n = job.effect.attempt + 1;
     let prompt_path = job.session.prompt_path(&role, n);
     let log_path = job.session.log_path(&role, n);
-    let relative = |p: &Path| p.strip_prefix(job.session.path()).unwrap_or(p).display().to_string();
-
-    let mut data = Map::new();
-    data.insert("role".into(), json!(role));
-    data.insert("adapter".into(), json!(job.binding.adapter));
-    data.insert("attempt".into(), json!(job.effect.attempt));
-    data.insert("cause".into(), json!(job.effect.cause));
-    data.insert("prompt".into(), json!(relative(&prompt_path)));
-    data.insert("log".into(), json!(relative(&log_path)));
-    if job.resumed {
-        data.insert("resumed".into(), json!(true));
-    }
-    let mut metadata = runner_metadata(&effect_id);
-    metadata.harness = Some(job.binding.harness.clone());
-    metadata.provider = Some(job.binding.provider.clone());
-    metadata.model.clone_from(&job.binding.model);
-    metadata.consumed_intervene_ids.clone_from(&job.effect.consumed_intervene_ids);
-    let wake = Draft::new(role.clone(), Kind::AgentWake)
-        .body(format!("{role} turn {n} on {}", job.binding.adapter))
-        .data(data)
-        .metadata(metadata);
+    let wake = wake_draft(&job, &prompt_path, &log_path);
     let wake_id = match append(&writer, wake) {
         Ok(event) => event.id,
         Err(err) => {
-            let report = fail(&writer, &job, "dispatch_failed", &format!("cannot write agent.wake: {err}"), None);
+            let report = fail(
+                &writer,
+                &job,
+                "dispatch_failed",
+                &format!("cannot write agent.wake: {err}"),
+                None,
+            );
             return report;
         }
     };
@@ -112,20 +110,7 @@ pub async fn run_spawn(job: SpawnJob, writer: SharedWriter, cancel: oneshot::Rec
     let finished = agent_process::run(launch, cancel).await;
     let usage = parse_usage(&finished.stdout_tail);
     let produced = produced_since(&job.session.transcript(), &wake_id, &job.role);
-    let failure = match &finished.ending {
-        Ending::Cancelled => None,
-        Ending::MissingBinary(program) => Some(("missing_binary", format!("`{program}` is not installed or not on PATH"))),
-        Ending::SpawnFailed(why) => Some(("missing_binary", why.clone())),
-        Ending::TimedOut(Deadline::Idle) => Some(("idle_timeout", format!("silent for {} ms; process group killed", idle_ms(&job)))),
-        Ending::TimedOut(Deadline::Wall) => Some(("timeout", format!("ran longer than {} ms; process group killed", wall_ms(&job)))),
-        Ending::Exited(0) if produced => None,
-        Ending::Exited(0) => Some((
-            "no_produces",
-            format!("the turn ended without emitting {}", job.role.produces.join(" or ")),
-        )),
-        Ending::Exited(code) => Some(("exit_nonzero", format!("exited with code {code}"))),
-        Ending::Signalled(signal) => Some(("exit_nonzero", format!("killed by signal {signal}"))),
-    };
+    let failure = classify(&finished.ending, produced, &job);
     let exit_code = match finished.ending {
         Ending::Exited(code) => Some(code),
         _ => None,
@@ -133,7 +118,10 @@ pub async fn run_spawn(job: SpawnJob, writer: SharedWriter, cancel: oneshot::Rec
     if let Some((reason, message)) = &failure {
         let mut data = error_data(&job, reason, message);
         data.insert("exit_code".into(), json!(exit_code));
-        data.insert("stderr".into(), json!(tail_chars(&finished.stderr_tail, 2000)));
+        data.insert(
+            "stderr".into(),
+            json!(tail_chars(&finished.stderr_tail, 2000)),
+        );
         let error = Draft::new("system", Kind::Error)
             .body(format!("{role} turn {n} failed: {message}"))
             .data(data)
@@ -145,12 +133,94 @@ pub async fn run_spawn(job: SpawnJob, writer: SharedWriter, cancel: oneshot::Rec
         (_, Some(_)) => "failed",
         (_, None) => "ok",
     };
-    write_stop(&writer, &job, outcome, exit_code, finished.duration_ms, &usage);
-    SpawnReport { role, effect_id, failure: failure.map(|(reason, _)| reason.to_owned()) }
+    write_stop(
+        &writer,
+        &job,
+        outcome,
+        exit_code,
+        finished.duration_ms,
+        &usage,
+    );
+    SpawnReport {
+        role,
+        effect_id,
+        failure: failure.map(|(reason, _)| reason.to_owned()),
+    }
+}
+
+/// The `agent.wake` that opens a turn: role, adapter, cause, where its prompt and log are.
+fn wake_draft(job: &SpawnJob, prompt_path: &Path, log_path: &Path) -> Draft {
+    let role = &job.role.id;
+    let n = job.effect.attempt + 1;
+    let relative = |p: &Path| {
+        p.strip_prefix(job.session.path())
+            .unwrap_or(p)
+            .display()
+            .to_string()
+    };
+
+    let mut data = Map::new();
+    data.insert("role".into(), json!(role));
+    data.insert("adapter".into(), json!(job.binding.adapter));
+    data.insert("attempt".into(), json!(job.effect.attempt));
+    data.insert("cause".into(), json!(job.effect.cause));
+    data.insert("prompt".into(), json!(relative(prompt_path)));
+    data.insert("log".into(), json!(relative(log_path)));
+    if job.resumed {
+        data.insert("resumed".into(), json!(true));
+    }
+    let mut metadata = runner_metadata(&job.effect.id);
+    metadata.harness = Some(job.binding.harness.clone());
+    metadata.provider = Some(job.binding.provider.clone());
+    metadata.model.clone_from(&job.binding.model);
+    metadata
+        .consumed_intervene_ids
+        .clone_from(&job.effect.consumed_intervene_ids);
+    Draft::new(role.clone(), Kind::AgentWake)
+        .body(format!("{role} turn {n} on {}", job.binding.adapter))
+        .data(data)
+        .metadata(metadata)
+}
+
+/// The `error` reason and message of a turn that ended this way, `None` when it succeeded (or
+/// was cancelled, which is not the role's failure).
+fn classify(ending: &Ending, produced: bool, job: &SpawnJob) -> Option<(&'static str, String)> {
+    match ending {
+        Ending::Cancelled => None,
+        Ending::MissingBinary(program) => Some((
+            "missing_binary",
+            format!("`{program}` is not installed or not on PATH"),
+        )),
+        Ending::SpawnFailed(why) => Some(("missing_binary", why.clone())),
+        Ending::TimedOut(Deadline::Idle) => Some((
+            "idle_timeout",
+            format!("silent for {} ms; process group killed", idle_ms(job)),
+        )),
+        Ending::TimedOut(Deadline::Wall) => Some((
+            "timeout",
+            format!("ran longer than {} ms; process group killed", wall_ms(job)),
+        )),
+        Ending::Exited(0) if produced => None,
+        Ending::Exited(0) => Some((
+            "no_produces",
+            format!(
+                "the turn ended without emitting {}",
+                job.role.produces.join(" or ")
+            ),
+        )),
+        Ending::Exited(code) => Some(("exit_nonzero", format!("exited with code {code}"))),
+        Ending::Signalled(signal) => Some(("exit_nonzero", format!("killed by signal {signal}"))),
+    }
 }
 
 /// Write `error` + `agent.stop` for a spawn that never started.
-fn fail(writer: &SharedWriter, job: &SpawnJob, reason: &str, message: &str, exit_code: Option<i32>) -> SpawnReport {
+fn fail(
+    writer: &SharedWriter,
+    job: &SpawnJob,
+    reason: &str,
+    message: &str,
+    exit_code: Option<i32>,
+) -> SpawnReport {
     let mut data = error_data(job, reason, message);
     data.insert("exit_code".into(), json!(exit_code));
     let error = Draft::new("system", Kind::Error)
@@ -159,7 +229,11 @@ fn fail(writer: &SharedWriter, job: &SpawnJob, reason: &str, message: &str, exit
         .metadata(runner_metadata(&job.effect.id));
     let _ = append(writer, error);
     write_stop(writer, job, "failed", exit_code, 0, &Usage::default());
-    SpawnReport { role: job.role.id.clone(), effect_id: job.effect.id.clone(), failure: Some(reason.to_owned()) }
+    SpawnReport {
+        role: job.role.id.clone(),
+        effect_id: job.effect.id.clone(),
+        failure: Some(reason.to_owned()),
+    }
 }
 
 fn error_data(job: &SpawnJob, reason: &str, message: &str) -> Map<String, Value> {
@@ -172,7 +246,14 @@ fn error_data(job: &SpawnJob, reason: &str, message: &str) -> Map<String, Value>
     data
 }
 
-fn write_stop(writer: &SharedWriter, job: &SpawnJob, outcome: &str, exit_code: Option<i32>, latency_ms: u64, usage: &Usage) {
+fn write_stop(
+    writer: &SharedWriter,
+    job: &SpawnJob,
+    outcome: &str,
+    exit_code: Option<i32>,
+    latency_ms: u64,
+    usage: &Usage,
+) {
     let mut metadata = runner_metadata(&job.effect.id);
     metadata.latency_ms = Some(latency_ms);
     metadata.tokens_in = usage.tokens_in;
@@ -187,75 +268,100 @@ fn write_stop(writer: &SharedWriter, job: &SpawnJob, outcome: &str, exit_code: O
     data.insert("outcome".into(), json!(outcome));
     data.insert("exit_code".into(), json!(exit_code));
     let stop = Draft::new(job.role.id.clone(), Kind::AgentStop)
-        .body(format!("{} stopped ({outcome}, {latency_ms} ms)", job.role.id))
+        .body(format!(
+            "{} stopped ({outcome}, {latency_ms} ms)",
+            job.role.id
+        ))
         .data(data)
         .metadata(metadata);
     let _ = append(writer, stop);
 }
 
 fn idle_ms(job: &SpawnJob) -> u64 {
-    job.config.idle_timeout_ms.unwrap_or(job.role.idle_timeout_ms)
+    job.config
+        .idle_timeout_ms
+        .unwrap_or(job.role.idle_timeout_ms)
 }
 
 fn wall_ms(job: &SpawnJob) -> u64 {
-    job.config.wall_timeout_ms.unwrap_or(job.role.wall_timeout_ms)
+    job.config
+        .wall_timeout_ms
+        .unwrap_or(job.role.wall_timeout_ms)
 }
 
 /// The process to run for the job's adapter.
 fn launch(job: &SpawnJob, prompt_path: &Path, log_path: &Path) -> Result<Launch, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot locate the crumb binary: {e}"))?;
-    let adapter: AdapterKind = job.binding.adapter.parse().map_err(|e: crate::adapters::UnknownAdapter| e.to_string())?;
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot locate the crumb binary: {e}"))?;
+    let adapter: AdapterKind = job
+        .binding
+        .adapter
+        .parse()
+        .map_err(|e: crate::adapters::UnknownAdapter| e.to_string())?;
     let session = &job.session;
     let prompt = job.prompt.clone().unwrap_or_default();
-    let mut env: Vec<(String, OsString)> = vec![
-        ("CRUMB_SESSION_DIR".into(), session.path().into()),
-        ("CRUMB_SESSION_ID".into(), session.id().into()),
-        ("CRUMB_ACTOR".into(), job.role.id.clone().into()),
-        ("CRUMB_TRANSCRIPT_PATH".into(), session.transcript().into()),
-        ("CRUMB_HARNESS".into(), job.binding.harness.clone().into()),
-        ("CRUMB_PROVIDER".into(), job.binding.provider.clone().into()),
-        ("CRUMB_MODEL".into(), job.binding.model.clone().unwrap_or_default().into()),
-        ("CRUMB_PROMPT_PATH".into(), prompt_path.into()),
-        ("CRUMB_CONSUMED_INTERVENE_IDS".into(), job.effect.consumed_intervene_ids.join(",").into()),
-        (PRODUCES_ENV.into(), job.role.produces.join(",").into()),
-    ];
-    if let Some(dir) = exe.parent() {
-        let mut path = OsString::from(dir);
-        if let Some(existing) = std::env::var_os("PATH") {
-            path.push(":");
-            path.push(existing);
-        }
-        env.push(("PATH".into(), path));
-    }
-    let model_args = |flag: &str| job.binding.model.iter().flat_map(|m| [OsString::from(flag), OsString::from(m)]).collect::<Vec<_>>();
+    let mut env = crumb_env(job, &exe, prompt_path);
+    let model_args = |flag: &str| {
+        job.binding
+            .model
+            .iter()
+            .flat_map(|m| [OsString::from(flag), OsString::from(m)])
+            .collect::<Vec<_>>()
+    };
     let (program, args): (OsString, Vec<OsString>) = match adapter {
         AdapterKind::Mock => {
-            env.push((SCENARIO_ENV.into(), job.config.mock_scenario.clone().unwrap_or_else(|| "pass".into()).into()));
+            env.push((
+                SCENARIO_ENV.into(),
+                job.config
+                    .mock_scenario
+                    .clone()
+                    .unwrap_or_else(|| "pass".into())
+                    .into(),
+            ));
             (exe.into(), vec!["mock-agent".into()])
         }
         AdapterKind::ClaudeCode => {
-            let mut args: Vec<OsString> =
-                ["-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions"].map(OsString::from).to_vec();
+            let mut args: Vec<OsString> = [
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--permission-mode",
+                "bypassPermissions",
+            ]
+            .map(OsString::from)
+            .to_vec();
             args.extend(model_args("--model"));
             ("claude".into(), args)
         }
         AdapterKind::Codex => {
-            let mut args: Vec<OsString> = ["exec", "--json", "--skip-git-repo-check", "--full-auto"].map(OsString::from).to_vec();
+            let mut args: Vec<OsString> =
+                ["exec", "--json", "--skip-git-repo-check", "--full-auto"]
+                    .map(OsString::from)
+                    .to_vec();
             args.extend(model_args("--model"));
             args.push("-".into());
             ("codex".into(), args)
         }
         AdapterKind::GeminiCli => {
             env.push(("GEMINI_SYSTEM_MD".into(), prompt_path.into()));
-            let mut args: Vec<OsString> =
-                ["-p", "Carry out the instructions of your system prompt now.", "--output-format", "stream-json", "--yolo"]
-                    .map(OsString::from)
-                    .to_vec();
+            let mut args: Vec<OsString> = [
+                "-p",
+                "Carry out the instructions of your system prompt now.",
+                "--output-format",
+                "stream-json",
+                "--yolo",
+            ]
+            .map(OsString::from)
+            .to_vec();
             args.extend(model_args("--model"));
             ("gemini".into(), args)
         }
         AdapterKind::Command => {
-            return Err("the `command` adapter needs an argv template, which this binding does not give".into());
+            return Err(
+                "the `command` adapter needs an argv template, which this binding does not give"
+                    .into(),
+            );
         }
     };
     Ok(Launch {
@@ -269,6 +375,39 @@ fn launch(job: &SpawnJob, prompt_path: &Path, log_path: &Path) -> Result<Launch,
         wall: Duration::from_millis(wall_ms(job).max(1)),
         idle: Duration::from_millis(idle_ms(job).max(1)),
     })
+}
+
+/// The `CRUMB_*` environment of a turn, with the running `crumb` first on `PATH` so agents can
+/// call `crumb event`.
+fn crumb_env(job: &SpawnJob, exe: &Path, prompt_path: &Path) -> Vec<(String, OsString)> {
+    let session = &job.session;
+    let mut env: Vec<(String, OsString)> = vec![
+        ("CRUMB_SESSION_DIR".into(), session.path().into()),
+        ("CRUMB_SESSION_ID".into(), session.id().into()),
+        ("CRUMB_ACTOR".into(), job.role.id.clone().into()),
+        ("CRUMB_TRANSCRIPT_PATH".into(), session.transcript().into()),
+        ("CRUMB_HARNESS".into(), job.binding.harness.clone().into()),
+        ("CRUMB_PROVIDER".into(), job.binding.provider.clone().into()),
+        (
+            "CRUMB_MODEL".into(),
+            job.binding.model.clone().unwrap_or_default().into(),
+        ),
+        ("CRUMB_PROMPT_PATH".into(), prompt_path.into()),
+        (
+            "CRUMB_CONSUMED_INTERVENE_IDS".into(),
+            job.effect.consumed_intervene_ids.join(",").into(),
+        ),
+        (PRODUCES_ENV.into(), job.role.produces.join(",").into()),
+    ];
+    if let Some(dir) = exe.parent() {
+        let mut path = OsString::from(dir);
+        if let Some(existing) = std::env::var_os("PATH") {
+            path.push(":");
+            path.push(existing);
+        }
+        env.push(("PATH".into(), path));
+    }
+    env
 }
 
 /// Where a running spawn records its process group (next to its log).
@@ -302,25 +441,61 @@ pub struct Usage {
 /// total and wins; otherwise every `usage` object is summed (Codex reports one per model call).
 pub fn parse_usage(stdout: &[u8]) -> Usage {
     let text = String::from_utf8_lossy(stdout);
-    let lines: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok()).filter(Value::is_object).collect();
+    let lines: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+        .filter(Value::is_object)
+        .collect();
     let mut total = Usage::default();
-    let result = lines.iter().rev().find(|v| v.get("type").and_then(Value::as_str) == Some("result") && v.get("usage").is_some());
-    let chosen: Vec<&Value> = result.map_or_else(|| lines.iter().filter(|v| v.get("usage").is_some()).collect(), |r| vec![r]);
+    let result = lines.iter().rev().find(|v| {
+        v.get("type").and_then(Value::as_str) == Some("result") && v.get("usage").is_some()
+    });
+    let chosen: Vec<&Value> = result.map_or_else(
+        || lines.iter().filter(|v| v.get("usage").is_some()).collect(),
+        |r| vec![r],
+    );
     for line in chosen {
         let usage = &line["usage"];
-        let number = |keys: &[&str]| keys.iter().find_map(|k| usage.get(*k).and_then(Value::as_u64));
-        add(&mut total.tokens_in, number(&["input_tokens", "tokens_in", "prompt_tokens"]));
-        add(&mut total.tokens_out, number(&["output_tokens", "tokens_out", "completion_tokens"]));
-        add(&mut total.cache_read, number(&["cache_read_input_tokens", "cache_read", "cached_input_tokens"]));
-        add(&mut total.cache_write, number(&["cache_creation_input_tokens", "cache_write"]));
+        let number = |keys: &[&str]| {
+            keys.iter()
+                .find_map(|k| usage.get(*k).and_then(Value::as_u64))
+        };
+        add(
+            &mut total.tokens_in,
+            number(&["input_tokens", "tokens_in", "prompt_tokens"]),
+        );
+        add(
+            &mut total.tokens_out,
+            number(&["output_tokens", "tokens_out", "completion_tokens"]),
+        );
+        add(
+            &mut total.cache_read,
+            number(&[
+                "cache_read_input_tokens",
+                "cache_read",
+                "cached_input_tokens",
+            ]),
+        );
+        add(
+            &mut total.cache_write,
+            number(&["cache_creation_input_tokens", "cache_write"]),
+        );
         let cost = ["total_cost_usd", "cost_usd"]
             .iter()
-            .find_map(|k| line.get(*k).or_else(|| usage.get(*k)).and_then(Value::as_f64))
+            .find_map(|k| {
+                line.get(*k)
+                    .or_else(|| usage.get(*k))
+                    .and_then(Value::as_f64)
+            })
             .filter(|c| c.is_finite() && *c >= 0.0);
         if let Some(cost) = cost {
             total.cost_usd = Some(total.cost_usd.unwrap_or(0.0) + cost);
         }
-        if let Some(model) = usage.get("model").or_else(|| line.get("model")).and_then(Value::as_str) {
+        if let Some(model) = usage
+            .get("model")
+            .or_else(|| line.get("model"))
+            .and_then(Value::as_str)
+        {
             total.model = Some(model.chars().take(128).collect());
         }
     }
@@ -341,7 +516,10 @@ fn tail_chars(text: &str, max: usize) -> String {
 /// Run the pipeline's QA for `effect` and write `qa.result`.
 pub async fn run_qa(effect: RunQa, qa: Option<QaSpec>, session: SessionDir, writer: SharedWriter) {
     let draft = match qa {
-        None => failed_qa("the pipeline declares no qa block, so nothing could verify the build", &effect),
+        None => failed_qa(
+            "the pipeline declares no qa block, so nothing could verify the build",
+            &effect,
+        ),
         Some(spec) => {
             let parsed = crate::qa::predicate::parse(&Value::Array(effect.ac_predicates.clone()));
             let request = crate::qa::runner::QaRequest {
@@ -355,7 +533,10 @@ pub async fn run_qa(effect: RunQa, qa: Option<QaSpec>, session: SessionDir, writ
             let limit = Duration::from_millis(spec.timeout_ms) + QA_MARGIN;
             match tokio::time::timeout(limit, crate::qa::runner::run(&spec, &request)).await {
                 Ok(report) => report.to_draft(Some(&effect.build_event_id)),
-                Err(_) => failed_qa(&format!("QA did not finish within {} ms", limit.as_millis()), &effect),
+                Err(_) => failed_qa(
+                    &format!("QA did not finish within {} ms", limit.as_millis()),
+                    &effect,
+                ),
             }
         }
     };
@@ -365,7 +546,10 @@ pub async fn run_qa(effect: RunQa, qa: Option<QaSpec>, session: SessionDir, writ
     if let Err(err) = append(&writer, draft) {
         // The result must exist whatever happened; a minimal one cannot fail validation.
         eprintln!("crumb: cannot write qa.result: {err}");
-        let _ = append(&writer, failed_qa(&format!("qa.result could not be written: {err}"), &effect));
+        let _ = append(
+            &writer,
+            failed_qa(&format!("qa.result could not be written: {err}"), &effect),
+        );
     }
 }
 
@@ -389,11 +573,17 @@ mod tests {
     fn usage_sums_calls_but_a_result_line_wins() {
         let codex = b"{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,\"output_tokens\":5}}\nnoise\n{\"usage\":{\"input_tokens\":1,\"cached_input_tokens\":3}}\n";
         let usage = parse_usage(codex);
-        assert_eq!((usage.tokens_in, usage.tokens_out, usage.cache_read), (Some(11), Some(5), Some(3)));
+        assert_eq!(
+            (usage.tokens_in, usage.tokens_out, usage.cache_read),
+            (Some(11), Some(5), Some(3))
+        );
         let claude = b"{\"type\":\"assistant\",\"usage\":{\"input_tokens\":99}}\n{\"type\":\"result\",\"total_cost_usd\":0.5,\"usage\":{\"input_tokens\":7,\"output_tokens\":2}}\n";
         let usage = parse_usage(claude);
         assert_eq!((usage.tokens_in, usage.cost_usd), (Some(7), Some(0.5)));
         assert_eq!(parse_usage(b"\xff\xfe garbage {"), Usage::default());
-        assert_eq!(parse_usage(b"{\"usage\":{\"input_tokens\":-4},\"cost_usd\":-1}").tokens_in, None);
+        assert_eq!(
+            parse_usage(b"{\"usage\":{\"input_tokens\":-4},\"cost_usd\":-1}").tokens_in,
+            None
+        );
     }
 }

@@ -70,7 +70,11 @@ pub fn context(table: &TransitionTable, role: &RoleSpec, inputs: &PromptInputs<'
 }
 
 /// Render `role`'s template. `pipeline_file` is the frozen pipeline the template path is relative to.
-pub fn render(pipeline_file: &Path, role: &RoleSpec, context: &Value) -> Result<String, PromptError> {
+pub fn render(
+    pipeline_file: &Path,
+    role: &RoleSpec,
+    context: &Value,
+) -> Result<String, PromptError> {
     let base = pipeline_file.parent().unwrap_or(Path::new("."));
     let main = normalize(&base.join(&role.template));
     // Templates may include siblings and parents, but never leave the frozen folder's root.
@@ -83,26 +87,38 @@ pub fn render(pipeline_file: &Path, role: &RoleSpec, context: &Value) -> Result<
         if !path.starts_with(&loader_root) {
             return Ok(None);
         }
-        read_template(&path)
-            .map(Some)
-            .map_err(|message| minijinja::Error::new(minijinja::ErrorKind::TemplateNotFound, message))
+        read_template(&path).map(Some).map_err(|message| {
+            minijinja::Error::new(minijinja::ErrorKind::TemplateNotFound, message)
+        })
     });
     env.set_path_join_callback(|name, parent| {
         let parent_dir = Path::new(parent).parent().unwrap_or(Path::new("/"));
-        normalize(&parent_dir.join(name)).to_string_lossy().into_owned().into()
+        normalize(&parent_dir.join(name))
+            .to_string_lossy()
+            .into_owned()
+            .into()
     });
     let shown = || main.display().to_string();
-    let template = env
-        .get_template(&main.to_string_lossy())
-        .map_err(|e| PromptError::Template { path: shown(), message: describe(&e) })?;
+    let template =
+        env.get_template(&main.to_string_lossy())
+            .map_err(|e| PromptError::Template {
+                path: shown(),
+                message: describe(&e),
+            })?;
     template
         .render(to_template_value(context))
-        .map_err(|e| PromptError::Template { path: shown(), message: describe(&e) })
+        .map_err(|e| PromptError::Template {
+            path: shown(),
+            message: describe(&e),
+        })
 }
 
 /// Render and write `prompts/<role>-<n>.md`; returns the rendered text.
 pub fn write(path: &Path, text: &str) -> Result<(), PromptError> {
-    let err = |source| PromptError::Write { path: path.display().to_string(), source };
+    let err = |source| PromptError::Write {
+        path: path.display().to_string(),
+        source,
+    };
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(err)?;
     }
@@ -120,7 +136,9 @@ fn to_template_value(value: &Value) -> minijinja::Value {
             .or_else(|| n.as_u64().map(minijinja::Value::from))
             .unwrap_or_else(|| minijinja::Value::from(n.as_f64().unwrap_or(0.0))),
         Value::String(s) => minijinja::Value::from(s.as_str()),
-        Value::Array(items) => minijinja::Value::from(items.iter().map(to_template_value).collect::<Vec<_>>()),
+        Value::Array(items) => {
+            minijinja::Value::from(items.iter().map(to_template_value).collect::<Vec<_>>())
+        }
         Value::Object(map) => minijinja::Value::from(
             map.iter()
                 .map(|(k, v)| (k.clone(), to_template_value(v)))
@@ -141,9 +159,14 @@ fn describe(error: &minijinja::Error) -> String {
 }
 
 fn read_template(path: &Path) -> Result<String, String> {
-    let size = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?.len();
+    let size = std::fs::metadata(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .len();
     if size > MAX_TEMPLATE_BYTES {
-        return Err(format!("{} is {size} bytes; the limit is {MAX_TEMPLATE_BYTES}", path.display()));
+        return Err(format!(
+            "{} is {size} bytes; the limit is {MAX_TEMPLATE_BYTES}",
+            path.display()
+        ));
     }
     std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -154,9 +177,17 @@ fn frozen_root(pipeline_file: &Path) -> PathBuf {
     let absolute = normalize(pipeline_file);
     absolute
         .ancestors()
-        .find(|dir| dir.file_name().is_some_and(|n| n == crate::runtime::freeze::FROZEN_DIR))
+        .find(|dir| {
+            dir.file_name()
+                .is_some_and(|n| n == crate::runtime::freeze::FROZEN_DIR)
+        })
         .map(Path::to_path_buf)
-        .or_else(|| absolute.parent().and_then(Path::parent).map(Path::to_path_buf))
+        .or_else(|| {
+            absolute
+                .parent()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf)
+        })
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 
@@ -204,13 +235,24 @@ mod tests {
         std::fs::create_dir_all(frozen.join("pipelines")).unwrap();
         std::fs::create_dir_all(frozen.join("templates")).unwrap();
         std::fs::write(frozen.join("pipelines/p.yaml"), "").unwrap();
-        std::fs::write(frozen.join("templates/a.j2"), "A{{ goal }}{% include \"b.j2\" %}").unwrap();
+        std::fs::write(
+            frozen.join("templates/a.j2"),
+            "A{{ goal }}{% include \"b.j2\" %}",
+        )
+        .unwrap();
         std::fs::write(frozen.join("templates/b.j2"), "B{{ attempt }}").unwrap();
-        std::fs::write(frozen.join("templates/evil.j2"), "{% include \"../../../etc/passwd\" %}").unwrap();
+        std::fs::write(
+            frozen.join("templates/evil.j2"),
+            "{% include \"../../../etc/passwd\" %}",
+        )
+        .unwrap();
         std::fs::write(frozen.join("templates/undef.j2"), "{{ nope.x }}").unwrap();
         let ctx = json!({ "goal": "g", "attempt": 2 });
         let pipeline = frozen.join("pipelines/p.yaml");
-        assert_eq!(render(&pipeline, &role("../templates/a.j2"), &ctx).unwrap(), "AgB2");
+        assert_eq!(
+            render(&pipeline, &role("../templates/a.j2"), &ctx).unwrap(),
+            "AgB2"
+        );
         assert!(render(&pipeline, &role("../templates/evil.j2"), &ctx).is_err());
         assert!(render(&pipeline, &role("../templates/undef.j2"), &ctx).is_err());
         assert!(render(&pipeline, &role("../../../../etc/hostname"), &ctx).is_err());

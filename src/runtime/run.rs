@@ -77,7 +77,11 @@ pub enum BindingError {
     #[error(transparent)]
     UnknownAdapter(#[from] crate::adapters::UnknownAdapter),
     #[error("preset `{preset}` binds role `{role}` to unknown adapter `{adapter}`")]
-    PresetAdapter { preset: String, role: String, adapter: String },
+    PresetAdapter {
+        preset: String,
+        role: String,
+        adapter: String,
+    },
 }
 
 /// Resolve every role's binding: `--bind` > `--adapter` > preset (role entry, then its default)
@@ -90,11 +94,18 @@ pub fn resolve_bindings(
 ) -> Result<IndexMap<String, RoleBinding>, BindingError> {
     let mut explicit: IndexMap<String, AdapterKind> = IndexMap::new();
     for bind in binds {
-        let (role, name) = bind.split_once('=').ok_or_else(|| BindingError::Malformed(bind.clone()))?;
+        let (role, name) = bind
+            .split_once('=')
+            .ok_or_else(|| BindingError::Malformed(bind.clone()))?;
         if !table.is_role(role) {
             return Err(BindingError::UnknownRole {
                 role: role.to_owned(),
-                roles: table.roles.iter().map(|r| r.id.as_str()).collect::<Vec<_>>().join(", "),
+                roles: table
+                    .roles
+                    .iter()
+                    .map(|r| r.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             });
         }
         explicit.insert(role.to_owned(), name.parse()?);
@@ -108,11 +119,15 @@ pub fn resolve_bindings(
         } else if let Some((preset, entry)) =
             preset.and_then(|p| p.roles.get(&role.id).or(p.default.as_ref()).map(|b| (p, b)))
         {
-            let kind: AdapterKind = entry.adapter.parse().map_err(|_| BindingError::PresetAdapter {
-                preset: preset.name.clone(),
-                role: role.id.clone(),
-                adapter: entry.adapter.clone(),
-            })?;
+            let kind: AdapterKind =
+                entry
+                    .adapter
+                    .parse()
+                    .map_err(|_| BindingError::PresetAdapter {
+                        preset: preset.name.clone(),
+                        role: role.id.clone(),
+                        adapter: entry.adapter.clone(),
+                    })?;
             let mut binding = RoleBinding::to_adapter(kind, format!("preset {}", preset.name));
             binding.model.clone_from(&entry.model);
             binding.effort = entry.effort.map(|e| format!("{e:?}").to_lowercase());
@@ -158,10 +173,34 @@ mod tests {
 
     #[test]
     fn exit_codes_follow_the_documented_table() {
-        assert_eq!(Ending::Done { reason: "verdict_pass".into() }.exit_code(), 0);
-        assert_eq!(Ending::Done { reason: "approved".into() }.exit_code(), 0);
+        assert_eq!(
+            Ending::Done {
+                reason: "verdict_pass".into()
+            }
+            .exit_code(),
+            0
+        );
+        assert_eq!(
+            Ending::Done {
+                reason: "approved".into()
+            }
+            .exit_code(),
+            0
+        );
         assert_eq!(Ending::Awaiting.exit_code(), 10);
-        assert_eq!(Ending::Done { reason: "circuit_open:builder".into() }.exit_code(), 20);
-        assert_eq!(Ending::Done { reason: "idle".into() }.exit_code(), 20);
+        assert_eq!(
+            Ending::Done {
+                reason: "circuit_open:builder".into()
+            }
+            .exit_code(),
+            20
+        );
+        assert_eq!(
+            Ending::Done {
+                reason: "idle".into()
+            }
+            .exit_code(),
+            20
+        );
     }
 }

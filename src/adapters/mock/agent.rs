@@ -11,6 +11,7 @@
 //!
 //! The last stdout line is a usage record (`{"usage": {...}}`) the dispatcher parses.
 
+use std::fmt::Write as _;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -19,8 +20,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::scenario::{DELAY_ENV, SCENARIO_ENV, Scenario};
 use super::game;
+use super::scenario::{DELAY_ENV, SCENARIO_ENV, Scenario};
 use crate::transcript::{Event, Kind};
 
 /// Environment variable listing the kinds the role produces (comma-separated).
@@ -52,8 +53,16 @@ pub fn run() -> ExitCode {
 fn execute() -> Result<ExitCode, String> {
     let turn = Turn::from_env()?;
     let mut prompt = Vec::new();
-    let _ = std::io::stdin().lock().take(MAX_PROMPT_BYTES).read_to_end(&mut prompt);
-    println!("mock {}: read a {}-byte prompt ({} scenario)", turn.actor, prompt.len(), turn.scenario);
+    let _ = std::io::stdin()
+        .lock()
+        .take(MAX_PROMPT_BYTES)
+        .read_to_end(&mut prompt);
+    println!(
+        "mock {}: read a {}-byte prompt ({} scenario)",
+        turn.actor,
+        prompt.len(),
+        turn.scenario
+    );
     let produced = turn.produces.first().cloned().unwrap_or_default();
     let usage = match produced.as_str() {
         "spec" => {
@@ -89,8 +98,10 @@ impl Turn {
     fn from_env() -> Result<Turn, String> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let actor = var("CRUMB_ACTOR").ok_or("CRUMB_ACTOR is not set")?;
-        let session_dir = PathBuf::from(var("CRUMB_SESSION_DIR").ok_or("CRUMB_SESSION_DIR is not set")?);
-        let transcript = var("CRUMB_TRANSCRIPT_PATH").map_or_else(|| session_dir.join("transcript.jsonl"), PathBuf::from);
+        let session_dir =
+            PathBuf::from(var("CRUMB_SESSION_DIR").ok_or("CRUMB_SESSION_DIR is not set")?);
+        let transcript = var("CRUMB_TRANSCRIPT_PATH")
+            .map_or_else(|| session_dir.join("transcript.jsonl"), PathBuf::from);
         let produces = var(PRODUCES_ENV)
             .unwrap_or_default()
             .split(',')
@@ -102,10 +113,22 @@ impl Turn {
             Some(name) => name.parse::<Scenario>().map_err(|e| e.to_string())?,
             None => Scenario::Pass,
         };
-        let delay = Duration::from_millis(var(DELAY_ENV).and_then(|v| v.parse().ok()).unwrap_or(0).min(600_000));
+        let delay = Duration::from_millis(
+            var(DELAY_ENV)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+                .min(600_000),
+        );
         let (events, _issues) = crate::transcript::reader::read_path(&transcript)
             .map_err(|e| format!("cannot read {}: {e}", transcript.display()))?;
-        Ok(Turn { actor, session_dir, produces, scenario, delay, events })
+        Ok(Turn {
+            actor,
+            session_dir,
+            produces,
+            scenario,
+            delay,
+            events,
+        })
     }
 
     /// Slow steps down when asked to (kill-and-resume tests).
@@ -116,12 +139,21 @@ impl Turn {
     }
 
     fn goal(&self) -> String {
-        self.events.iter().rev().find(|e| e.kind == Kind::Goal).and_then(|e| e.body.clone()).unwrap_or_default()
+        self.events
+            .iter()
+            .rev()
+            .find(|e| e.kind == Kind::Goal)
+            .and_then(|e| e.body.clone())
+            .unwrap_or_default()
     }
 
     /// How many turns this role has started, this one included.
     fn turn_number(&self) -> usize {
-        self.events.iter().filter(|e| e.kind == Kind::AgentWake && e.from == self.actor).count().max(1)
+        self.events
+            .iter()
+            .filter(|e| e.kind == Kind::AgentWake && e.from == self.actor)
+            .count()
+            .max(1)
     }
 
     fn plan(&self) -> Result<(), String> {
@@ -130,11 +162,13 @@ impl Turn {
         let revised = self.events.iter().any(|e| e.kind == Kind::Spec);
         let mut spec = format!("# {}\n\n", game::design(&goal, 0).title);
         if revised {
-            spec.push_str("Revised after the verifier's feedback: the core loop is simplified.\n\n");
+            spec.push_str(
+                "Revised after the verifier's feedback: the core loop is simplified.\n\n",
+            );
         }
-        spec.push_str(&format!("Pitch: {goal}\n\nAcceptance criteria:\n"));
+        let _ = write!(spec, "Pitch: {goal}\n\nAcceptance criteria:\n");
         for criterion in &criteria {
-            spec.push_str(&format!("- {criterion}\n"));
+            let _ = writeln!(spec, "- {criterion}");
         }
         self.pause();
         let path = self.session_dir.join("artifacts/spec.md");
@@ -161,7 +195,10 @@ impl Turn {
             }
             Scenario::HangOnce if first => {
                 // A silent child in our process group: the idle timeout must kill both.
-                let child = Command::new("sleep").arg("3600").stdin(Stdio::null()).spawn();
+                let child = Command::new("sleep")
+                    .arg("3600")
+                    .stdin(Stdio::null())
+                    .spawn();
                 if let Ok(child) = &child {
                     eprintln!("mock builder: hanging with child pid {}", child.id());
                 }
@@ -176,7 +213,8 @@ impl Turn {
 
     fn build(&self) -> Result<(), String> {
         let goal = self.goal();
-        let variant = u32::try_from(self.events.iter().filter(|e| e.kind == Kind::Build).count()).unwrap_or(0);
+        let variant = u32::try_from(self.events.iter().filter(|e| e.kind == Kind::Build).count())
+            .unwrap_or(0);
         let files = game::render(&goal, variant);
         self.pause();
         let mut artifacts = Vec::new();
@@ -200,7 +238,11 @@ impl Turn {
 
     fn judge(&self) -> Result<(), String> {
         let qa = self.events.iter().rev().find(|e| e.kind == Kind::QaResult);
-        let earlier_verdicts = self.events.iter().filter(|e| e.kind == Kind::JudgeScore).count();
+        let earlier_verdicts = self
+            .events
+            .iter()
+            .filter(|e| e.kind == Kind::JudgeScore)
+            .count();
         let qa_code = qa.and_then(|e| e.data.as_ref()?.get("exec_exit_code")?.as_i64());
         let findings: Vec<String> = qa
             .and_then(|e| e.data.as_ref()?.get("findings")?.as_array().cloned())
@@ -211,12 +253,19 @@ impl Turn {
             .collect();
         let qa_id = qa.map(|e| e.id.clone());
         self.pause();
-        let (dims, severity, body, feedback, change) = if qa_code != Some(0) {
-            let shown = if findings.is_empty() { "QA did not pass".to_owned() } else { findings.join("; ") };
+        let (dims, severity, body, feedback, change) = if qa_code.is_none_or(|code| code != 0) {
+            let shown = if findings.is_empty() {
+                "QA did not pass".to_owned()
+            } else {
+                findings.join("; ")
+            };
             (
                 [2.0, 0.0, 2.0, 2.0, 2.0, 3.0],
                 Some("Important"),
-                format!("QA exit code {}: the build does not run as required", qa_code.map_or_else(|| "missing".into(), |c| c.to_string())),
+                format!(
+                    "QA exit code {}: the build does not run as required",
+                    qa_code.map_or_else(|| "missing".into(), |c| c.to_string())
+                ),
                 Some(shown),
                 Some("fix what QA reported, then rebuild".to_owned()),
             )
@@ -226,7 +275,10 @@ impl Turn {
                     [2.0, 5.0, 2.0, 2.0, 2.0, 3.0],
                     Some("Important"),
                     "QA passed, but the combo bonus is invisible to the player".to_owned(),
-                    Some("the combo bonus is not signposted: players cannot tell it exists".to_owned()),
+                    Some(
+                        "the combo bonus is not signposted: players cannot tell it exists"
+                            .to_owned(),
+                    ),
                     Some("show the combo multiplier on screen while it is active".to_owned()),
                 ),
                 (Scenario::CriticalOnce, 0) => (
@@ -253,7 +305,13 @@ impl Turn {
             }
         };
         let aggregate: f64 = dims.iter().sum();
-        let verdict = if aggregate >= 24.0 { "PASS" } else if aggregate >= 18.0 { "PARTIAL" } else { "FAIL" };
+        let verdict = if aggregate >= 24.0 {
+            "PASS"
+        } else if aggregate >= 18.0 {
+            "PARTIAL"
+        } else {
+            "FAIL"
+        };
         let mut scores = serde_json::Map::new();
         for (index, score) in dims.iter().enumerate() {
             let name = format!("D{}", index + 1);
@@ -290,9 +348,13 @@ fn emit(event: &Value) -> Result<(), String> {
         .spawn()
         .map_err(|e| format!("cannot run crumb event: {e}"))?;
     if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(event.to_string().as_bytes()).map_err(|e| format!("cannot write to crumb event: {e}"))?;
+        stdin
+            .write_all(event.to_string().as_bytes())
+            .map_err(|e| format!("cannot write to crumb event: {e}"))?;
     }
-    let output = child.wait_with_output().map_err(|e| format!("crumb event failed: {e}"))?;
+    let output = child
+        .wait_with_output()
+        .map_err(|e| format!("crumb event failed: {e}"))?;
     let _ = std::io::stdout().write_all(&output.stdout);
     if output.status.success() {
         Ok(())
@@ -307,16 +369,19 @@ fn emit(event: &Value) -> Result<(), String> {
 
 fn write_file(path: &Path, content: &str) -> Result<(), String> {
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
     }
     std::fs::write(path, content).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Lower-case hex SHA-256.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().fold(String::with_capacity(64), |mut out, b| {
-        use std::fmt::Write as _;
-        let _ = write!(out, "{b:02x}");
-        out
-    })
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::with_capacity(64), |mut out, b| {
+            use std::fmt::Write as _;
+            let _ = write!(out, "{b:02x}");
+            out
+        })
 }

@@ -61,7 +61,9 @@ impl fmt::Display for Scenario {
 
 /// A name that is not a scenario.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown mock scenario `{0}` (known: pass, fail-once, critical-once, partial, crash-once, crash-always, hang-once)")]
+#[error(
+    "unknown mock scenario `{0}` (known: pass, fail-once, critical-once, partial, crash-once, crash-always, hang-once)"
+)]
 pub struct UnknownScenario(pub String);
 
 impl FromStr for Scenario {
