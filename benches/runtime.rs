@@ -1,0 +1,197 @@
+//! The runtime's hot paths, measured. Prints medians for:
+//! - `crumb ls --json` as a whole process over 500 sessions (reads only meta.json and probes locks);
+//! - `crumb say` as a whole process (resolve a prefix, validate, locked append);
+//! - the inbox grammar, per line;
+//! - the Claude and Codex stream parsers, per stdout line;
+//! - spawning `true` through the process spawner (own group, pipes, log, reap).
+//!
+//! Run with `cargo bench --bench runtime`.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crumb::adapters::{self, AdapterKind};
+use crumb::runtime::home::{CrumbHome, Project};
+use crumb::runtime::inbox::parse_line;
+use crumb::runtime::process::{SpawnSpec, run};
+use crumb::runtime::session;
+
+const SESSIONS: usize = 500;
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn time_process(runs: usize, mut command: impl FnMut() -> Command) -> Duration {
+    let samples = (0..runs)
+        .map(|_| {
+            let started = Instant::now();
+            let status = command()
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("spawn crumb");
+            assert!(status.success(), "crumb failed");
+            started.elapsed()
+        })
+        .collect();
+    median(samples)
+}
+
+fn main() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = CrumbHome::at(tmp.path().join("home"));
+    let project_dir = tmp.path().join("project");
+    std::fs::create_dir_all(&project_dir).expect("project dir");
+    let project = Project::containing(&project_dir).expect("project");
+    let pipeline = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/casual.yaml");
+    let mut ids = Vec::new();
+    for n in 0..SESSIONS {
+        let created = session::create(&home, &project, &pipeline, &format!("pitch number {n}"))
+            .expect("session");
+        ids.push(created.dir.id().to_owned());
+        // Dropping the lock leaves a "dead" session: the listing probes every lock.
+    }
+    let crumb = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_crumb"));
+        command
+            .args(args)
+            .current_dir(&project_dir)
+            .env("CRUMB_HOME", home.root());
+        command
+    };
+
+    let ls = time_process(30, || crumb(&["ls", "--json"]));
+    println!(
+        "crumb ls --json, {SESSIONS} sessions: median {:.2} ms",
+        ls.as_secs_f64() * 1e3
+    );
+
+    let prefix = &ids[SESSIONS / 2];
+    let say = time_process(100, || {
+        crumb(&["say", prefix, "@builder make the combo bonus bigger"])
+    });
+    println!(
+        "crumb say (validate + locked append): median {:.2} ms",
+        say.as_secs_f64() * 1e3
+    );
+
+    let roles: Vec<String> = ["planner-lead", "builder", "verifier"]
+        .map(String::from)
+        .to_vec();
+    let lines = [
+        "/approve",
+        "/veto the timer never ends",
+        "/pause @builder",
+        "/goto planner-lead rethink the mechanic",
+        "/swap builder=codex",
+        "@verifier be strict about the timer",
+        "make it pink",
+        "/ask scorecard",
+        "# a comment",
+        "/reset-circuit all",
+    ];
+    let rounds = 20_000;
+    let samples: Vec<Duration> = (0..15)
+        .map(|_| {
+            let started = Instant::now();
+            for _ in 0..rounds {
+                for line in lines {
+                    std::hint::black_box(parse_line(std::hint::black_box(line), &roles).ok());
+                }
+            }
+            started.elapsed()
+        })
+        .collect();
+    let per_line = median(samples).as_secs_f64() / (rounds * lines.len()) as f64;
+    println!("inbox parse_line: median {:.0} ns/line", per_line * 1e9);
+
+    for (kind, stream) in [
+        (AdapterKind::ClaudeCode, claude_stream()),
+        (AdapterKind::Codex, codex_stream()),
+    ] {
+        let samples: Vec<Duration> = (0..15)
+            .map(|_| {
+                let mut parser = adapters::parser(kind);
+                let started = Instant::now();
+                for line in &stream {
+                    std::hint::black_box(parser.line(line));
+                }
+                std::hint::black_box(parser.summary());
+                started.elapsed()
+            })
+            .collect();
+        let per_line = median(samples).as_secs_f64() / stream.len() as f64;
+        println!(
+            "{kind} stream parser: median {:.2} µs/line ({} lines)",
+            per_line * 1e6,
+            stream.len()
+        );
+    }
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let spawn_dir = tmp.path().join("spawn");
+    std::fs::create_dir_all(&spawn_dir).expect("spawn dir");
+    let samples: Vec<Duration> = (0..100)
+        .map(|n| {
+            let spec = SpawnSpec {
+                program: "true".into(),
+                args: Vec::new(),
+                cwd: spawn_dir.clone(),
+                env: Vec::new(),
+                env_remove: Vec::new(),
+                stdin: Some(b"prompt".to_vec()),
+                log_path: spawn_dir.join(format!("logs/true-{n}.log")),
+                wall_timeout: Duration::from_secs(30),
+                idle_timeout: Duration::from_secs(30),
+                kill_grace: Duration::from_millis(200),
+            };
+            let started = Instant::now();
+            let report = runtime.block_on(run(spec, |_, _| {}, std::future::pending()));
+            assert!(report.outcome.is_success(), "{report:?}");
+            started.elapsed()
+        })
+        .collect();
+    println!(
+        "process spawn of `true` (group, pipes, log, reap): median {:.2} ms",
+        median(samples).as_secs_f64() * 1e3
+    );
+}
+
+fn claude_stream() -> Vec<String> {
+    let mut lines = vec![r#"{"type":"system","subtype":"init","session_id":"s","model":"claude-sonnet-4-6","tools":["Bash"]}"#.to_owned()];
+    for n in 0..5_000 {
+        lines.push(format!(
+            r#"{{"type":"assistant","message":{{"id":"msg_{n}","content":[{{"type":"tool_use","id":"t{n}","name":"Write","input":{{"file_path":"artifacts/game/f{n}.js","content":"{}"}}}}],"usage":{{"input_tokens":5,"output_tokens":40}}}},"session_id":"s"}}"#,
+            "x".repeat(400)
+        ));
+        lines.push(format!(
+            r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t{n}","content":"ok"}}]}},"session_id":"s"}}"#
+        ));
+    }
+    lines.push(r#"{"type":"result","subtype":"success","is_error":false,"total_cost_usd":0.04,"usage":{"input_tokens":12,"output_tokens":310},"modelUsage":{"claude-sonnet-4-6":{"inputTokens":12,"outputTokens":310}}}"#.to_owned());
+    lines
+}
+
+fn codex_stream() -> Vec<String> {
+    let mut lines = vec![
+        r#"{"type":"thread.started","thread_id":"t"}"#.to_owned(),
+        r#"{"type":"turn.started"}"#.to_owned(),
+    ];
+    for n in 0..5_000 {
+        lines.push(format!(
+            r#"{{"type":"item.started","item":{{"id":"item_{n}","type":"command_execution","command":"bash -lc 'node check.js {n}'","aggregated_output":"","exit_code":null,"status":"in_progress"}}}}"#
+        ));
+        lines.push(format!(
+            r#"{{"type":"item.completed","item":{{"id":"item_{n}","type":"command_execution","command":"bash -lc 'node check.js {n}'","aggregated_output":"{}","exit_code":0,"status":"completed"}}}}"#,
+            "y".repeat(400)
+        ));
+    }
+    lines.push(r#"{"type":"turn.completed","usage":{"input_tokens":24763,"cached_input_tokens":24448,"output_tokens":122}}"#.to_owned());
+    lines
+}
