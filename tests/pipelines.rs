@@ -615,3 +615,39 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn graph_node_ids_stay_distinct_when_names_sanitise_alike() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pipeline = dir.path().join("p.yaml");
+    std::fs::write(
+        &pipeline,
+        "version: 1\nname: p\nroles:\n  a-b: { template: t.j2, produces: [one] }\n  a_b: { template: t.j2, produces: [two] }\nroutes:\n  - { on: goal, spawn: a-b }\n  - { on: one, spawn: a_b }\n  - { on: two, done: \"said \\\"done\\\"\" }\n",
+    )
+    .expect("write");
+    std::fs::write(dir.path().join("t.j2"), "{{ goal }}").expect("write");
+    let mermaid = crumb()
+        .arg("graph")
+        .arg(&pipeline)
+        .run()
+        .expect_code(0)
+        .stdout;
+    assert!(
+        mermaid.contains("role_a_b[\"a-b\"]") && mermaid.contains("role_a_b_2[\"a_b\"]"),
+        "{mermaid}"
+    );
+    assert!(
+        mermaid.contains("role_a_b -->|\"#1 one\"| role_a_b_2"),
+        "{mermaid}"
+    );
+    let dot = crumb()
+        .args(["graph", "--format", "dot"])
+        .arg(&pipeline)
+        .run()
+        .expect_code(0)
+        .stdout;
+    assert!(
+        dot.contains("[label=\"done: said \\\"done\\\"\", shape=doublecircle]"),
+        "{dot}"
+    );
+}

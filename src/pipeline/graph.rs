@@ -3,7 +3,7 @@
 //!
 //! Built only from the table, so the picture is exactly what the engine will run.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use crate::pipeline::routing::{GOAL_KIND, JUDGE_SCORE_KIND, QA_RESULT_KIND};
@@ -23,7 +23,8 @@ enum Node {
 }
 
 impl Node {
-    fn id(&self) -> String {
+    /// A readable identifier; [`node_ids`] makes it unique.
+    fn base_id(&self) -> String {
         let (prefix, name) = match self {
             Node::Goal => ("goal", ""),
             Node::Role(r) => ("role_", r.as_str()),
@@ -165,11 +166,33 @@ fn nodes(table: &TransitionTable, edges: &[Edge]) -> Vec<Node> {
     out
 }
 
+/// Unique node identifiers: the readable form, suffixed when two names sanitise alike
+/// (`a-b` and `a_b`).
+fn node_ids(nodes: &[Node]) -> BTreeMap<Node, String> {
+    let mut taken: BTreeSet<String> = BTreeSet::new();
+    let mut ids = BTreeMap::new();
+    for node in nodes {
+        let base = node.base_id();
+        let mut id = base.clone();
+        let mut n = 2;
+        while taken.contains(&id) {
+            id = format!("{base}_{n}");
+            n += 1;
+        }
+        taken.insert(id.clone());
+        ids.insert(node.clone(), id);
+    }
+    ids
+}
+
 /// Mermaid `flowchart`.
 pub fn mermaid(table: &TransitionTable) -> String {
     let edges = edges(table);
+    let nodes = nodes(table, &edges);
+    let ids = node_ids(&nodes);
+    let id = |node: &Node| ids.get(node).cloned().unwrap_or_default();
     let mut out = String::from("flowchart TD\n");
-    for node in nodes(table, &edges) {
+    for node in &nodes {
         let label = escape_mermaid(&node.label());
         let shape = match node {
             Node::Goal | Node::External(_) => format!("([\"{label}\"])"),
@@ -178,15 +201,15 @@ pub fn mermaid(table: &TransitionTable) -> String {
             Node::AwaitHuman => format!("[/\"{label}\"/]"),
             Node::Done(_) => format!("((\"{label}\"))"),
         };
-        let _ = writeln!(out, "    {}{shape}", node.id());
+        let _ = writeln!(out, "    {}{shape}", id(node));
     }
     for edge in &edges {
         let _ = writeln!(
             out,
             "    {} -->|\"{}\"| {}",
-            edge.from.id(),
+            id(&edge.from),
             escape_mermaid(&edge.label),
-            edge.to.id()
+            id(&edge.to)
         );
     }
     out
@@ -195,11 +218,14 @@ pub fn mermaid(table: &TransitionTable) -> String {
 /// Graphviz `digraph`.
 pub fn dot(table: &TransitionTable) -> String {
     let edges = edges(table);
+    let nodes = nodes(table, &edges);
+    let ids = node_ids(&nodes);
+    let id = |node: &Node| ids.get(node).cloned().unwrap_or_default();
     let mut out = format!(
         "digraph \"{}\" {{\n    rankdir=TB;\n",
         escape_dot(&table.name)
     );
-    for node in nodes(table, &edges) {
+    for node in &nodes {
         let shape = match node {
             Node::Goal | Node::External(_) => "oval",
             Node::Role(_) => "box",
@@ -210,7 +236,7 @@ pub fn dot(table: &TransitionTable) -> String {
         let _ = writeln!(
             out,
             "    {} [label=\"{}\", shape={shape}];",
-            node.id(),
+            id(node),
             escape_dot(&node.label())
         );
     }
@@ -218,8 +244,8 @@ pub fn dot(table: &TransitionTable) -> String {
         let _ = writeln!(
             out,
             "    {} -> {} [label=\"{}\"];",
-            edge.from.id(),
-            edge.to.id(),
+            id(&edge.from),
+            id(&edge.to),
             escape_dot(&edge.label)
         );
     }
