@@ -568,6 +568,25 @@ fn failed_qa(message: &str, effect: &RunQa) -> Draft {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn usage_parsing_never_panics_on_any_output(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+            let _ = parse_usage(&bytes);
+        }
+
+        #[test]
+        fn usage_lines_are_summed(counts in proptest::collection::vec((0u64..1_000_000, 0u64..1_000_000), 1..20)) {
+            let text: String = counts
+                .iter()
+                .map(|(i, o)| format!("{{\"usage\":{{\"input_tokens\":{i},\"output_tokens\":{o}}}}}\n"))
+                .collect();
+            let usage = parse_usage(text.as_bytes());
+            prop_assert_eq!(usage.tokens_in, Some(counts.iter().map(|c| c.0).sum()));
+            prop_assert_eq!(usage.tokens_out, Some(counts.iter().map(|c| c.1).sum()));
+        }
+    }
 
     #[test]
     fn usage_sums_calls_but_a_result_line_wins() {

@@ -214,6 +214,81 @@ fn normalize(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn casual() -> (PathBuf, TransitionTable) {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/casual.yaml");
+        let table =
+            crate::pipeline::compile_file(&file, &crate::pipeline::CompileOptions::default())
+                .table
+                .expect("casual compiles");
+        (file, table)
+    }
+
+    /// Render every role of the shipped pipeline, with nothing known yet or with everything known.
+    fn render_all(goal: &str, message: &str, full: bool) -> Vec<String> {
+        let (file, table) = casual();
+        let feedback = Feedback {
+            source_event_id: "01J00000000000000000000000".into(),
+            verdict: crate::vocab::Verdict::Fail,
+            severity: crate::vocab::Severity::Important,
+            text: message.into(),
+            suggested_change: Some(message.into()),
+        };
+        let interventions = [Intervention {
+            event_id: "01J00000000000000000000001".into(),
+            text: message.into(),
+        }];
+        let pick = |value: Value| if full { value } else { Value::Null };
+        let inputs = PromptInputs {
+            goal,
+            session: json!({"id": "S", "dir": "/s", "artifacts_dir": "/s/artifacts", "transcript_path": "/s/t.jsonl"}),
+            spec: pick(
+                json!({"body": message, "acceptance_criteria": [message], "ac_predicates": [{"id": "AC1", "intent": message, "predicate": "true"}]}),
+            ),
+            build: pick(json!({"body": message, "artifacts": ["artifacts/game/index.html"]})),
+            qa: pick(
+                json!({"exec_exit_code": 1, "passed": false, "findings": [message], "checks": [{"id": "boots", "status": "fail", "summary": null}]}),
+            ),
+            verdict: pick(
+                json!({"verdict": "FAIL", "aggregate": 12.0, "scores": [1, 0, 2, 3, 4, 2], "audit": ["pass_requires_qa"]}),
+            ),
+            feedback: full.then_some(&feedback),
+            interventions: if full { &interventions } else { &[] },
+            attempt: u32::from(full),
+        };
+        table
+            .roles
+            .iter()
+            .map(|role| {
+                render(&file, role, &context(&table, role, &inputs))
+                    .unwrap_or_else(|e| panic!("{}: {e}", role.id))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_shipped_template_renders_with_and_without_history() {
+        for full in [false, true] {
+            let prompts = render_all("a 30-second dodger", "make the rocks slower", full);
+            assert!(prompts.iter().all(|p| p.contains("a 30-second dodger")));
+            assert_eq!(
+                prompts.iter().any(|p| p.contains("make the rocks slower")),
+                full
+            );
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        #[test]
+        fn text_from_people_and_agents_is_data_never_template(goal in ".{1,80}", message in ".{1,80}") {
+            let goal = format!("{{{{ {goal} }}}}{{% raw %}}");
+            for prompt in render_all(&goal, &message, true) {
+                prop_assert!(prompt.contains(&goal));
+            }
+        }
+    }
 
     fn role(template: &str) -> RoleSpec {
         RoleSpec {

@@ -170,6 +170,91 @@ impl Ending {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn table() -> TransitionTable {
+        let source = include_str!("../../tests/fixtures/run/casual-static.yaml");
+        let options = crate::pipeline::CompileOptions {
+            check_templates: false,
+        };
+        crate::pipeline::compile_str(source, std::path::Path::new("casual-static.yaml"), &options)
+            .table
+            .expect("the fixture compiles")
+    }
+
+    #[test]
+    fn bind_beats_adapter_beats_preset_beats_mock() {
+        let table = table();
+        let preset: Preset = serde_saphyr::from_str(
+            "name: p\ndefault: { adapter: codex }\nroles:\n  verifier: { adapter: gemini-cli, model: m1 }\n",
+        )
+        .unwrap();
+        let none = resolve_bindings(&table, None, &[], None).unwrap();
+        assert!(none.values().all(|b| b.adapter == "mock"));
+        let preset_only = resolve_bindings(&table, None, &[], Some(&preset)).unwrap();
+        assert_eq!(preset_only["builder"].adapter, "codex");
+        assert_eq!(preset_only["verifier"].adapter, "gemini-cli");
+        assert_eq!(preset_only["verifier"].model.as_deref(), Some("m1"));
+        let flags = resolve_bindings(
+            &table,
+            Some(AdapterKind::ClaudeCode),
+            &["verifier=mock".to_owned()],
+            Some(&preset),
+        )
+        .unwrap();
+        assert_eq!(flags["builder"].adapter, "claude-code");
+        assert_eq!(flags["builder"].decided_by, "--adapter");
+        assert_eq!(flags["verifier"].adapter, "mock");
+        assert_eq!(flags["verifier"].decided_by, "--bind");
+    }
+
+    #[test]
+    fn bad_binds_and_preset_adapters_are_errors() {
+        let table = table();
+        for bind in ["builder", "ghost=mock", "builder=gpt", "=mock", "builder="] {
+            assert!(
+                resolve_bindings(&table, None, &[bind.to_owned()], None).is_err(),
+                "{bind}"
+            );
+        }
+        let preset: Preset =
+            serde_saphyr::from_str("name: p\ndefault: { adapter: nope }\n").unwrap();
+        assert!(matches!(
+            resolve_bindings(&table, None, &[], Some(&preset)),
+            Err(BindingError::PresetAdapter { .. })
+        ));
+    }
+
+    proptest! {
+        #[test]
+        fn any_bind_string_resolves_or_is_refused(binds in proptest::collection::vec(".{0,40}", 0..4)) {
+            let table = table();
+            match resolve_bindings(&table, None, &binds, None) {
+                Ok(bindings) => prop_assert_eq!(bindings.len(), table.roles.len()),
+                Err(err) => prop_assert!(!err.to_string().is_empty()),
+            }
+        }
+
+        #[test]
+        fn run_config_survives_the_session_start_round_trip(scenario in proptest::option::of("[a-z-]{1,12}"), idle in proptest::option::of(1u64..10_000_000)) {
+            let table = table();
+            let config = RunConfig {
+                pipeline: table.name.clone(),
+                pipeline_hash: "sha256:00".into(),
+                pipeline_file: "pipeline/pipelines/casual-static.yaml".into(),
+                bindings: resolve_bindings(&table, None, &[], None).unwrap(),
+                limits: table.limits.clone(),
+                mock_scenario: scenario,
+                idle_timeout_ms: idle,
+                wall_timeout_ms: None,
+            };
+            let Value::Object(data) = serde_json::to_value(&config).unwrap() else { panic!("an object") };
+            let event = crate::transcript::Draft::new("system", Kind::SessionStart)
+                .data(data)
+                .into_event("01J00000000000000000000000".into(), "2026-11-30T00:00:00.000Z".into(), "s".into());
+            prop_assert_eq!(RunConfig::from_events([&event]), Some(config));
+        }
+    }
 
     #[test]
     fn exit_codes_follow_the_documented_table() {
