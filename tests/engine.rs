@@ -1,1 +1,197 @@
-//! Integration tests: engine.
+//! Integration tests: `crumb replay` and `crumb status` through the real binary, on real
+//! transcripts (ours, hostile ones, and the reference's own).
+
+use std::path::{Path, PathBuf};
+
+use crate::support::{crumb, repo_root};
+
+fn fixture(name: &str) -> PathBuf {
+    repo_root().join("tests/fixtures/engine").join(name)
+}
+
+/// The reference's transcripts: `../shared/fixtures/reference-transcripts` next to the repository.
+fn reference_transcripts() -> Vec<PathBuf> {
+    let dir = repo_root().join("../shared/fixtures/reference-transcripts");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{} must exist: {e}", dir.display()))
+        .map(|entry| entry.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 5,
+        "expected the reference transcripts in {}",
+        dir.display()
+    );
+    files
+}
+
+/// Replace the machine-specific path of `path` in `text`.
+fn redact(text: &str, path: &Path) -> String {
+    text.replace(&path.display().to_string(), "[TRANSCRIPT]")
+}
+
+#[test]
+fn replay_summarises_a_finished_casual_session() {
+    let path = fixture("casual-pass.jsonl");
+    let run = crumb().arg("replay").arg(&path).run().expect_code(0);
+    insta::assert_snapshot!("replay_casual_pass", redact(&run.stdout, &path));
+}
+
+#[test]
+fn replay_json_is_byte_identical_across_runs() {
+    let path = fixture("casual-pass.jsonl");
+    let first = crumb()
+        .args(["replay", "--json"])
+        .arg(&path)
+        .run()
+        .expect_code(0);
+    let second = crumb()
+        .args(["replay", "--json"])
+        .arg(&path)
+        .run()
+        .expect_code(0);
+    assert_eq!(first.stdout, second.stdout);
+    let value: serde_json::Value = serde_json::from_str(&first.stdout).expect("--json prints JSON");
+    assert_eq!(value["state"]["done"]["reason"], "verdict_pass");
+    assert_eq!(value["state"]["verification"]["count"], 2);
+    assert_eq!(
+        value["state"]["verification"]["previous"]["corrected"]["verdict"],
+        "FAIL"
+    );
+    assert_eq!(value["replay"]["skipped"], 0);
+}
+
+#[test]
+fn replay_survives_hostile_lines_and_reports_them_with_line_numbers() {
+    let path = fixture("bad-input.jsonl");
+    let run = crumb().arg("replay").arg(&path).run().expect_code(0);
+    insta::assert_snapshot!("replay_bad_input", redact(&run.stdout, &path));
+    assert!(run.stdout.contains("line 3: not JSON"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("line 5: not an event"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("line 13: not JSON"),
+        "the torn last line: {}",
+        run.stdout
+    );
+}
+
+#[test]
+fn replay_reads_a_five_megabyte_event_body() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("transcript.jsonl");
+    let body = "x".repeat(5 * 1024 * 1024);
+    let goal = serde_json::json!({
+        "id": "01KBS000000000000000000001", "ts": "2026-05-01T10:00:00.000Z", "session_id": "s",
+        "from": "user", "kind": "goal", "body": body
+    });
+    let spec = serde_json::json!({
+        "id": "01KBS000000000000000000002", "ts": "2026-05-01T10:00:01.000Z", "session_id": "s",
+        "from": "planner-lead", "kind": "spec"
+    });
+    std::fs::write(&path, format!("{goal}\n{spec}\n")).expect("write transcript");
+    let run = crumb()
+        .args(["replay", "--json"])
+        .arg(dir.path())
+        .run()
+        .expect_code(0);
+    let value: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert_eq!(value["replay"]["events"], 2);
+    assert_eq!(value["state"]["roles"]["builder"]["spawns"], 1);
+    // The state keeps a bounded copy of the goal, not 5 MB.
+    assert!(value["state"]["goal"].as_str().expect("goal").len() < 10_000);
+}
+
+#[test]
+fn replay_reads_every_reference_transcript() {
+    for path in reference_transcripts() {
+        let run = crumb().arg("replay").arg(&path).run();
+        assert_eq!(run.code, 0, "{}\n{}", path.display(), run.stderr);
+        let name = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        insta::assert_snapshot!(
+            format!("replay_reference_{name}"),
+            redact(&run.stdout, &path)
+        );
+    }
+}
+
+#[test]
+fn replay_of_the_reference_mock_run_reaches_verdict_pass() {
+    let path = repo_root().join("../shared/fixtures/reference-transcripts/mock-run-1.jsonl");
+    let run = crumb()
+        .args(["replay", "--json"])
+        .arg(&path)
+        .run()
+        .expect_code(0);
+    let value: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert_eq!(value["state"]["done"]["reason"], "verdict_pass");
+    assert_eq!(
+        value["state"]["verification"]["latest"]["corrections"],
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn replay_uses_the_pipeline_given_with_pipeline() {
+    let path = fixture("casual-pass.jsonl");
+    let run = crumb()
+        .args(["replay", "--pipeline", "pipelines/casual.yaml"])
+        .arg(&path)
+        .run()
+        .expect_code(0);
+    assert!(
+        run.stdout
+            .contains("pipeline    casual (pipelines/casual.yaml)"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn replay_of_a_missing_transcript_is_a_usage_error() {
+    let run = crumb()
+        .args(["replay", "tests/fixtures/engine/no-such-file.jsonl"])
+        .run()
+        .expect_code(2);
+    assert!(run.stderr.contains("crumb replay:"), "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+}
+
+#[test]
+fn status_shows_progress_recent_events_and_the_scorecard() {
+    let path = fixture("casual-pass.jsonl");
+    let run = crumb().arg("status").arg(&path).run().expect_code(0);
+    insta::assert_snapshot!("status_casual_pass", run.stdout);
+}
+
+#[test]
+fn status_of_an_unfinished_session_awaiting_a_person() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let full = std::fs::read_to_string(fixture("casual-pass.jsonl")).expect("fixture");
+    // Up to the first verdict, with the verifier claiming PARTIAL on a good QA run.
+    let mut lines: Vec<String> = full.lines().take(8).map(str::to_owned).collect();
+    lines.push(
+        r#"{"id":"01KBS000000000000000000030","ts":"2026-05-01T10:05:00.000Z","session_id":"s","from":"system","kind":"qa.result","data":{"exec_exit_code":0}}"#
+            .to_owned(),
+    );
+    lines.push(
+        r#"{"id":"01KBS000000000000000000031","ts":"2026-05-01T10:06:00.000Z","session_id":"s","from":"verifier","kind":"judge.score","scores":{"D1":{"score":3,"source":"verifier-llm"},"D2":{"score":5,"source":"qa-check-effect"},"D3":{"score":3,"source":"verifier-llm"},"D4":{"score":3,"source":"reducer-auto"},"D5":{"score":3,"source":"verifier-llm"},"D6":{"score":3,"source":"qa-check-effect"},"aggregate":20,"verdict":"PARTIAL"}}"#
+            .to_owned(),
+    );
+    std::fs::write(dir.path().join("transcript.jsonl"), lines.join("\n")).expect("write");
+    let run = crumb().arg("status").arg(dir.path()).run().expect_code(0);
+    assert!(run.stdout.contains("awaiting a person"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("verdict    PARTIAL → PARTIAL"),
+        "{}",
+        run.stdout
+    );
+}

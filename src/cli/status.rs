@@ -1,12 +1,146 @@
-//! `crumb status`.
+//! `crumb status <session-dir | transcript.jsonl | session id> [--pipeline PATH]`: where a session
+//! is — its outcome and progress, the last 10 events and the scorecard (the verifier's claim next
+//! to the corrected values). Computed by replaying the transcript, like `crumb replay`.
 
+use std::fmt::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use super::replay::{load, outcome, print};
+use crate::engine::ask::duration;
+use crate::engine::state::State;
+
+/// How many recent events `status` lists.
+const RECENT: usize = 10;
+/// Longest body preview per listed event (characters).
+const BODY_CHARS: usize = 60;
 
 /// Arguments of `crumb status`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// A session directory, a transcript file, or a session id (or unique prefix).
+    pub session: String,
+    /// The pipeline to read the session with when it has no frozen copy.
+    #[arg(long, value_name = "PATH")]
+    pub pipeline: Option<PathBuf>,
+}
 
-pub fn run(_args: &Args) -> ExitCode {
-    eprintln!("crumb status: not implemented yet");
-    ExitCode::from(2)
+pub fn run(args: &Args) -> ExitCode {
+    let loaded = match load(&args.session, args.pipeline.as_deref(), RECENT) {
+        Ok(loaded) => loaded,
+        Err(message) => {
+            eprintln!("crumb status: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let state = &loaded.replay.state;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "session   {} · {} · {}",
+        state.session_id.as_deref().unwrap_or("(none)"),
+        loaded.table.name,
+        outcome(state)
+    );
+    let _ = writeln!(out, "progress  {}", progress(state, &loaded.table));
+    let skipped = loaded.replay.stats.skipped;
+    let _ = writeln!(
+        out,
+        "events    {} in {}{}",
+        loaded.replay.stats.events,
+        duration(state.clock.elapsed_ms()),
+        if skipped > 0 {
+            format!(" ({skipped} unreadable line(s) skipped)")
+        } else {
+            String::new()
+        }
+    );
+    let _ = writeln!(out, "\nlast {} events", loaded.recent.len());
+    for event in &loaded.recent {
+        let time = event.ts.get(11..23).unwrap_or(&event.ts);
+        let body = event.body.as_deref().map(preview).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  {time}  {:<13} {:<18} {body}",
+            event.from, event.kind
+        );
+    }
+    out.push('\n');
+    out.push_str(&scorecard(state));
+    print(&out, "status")
+}
+
+/// Which roles have run and what the latest QA run said.
+fn progress(state: &State, table: &crate::pipeline::table::TransitionTable) -> String {
+    let mut parts: Vec<String> = table
+        .roles
+        .iter()
+        .map(|role| {
+            let record = state.roles.get(&role.id);
+            let turns = record.map_or(0, |r| r.turns);
+            let spawns = record.map_or(0, |r| r.spawns);
+            format!("{} {turns} turn(s)/{spawns} spawn(s)", role.id)
+        })
+        .collect();
+    parts.push(match &state.qa {
+        Some(qa) => match qa.exec_exit_code {
+            Some(code) => format!("QA exit {code}"),
+            None => "QA without an exit code".to_owned(),
+        },
+        None => "no QA yet".to_owned(),
+    });
+    parts.join(" · ")
+}
+
+/// D1–D6, aggregate and verdict: claimed → corrected.
+fn scorecard(state: &State) -> String {
+    let Some(record) = &state.verification.latest else {
+        return "scorecard  no judge.score yet\n".to_owned();
+    };
+    let mut out = String::from("scorecard  claimed → corrected\n");
+    for (index, corrected) in record.corrected.dimensions.iter().enumerate() {
+        let claimed =
+            record.raw.dimensions[index].map_or_else(|| "-".to_owned(), |v| v.to_string());
+        let _ = writeln!(out, "  D{}         {claimed} → {corrected}", index + 1);
+    }
+    let claimed = record
+        .raw
+        .aggregate
+        .map_or_else(|| "-".to_owned(), |v| v.to_string());
+    let _ = writeln!(
+        out,
+        "  aggregate  {claimed} → {}",
+        record.corrected.aggregate
+    );
+    let claimed = record
+        .raw
+        .verdict
+        .map_or_else(|| "-".to_owned(), |v| v.to_string());
+    let _ = writeln!(
+        out,
+        "  verdict    {claimed} → {} ({})",
+        record.corrected.verdict, record.severity
+    );
+    let corrections: Vec<&str> = record.corrections.iter().map(|c| c.as_str()).collect();
+    let _ = writeln!(
+        out,
+        "  corrections {}",
+        if corrections.is_empty() {
+            "none".to_owned()
+        } else {
+            corrections.join(", ")
+        }
+    );
+    out
+}
+
+/// One line of at most [`BODY_CHARS`] characters.
+fn preview(body: &str) -> String {
+    let flat: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= BODY_CHARS {
+        flat
+    } else {
+        let cut: String = flat.chars().take(BODY_CHARS - 1).collect();
+        format!("{cut}…")
+    }
 }

@@ -71,7 +71,7 @@ fn c3_build_runs_qa_with_the_entry_and_the_spec_predicates() {
 fn c4_qa_result_spawns_the_verifier_and_a_missing_exit_code_counts_as_failed() {
     let mut s = Script::new();
     let effects = s.send("system", Kind::QaResult, |e| {
-        e.data = Some(data(json!({"lint_passed": true})))
+        e.data = Some(data(json!({"lint_passed": true})));
     });
     assert_eq!(spawned(&effects), ["verifier"]);
     let qa = s.state.qa.as_ref().expect("snapshot");
@@ -271,7 +271,7 @@ fn only_judge_score_routes_and_verify_result_is_never_counted() {
     s.up_to_verifier(0);
     s.judge(scores(FAIL_DIMS, Verdict::Fail, None, None));
     let alias = s.send("verifier", Kind::VerifyResult, |e| {
-        e.scores = Some(scores(FAIL_DIMS, Verdict::Fail, None, None))
+        e.scores = Some(scores(FAIL_DIMS, Verdict::Fail, None, None));
     });
     assert!(alias.is_empty(), "{alias:#?}");
     assert_eq!(s.state.verification.count, 1);
@@ -426,7 +426,7 @@ fn stop_too_many_respec_on_the_fourth_respec() {
     s.spec();
     for respec in 1..=4 {
         let effects = s.send("planner-lead", Kind::SpecUpdate, |e| {
-            e.data = Some(data(json!({"acceptance_criteria": [format!("v{respec}")]})))
+            e.data = Some(data(json!({"acceptance_criteria": [format!("v{respec}")]})));
         });
         if respec <= 3 {
             assert_eq!(spawned(&effects), ["builder"], "respec {respec}");
@@ -455,11 +455,11 @@ fn stop_token_exhausted_after_one_warning() {
     let mut s = Script::new();
     s.goal();
     let quiet = s.send("planner-lead", Kind::AgentStop, |e| {
-        e.metadata = Some(usage(249_999))
+        e.metadata = Some(usage(249_999));
     });
     assert!(quiet.is_empty());
     let warned = s.send("planner-lead", Kind::AgentStop, |e| {
-        e.metadata = Some(usage(1))
+        e.metadata = Some(usage(1));
     });
     let hooks = appended(&warned, Kind::Hook);
     assert_eq!(hooks.len(), 1);
@@ -474,7 +474,7 @@ fn stop_token_exhausted_after_one_warning() {
         "warned once"
     );
     let stopped = s.send("planner-lead", Kind::AgentStop, |e| {
-        e.metadata = Some(usage(50_000))
+        e.metadata = Some(usage(50_000));
     });
     assert_eq!(done_reason(&stopped), Some("token_exhausted"));
     assert!(
@@ -490,16 +490,16 @@ fn stop_wall_clock_exhausted_from_event_timestamps() {
     s.goal();
     // The session starts at the goal's timestamp (1 s).
     let warned = s.send("planner-lead", Kind::Note, |e| {
-        e.ts = super::testkit::ts_ms(50 * 60_000 + 1000)
+        e.ts = super::testkit::ts_ms(50 * 60_000 + 1000);
     });
     assert_eq!(appended(&warned, Kind::Hook).len(), 1);
     let again = s.send("planner-lead", Kind::Note, |e| {
-        e.ts = super::testkit::ts_ms(55 * 60_000)
+        e.ts = super::testkit::ts_ms(55 * 60_000);
     });
     assert!(again.is_empty());
     // A spec arriving after the hard cap starts no builder.
     let effects = s.send("planner-lead", Kind::Spec, |e| {
-        e.ts = super::testkit::ts_ms(60 * 60_000 + 1000)
+        e.ts = super::testkit::ts_ms(60 * 60_000 + 1000);
     });
     assert_eq!(done_reason(&effects), Some("wall_clock_exhausted"));
     assert!(spawns(&effects).is_empty());
@@ -603,7 +603,7 @@ fn stuck_is_reported_once_per_crossing() {
     let mut hooks = 0;
     for _ in 0..7 {
         let effects = s.send("system", Kind::Error, |e| {
-            e.body = Some("qa runner crashed".into())
+            e.body = Some("qa runner crashed".into());
         });
         hooks += appended(&effects, Kind::Hook).len();
     }
@@ -861,7 +861,7 @@ fn a_done_event_sets_the_terminal_state_and_later_commands_change_nothing() {
     let mut s = Script::new();
     s.goal();
     s.send("coordinator", Kind::Done, |e| {
-        e.body = Some("wall_clock_exhausted".into())
+        e.body = Some("wall_clock_exhausted".into());
     });
     assert_eq!(
         s.state.done.as_ref().map(|d| d.reason.as_str()),
@@ -889,7 +889,7 @@ fn re_reducing_appended_events_is_harmless() {
     ));
     pending.extend(s.user(Kind::UserIntervene, "", json!({"ask": "scorecard"})));
     pending.extend(s.send("planner-lead", Kind::AgentStop, |e| {
-        e.metadata = Some(usage(260_000))
+        e.metadata = Some(usage(260_000));
     }));
     let before = s.state.clone();
     for effect in pending {

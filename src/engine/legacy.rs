@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::transcript::Event;
+use crate::transcript::{Event, Kind};
 
 /// The keys of our envelope.
 const TOP_LEVEL: [&str; 13] = [
@@ -90,6 +90,16 @@ pub enum Unmappable {
     NotAnObject,
     #[error("{0}")]
     Invalid(String),
+}
+
+/// Whether a verdict event carries its scores only in the legacy place (`data.scores`).
+pub fn has_data_scores(event: &Event) -> bool {
+    matches!(event.kind, Kind::JudgeScore | Kind::VerifyResult)
+        && event.scores.is_none()
+        && event
+            .data
+            .as_ref()
+            .is_some_and(|d| d.get("scores").is_some_and(Value::is_object))
 }
 
 /// Map one parsed JSON line onto an [`Event`].
@@ -274,14 +284,23 @@ fn normalise_dimensions(scores: &mut Map<String, Value>, changes: &mut Vec<Strin
         }
         *value = Value::Object(dimension);
     }
-    if let Some(Value::Object(deviation)) = scores.get("deviation")
-        && !deviation
-            .get("type")
-            .and_then(Value::as_str)
-            .is_some_and(|t| matches!(t, "Critical" | "Important" | "Minor"))
-    {
-        scores.remove("deviation");
-        changes.push("dropped scores.deviation with an unknown type".to_owned());
+    if let Some(deviation) = scores.remove("deviation") {
+        let severity = match &deviation {
+            Value::String(kind) => Some(kind.as_str()),
+            Value::Object(d) => d.get("type").and_then(Value::as_str),
+            _ => None,
+        }
+        .filter(|kind| matches!(*kind, "Critical" | "Important" | "Minor"));
+        match severity {
+            Some(kind) => {
+                let normal = serde_json::json!({ "type": kind });
+                if deviation != normal {
+                    changes.push("normalised scores.deviation".to_owned());
+                }
+                scores.insert("deviation".into(), normal);
+            }
+            None => changes.push("dropped scores.deviation with an unknown type".to_owned()),
+        }
     }
 }
 

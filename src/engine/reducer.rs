@@ -83,6 +83,9 @@ impl Step<'_> {
         self.user_command(answer, was_done);
         if !was_done && self.state.done.is_none() {
             self.route();
+        } else if self.event.kind == Kind::JudgeScore {
+            // Terminal: record the verdict for people, route nothing.
+            self.assess(false);
         }
         if !was_done {
             self.limits();
@@ -389,45 +392,10 @@ impl Step<'_> {
     /// `judge.score`: guards, one audit event for every correction, then the verdict route.
     fn judge(&mut self) {
         let event = self.event;
+        let Some((verdict, severity)) = self.assess(true) else {
+            return;
+        };
         let scores = event.scores.as_ref();
-        let raw = RawScores {
-            dimensions: scores.map_or([None; 6], |s| {
-                s.dimensions().map(|(_, d)| d.map(|d| d.score))
-            }),
-            aggregate: scores.and_then(|s| s.aggregate),
-            verdict: scores.and_then(|s| s.verdict),
-        };
-        let declared = scores.and_then(|s| s.deviation).map(|d| d.kind);
-        let severity = declared.unwrap_or(Severity::Important);
-        let evidence = Evidence {
-            qa_exit_code: self.state.qa.as_ref().and_then(|q| q.exec_exit_code),
-            ac_failed: self.state.qa.as_ref().is_some_and(|q| q.ac_failed > 0),
-            judge_provider: event.metadata.as_ref().and_then(|m| m.provider.as_deref()),
-            builder_provider: self
-                .state
-                .build
-                .as_ref()
-                .and_then(|b| b.provider.as_deref()),
-        };
-        let judgement = guards::judge(&self.table.scoring, &raw, &evidence);
-        let verdict = judgement.corrected.verdict;
-
-        if !judgement.corrections.is_empty() {
-            self.audit(&raw, &judgement);
-        }
-        let record = VerdictRecord {
-            event_id: event.id.clone(),
-            raw,
-            corrected: judgement.corrected,
-            corrections: judgement.corrections,
-            severity,
-            severity_defaulted: declared.is_none(),
-        };
-        let verification = &mut self.state.verification;
-        verification.count += 1;
-        verification.previous = verification.latest.replace(record);
-        self.state.awaiting = None;
-
         let Some(route) = self.table.route_for_verdict(verdict, severity) else {
             let mut data = Map::new();
             data.insert("verdict".into(), json!(verdict));
@@ -460,6 +428,55 @@ impl Step<'_> {
                 .map(|s| clip(s, MAX_TEXT)),
         };
         self.fire(route, Some(feedback), SpawnCause::Route);
+    }
+
+    /// Apply the guards to a `judge.score` and record the verdict. With `live`, corrections are
+    /// also published in an `audit` event and the corrected verdict and severity are returned for
+    /// routing; a terminal session only records (so replay still shows the last verdict).
+    fn assess(&mut self, live: bool) -> Option<(Verdict, Severity)> {
+        let event = self.event;
+        let scores = event.scores.as_ref();
+        let raw = RawScores {
+            dimensions: scores.map_or([None; 6], |s| {
+                s.dimensions().map(|(_, d)| d.map(|d| d.score))
+            }),
+            aggregate: scores.and_then(|s| s.aggregate),
+            verdict: scores.and_then(|s| s.verdict),
+        };
+        let declared = scores.and_then(|s| s.deviation).map(|d| d.kind);
+        let severity = declared.unwrap_or(Severity::Important);
+        let evidence = Evidence {
+            qa_exit_code: self.state.qa.as_ref().and_then(|q| q.exec_exit_code),
+            ac_failed: self.state.qa.as_ref().is_some_and(|q| q.ac_failed > 0),
+            judge_provider: event.metadata.as_ref().and_then(|m| m.provider.as_deref()),
+            builder_provider: self
+                .state
+                .build
+                .as_ref()
+                .and_then(|b| b.provider.as_deref()),
+        };
+        let judgement = guards::judge(&self.table.scoring, &raw, &evidence);
+        let verdict = judgement.corrected.verdict;
+
+        if live && !judgement.corrections.is_empty() {
+            self.audit(&raw, &judgement);
+        }
+        let record = VerdictRecord {
+            event_id: event.id.clone(),
+            raw,
+            corrected: judgement.corrected,
+            corrections: judgement.corrections,
+            severity,
+            severity_defaulted: declared.is_none(),
+        };
+        let verification = &mut self.state.verification;
+        verification.count += 1;
+        verification.previous = verification.latest.replace(record);
+        if !live {
+            return None;
+        }
+        self.state.awaiting = None;
+        Some((verdict, severity))
     }
 
     fn audit(&mut self, raw: &RawScores, judgement: &guards::Judgement) {

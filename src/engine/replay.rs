@@ -67,19 +67,25 @@ impl Replay {
             return;
         }
         match serde_json::from_str::<Event>(line) {
-            Ok(event) => self.feed_event(table, &event),
-            Err(typed) => match serde_json::from_str::<serde_json::Value>(line) {
-                Err(syntax) => self.skip(line_no, &format!("not JSON ({syntax})")),
-                Ok(value) => match legacy::map(value) {
-                    Ok(mapped) => {
-                        self.stats.mapped += 1;
-                        for change in mapped.changes {
-                            *self.stats.mapping_changes.entry(change).or_default() += 1;
-                        }
-                        self.feed_event(table, &mapped.event);
+            Ok(event) if !legacy::has_data_scores(&event) => self.feed_event(table, &event),
+            Ok(_) => self.feed_legacy(table, line_no, line, "scores under data"),
+            Err(typed) => self.feed_legacy(table, line_no, line, &typed.to_string()),
+        }
+    }
+
+    /// Try a line that is not our envelope as a legacy (reference) line.
+    fn feed_legacy(&mut self, table: &TransitionTable, line_no: u64, line: &str, why: &str) {
+        match serde_json::from_str::<serde_json::Value>(line) {
+            Err(syntax) => self.skip_line(line_no, &format!("not JSON ({syntax})")),
+            Ok(value) => match legacy::map(value) {
+                Ok(mapped) => {
+                    self.stats.mapped += 1;
+                    for change in mapped.changes {
+                        *self.stats.mapping_changes.entry(change).or_default() += 1;
                     }
-                    Err(_) => self.skip(line_no, &format!("not an event ({typed})")),
-                },
+                    self.feed_event(table, &mapped.event);
+                }
+                Err(_) => self.skip_line(line_no, &format!("not an event ({why})")),
             },
         }
     }
@@ -91,7 +97,8 @@ impl Replay {
         self.stats.effects += effects.len() as u64;
     }
 
-    fn skip(&mut self, line: u64, reason: &str) {
+    /// Record a line that could not be used.
+    pub fn skip_line(&mut self, line: u64, reason: &str) {
         self.stats.skipped += 1;
         if self.stats.skipped_lines.len() < MAX_REPORTED {
             self.stats.skipped_lines.push(SkippedLine {

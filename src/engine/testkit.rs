@@ -266,7 +266,7 @@ impl Script {
 
     pub fn goal(&mut self) -> Vec<Effect> {
         self.send("user", Kind::Goal, |e| {
-            e.body = Some("60-second match-3".into())
+            e.body = Some("60-second match-3".into());
         })
     }
 
@@ -289,7 +289,7 @@ impl Script {
 
     pub fn qa(&mut self, exit: i64) -> Vec<Effect> {
         self.send("system", Kind::QaResult, |e| {
-            e.data = Some(data(json!({"exec_exit_code": exit})))
+            e.data = Some(data(json!({"exec_exit_code": exit})));
         })
     }
 
@@ -310,7 +310,7 @@ impl Script {
 
     pub fn error(&mut self, role: &str) -> Vec<Effect> {
         self.send("system", Kind::Error, |e| {
-            e.data = Some(data(json!({"role": role, "reason": "exit_nonzero"})))
+            e.data = Some(data(json!({"role": role, "reason": "exit_nonzero"})));
         })
     }
 
