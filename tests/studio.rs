@@ -1,6 +1,7 @@
 //! Studio against a real server on `127.0.0.1:0`: sessions written with the real transcript
 //! writer in a temporary crumb home, talked to over raw HTTP/1.1 and SSE.
 
+use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -34,7 +35,7 @@ pub struct Server {
 impl Server {
     pub fn start(home: &Path) -> Server {
         let mut config = StudioConfig::new(CrumbHome::at(home));
-        config.token = TOKEN.to_owned();
+        TOKEN.clone_into(&mut config.token);
         config.heartbeat = Duration::from_secs(1);
         config.project_dir = Some(repo_root());
         config.crumb_exe = Some(crate::support::crumb_bin());
@@ -47,10 +48,17 @@ impl Server {
                 .build()
                 .expect("runtime");
             runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-                let preview = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind preview");
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind");
+                let preview = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind preview");
                 ready_tx
-                    .send((listener.local_addr().unwrap(), preview.local_addr().unwrap()))
+                    .send((
+                        listener.local_addr().unwrap(),
+                        preview.local_addr().unwrap(),
+                    ))
                     .unwrap();
                 serve(listener, preview, config, async move {
                     let _ = stopped.await;
@@ -133,18 +141,26 @@ impl Reply {
 }
 
 /// One HTTP/1.1 request over a fresh connection; `path` is sent exactly as given.
-pub fn request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&str>) -> Reply {
+pub fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Reply {
     let mut stream = TcpStream::connect(addr).expect("connect");
-    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
     let mut text = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
-        text.push_str(&format!("Host: {addr}\r\n"));
+        let _ = write!(text, "Host: {addr}\r\n");
     }
     for (k, v) in headers {
-        text.push_str(&format!("{k}: {v}\r\n"));
+        let _ = write!(text, "{k}: {v}\r\n");
     }
     let body = body.unwrap_or("");
-    text.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    let _ = write!(text, "Content-Length: {}\r\n\r\n{body}", body.len());
     stream.write_all(text.as_bytes()).unwrap();
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).unwrap();
@@ -152,16 +168,29 @@ pub fn request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &st
 }
 
 fn parse_reply(raw: &[u8]) -> Reply {
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("header end");
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("header end");
     let head = String::from_utf8_lossy(&raw[..split]).into_owned();
     let mut lines = head.lines();
-    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
         .collect();
     let mut body = raw[split + 4..].to_vec();
-    if headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked")) {
+    if headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"))
+    {
         body = dechunk(&body);
     }
     Reply {
@@ -173,9 +202,9 @@ fn parse_reply(raw: &[u8]) -> Reply {
 
 fn dechunk(mut raw: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    loop {
-        let Some(end) = raw.windows(2).position(|w| w == b"\r\n") else { break };
-        let size = usize::from_str_radix(String::from_utf8_lossy(&raw[..end]).trim(), 16).unwrap_or(0);
+    while let Some(end) = raw.windows(2).position(|w| w == b"\r\n") {
+        let size =
+            usize::from_str_radix(String::from_utf8_lossy(&raw[..end]).trim(), 16).unwrap_or(0);
         if size == 0 {
             break;
         }
@@ -203,10 +232,13 @@ impl Sse {
     pub fn open(addr: SocketAddr, path: &str, last_event_id: Option<&str>) -> Sse {
         let mut stream = TcpStream::connect(addr).expect("connect");
         // A safety net against a hung test, not a timing assertion.
-        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        let mut text = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut text =
+            format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n");
         if let Some(id) = last_event_id {
-            text.push_str(&format!("Last-Event-ID: {id}\r\n"));
+            let _ = write!(text, "Last-Event-ID: {id}\r\n");
         }
         text.push_str("\r\n");
         stream.write_all(text.as_bytes()).unwrap();
@@ -221,7 +253,10 @@ impl Sse {
                 break;
             }
         }
-        Sse { reader, chunk_left: 0 }
+        Sse {
+            reader,
+            chunk_left: 0,
+        }
     }
 
     /// The next line of the event stream (chunked transfer decoded).
@@ -272,11 +307,20 @@ impl Sse {
                 frame = Frame::default();
                 continue;
             }
-            if let Some(v) = line.strip_prefix("id: ").or_else(|| line.strip_prefix("id:")) {
+            if let Some(v) = line
+                .strip_prefix("id: ")
+                .or_else(|| line.strip_prefix("id:"))
+            {
                 frame.id = Some(v.to_owned());
-            } else if let Some(v) = line.strip_prefix("event: ").or_else(|| line.strip_prefix("event:")) {
+            } else if let Some(v) = line
+                .strip_prefix("event: ")
+                .or_else(|| line.strip_prefix("event:"))
+            {
                 frame.event = Some(v.to_owned());
-            } else if let Some(v) = line.strip_prefix("data: ").or_else(|| line.strip_prefix("data:")) {
+            } else if let Some(v) = line
+                .strip_prefix("data: ")
+                .or_else(|| line.strip_prefix("data:"))
+            {
                 frame.data.push_str(v);
             }
         }
@@ -307,10 +351,22 @@ impl Fixture {
     pub fn new(home: &Path) -> Fixture {
         let project = Project::from_root(repo_root());
         let pipeline = repo_root().join("pipelines/casual.yaml");
-        let session = create(&CrumbHome::at(home), &project, &pipeline, "60-second match-3 with combo bonus").expect("session");
+        let session = create(
+            &CrumbHome::at(home),
+            &project,
+            &pipeline,
+            "60-second match-3 with combo bonus",
+        )
+        .expect("session");
         let writer = Writer::open(session.dir.transcript(), session.dir.id()).expect("writer");
-        let table = compile_file(&pipeline, &CompileOptions::default()).table.expect("casual compiles");
-        Fixture { session, writer, table }
+        let table = compile_file(&pipeline, &CompileOptions::default())
+            .table
+            .expect("casual compiles");
+        Fixture {
+            session,
+            writer,
+            table,
+        }
     }
 
     pub fn id(&self) -> String {
@@ -332,7 +388,10 @@ impl Fixture {
     /// goal → spec → build → QA (exit 0) → a verdict with these dimensions.
     pub fn run_to_verdict(&mut self, dims: [f64; 6], verdict: Verdict) {
         self.append(Draft::new("user", Kind::Goal).body("60-second match-3 with combo bonus"));
-        self.append(Draft::new("planner-lead", Kind::Spec).body("Match-3 on an 8×8 grid, 60 s timer, combos."));
+        self.append(
+            Draft::new("planner-lead", Kind::Spec)
+                .body("Match-3 on an 8×8 grid, 60 s timer, combos."),
+        );
         std::fs::create_dir_all(self.dir().join("artifacts/game")).unwrap();
         std::fs::write(self.dir().join("artifacts/game/index.html"), GAME).unwrap();
         self.append(Draft::new("builder", Kind::Build).body("game/index.html written"));
@@ -343,8 +402,19 @@ impl Fixture {
             json!([{ "id": "entry", "kind": "file", "status": "pass", "findings": [] },
                    { "id": "boots", "kind": "browser", "status": "pass", "findings": [] }]),
         );
-        self.append(Draft::new("system", Kind::QaResult).body("QA passed").data(data));
-        let dim = |score: f64, source| Some(Dimension { score, source, lookup: None, evidence: Vec::new() });
+        self.append(
+            Draft::new("system", Kind::QaResult)
+                .body("QA passed")
+                .data(data),
+        );
+        let dim = |score: f64, source| {
+            Some(Dimension {
+                score,
+                source,
+                lookup: None,
+                evidence: Vec::new(),
+            })
+        };
         let scores = Scores {
             d1: dim(dims[0], ScoreSource::VerifierLlm),
             d2: dim(dims[1], ScoreSource::QaCheckEffect),
@@ -355,10 +425,16 @@ impl Fixture {
             aggregate: Some(dims.iter().sum()),
             verdict: Some(verdict),
             feedback: Some("Combos feel good; the timer is hard to read.".into()),
-            deviation: Some(Deviation { kind: Severity::Minor }),
+            deviation: Some(Deviation {
+                kind: Severity::Minor,
+            }),
             ..Scores::default()
         };
-        self.append(Draft::new("verifier", Kind::JudgeScore).body("scored").scores(scores));
+        self.append(
+            Draft::new("verifier", Kind::JudgeScore)
+                .body("scored")
+                .scores(scores),
+        );
     }
 
     /// Act as the coordinator for the inbox: turn new lines into `user.*` events and append
@@ -384,7 +460,13 @@ impl Fixture {
                     Effect::Done(done) => {
                         let mut data = Data::new();
                         data.insert("reason".into(), json!(done.reason));
-                        written.push(self.append(Draft::new("system", Kind::Done).body(done.reason).data(data)));
+                        written.push(
+                            self.append(
+                                Draft::new("system", Kind::Done)
+                                    .body(done.reason)
+                                    .data(data),
+                            ),
+                        );
                     }
                     _ => {}
                 }
@@ -412,10 +494,16 @@ fn live_events_arrive_in_order() {
     let mut fixture = Fixture::new(home.path());
     let first = fixture.note("one");
     let server = Server::start(home.path());
-    let mut sse = Sse::open(server.addr, &format!("/api/sessions/{}/stream?from=start", fixture.id()), None);
+    let mut sse = Sse::open(
+        server.addr,
+        &format!("/api/sessions/{}/stream?from=start", fixture.id()),
+        None,
+    );
     let got = sse.appends(1);
     assert_eq!(got[0].0, first.id);
-    let written: Vec<Event> = (0..20).map(|i| fixture.note(&format!("note {i}"))).collect();
+    let written: Vec<Event> = (0..20)
+        .map(|i| fixture.note(&format!("note {i}")))
+        .collect();
     let got = sse.appends(20);
     let ids: Vec<&str> = got.iter().map(|(id, _)| id.as_str()).collect();
     let expected: Vec<&str> = written.iter().map(|e| e.id.as_str()).collect();
@@ -429,7 +517,11 @@ fn reconnect_with_last_event_id_gets_exactly_the_missed_events() {
     let mut fixture = Fixture::new(home.path());
     let events: Vec<Event> = (0..10).map(|i| fixture.note(&format!("n{i}"))).collect();
     let server = Server::start(home.path());
-    let mut sse = Sse::open(server.addr, &format!("/api/sessions/{}/stream", fixture.id()), Some(&events[3].id));
+    let mut sse = Sse::open(
+        server.addr,
+        &format!("/api/sessions/{}/stream", fixture.id()),
+        Some(&events[3].id),
+    );
     let got = sse.appends(6);
     let ids: Vec<String> = got.into_iter().map(|(id, _)| id).collect();
     let expected: Vec<String> = events[4..].iter().map(|e| e.id.clone()).collect();
@@ -438,7 +530,11 @@ fn reconnect_with_last_event_id_gets_exactly_the_missed_events() {
     let sentinel = fixture.note("sentinel");
     assert_eq!(sse.appends(1)[0].0, sentinel.id);
     // A client that saw everything gets nothing old, only what comes next.
-    let mut caught_up = Sse::open(server.addr, &format!("/api/sessions/{}/stream", fixture.id()), Some(&sentinel.id));
+    let mut caught_up = Sse::open(
+        server.addr,
+        &format!("/api/sessions/{}/stream", fixture.id()),
+        Some(&sentinel.id),
+    );
     let after = fixture.note("after");
     assert_eq!(caught_up.appends(1)[0].0, after.id);
 }
@@ -466,13 +562,38 @@ fn events_are_paged_and_filtered_through_the_index() {
     assert_eq!(events.len(), 50);
     assert_eq!(events[49]["seq"], 254);
     assert_eq!(events[49]["event"]["body"], "thinking 249");
-    let judge = server.get_json(&format!("/api/sessions/{id}/events?kind=judge.score,qa.result"));
-    let kinds: Vec<&str> = judge["events"].as_array().unwrap().iter().map(|e| e["event"]["kind"].as_str().unwrap()).collect();
+    let judge = server.get_json(&format!(
+        "/api/sessions/{id}/events?kind=judge.score,qa.result"
+    ));
+    let kinds: Vec<&str> = judge["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event"]["kind"].as_str().unwrap())
+        .collect();
     assert_eq!(kinds, ["qa.result", "judge.score"]);
-    let text = server.get_json(&format!("/api/sessions/{id}/events?q=THINKING%2012&after=0&limit=5"));
-    let bodies: Vec<&str> = text["events"].as_array().unwrap().iter().map(|e| e["event"]["body"].as_str().unwrap()).collect();
-    assert_eq!(bodies, ["thinking 12", "thinking 120", "thinking 121", "thinking 122", "thinking 123"]);
-    let before = server.get_json(&format!("/api/sessions/{id}/events?before=3&role=planner-lead"));
+    let text = server.get_json(&format!(
+        "/api/sessions/{id}/events?q=THINKING%2012&after=0&limit=5"
+    ));
+    let bodies: Vec<&str> = text["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event"]["body"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        bodies,
+        [
+            "thinking 12",
+            "thinking 120",
+            "thinking 121",
+            "thinking 122",
+            "thinking 123"
+        ]
+    );
+    let before = server.get_json(&format!(
+        "/api/sessions/{id}/events?before=3&role=planner-lead"
+    ));
     assert_eq!(before["events"].as_array().unwrap().len(), 1);
 }
 
@@ -488,7 +609,11 @@ fn session_state_shows_the_reducers_verdict_graph_and_budgets() {
     assert_eq!(state["scorecard"]["aggregate"], 20.0);
     assert_eq!(state["scorecard"]["dimensions"][1]["source"], "qa");
     assert_eq!(state["scorecard"]["dimensions"][0]["source"], "model");
-    assert!(state["state"]["awaiting"].is_object(), "PARTIAL awaits a person: {}", state["state"]);
+    assert!(
+        state["state"]["awaiting"].is_object(),
+        "PARTIAL awaits a person: {}",
+        state["state"]
+    );
     assert_eq!(state["pipeline"]["limits"]["max_verify"], 5);
     assert_eq!(state["live"], true);
     let graph = server.get_json(&format!("/api/sessions/{id}/graph"));
@@ -498,7 +623,16 @@ fn session_state_shows_the_reducers_verdict_graph_and_budgets() {
         .unwrap()
         .iter()
         .filter(|e| e["count"].as_u64().unwrap() > 0)
-        .map(|e| (format!("{}→{}", e["from"].as_str().unwrap(), e["to"].as_str().unwrap()), e["count"].as_u64().unwrap()))
+        .map(|e| {
+            (
+                format!(
+                    "{}→{}",
+                    e["from"].as_str().unwrap(),
+                    e["to"].as_str().unwrap()
+                ),
+                e["count"].as_u64().unwrap(),
+            )
+        })
         .collect();
     insta::assert_json_snapshot!("studio_graph_edges_taken", taken);
     let list = server.get_json("/api/sessions");
@@ -516,14 +650,21 @@ fn artifact_paths_cannot_leave_the_session() {
     let dir = fixture.dir().to_path_buf();
     std::fs::create_dir_all(dir.join("artifacts-x")).unwrap();
     std::fs::write(dir.join("artifacts-x/s.txt"), "secret").unwrap();
-    std::os::unix::fs::symlink(dir.join("meta.json"), dir.join("artifacts/meta-link.json")).unwrap();
+    std::os::unix::fs::symlink(dir.join("meta.json"), dir.join("artifacts/meta-link.json"))
+        .unwrap();
     std::os::unix::fs::symlink("/etc", dir.join("artifacts/etc")).unwrap();
     let server = Server::start(home.path());
     let id = fixture.id();
-    let ok = server.get(&format!("/api/sessions/{id}/files/artifacts/game/index.html"));
+    let ok = server.get(&format!(
+        "/api/sessions/{id}/files/artifacts/game/index.html"
+    ));
     assert_eq!(ok.status, 200);
     assert!(ok.body.contains("<canvas"));
-    assert_eq!(ok.header("content-type"), Some("text/plain; charset=utf-8"), "HTML is served inert on the API origin");
+    assert_eq!(
+        ok.header("content-type"),
+        Some("text/plain; charset=utf-8"),
+        "HTML is served inert on the API origin"
+    );
     for path in [
         "artifacts/../meta.json",
         "artifacts/..%2fmeta.json",
@@ -537,23 +678,75 @@ fn artifact_paths_cannot_leave_the_session() {
         "artifacts-x/s.txt",
     ] {
         let reply = server.get(&format!("/api/sessions/{id}/files/{path}"));
-        assert!(matches!(reply.status, 403 | 404), "{path} answered {} {}", reply.status, reply.body);
-        assert!(!reply.body.contains("secret") && !reply.body.contains("root:"), "{path} leaked");
-        let preview = request(server.preview, "GET", &format!("/s/{id}/{}", path.trim_start_matches("artifacts/")), &[], None);
-        assert!(matches!(preview.status, 403 | 404), "preview {path} answered {}", preview.status);
+        assert!(
+            matches!(reply.status, 403 | 404),
+            "{path} answered {} {}",
+            reply.status,
+            reply.body
+        );
+        assert!(
+            !reply.body.contains("secret") && !reply.body.contains("root:"),
+            "{path} leaked"
+        );
+        let preview = request(
+            server.preview,
+            "GET",
+            &format!("/s/{id}/{}", path.trim_start_matches("artifacts/")),
+            &[],
+            None,
+        );
+        assert!(
+            matches!(preview.status, 403 | 404),
+            "preview {path} answered {}",
+            preview.status
+        );
     }
-    let game = request(server.preview, "GET", &format!("/s/{id}/game/index.html"), &[], None);
+    let game = request(
+        server.preview,
+        "GET",
+        &format!("/s/{id}/game/index.html"),
+        &[],
+        None,
+    );
     assert_eq!(game.status, 200);
-    assert_eq!(game.header("content-type"), Some("text/html; charset=utf-8"));
+    assert_eq!(
+        game.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
     let csp = game.header("content-security-policy").unwrap();
-    assert!(csp.contains("connect-src 'self'") && csp.contains(&format!("frame-ancestors http://127.0.0.1:{}", server.addr.port())), "{csp}");
+    assert!(
+        csp.contains("connect-src 'self'")
+            && csp.contains(&format!(
+                "frame-ancestors http://127.0.0.1:{}",
+                server.addr.port()
+            )),
+        "{csp}"
+    );
     // The preview origin has no API.
-    let api = request(server.preview, "GET", &format!("/api/sessions/{id}"), &[], None);
+    let api = request(
+        server.preview,
+        "GET",
+        &format!("/api/sessions/{id}"),
+        &[],
+        None,
+    );
     assert_eq!(api.status, 404);
     let list = server.get_json(&format!("/api/sessions/{id}/artifacts"));
-    let paths: Vec<&str> = list["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
-    assert_eq!(paths, ["artifacts/game/index.html"], "symlinks are not listed");
+    let paths: Vec<&str> = list["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        ["artifacts/game/index.html"],
+        "symlinks are not listed"
+    );
 }
+
+/// A refused write: what it lacks, its headers, the expected status.
+type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, u16);
 
 #[test]
 fn writes_need_the_token_the_origin_and_json() {
@@ -563,22 +756,71 @@ fn writes_need_the_token_the_origin_and_json() {
     let path = format!("/api/sessions/{}/inbox", fixture.id());
     let body = json!({ "line": "/approve" }).to_string();
     let origin = format!("http://{}", server.addr);
-    let cases: [(&str, Vec<(&str, &str)>, u16); 5] = [
-        ("no token", vec![("Origin", origin.as_str()), ("Content-Type", "application/json")], 403),
-        ("wrong token", vec![("X-Crumb-Token", "guess"), ("Content-Type", "application/json")], 403),
-        ("other origin", vec![("X-Crumb-Token", TOKEN), ("Origin", "http://127.0.0.1:1"), ("Content-Type", "application/json")], 403),
-        ("cross-site fetch", vec![("X-Crumb-Token", TOKEN), ("Sec-Fetch-Site", "cross-site"), ("Content-Type", "application/json")], 403),
-        ("form post", vec![("X-Crumb-Token", TOKEN), ("Content-Type", "text/plain")], 415),
+    let cases: [Case<'_>; 5] = [
+        (
+            "no token",
+            vec![
+                ("Origin", origin.as_str()),
+                ("Content-Type", "application/json"),
+            ],
+            403,
+        ),
+        (
+            "wrong token",
+            vec![
+                ("X-Crumb-Token", "guess"),
+                ("Content-Type", "application/json"),
+            ],
+            403,
+        ),
+        (
+            "other origin",
+            vec![
+                ("X-Crumb-Token", TOKEN),
+                ("Origin", "http://127.0.0.1:1"),
+                ("Content-Type", "application/json"),
+            ],
+            403,
+        ),
+        (
+            "cross-site fetch",
+            vec![
+                ("X-Crumb-Token", TOKEN),
+                ("Sec-Fetch-Site", "cross-site"),
+                ("Content-Type", "application/json"),
+            ],
+            403,
+        ),
+        (
+            "form post",
+            vec![("X-Crumb-Token", TOKEN), ("Content-Type", "text/plain")],
+            415,
+        ),
     ];
     for (what, headers, status) in cases {
         let reply = request(server.addr, "POST", &path, &headers, Some(&body));
         assert_eq!(reply.status, status, "{what}: {}", reply.body);
     }
     // DNS rebinding: a foreign Host is refused even for reads.
-    let rebound = request(server.addr, "GET", "/api/sessions", &[("Host", "attacker.example:80")], None);
+    let rebound = request(
+        server.addr,
+        "GET",
+        "/api/sessions",
+        &[("Host", "attacker.example:80")],
+        None,
+    );
     assert_eq!(rebound.status, 421);
     let huge = json!({ "line": "x".repeat(100_000) }).to_string();
-    let reply = request(server.addr, "POST", &path, &[("X-Crumb-Token", TOKEN), ("Content-Type", "application/json")], Some(&huge));
+    let reply = request(
+        server.addr,
+        "POST",
+        &path,
+        &[
+            ("X-Crumb-Token", TOKEN),
+            ("Content-Type", "application/json"),
+        ],
+        Some(&huge),
+    );
     assert_eq!(reply.status, 413);
     let inbox = std::fs::read_to_string(fixture.session.dir.inbox()).unwrap();
     assert_eq!(inbox, "", "nothing refused was written");
@@ -586,7 +828,10 @@ fn writes_need_the_token_the_origin_and_json() {
     let bad = server.post(&path, &json!({ "line": "/goto nobody" }));
     assert_eq!(bad.status, 400);
     assert!(bad.body.contains("unknown role `nobody`"), "{}", bad.body);
-    assert_eq!(std::fs::read_to_string(fixture.session.dir.inbox()).unwrap(), "");
+    assert_eq!(
+        std::fs::read_to_string(fixture.session.dir.inbox()).unwrap(),
+        ""
+    );
 }
 
 #[test]
@@ -597,18 +842,33 @@ fn a_posted_approve_lands_in_the_inbox_and_its_ack_reaches_the_stream() {
     let server = Server::start(home.path());
     let id = fixture.id();
     let mut sse = Sse::open(server.addr, &format!("/api/sessions/{id}/stream"), None);
-    let reply = server.post(&format!("/api/sessions/{id}/inbox"), &json!({ "line": "/approve" }));
+    let reply = server.post(
+        &format!("/api/sessions/{id}/inbox"),
+        &json!({ "line": "/approve" }),
+    );
     assert_eq!(reply.status, 202, "{}", reply.body);
     let answer: Value = serde_json::from_str(&reply.body).unwrap();
     assert_eq!(answer["command"], "approve the awaited result");
-    assert_eq!(std::fs::read_to_string(fixture.session.dir.inbox()).unwrap(), "/approve\n");
+    assert_eq!(
+        std::fs::read_to_string(fixture.session.dir.inbox()).unwrap(),
+        "/approve\n"
+    );
     let written = fixture.coordinate_inbox();
     let streamed = sse.appends(written.len());
     let kinds: Vec<&str> = streamed.iter().map(|(_, e)| e.kind.as_str()).collect();
     assert_eq!(kinds[0], "user.approve");
-    let ack = streamed.iter().find(|(_, e)| e.kind.as_str() == "ack").expect("an ack");
-    assert_eq!(ack.1.metadata.as_ref().unwrap().ack_for.as_deref(), Some(streamed[0].0.as_str()));
-    assert!(kinds.contains(&"done"), "approving a PARTIAL finishes the session: {kinds:?}");
+    let ack = streamed
+        .iter()
+        .find(|(_, e)| e.kind.as_str() == "ack")
+        .expect("an ack");
+    assert_eq!(
+        ack.1.metadata.as_ref().unwrap().ack_for.as_deref(),
+        Some(streamed[0].0.as_str())
+    );
+    assert!(
+        kinds.contains(&"done"),
+        "approving a PARTIAL finishes the session: {kinds:?}"
+    );
 }
 
 #[test]
@@ -619,14 +879,26 @@ fn the_page_carries_the_token_and_a_strict_csp() {
     assert_eq!(page.status, 200);
     assert!(page.body.contains(&format!("content=\"{TOKEN}\"")));
     let csp = page.header("content-security-policy").unwrap();
-    assert!(csp.contains("script-src 'self'") && csp.contains(&format!("frame-src http://127.0.0.1:{}", server.preview.port())), "{csp}");
+    assert!(
+        csp.contains("script-src 'self'")
+            && csp.contains(&format!(
+                "frame-src http://127.0.0.1:{}",
+                server.preview.port()
+            )),
+        "{csp}"
+    );
     assert_eq!(page.header("x-frame-options"), Some("DENY"));
     for asset in crumb::studio::assets::ASSETS {
         assert_eq!(server.get(&format!("/assets/{}", asset.0)).status, 200);
     }
     assert_eq!(server.get("/assets/..%2fCargo.toml").status, 404);
     assert_eq!(server.get("/api/sessions/not-a-session").status, 404);
-    assert_eq!(server.get("/api/sessions/01JZZZZZZZZZZZZZZZZZZZZZZZ/events").status, 404);
+    assert_eq!(
+        server
+            .get("/api/sessions/01JZZZZZZZZZZZZZZZZZZZZZZZ/events")
+            .status,
+        404
+    );
     server.shutdown();
 }
 
@@ -648,7 +920,12 @@ pub fn artifact_dir() -> PathBuf {
 
 /// A PNG of coloured tiles standing in for a QA screenshot.
 fn tiles_png(width: u32, height: u32) -> Vec<u8> {
-    let colours = [[229, 83, 75], [63, 182, 139], [91, 156, 240], [231, 178, 61]];
+    let colours = [
+        [229, 83, 75],
+        [63, 182, 139],
+        [91, 156, 240],
+        [231, 178, 61],
+    ];
     let mut pixels = Vec::with_capacity((width * height * 3) as usize);
     for y in 0..height {
         for x in 0..width {
@@ -661,7 +938,11 @@ fn tiles_png(width: u32, height: u32) -> Vec<u8> {
     let mut encoder = png::Encoder::new(&mut out, width, height);
     encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
-    encoder.write_header().unwrap().write_image_data(&pixels).unwrap();
+    encoder
+        .write_header()
+        .unwrap()
+        .write_image_data(&pixels)
+        .unwrap();
     out
 }
 
@@ -690,7 +971,14 @@ async fn page_failure(page: &chromiumoxide::Page, what: &str) -> ! {
     use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
     use chromiumoxide::page::ScreenshotParams;
     let text = page_text(page, "document.body.innerText").await;
-    if let Ok(png) = page.screenshot(ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build()).await {
+    if let Ok(png) = page
+        .screenshot(
+            ScreenshotParams::builder()
+                .format(CaptureScreenshotFormat::Png)
+                .build(),
+        )
+        .await
+    {
         let _ = std::fs::create_dir_all(artifact_dir());
         let _ = std::fs::write(artifact_dir().join("failure.png"), png);
     }
@@ -713,7 +1001,9 @@ fn end_to_end_in_headless_chromium_approve_from_the_command_bar() {
     use crumb::qa::browser::launch::Chromium;
     use crumb::qa::browser::locate::locate;
 
-    let exe = locate().unwrap_or_else(|err| panic!("the Studio browser test needs Chromium (./scripts/ensure-chromium.sh): {err}"));
+    let exe = locate().unwrap_or_else(|err| {
+        panic!("the Studio browser test needs Chromium (./scripts/ensure-chromium.sh): {err}")
+    });
     let home = temp_home();
     let mut done = Fixture::new(home.path());
     done.run_to_verdict([5.0, 5.0, 4.0, 5.0, 4.0, 4.0], Verdict::Pass);
@@ -727,7 +1017,11 @@ fn end_to_end_in_headless_chromium_approve_from_the_command_bar() {
     let shots = artifact_dir();
     std::fs::create_dir_all(&shots).unwrap();
 
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     runtime.block_on(async {
         let chromium = Chromium::launch(&exe).await.expect("launch Chromium");
         let page = chromium.browser.new_page("about:blank").await.expect("page");
@@ -782,7 +1076,7 @@ fn end_to_end_in_headless_chromium_approve_from_the_command_bar() {
             .await
             .expect("screenshot");
         std::fs::write(shots.join("artifacts.png"), &png).unwrap();
-        chromium.shutdown(true).await;
+        chromium.shutdown().await;
     });
 }
 
@@ -797,7 +1091,11 @@ fn wait_for_state(server: &Server, id: &str, what: &str, ready: impl Fn(&Value) 
                 return state;
             }
         }
-        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}: {}", reply.body);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}: {}",
+            reply.body
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -814,38 +1112,68 @@ fn a_session_started_from_studio_runs_crumb_run_and_a_posted_approve_finishes_it
     let started: Value = serde_json::from_str(&reply.body).unwrap();
     let id = started["session_id"].as_str().unwrap().to_owned();
     assert_eq!(started["url"], format!("/#/session/{id}"));
-    let mut sse = Sse::open(server.addr, &format!("/api/sessions/{id}/stream?from=start"), None);
-    let awaiting = wait_for_state(&server, &id, "the PARTIAL verdict", |s| s["state"]["awaiting"].is_object());
+    let mut sse = Sse::open(
+        server.addr,
+        &format!("/api/sessions/{id}/stream?from=start"),
+        None,
+    );
+    let awaiting = wait_for_state(&server, &id, "the PARTIAL verdict", |s| {
+        s["state"]["awaiting"].is_object()
+    });
     assert_eq!(awaiting["scorecard"]["verdict"], "PARTIAL");
-    assert_eq!(awaiting["live"], true, "crumb run --wait keeps the coordinator");
-    let approve = server.post(&format!("/api/sessions/{id}/inbox"), &json!({ "line": "/approve looks fun" }));
+    assert_eq!(
+        awaiting["live"], true,
+        "crumb run --wait keeps the coordinator"
+    );
+    let approve = server.post(
+        &format!("/api/sessions/{id}/inbox"),
+        &json!({ "line": "/approve looks fun" }),
+    );
     assert_eq!(approve.status, 202, "{}", approve.body);
     // Everything up to the end arrives on the stream, in order, with the real coordinator's ack.
     let mut seen: Vec<Event> = Vec::new();
     while !seen.iter().any(|e| e.kind == Kind::Done) {
         seen.extend(sse.appends(1).into_iter().map(|(_, e)| e));
     }
-    let approve_event = seen.iter().find(|e| e.kind == Kind::UserApprove).expect("user.approve");
+    let approve_event = seen
+        .iter()
+        .find(|e| e.kind == Kind::UserApprove)
+        .expect("user.approve");
     let ack = seen
         .iter()
-        .find(|e| e.kind == Kind::Ack && e.metadata.as_ref().and_then(|m| m.ack_for.as_deref()) == Some(approve_event.id.as_str()))
+        .find(|e| {
+            e.kind == Kind::Ack
+                && e.metadata.as_ref().and_then(|m| m.ack_for.as_deref())
+                    == Some(approve_event.id.as_str())
+        })
         .expect("the coordinator acknowledged the line");
-    assert!(seen.iter().position(|e| e.id == ack.id) > seen.iter().position(|e| e.id == approve_event.id));
+    assert!(
+        seen.iter().position(|e| e.id == ack.id)
+            > seen.iter().position(|e| e.id == approve_event.id)
+    );
     let ids: Vec<&str> = seen.iter().map(|e| e.id.as_str()).collect();
     let mut sorted = ids.clone();
     sorted.sort_unstable();
     sorted.dedup();
     assert_eq!(ids, sorted, "in order, no duplicates");
-    wait_for_state(&server, &id, "the finished session", |s| s["state"]["done"].is_object());
+    wait_for_state(&server, &id, "the finished session", |s| {
+        s["state"]["done"].is_object()
+    });
 }
 
 #[test]
 fn the_probe_recognises_studio_and_nothing_else() {
     let home = temp_home();
     let server = Server::start(home.path());
-    assert!(crumb::studio::probe::running_on(server.addr.port(), Duration::from_secs(5)));
+    assert!(crumb::studio::probe::running_on(
+        server.addr.port(),
+        Duration::from_secs(5)
+    ));
     // The preview listener is an HTTP server too, but not Studio.
-    assert!(!crumb::studio::probe::running_on(server.preview.port(), Duration::from_secs(5)));
+    assert!(!crumb::studio::probe::running_on(
+        server.preview.port(),
+        Duration::from_secs(5)
+    ));
     assert_eq!(
         crumb::studio::probe::session_url(7321, "01JABCDEFGHJKMNPQRSTVWXYZ0"),
         "http://127.0.0.1:7321/#/session/01JABCDEFGHJKMNPQRSTVWXYZ0"
@@ -860,7 +1188,9 @@ fn end_to_end_a_real_mock_run_is_approved_from_the_page() {
     use crumb::qa::browser::launch::Chromium;
     use crumb::qa::browser::locate::locate;
 
-    let exe = locate().unwrap_or_else(|err| panic!("the Studio browser test needs Chromium (./scripts/ensure-chromium.sh): {err}"));
+    let exe = locate().unwrap_or_else(|err| {
+        panic!("the Studio browser test needs Chromium (./scripts/ensure-chromium.sh): {err}")
+    });
     let home = temp_home();
     let server = Server::start(home.path());
     // Started the way the page's form does: `crumb run --wait` in the background.
@@ -869,12 +1199,21 @@ fn end_to_end_a_real_mock_run_is_approved_from_the_page() {
         &json!({ "pipeline": "pipelines/casual.yaml", "pitch": "neon match-3 with combo bonus", "preset": "mock", "mock_scenario": "partial" }),
     );
     assert_eq!(reply.status, 202, "{}", reply.body);
-    let id = serde_json::from_str::<Value>(&reply.body).unwrap()["session_id"].as_str().unwrap().to_owned();
-    wait_for_state(&server, &id, "the PARTIAL verdict", |s| s["state"]["awaiting"].is_object());
+    let id = serde_json::from_str::<Value>(&reply.body).unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    wait_for_state(&server, &id, "the PARTIAL verdict", |s| {
+        s["state"]["awaiting"].is_object()
+    });
     let url = format!("http://127.0.0.1:{}/#/session/{id}", server.addr.port());
     let shots = artifact_dir();
     std::fs::create_dir_all(&shots).unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     runtime.block_on(async {
         let chromium = Chromium::launch(&exe).await.expect("launch Chromium");
         let page = chromium.browser.new_page("about:blank").await.expect("page");
@@ -902,7 +1241,9 @@ fn end_to_end_a_real_mock_run_is_approved_from_the_page() {
         page.evaluate("document.querySelector('.tabs-card').scrollIntoView()").await.unwrap();
         let png = page.screenshot(ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build()).await.expect("screenshot");
         std::fs::write(shots.join("real-artifacts.png"), &png).unwrap();
-        chromium.shutdown(true).await;
+        chromium.shutdown().await;
     });
-    wait_for_state(&server, &id, "the finished session", |s| s["state"]["done"].is_object());
+    wait_for_state(&server, &id, "the finished session", |s| {
+        s["state"]["done"].is_object()
+    });
 }

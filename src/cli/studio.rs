@@ -20,7 +20,7 @@ pub struct Args {
     /// Address to bind.
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: IpAddr,
-    /// Crumb home to read sessions from (default: $CRUMB_HOME, else ~/.crumb).
+    /// Crumb home to read sessions from (default: `$CRUMB_HOME`, else `~/.crumb`).
     #[arg(long)]
     pub home: Option<PathBuf>,
     /// Do not open a browser.
@@ -49,7 +49,10 @@ pub fn run(args: &Args) -> ExitCode {
             }
         },
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(err) => {
             eprintln!("crumb studio: cannot start: {err}");
@@ -71,7 +74,7 @@ pub fn run(args: &Args) -> ExitCode {
                 return ExitCode::from(1);
             }
         };
-        let port = listener.local_addr().map(|a| a.port()).unwrap_or(args.port);
+        let port = listener.local_addr().map_or(args.port, |a| a.port());
         let mut config = StudioConfig::new(home);
         config.allow_remote = args.allow_remote;
         let url = format!("http://127.0.0.1:{port}/");
@@ -103,7 +106,11 @@ pub fn run(args: &Args) -> ExitCode {
 
 /// Best effort: hand the URL to the desktop's opener, if there is one.
 fn open_browser(url: &str) {
-    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
     let _ = std::process::Command::new(opener)
         .arg(url)
         .stdin(std::process::Stdio::null())

@@ -67,9 +67,15 @@ pub async fn fresh_hub(app: &Shared, id: &str, fold: bool) -> Result<Arc<Hub>, A
         .hub(&app.config.home, id)
         .ok_or_else(|| ApiError::not_found("session"))?;
     let refreshed = Arc::clone(&hub);
-    tokio::task::spawn_blocking(move || if fold { refreshed.fold() } else { refreshed.refresh().map(|_| ()) })
-        .await
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    tokio::task::spawn_blocking(move || {
+        if fold {
+            refreshed.fold()
+        } else {
+            refreshed.refresh().map(|_| ())
+        }
+    })
+    .await
+    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
     Ok(hub)
 }
 
@@ -97,7 +103,12 @@ pub async fn sessions(
     let app2 = Arc::clone(&app);
     let page = tokio::task::spawn_blocking(move || {
         let mut all = sessions::all(&app2.config.home);
-        if let Some(q) = query.q.as_deref().map(str::to_lowercase).filter(|q| !q.is_empty()) {
+        if let Some(q) = query
+            .q
+            .as_deref()
+            .map(str::to_lowercase)
+            .filter(|q| !q.is_empty())
+        {
             all.retain(|s| {
                 [&s.id, &s.goal, &s.pipeline]
                     .iter()
@@ -107,7 +118,10 @@ pub async fn sessions(
         }
         let total = all.len();
         let offset = query.offset.unwrap_or(0).min(total);
-        let limit = query.limit.unwrap_or(DEFAULT_SESSIONS).clamp(1, MAX_SESSIONS);
+        let limit = query
+            .limit
+            .unwrap_or(DEFAULT_SESSIONS)
+            .clamp(1, MAX_SESSIONS);
         let rows: Vec<SessionRow> = all
             .into_iter()
             .skip(offset)
@@ -204,7 +218,10 @@ fn scorecard(hub: &Hub, inner: &super::hub::Inner) -> Value {
         return Value::Null;
     };
     let judge = event_by_id(hub, inner, &latest.event_id);
-    let declared = judge.as_ref().and_then(|e| e.scores.clone()).unwrap_or_default();
+    let declared = judge
+        .as_ref()
+        .and_then(|e| e.scores.clone())
+        .unwrap_or_default();
     let dims: Vec<Value> = declared
         .dimensions()
         .iter()
@@ -234,7 +251,7 @@ fn scorecard(hub: &Hub, inner: &super::hub::Inner) -> Value {
         "round": verification.count,
         "dimensions": dims,
         "raw_aggregate": latest.raw.aggregate,
-        "raw_verdict": latest.raw.verdict.map(|v| v.as_str()),
+        "raw_verdict": latest.raw.verdict.map(crate::vocab::Verdict::as_str),
         "aggregate": latest.corrected.aggregate,
         "verdict": latest.corrected.verdict.as_str(),
         "severity": latest.severity.as_str(),
@@ -284,14 +301,13 @@ pub async fn events(
 /// Build one page of events as JSON text (lines are embedded as they are, without re-encoding).
 pub fn page(hub: &Hub, query: &EventsQuery) -> Result<String, ApiError> {
     let limit = query.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
-    let split = |s: &Option<String>| -> Option<Vec<String>> {
-        s.as_deref()
-            .map(|s| s.split(',').map(str::trim).filter(|x| !x.is_empty()).map(str::to_owned).collect::<Vec<_>>())
-            .filter(|v: &Vec<String>| !v.is_empty())
-    };
-    let kinds = split(&query.kind);
-    let roles = split(&query.role);
-    let needle = query.q.as_deref().map(str::to_lowercase).filter(|q| !q.is_empty());
+    let kinds = split_list(query.kind.as_deref());
+    let roles = split_list(query.role.as_deref());
+    let needle = query
+        .q
+        .as_deref()
+        .map(str::to_lowercase)
+        .filter(|q| !q.is_empty());
     let path = hub.dir().transcript();
 
     let inner = hub.lock();
@@ -309,35 +325,43 @@ pub fn page(hub: &Hub, query: &EventsQuery) -> Result<String, ApiError> {
             && role_ids.as_ref().is_none_or(|r| r.contains(&line.from))
     };
     let ascending = query.after.is_some();
-    let candidates: Box<dyn Iterator<Item = (usize, &IndexedLine)>> = if let Some(after) = query.after {
-        Box::new(index.lines().iter().enumerate().skip(after.saturating_add(1)))
-    } else {
-        let end = query.before.unwrap_or(total).min(total);
-        Box::new(index.lines()[..end].iter().enumerate().rev())
-    };
+    let candidates: Box<dyn Iterator<Item = (usize, &IndexedLine)>> =
+        if let Some(after) = query.after {
+            Box::new(
+                index
+                    .lines()
+                    .iter()
+                    .enumerate()
+                    .skip(after.saturating_add(1)),
+            )
+        } else {
+            let end = query.before.unwrap_or(total).min(total);
+            Box::new(index.lines()[..end].iter().enumerate().rev())
+        };
     let mut chosen: Vec<(usize, IndexedLine, Option<String>)> = Vec::new();
     let mut more = false;
     let mut batch: Vec<(usize, IndexedLine)> = Vec::new();
-    let flush = |batch: &mut Vec<(usize, IndexedLine)>, chosen: &mut Vec<_>| -> Result<bool, ApiError> {
-        if batch.is_empty() {
-            return Ok(false);
-        }
-        let lines: Vec<IndexedLine> = batch.iter().map(|(_, l)| *l).collect();
-        let texts = read_lines(&path, &lines)?;
-        for ((seq, line), text) in batch.drain(..).zip(texts) {
-            let Some(text) = text else { continue };
-            if let Some(needle) = &needle
-                && !text.to_lowercase().contains(needle.as_str())
-            {
-                continue;
+    let flush =
+        |batch: &mut Vec<(usize, IndexedLine)>, chosen: &mut Vec<_>| -> Result<bool, ApiError> {
+            if batch.is_empty() {
+                return Ok(false);
             }
-            if chosen.len() == limit {
-                return Ok(true);
+            let lines: Vec<IndexedLine> = batch.iter().map(|(_, l)| *l).collect();
+            let texts = read_lines(&path, &lines)?;
+            for ((seq, line), text) in batch.drain(..).zip(texts) {
+                let Some(text) = text else { continue };
+                if let Some(needle) = &needle
+                    && !text.to_lowercase().contains(needle.as_str())
+                {
+                    continue;
+                }
+                if chosen.len() == limit {
+                    return Ok(true);
+                }
+                chosen.push((seq, line, Some(text)));
             }
-            chosen.push((seq, line, Some(text)));
-        }
-        Ok(false)
-    };
+            Ok(false)
+        };
     for (seq, line) in candidates.filter(|(_, l)| keep(l)) {
         if needle.is_none() {
             if chosen.len() == limit {
@@ -360,9 +384,34 @@ pub fn page(hub: &Hub, query: &EventsQuery) -> Result<String, ApiError> {
     if !ascending {
         chosen.reverse();
     }
-    // Read the texts not read while filtering.
-    let missing: Vec<IndexedLine> = chosen.iter().filter(|c| c.2.is_none()).map(|c| c.1).collect();
-    let mut texts = read_lines(&path, &missing)?.into_iter();
+    render_page(&path, chosen, total, more, ascending)
+}
+
+/// A comma-separated filter as its non-empty items; `None` when there are none.
+fn split_list(text: Option<&str>) -> Option<Vec<String>> {
+    let items: Vec<String> = text?
+        .split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(str::to_owned)
+        .collect();
+    (!items.is_empty()).then_some(items)
+}
+
+/// The page as JSON text, reading the lines whose text was not read while filtering.
+fn render_page(
+    path: &std::path::Path,
+    chosen: Vec<(usize, IndexedLine, Option<String>)>,
+    total: usize,
+    more: bool,
+    ascending: bool,
+) -> Result<String, ApiError> {
+    let missing: Vec<IndexedLine> = chosen
+        .iter()
+        .filter(|c| c.2.is_none())
+        .map(|c| c.1)
+        .collect();
+    let mut texts = read_lines(path, &missing)?.into_iter();
     let mut out = String::with_capacity(chosen.len() * 300 + 128);
     let _ = write!(
         out,
@@ -393,7 +442,10 @@ pub async fn event(
 ) -> Result<Json<Value>, ApiError> {
     let hub = fresh_hub(&app, &id, false).await?;
     let inner = hub.lock();
-    let seq = inner.index.position(&event_id).ok_or_else(|| ApiError::not_found("event"))?;
+    let seq = inner
+        .index
+        .position(&event_id)
+        .ok_or_else(|| ApiError::not_found("event"))?;
     let event = event_by_id(&hub, &inner, &event_id).ok_or_else(|| ApiError::not_found("event"))?;
     Ok(Json(json!({ "seq": seq, "event": event })))
 }
@@ -409,7 +461,10 @@ pub async fn graph(
         Some(view) => Ok(Json(json!(view))),
         None => Err(ApiError(
             StatusCode::UNPROCESSABLE_ENTITY,
-            inner.table_error.clone().unwrap_or_else(|| "no pipeline".into()),
+            inner
+                .table_error
+                .clone()
+                .unwrap_or_else(|| "no pipeline".into()),
         )),
     }
 }

@@ -14,13 +14,41 @@ const PAGE: &str = include_str!("../../studio/index.html");
 
 /// Static files under `/assets/`: name, content type, content.
 pub const ASSETS: [(&str, &str, &str); 7] = [
-    ("app.js", "text/javascript; charset=utf-8", include_str!("../../studio/app.js")),
-    ("api.js", "text/javascript; charset=utf-8", include_str!("../../studio/api.js")),
-    ("dom.js", "text/javascript; charset=utf-8", include_str!("../../studio/dom.js")),
-    ("graph.js", "text/javascript; charset=utf-8", include_str!("../../studio/graph.js")),
-    ("panels.js", "text/javascript; charset=utf-8", include_str!("../../studio/panels.js")),
-    ("feed.js", "text/javascript; charset=utf-8", include_str!("../../studio/feed.js")),
-    ("style.css", "text/css; charset=utf-8", include_str!("../../studio/style.css")),
+    (
+        "app.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../studio/app.js"),
+    ),
+    (
+        "api.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../studio/api.js"),
+    ),
+    (
+        "dom.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../studio/dom.js"),
+    ),
+    (
+        "graph.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../studio/graph.js"),
+    ),
+    (
+        "panels.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../studio/panels.js"),
+    ),
+    (
+        "feed.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../studio/feed.js"),
+    ),
+    (
+        "style.css",
+        "text/css; charset=utf-8",
+        include_str!("../../studio/style.css"),
+    ),
 ];
 
 /// `GET /`: the page, with the token in a meta tag.
@@ -31,7 +59,9 @@ pub async fn page(State(app): State<Shared>) -> Response {
         .replace("{{VERSION}}", env!("CARGO_PKG_VERSION"));
     let mut response = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
     if let Ok(csp) = HeaderValue::from_str(&studio_csp(&app.preview_origin)) {
-        response.headers_mut().insert(header::CONTENT_SECURITY_POLICY, csp);
+        response
+            .headers_mut()
+            .insert(header::CONTENT_SECURITY_POLICY, csp);
     }
     response
 }

@@ -50,5 +50,11 @@ pub fn new_token() -> String {
     }
     hasher.update(std::process::id().to_le_bytes());
     let digest = hasher.finalize();
-    digest[..20].iter().map(|b| format!("{b:02x}")).collect()
+    digest[..20]
+        .iter()
+        .fold(String::with_capacity(40), |mut out, b| {
+            use std::fmt::Write;
+            let _ = write!(out, "{b:02x}");
+            out
+        })
 }

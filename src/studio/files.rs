@@ -45,7 +45,10 @@ pub enum PathRefusal {
 impl From<PathRefusal> for ApiError {
     fn from(refusal: PathRefusal) -> Self {
         match refusal {
-            PathRefusal::Forbidden => ApiError(StatusCode::FORBIDDEN, "path leaves the session's files".into()),
+            PathRefusal::Forbidden => ApiError(
+                StatusCode::FORBIDDEN,
+                "path leaves the session's files".into(),
+            ),
             PathRefusal::Missing => ApiError::not_found("file"),
         }
     }
@@ -120,7 +123,9 @@ pub async fn list(State(app): State<Shared>, Path(id): Path<String>) -> Result<R
         let mut out = Vec::new();
         for area in AREAS {
             let root = dir.path().join(area);
-            let Ok(root) = root.canonicalize() else { continue };
+            let Ok(root) = root.canonicalize() else {
+                continue;
+            };
             walk(&root, &root, area, 0, &mut out);
         }
         out
@@ -134,7 +139,9 @@ fn walk(root: &FsPath, dir: &FsPath, area: &str, depth: usize, out: &mut Vec<Val
     if depth > MAX_DEPTH {
         return;
     }
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<_> = entries.flatten().collect();
     entries.sort_by_key(std::fs::DirEntry::file_name);
     for entry in entries {
@@ -142,12 +149,16 @@ fn walk(root: &FsPath, dir: &FsPath, area: &str, depth: usize, out: &mut Vec<Val
             return;
         }
         // `symlink_metadata`: links are not followed when listing.
-        let Ok(meta) = entry.path().symlink_metadata() else { continue };
+        let Ok(meta) = entry.path().symlink_metadata() else {
+            continue;
+        };
         let path = entry.path();
         if meta.is_dir() {
             walk(root, &path, area, depth + 1, out);
         } else if meta.is_file() {
-            let Ok(relative) = path.strip_prefix(root) else { continue };
+            let Ok(relative) = path.strip_prefix(root) else {
+                continue;
+            };
             let relative = relative.to_string_lossy().replace('\\', "/");
             out.push(json!({ "path": format!("{area}/{relative}"), "size": meta.len() }));
         }
@@ -162,14 +173,21 @@ async fn read_confined(app: &Shared, id: &str, path: &str) -> Result<(PathBuf, V
         .ok_or_else(|| ApiError::not_found("session"))?;
     let (area, rest) = split_area(path)?;
     let real = confine(&dir.path().join(area), rest)?;
-    let meta = tokio::fs::metadata(&real).await.map_err(|_| PathRefusal::Missing)?;
+    let meta = tokio::fs::metadata(&real)
+        .await
+        .map_err(|_| PathRefusal::Missing)?;
     if !meta.is_file() {
         return Err(PathRefusal::Missing.into());
     }
     if meta.len() > MAX_SERVED {
-        return Err(ApiError(StatusCode::PAYLOAD_TOO_LARGE, "file too large to serve".into()));
+        return Err(ApiError(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "file too large to serve".into(),
+        ));
     }
-    let bytes = tokio::fs::read(&real).await.map_err(|_| PathRefusal::Missing)?;
+    let bytes = tokio::fs::read(&real)
+        .await
+        .map_err(|_| PathRefusal::Missing)?;
     Ok((real, bytes))
 }
 
@@ -181,7 +199,10 @@ pub async fn file(
 ) -> Result<Response, ApiError> {
     let (real, bytes) = read_confined(&app, &id, &path).await?;
     let kind = content_type(&real);
-    let kind = if kind.starts_with("text/html") || kind.starts_with("image/svg") || kind.starts_with("text/javascript") {
+    let kind = if kind.starts_with("text/html")
+        || kind.starts_with("image/svg")
+        || kind.starts_with("text/javascript")
+    {
         "text/plain; charset=utf-8"
     } else {
         kind
@@ -189,7 +210,10 @@ pub async fn file(
     Ok((
         [
             (header::CONTENT_TYPE, kind),
-            (header::CONTENT_SECURITY_POLICY, "sandbox; default-src 'none'"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "sandbox; default-src 'none'",
+            ),
         ],
         bytes,
     )
@@ -197,12 +221,17 @@ pub async fn file(
 }
 
 /// `GET /api/sessions/{id}/roles`: each role's prompt and log files, by spawn number.
-pub async fn roles(State(app): State<Shared>, Path(id): Path<String>) -> Result<Response, ApiError> {
+pub async fn roles(
+    State(app): State<Shared>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
     let dir = app
         .registry
         .locate(&app.config.home, &id)
         .ok_or_else(|| ApiError::not_found("session"))?;
-    let meta = dir.read_meta().map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let meta = dir
+        .read_meta()
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     let spawns = |folder: &str, suffix: &str, role: &str| -> Vec<u32> {
         let prefix = format!("{role}-");
         let mut numbers: Vec<u32> = std::fs::read_dir(dir.path().join(folder))
@@ -211,7 +240,10 @@ pub async fn roles(State(app): State<Shared>, Path(id): Path<String>) -> Result<
                     .flatten()
                     .filter_map(|e| {
                         let name = e.file_name().to_string_lossy().into_owned();
-                        name.strip_prefix(&prefix)?.strip_suffix(suffix)?.parse().ok()
+                        name.strip_prefix(&prefix)?
+                            .strip_suffix(suffix)?
+                            .parse()
+                            .ok()
                     })
                     .collect()
             })
@@ -233,7 +265,13 @@ pub async fn roles(State(app): State<Shared>, Path(id): Path<String>) -> Result<
     Ok(axum::Json(json!({ "roles": roles })).into_response())
 }
 
-async fn role_file(app: &Shared, id: &str, role: &str, n: &str, log: bool) -> Result<Response, ApiError> {
+async fn role_file(
+    app: &Shared,
+    id: &str,
+    role: &str,
+    n: &str,
+    log: bool,
+) -> Result<Response, ApiError> {
     let dir = app
         .registry
         .locate(&app.config.home, id)
@@ -241,8 +279,17 @@ async fn role_file(app: &Shared, id: &str, role: &str, n: &str, log: bool) -> Re
     if !is_actor_name(role) {
         return Err(ApiError(StatusCode::BAD_REQUEST, "not a role name".into()));
     }
-    let n: u32 = n.parse().map_err(|_| ApiError(StatusCode::BAD_REQUEST, "spawn number must be a number".into()))?;
-    let path = if log { dir.log_path(role, n) } else { dir.prompt_path(role, n) };
+    let n: u32 = n.parse().map_err(|_| {
+        ApiError(
+            StatusCode::BAD_REQUEST,
+            "spawn number must be a number".into(),
+        )
+    })?;
+    let path = if log {
+        dir.log_path(role, n)
+    } else {
+        dir.prompt_path(role, n)
+    };
     let text = tokio::task::spawn_blocking(move || tail_text(&path, MAX_LOG))
         .await
         .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
@@ -260,16 +307,26 @@ fn tail_text(path: &FsPath, max: u64) -> Option<String> {
     let mut buf = Vec::new();
     file.take(max).read_to_end(&mut buf).ok()?;
     let text = String::from_utf8_lossy(&buf).into_owned();
-    Some(if start > 0 { format!("… ({start} earlier bytes not shown)\n{text}") } else { text })
+    Some(if start > 0 {
+        format!("… ({start} earlier bytes not shown)\n{text}")
+    } else {
+        text
+    })
 }
 
 /// `GET /api/sessions/{id}/logs/{role}/{n}`.
-pub async fn log(State(app): State<Shared>, Path((id, role, n)): Path<(String, String, String)>) -> Result<Response, ApiError> {
+pub async fn log(
+    State(app): State<Shared>,
+    Path((id, role, n)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
     role_file(&app, &id, &role, &n, true).await
 }
 
 /// `GET /api/sessions/{id}/prompts/{role}/{n}`.
-pub async fn prompt(State(app): State<Shared>, Path((id, role, n)): Path<(String, String, String)>) -> Result<Response, ApiError> {
+pub async fn prompt(
+    State(app): State<Shared>,
+    Path((id, role, n)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
     role_file(&app, &id, &role, &n, false).await
 }
 
@@ -281,21 +338,32 @@ struct Preview {
 }
 
 /// The preview origin: `GET /s/{session}/{path}` serves a session's artifacts, nothing else.
-pub fn preview_router(app: Shared, hosts: Vec<String>, studio_hosts: Vec<String>) -> Router {
+pub fn preview_router(app: Shared, hosts: Vec<String>, studio_hosts: &[String]) -> Router {
     let preview = Arc::new(Preview {
-        csp: preview_csp(&studio_hosts),
+        csp: preview_csp(studio_hosts),
         app,
         hosts,
     });
     Router::new()
         .route("/s/{id}/{*path}", get(preview_file))
         .fallback(|| async { (StatusCode::NOT_FOUND, "not found") })
-        .layer(middleware::from_fn_with_state(Arc::clone(&preview), preview_guard))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&preview),
+            preview_guard,
+        ))
         .with_state(preview)
 }
 
-async fn preview_guard(State(preview): State<Arc<Preview>>, request: Request, next: Next) -> Response {
-    if !host_allowed(request.headers(), &preview.hosts, preview.app.config.allow_remote) {
+async fn preview_guard(
+    State(preview): State<Arc<Preview>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if !host_allowed(
+        request.headers(),
+        &preview.hosts,
+        preview.app.config.allow_remote,
+    ) {
         return (StatusCode::MISDIRECTED_REQUEST, "unknown host").into_response();
     }
     if request.method() != axum::http::Method::GET && request.method() != axum::http::Method::HEAD {
@@ -306,7 +374,10 @@ async fn preview_guard(State(preview): State<Arc<Preview>>, request: Request, ne
     if let Ok(csp) = HeaderValue::from_str(&preview.csp) {
         headers.insert(header::CONTENT_SECURITY_POLICY, csp);
     }
-    headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    headers.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
     headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
     headers.insert("cache-control", HeaderValue::from_static("no-cache"));
     response
@@ -316,7 +387,11 @@ async fn preview_file(
     State(preview): State<Arc<Preview>>,
     Path((id, path)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let path = if path.is_empty() || path.ends_with('/') { format!("{path}index.html") } else { path };
+    let path = if path.is_empty() || path.ends_with('/') {
+        format!("{path}index.html")
+    } else {
+        path
+    };
     let (real, bytes) = read_confined(&preview.app, &id, &format!("artifacts/{path}")).await?;
     Ok(([(header::CONTENT_TYPE, content_type(&real))], bytes).into_response())
 }
@@ -352,7 +427,10 @@ mod tests {
         std::fs::create_dir_all(&root).unwrap();
         std::fs::create_dir_all(dir.path().join("artifacts-x")).unwrap();
         std::fs::write(dir.path().join("artifacts-x/s.txt"), "secret").unwrap();
-        assert_eq!(confine(&root, "../artifacts-x/s.txt"), Err(PathRefusal::Forbidden));
+        assert_eq!(
+            confine(&root, "../artifacts-x/s.txt"),
+            Err(PathRefusal::Forbidden)
+        );
         assert_eq!(confine(&root, "/etc/passwd"), Err(PathRefusal::Forbidden));
         assert_eq!(confine(&root, "nope.txt"), Err(PathRefusal::Missing));
     }

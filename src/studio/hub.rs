@@ -177,7 +177,7 @@ impl Inner {
                     *self.route_counts.entry(key).or_default() += 1;
                 }
             }
-            Err(_) => self.replay.feed_line(&table, line_no, text),
+            Err(_) => self.replay.feed_line(&table, line_no, text.as_bytes()),
         }
     }
 
@@ -226,23 +226,21 @@ fn load_table(session: &Path, meta: &Meta) -> (Option<Arc<TransitionTable>>, Opt
             check_templates: false,
         },
     );
-    match compiled.table {
-        Some(table) => (Some(Arc::new(table)), None),
-        None => {
-            let first = compiled
-                .diagnostics
-                .iter()
-                .find(|d| d.is_error())
-                .map(|d| format!("{}: {}", d.code, d.message))
-                .unwrap_or_default();
-            (
-                None,
-                Some(format!(
-                    "the frozen pipeline {} does not compile: {}",
-                    meta.pipeline_file,
-                    crate::engine::state::clip(&first, 300)
-                )),
-            )
-        }
+    if let Some(table) = compiled.table {
+        return (Some(Arc::new(table)), None);
     }
+    let first = compiled
+        .diagnostics
+        .iter()
+        .find(|d| d.is_error())
+        .map(|d| format!("{}: {}", d.code, d.message))
+        .unwrap_or_default();
+    (
+        None,
+        Some(format!(
+            "the frozen pipeline {} does not compile: {}",
+            meta.pipeline_file,
+            crate::engine::state::clip(&first, 300)
+        )),
+    )
 }

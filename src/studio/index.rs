@@ -318,7 +318,10 @@ pub fn read_lines(path: &Path, lines: &[IndexedLine]) -> io::Result<Vec<Option<S
     let mut i = 0;
     while i < lines.len() {
         let mut j = i + 1;
-        while j < lines.len() && lines[j].offset > lines[j - 1].offset && lines[j].offset - lines[j - 1].offset <= u64::from(lines[j - 1].len) + 2 {
+        while j < lines.len()
+            && lines[j].offset > lines[j - 1].offset
+            && lines[j].offset - lines[j - 1].offset <= u64::from(lines[j - 1].len) + 2
+        {
             j += 1;
         }
         let first = lines[i];
@@ -408,7 +411,15 @@ mod tests {
         index
             .lines()
             .iter()
-            .map(|l| (l.id().to_owned(), index.name(l.kind).to_owned(), index.name(l.from).to_owned(), l.offset, l.len))
+            .map(|l| {
+                (
+                    l.id().to_owned(),
+                    index.name(l.kind).to_owned(),
+                    index.name(l.from).to_owned(),
+                    l.offset,
+                    l.len,
+                )
+            })
             .collect()
     }
 
@@ -468,13 +479,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
         let (bytes, ids) = render(&[
-            Piece::Event { kind: 0, from: 0, crlf: false },
-            Piece::Event { kind: 1, from: 1, crlf: false },
+            Piece::Event {
+                kind: 0,
+                from: 0,
+                crlf: false,
+            },
+            Piece::Event {
+                kind: 1,
+                from: 1,
+                crlf: false,
+            },
         ]);
         std::fs::write(&path, &bytes).unwrap();
         let mut index = LineIndex::new(&path);
         assert_eq!(index.extend().unwrap().added, 0..2);
-        let (shorter, new_ids) = render(&[Piece::Event { kind: 2, from: 0, crlf: false }]);
+        let (shorter, new_ids) = render(&[Piece::Event {
+            kind: 2,
+            from: 0,
+            crlf: false,
+        }]);
         std::fs::write(&path, &shorter).unwrap();
         let extension = index.extend().unwrap();
         assert!(extension.truncated);
@@ -492,7 +515,11 @@ mod tests {
         let path = dir.path().join("t.jsonl");
         let mut bytes = vec![b'x'; MAX_INDEXED_LINE + 10];
         bytes.push(b'\n');
-        let (tail, ids) = render(&[Piece::Event { kind: 0, from: 0, crlf: false }]);
+        let (tail, ids) = render(&[Piece::Event {
+            kind: 0,
+            from: 0,
+            crlf: false,
+        }]);
         bytes.extend_from_slice(&tail);
         std::fs::write(&path, &bytes).unwrap();
         let mut index = LineIndex::new(&path);

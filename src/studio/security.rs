@@ -159,7 +159,10 @@ mod tests {
             ("origin", "http://127.0.0.1:7321"),
             ("content-type", "application/json"),
         ];
-        assert_eq!(check_write(&headers(&good), "secret", &allowed, false), Ok(()));
+        assert_eq!(
+            check_write(&headers(&good), "secret", &allowed, false),
+            Ok(())
+        );
         let mut no_token = good;
         no_token[1] = ("x-crumb-token", "secreT");
         assert_eq!(
@@ -183,8 +186,16 @@ mod tests {
     #[test]
     fn rebinding_hosts_are_refused() {
         let allowed = loopback_hosts(80);
-        assert!(host_allowed(&headers(&[("host", "localhost:80")]), &allowed, false));
-        assert!(!host_allowed(&headers(&[("host", "evil.example:80")]), &allowed, false));
+        assert!(host_allowed(
+            &headers(&[("host", "localhost:80")]),
+            &allowed,
+            false
+        ));
+        assert!(!host_allowed(
+            &headers(&[("host", "evil.example:80")]),
+            &allowed,
+            false
+        ));
         assert!(!host_allowed(&HeaderMap::new(), &allowed, false));
     }
 }

@@ -55,16 +55,17 @@ pub async fn serve(
         closing,
     });
     let studio = studio_router(Arc::clone(&app));
-    let preview = files::preview_router(Arc::clone(&app), preview_hosts, hosts);
+    let preview = files::preview_router(Arc::clone(&app), preview_hosts, &hosts);
 
     let mut closed_studio = closing_tx.subscribe();
     let mut closed_preview = closing_tx.subscribe();
     let studio_server = axum::serve(listener, studio).with_graceful_shutdown(async move {
         let _ = closed_studio.wait_for(|c| *c).await;
     });
-    let preview_server = axum::serve(preview_listener, preview).with_graceful_shutdown(async move {
-        let _ = closed_preview.wait_for(|c| *c).await;
-    });
+    let preview_server =
+        axum::serve(preview_listener, preview).with_graceful_shutdown(async move {
+            let _ = closed_preview.wait_for(|c| *c).await;
+        });
     tokio::spawn(async move {
         shutdown.await;
         let _ = closing_tx.send(true);

@@ -50,10 +50,16 @@ impl Registry {
         if !is_ulid(id) {
             return None;
         }
-        if let Some(path) = self.paths.lock().unwrap_or_else(PoisonError::into_inner).get(id) {
-            if let Ok(dir) = SessionDir::open(path.clone()) {
-                return Some(dir);
-            }
+        let known = self
+            .paths
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned();
+        if let Some(path) = known
+            && let Ok(dir) = SessionDir::open(path)
+        {
+            return Some(dir);
         }
         let projects = std::fs::read_dir(home.projects_dir()).ok()?;
         for project in projects.flatten() {
@@ -71,7 +77,12 @@ impl Registry {
 
     /// The hub of session `id`, opened on first use.
     pub fn hub(&self, home: &CrumbHome, id: &str) -> Option<Arc<Hub>> {
-        if let Some(hub) = self.hubs.lock().unwrap_or_else(PoisonError::into_inner).get(id) {
+        if let Some(hub) = self
+            .hubs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+        {
             return Some(Arc::clone(hub));
         }
         let dir = self.locate(home, id)?;
@@ -135,7 +146,7 @@ fn tail_events(path: &Path) -> (u64, Vec<Event>) {
     let Ok(mut file) = std::fs::File::open(path) else {
         return (0, Vec::new());
     };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let len = file.metadata().map_or(0, |m| m.len());
     let start = len.saturating_sub(TAIL_BYTES);
     if file.seek(SeekFrom::Start(start)).is_err() {
         return (len, Vec::new());

@@ -38,10 +38,7 @@ pub struct StreamQuery {
 type EventStream =
     Sse<KeepAliveStream<futures::stream::BoxStream<'static, Result<Event, Infallible>>>>;
 
-fn channel_stream(
-    rx: mpsc::Receiver<Event>,
-    heartbeat: Duration,
-) -> EventStream {
+fn channel_stream(rx: mpsc::Receiver<Event>, heartbeat: Duration) -> EventStream {
     let stream = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|event| (Ok(event), rx))
     });
@@ -84,7 +81,11 @@ pub async fn session_stream(
             seq
         } else {
             // The client's last id is not in this transcript: start it over.
-            if tx.send(Event::default().event("reset").data("{}")).await.is_err() {
+            if tx
+                .send(Event::default().event("reset").data("{}"))
+                .await
+                .is_err()
+            {
                 return;
             }
             0
@@ -94,7 +95,11 @@ pub async fn session_stream(
             if current != generation {
                 generation = current;
                 next = 0;
-                if tx.send(Event::default().event("reset").data("{}")).await.is_err() {
+                if tx
+                    .send(Event::default().event("reset").data("{}"))
+                    .await
+                    .is_err()
+                {
                     return;
                 }
                 continue;
@@ -134,7 +139,10 @@ fn pending(hub: &Hub, next: usize) -> (u64, Vec<IndexedLine>) {
     let inner = hub.lock();
     let lines = inner.index.lines();
     let end = lines.len().min(next.saturating_add(BATCH));
-    let batch = lines.get(next..end).map(<[IndexedLine]>::to_vec).unwrap_or_default();
+    let batch = lines
+        .get(next..end)
+        .map(<[IndexedLine]>::to_vec)
+        .unwrap_or_default();
     (inner.generation, batch)
 }
 
@@ -146,7 +154,11 @@ pub async fn sessions_stream(State(app): State<Shared>) -> EventStream {
     let interval = app.config.list_interval;
     let heartbeat = app.config.heartbeat;
     tokio::spawn(async move {
-        if tx.send(Event::default().retry(RETRY).comment("crumb studio")).await.is_err() {
+        if tx
+            .send(Event::default().retry(RETRY).comment("crumb studio"))
+            .await
+            .is_err()
+        {
             return;
         }
         let mut known: HashMap<String, String> = HashMap::new();
@@ -158,7 +170,7 @@ pub async fn sessions_stream(State(app): State<Shared>) -> EventStream {
                     .into_iter()
                     .map(|summary| {
                         let path = summary.path.join(crate::runtime::session::TRANSCRIPT_FILE);
-                        let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                        let size = std::fs::metadata(&path).map_or(0, |m| m.len());
                         let signature = format!("{}|{}|{size}", summary.status, summary.updated);
                         (summary, signature)
                     })

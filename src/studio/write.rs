@@ -25,12 +25,18 @@ use crate::runtime::meta::SessionStatus;
 const START_DEADLINE: Duration = Duration::from_secs(15);
 
 fn authorise(app: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
-    check_write(headers, &app.config.token, &app.hosts, app.config.allow_remote)
-        .map_err(|refusal| ApiError(refusal.status(), refusal.to_string()))
+    check_write(
+        headers,
+        &app.config.token,
+        &app.hosts,
+        app.config.allow_remote,
+    )
+    .map_err(|refusal| ApiError(refusal.status(), refusal.to_string()))
 }
 
 fn parse_json<T: for<'de> Deserialize<'de>>(body: &Bytes) -> Result<T, ApiError> {
-    serde_json::from_slice(body).map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("invalid JSON body: {e}")))
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("invalid JSON body: {e}")))
 }
 
 #[derive(Debug, Deserialize)]
@@ -58,12 +64,18 @@ pub async fn inbox(
         .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     let line = line.trim().to_owned();
     if line.contains(['\n', '\r']) {
-        return Err(ApiError(StatusCode::BAD_REQUEST, "one line at a time: no line breaks".into()));
+        return Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            "one line at a time: no line breaks".into(),
+        ));
     }
     let command = match parse_line(&line, &meta.roles) {
         Ok(Some(command)) => command,
         Ok(None) => {
-            return Err(ApiError(StatusCode::BAD_REQUEST, "nothing to send: the line is blank or a comment".into()));
+            return Err(ApiError(
+                StatusCode::BAD_REQUEST,
+                "nothing to send: the line is blank or a comment".into(),
+            ));
         }
         Err(err) => return Err(ApiError(StatusCode::BAD_REQUEST, err.to_string())),
     };
@@ -73,10 +85,10 @@ pub async fn inbox(
         .await
         .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
         .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-    let live = lock::is_held(dir.path());
+    let coordinator_live = lock::is_held(dir.path());
     let note = if meta.status == SessionStatus::Done {
         Some("the session is done: the line is recorded but changes nothing")
-    } else if live {
+    } else if coordinator_live {
         None
     } else {
         Some("no coordinator is running: the line applies when the session is resumed")
@@ -88,7 +100,7 @@ pub async fn inbox(
             "line": line,
             "command": describe(&command),
             "inbox_offset": offset,
-            "live": live,
+            "live": coordinator_live,
             "note": note,
         })),
     ))
@@ -96,12 +108,23 @@ pub async fn inbox(
 
 /// What a parsed line will do, in a few words (shown under the line in the command bar).
 pub fn describe(command: &UserCommand) -> String {
-    let on = |role: &Option<String>| role.as_ref().map_or_else(|| "every role".to_owned(), |r| format!("@{r}"));
+    let on = |role: &Option<String>| {
+        role.as_ref()
+            .map_or_else(|| "every role".to_owned(), |r| format!("@{r}"))
+    };
     match command {
         UserCommand::Approve { .. } => "approve the awaited result".into(),
         UserCommand::Veto { .. } => "veto the current result".into(),
-        UserCommand::Pause { role, .. } => format!("pause {}", role.as_ref().map_or("the session".to_owned(), |r| format!("@{r}"))),
-        UserCommand::Resume { role } => format!("resume {}", role.as_ref().map_or("the session".to_owned(), |r| format!("@{r}"))),
+        UserCommand::Pause { role, .. } => format!(
+            "pause {}",
+            role.as_ref()
+                .map_or("the session".to_owned(), |r| format!("@{r}"))
+        ),
+        UserCommand::Resume { role } => format!(
+            "resume {}",
+            role.as_ref()
+                .map_or("the session".to_owned(), |r| format!("@{r}"))
+        ),
         UserCommand::Goto { role, .. } => format!("run @{role} next"),
         UserCommand::Swap { role, adapter } => format!("run @{role} on {}", adapter.as_str()),
         UserCommand::Append { role, .. } => format!("add to the next prompt of {}", on(role)),
@@ -138,48 +161,34 @@ pub async fn new_session(
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     authorise(&app, &headers)?;
     let request: NewSession = parse_json(&body)?;
-    let bad = |m: &str| ApiError(StatusCode::BAD_REQUEST, m.to_owned());
-    let pitch = request.pitch.trim();
-    if pitch.is_empty() || pitch.len() > 4096 || pitch.contains(['\n', '\r', '\0']) {
-        return Err(bad("the pitch must be one non-empty line of at most 4096 bytes"));
-    }
     let project = app
         .config
         .project_dir
         .clone()
         .or_else(|| std::env::current_dir().ok())
-        .ok_or_else(|| bad("no project directory"))?;
-    let pipeline = super::files::confine(&project, &request.pipeline)
-        .map_err(|_| bad("the pipeline must be an existing file inside the project"))?;
-    // `--wait`: a session that needs a person stays live, so the person can answer from the page.
-    let mut args: Vec<String> = vec!["run".into(), pipeline.display().to_string(), pitch.to_owned(), "--wait".into()];
-    let word = |s: &str| !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if let Some(preset) = request.preset.as_deref().filter(|p| !p.is_empty()) {
-        if !word(preset) {
-            return Err(bad("unknown preset"));
-        }
-        args.extend(["--preset".into(), preset.to_owned()]);
-    }
-    if let Some(scenario) = request.mock_scenario.as_deref().filter(|s| !s.is_empty()) {
-        if !word(scenario) {
-            return Err(bad("unknown mock scenario"));
-        }
-        args.extend(["--mock-scenario".into(), scenario.to_owned()]);
-    }
+        .ok_or_else(|| ApiError(StatusCode::BAD_REQUEST, "no project directory".into()))?;
+    let args = run_args(&request, &project)?;
+    let pitch = request.pitch.trim();
     let exe = app
         .config
         .crumb_exe
         .clone()
         .or_else(|| std::env::current_exe().ok())
-        .ok_or_else(|| ApiError(StatusCode::INTERNAL_SERVER_ERROR, "cannot find the crumb binary".into()))?;
+        .ok_or_else(|| {
+            ApiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "cannot find the crumb binary".into(),
+            )
+        })?;
     let log_dir = app.config.home.root().join("studio");
     let _ = std::fs::create_dir_all(&log_dir);
     let log_path = log_dir.join(format!("run-{}.log", ulid::Ulid::new()));
     let home = app.config.home.clone();
-    let before: std::collections::HashSet<String> =
-        tokio::task::spawn_blocking(move || sessions::all(&home).into_iter().map(|s| s.id).collect())
-            .await
-            .unwrap_or_default();
+    let before: std::collections::HashSet<String> = tokio::task::spawn_blocking(move || {
+        sessions::all(&home).into_iter().map(|s| s.id).collect()
+    })
+    .await
+    .unwrap_or_default();
     let log = std::fs::File::create(&log_path).map_err(ApiError::from)?;
     let log_err = log.try_clone().map_err(ApiError::from)?;
     let mut child = tokio::process::Command::new(&exe)
@@ -191,7 +200,12 @@ pub async fn new_session(
         .stderr(Stdio::from(log_err))
         .process_group(0)
         .spawn()
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot start crumb run: {e}")))?;
+        .map_err(|e| {
+            ApiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("cannot start crumb run: {e}"),
+            )
+        })?;
     let pid = child.id();
     let exited = std::sync::Arc::new(tokio::sync::Notify::new());
     let exited_tx = std::sync::Arc::clone(&exited);
@@ -214,6 +228,45 @@ pub async fn new_session(
             ),
         )),
     }
+}
+
+/// The `crumb run` arguments for a request, every value checked.
+fn run_args(request: &NewSession, project: &std::path::Path) -> Result<Vec<String>, ApiError> {
+    let bad = |m: &str| ApiError(StatusCode::BAD_REQUEST, m.to_owned());
+    let pitch = request.pitch.trim();
+    if pitch.is_empty() || pitch.len() > 4096 || pitch.contains(['\n', '\r', '\0']) {
+        return Err(bad(
+            "the pitch must be one non-empty line of at most 4096 bytes",
+        ));
+    }
+    let pipeline = super::files::confine(project, &request.pipeline)
+        .map_err(|_| bad("the pipeline must be an existing file inside the project"))?;
+    // `--wait`: a session that needs a person stays live, so the person can answer from the page.
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        pipeline.display().to_string(),
+        pitch.to_owned(),
+        "--wait".into(),
+    ];
+    let word = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 64
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    };
+    if let Some(preset) = request.preset.as_deref().filter(|p| !p.is_empty()) {
+        if !word(preset) {
+            return Err(bad("unknown preset"));
+        }
+        args.extend(["--preset".into(), preset.to_owned()]);
+    }
+    if let Some(scenario) = request.mock_scenario.as_deref().filter(|s| !s.is_empty()) {
+        if !word(scenario) {
+            return Err(bad("unknown mock scenario"));
+        }
+        args.extend(["--mock-scenario".into(), scenario.to_owned()]);
+    }
+    Ok(args)
 }
 
 /// Poll the home until a new session with this pitch appears (its coordinator may already have
