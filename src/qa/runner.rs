@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use tokio::task::JoinHandle;
@@ -25,6 +26,9 @@ use super::report::{AcResult, AcStatus, CheckResult, CheckStatus, EntryFacts, Fi
 use super::{confine, file_check, html_check, size_budget};
 use crate::pipeline::table::{CheckKindSpec, CheckSpec, QaSpec};
 use crate::transcript::{ArtifactRef, ArtifactRole};
+
+/// Acceptance predicates evaluated at the same time (each in its own browser context).
+const AC_CONCURRENCY: usize = 3;
 
 /// What to run QA on, and where to put what it produces.
 #[derive(Debug, Clone)]
@@ -56,52 +60,57 @@ pub fn run_blocking(spec: &QaSpec, request: &QaRequest) -> QaReport {
 }
 
 /// Run every check of `spec` against `request`. Always returns a report.
+///
+/// Checks that do not need the browser run first, one after another, in declaration order; the
+/// browser checks (`browser`, `ac_predicates`) then run side by side in one browser, so the
+/// predicates use the time the browser check spends settling. Results keep declaration order.
 pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
     let started = Instant::now();
     let deadline = started + Duration::from_millis(spec.timeout_ms);
     let shared = Arc::new(Shared::new(spec, request));
-    let mut checks = Vec::with_capacity(spec.checks.len());
-    let mut timed_out = false;
-    for check in &spec.checks {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            timed_out = true;
-            checks.push(not_run(check, spec.timeout_ms));
-            continue;
-        }
-        let own = check.timeout_ms.map(Duration::from_millis);
-        let limit = own.map_or(left, |t| t.min(left));
-        let handle = spawn_check(Arc::clone(&shared), check.clone(), limit);
-        let result =
-            if let Ok(result) = tokio::time::timeout(limit, wait_isolated(handle, check)).await {
-                result
-            } else {
-                let run_deadline_hit = own.is_none_or(|t| t >= left);
-                timed_out |= run_deadline_hit;
-                let mut r = CheckResult::new(
-                    &check.id,
-                    kind_name(&check.kind),
-                    check.blocking,
-                    CheckStatus::Timeout,
-                );
-                let why = if run_deadline_hit {
-                    format!(
-                        "QA timed out after {} ms while this check was running",
-                        spec.timeout_ms
-                    )
-                } else {
-                    format!(
-                        "the check did not finish within its timeout of {} ms",
-                        limit.as_millis()
-                    )
-                };
-                r.findings.push(Finding::new("check_timeout", why));
-                r.runtime_ms = millis(limit);
-                r
-            };
-        checks.push(result);
+    let needs_browser = |c: &CheckSpec| {
+        matches!(
+            c.kind,
+            CheckKindSpec::Browser { .. } | CheckKindSpec::AcPredicates
+        )
+    };
+    let mut slots: Vec<Option<(CheckResult, bool)>> = vec![None; spec.checks.len()];
+    for (i, check) in spec
+        .checks
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !needs_browser(c))
+    {
+        slots[i] = Some(run_bounded(&shared, check, deadline, spec.timeout_ms).await);
     }
-    let browser_version = shared.finish(timed_out).await;
+    let shared_ref = &shared;
+    let browser_checks = spec
+        .checks
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| needs_browser(c));
+    let outcomes = futures::future::join_all(browser_checks.map(|(i, check)| async move {
+        (
+            i,
+            run_bounded(shared_ref, check, deadline, spec.timeout_ms).await,
+        )
+    }))
+    .await;
+    for (i, outcome) in outcomes {
+        slots[i] = Some(outcome);
+    }
+    let mut timed_out = false;
+    let checks = slots
+        .into_iter()
+        .zip(&spec.checks)
+        .map(|(slot, check)| {
+            let (result, hit_deadline) =
+                slot.unwrap_or_else(|| (not_run(check, spec.timeout_ms), true));
+            timed_out |= hit_deadline;
+            result
+        })
+        .collect();
+    let browser_version = shared.finish().await;
     let ac_results = shared.take_ac_results();
     let screenshot = shared.take_screenshot();
     QaReport {
@@ -113,6 +122,44 @@ pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
         browser_version,
         entry: entry_facts(spec, request),
     }
+}
+
+/// Run one check in its own task under its timeout and what is left of the run's deadline.
+/// The flag says whether the run's deadline (not the check's own timeout) stopped it.
+async fn run_bounded(
+    shared: &Arc<Shared>,
+    check: &CheckSpec,
+    deadline: Instant,
+    run_timeout_ms: u64,
+) -> (CheckResult, bool) {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return (not_run(check, run_timeout_ms), true);
+    }
+    let own = check.timeout_ms.map(Duration::from_millis);
+    let limit = own.map_or(left, |t| t.min(left));
+    let handle = spawn_check(Arc::clone(shared), check.clone(), limit);
+    if let Ok(result) = tokio::time::timeout(limit, wait_isolated(handle, check)).await {
+        return (result, false);
+    }
+    let run_deadline_hit = own.is_none_or(|t| t >= left);
+    let mut r = CheckResult::new(
+        &check.id,
+        kind_name(&check.kind),
+        check.blocking,
+        CheckStatus::Timeout,
+    );
+    let why = if run_deadline_hit {
+        format!("QA timed out after {run_timeout_ms} ms while this check was running")
+    } else {
+        format!(
+            "the check did not finish within its timeout of {} ms",
+            limit.as_millis()
+        )
+    };
+    r.findings.push(Finding::new("check_timeout", why));
+    r.runtime_ms = millis(limit);
+    (r, run_deadline_hit)
 }
 
 /// A report for a run that could not even start.
@@ -470,18 +517,18 @@ impl Shared {
             }
         };
         let url = server.url(&entry);
-        for ac in predicates {
-            let left = limit.saturating_sub(started.elapsed());
-            let outcome = if left.is_zero() {
-                AcResult {
-                    ac_id: ac.id.clone(),
-                    status: AcStatus::Fail,
-                    reason: "not run: no time left".into(),
-                    runtime_ms: 0,
-                }
-            } else {
-                acceptance::run_one(&chromium, &url, &self.boot_plan, ac, left).await
-            };
+        // Each AC has its own browser context, so they can run side by side; a small bound keeps
+        // two cores from being swamped (results stay in declaration order).
+        let chromium = &chromium;
+        let url = &url;
+        let jobs: Vec<futures::future::BoxFuture<'_, AcResult>> = predicates
+            .iter()
+            .map(|ac| -> futures::future::BoxFuture<'_, AcResult> {
+                Box::pin(self.run_ac(chromium, url, ac, limit, started))
+            })
+            .collect();
+        let mut outcomes = futures::stream::iter(jobs).buffered(AC_CONCURRENCY);
+        while let Some(outcome) = outcomes.next().await {
             if outcome.status != AcStatus::Pass {
                 result.fail(Finding::new(
                     "ac_failed",
@@ -495,6 +542,26 @@ impl Shared {
         });
         result.details = json!({ "passed": passed, "total": predicates.len() });
         result
+    }
+
+    async fn run_ac(
+        &self,
+        chromium: &Chromium,
+        url: &str,
+        ac: &AcPredicate,
+        limit: Duration,
+        started: Instant,
+    ) -> AcResult {
+        let left = limit.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return AcResult {
+                ac_id: ac.id.clone(),
+                status: AcStatus::Fail,
+                reason: "not run: no time left".into(),
+                runtime_ms: 0,
+            };
+        }
+        acceptance::run_one(chromium, url, &self.boot_plan, ac, left).await
     }
 
     fn record_all(&self, results: impl Iterator<Item = AcResult>) {
@@ -532,8 +599,8 @@ impl Shared {
             .take()
     }
 
-    /// Stop the browser (politely unless the run timed out). Returns its version.
-    async fn finish(&self, timed_out: bool) -> Option<String> {
+    /// Stop the browser and reap it. Returns its version.
+    async fn finish(&self) -> Option<String> {
         let slot = std::mem::replace(&mut *self.browser.lock().await, BrowserSlot::NotStarted);
         let BrowserSlot::Running { chromium, server } = slot else {
             return None;
@@ -541,7 +608,7 @@ impl Shared {
         drop(server);
         let version = chromium.version.clone();
         match Arc::try_unwrap(chromium) {
-            Ok(owned) => owned.shutdown(!timed_out).await,
+            Ok(owned) => owned.shutdown().await,
             // A cancelled check still holds it: dropping kills the group synchronously.
             Err(shared) => drop(shared),
         }

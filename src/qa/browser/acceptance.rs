@@ -138,7 +138,7 @@ async fn judge(
                     .get("shown")
                     .and_then(serde_json::Value::as_str)
                     .unwrap_or("?")
-                    .to_owned()
+                    .to_owned();
             }
             Err(EvalError::Threw(m)) => return (AcStatus::Fail, format!("predicate threw: {m}")),
             Err(e) => last = e.to_string(),

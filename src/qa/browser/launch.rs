@@ -187,28 +187,13 @@ impl Chromium {
         tail(&self.stderr)
     }
 
-    /// Stop the browser: a polite close, then SIGKILL to the group, then reap and clean up.
-    /// Bounded: returns within a few seconds whatever the browser does.
-    /// With `polite == false` (QA timed out) the group is killed at once.
-    pub async fn shutdown(mut self, polite: bool) {
-        if polite {
-            let _ = tokio::time::timeout(Duration::from_secs(2), self.browser.close()).await;
-        }
-        let waited = if polite {
-            Duration::from_secs(3)
-        } else {
-            Duration::ZERO
-        };
-        if tokio::time::timeout(waited, self.child.wait())
-            .await
-            .is_err()
-        {
-            self.group.kill();
-            let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
-        }
-        self.handler.abort();
-        // Children may outlive a closed browser for a moment; make sure none does.
+    /// Stop the browser: SIGKILL to the whole group (the profile is thrown away, so there is
+    /// nothing a polite close would save), then reap and clean up. Bounded to a few seconds.
+    pub async fn shutdown(mut self) {
         self.group.kill();
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+        self.handler.abort();
+        // Wait (bounded) until no process of the group is running any more.
         let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
         loop {
             reap::reap_chromium_zombies();

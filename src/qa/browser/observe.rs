@@ -52,6 +52,10 @@ pub struct Watch {
 
 impl Watch {
     /// Attach every listener to `page`, whose documents are served from `origin`.
+    #[allow(
+        clippy::too_many_lines,
+        reason = "one short listener per event kind, all sharing the same state; splitting scatters it"
+    )]
     pub async fn attach(
         page: &Page,
         origin: &str,
