@@ -84,18 +84,11 @@ export class Transcript {
     if (dir > 0 && this.last !== null) return this.load({ after: this.last });
   }
   async load(extra) {
-    if (extra.after === -1) extra = { after: undefined, before: undefined, start: true };
-    const p = this.params(extra.start ? {} : extra);
-    if (extra.start) p.set('after', '0'), p.set('limit', '100');
+    if (extra.after === -1) extra = { first: true };
     let page;
-    try { page = await get(sessionPath(this.id, '/events?' + p)); }
+    try { page = await get(sessionPath(this.id, '/events?' + this.params(extra))); }
     catch (err) { this.info.textContent = String(err.message || err); return; }
-    let events = page.events;
-    if (extra.start) {
-      // `after=0` skips event 0; fetch it too so the first page really starts at the beginning.
-      const head = await get(sessionPath(this.id, '/events?' + this.params({ before: 1 }))).catch(() => ({ events: [] }));
-      events = head.events.concat(events).slice(0, 100);
-    }
+    const events = page.events;
     if (!events.length) { this.info.textContent = `no matching events (of ${page.total})`; return; }
     clear(this.list);
     for (const { seq, event } of events) this.list.append(row(seq, event, (s, e) => this.show(s, e)));

@@ -295,6 +295,11 @@ impl Sse {
         }
     }
 
+    /// Read until a heartbeat comment arrives (the server sends one per heartbeat interval).
+    pub fn heartbeat(&mut self) {
+        while !self.line().starts_with(": heartbeat") {}
+    }
+
     /// The next frame that carries an event (comments, `retry` and heartbeats skipped).
     pub fn next_event(&mut self) -> Frame {
         let mut frame = Frame::default();
@@ -529,6 +534,8 @@ fn reconnect_with_last_event_id_gets_exactly_the_missed_events() {
     // The next event after them is the sentinel written now: nothing was repeated in between.
     let sentinel = fixture.note("sentinel");
     assert_eq!(sse.appends(1)[0].0, sentinel.id);
+    // An idle stream stays alive with heartbeats.
+    sse.heartbeat();
     // A client that saw everything gets nothing old, only what comes next.
     let mut caught_up = Sse::open(
         server.addr,
@@ -1246,4 +1253,28 @@ fn end_to_end_a_real_mock_run_is_approved_from_the_page() {
     wait_for_state(&server, &id, "the finished session", |s| {
         s["state"]["done"].is_object()
     });
+}
+
+#[test]
+fn the_sessions_stream_announces_new_sessions() {
+    let home = temp_home();
+    let first = Fixture::new(home.path());
+    let server = Server::start(home.path());
+    let mut sse = Sse::open(server.addr, "/api/stream", None);
+    // `ready`: the existing sessions are the baseline; what comes next is announced.
+    let ready = sse.next_event();
+    assert_eq!(ready.event.as_deref(), Some("ready"));
+    assert_eq!(ready.data, "1");
+    let mut second = Fixture::new(home.path());
+    second.note("hello");
+    let frame = loop {
+        let frame = sse.next_event();
+        if frame.event.as_deref() == Some("session") {
+            break frame;
+        }
+    };
+    let row: Value = serde_json::from_str(&frame.data).unwrap();
+    assert_eq!(row["id"], second.id().as_str());
+    assert_ne!(row["id"], first.id().as_str());
+    assert!(row.get("history").is_none(), "rows are summaries");
 }

@@ -273,6 +273,8 @@ fn event_by_id(hub: &Hub, inner: &super::hub::Inner, id: &str) -> Option<Event> 
 pub struct EventsQuery {
     /// Events after this sequence number (ascending page).
     pub after: Option<usize>,
+    /// `first=true`: the ascending page from the very first event.
+    pub first: Option<bool>,
     /// Events before this sequence number (the page just before it).
     pub before: Option<usize>,
     pub limit: Option<usize>,
@@ -324,20 +326,19 @@ pub fn page(hub: &Hub, query: &EventsQuery) -> Result<String, ApiError> {
         kind_ids.as_ref().is_none_or(|k| k.contains(&line.kind))
             && role_ids.as_ref().is_none_or(|r| r.contains(&line.from))
     };
-    let ascending = query.after.is_some();
-    let candidates: Box<dyn Iterator<Item = (usize, &IndexedLine)>> =
-        if let Some(after) = query.after {
-            Box::new(
-                index
-                    .lines()
-                    .iter()
-                    .enumerate()
-                    .skip(after.saturating_add(1)),
-            )
+    let from_start = query.first == Some(true);
+    let ascending = query.after.is_some() || from_start;
+    let candidates: Box<dyn Iterator<Item = (usize, &IndexedLine)>> = if ascending {
+        let skip = if from_start {
+            0
         } else {
-            let end = query.before.unwrap_or(total).min(total);
-            Box::new(index.lines()[..end].iter().enumerate().rev())
+            query.after.unwrap_or(0).saturating_add(1)
         };
+        Box::new(index.lines().iter().enumerate().skip(skip))
+    } else {
+        let end = query.before.unwrap_or(total).min(total);
+        Box::new(index.lines()[..end].iter().enumerate().rev())
+    };
     let mut chosen: Vec<(usize, IndexedLine, Option<String>)> = Vec::new();
     let mut more = false;
     let mut batch: Vec<(usize, IndexedLine)> = Vec::new();

@@ -146,8 +146,9 @@ fn pending(hub: &Hub, next: usize) -> (u64, Vec<IndexedLine>) {
     (inner.generation, batch)
 }
 
-/// `GET /api/stream`: a `session` event with a fresh list row whenever a session appears or its
-/// status, verdict or size changes; `removed` when one disappears.
+/// `GET /api/stream`: `ready` once the current sessions are known, then a `session` event with a
+/// fresh list row whenever a session appears or its status or size changes, and `removed` when
+/// one disappears.
 pub async fn sessions_stream(State(app): State<Shared>) -> EventStream {
     let (tx, rx) = mpsc::channel::<Event>(64);
     let mut closing = app.closing.clone();
@@ -200,6 +201,13 @@ pub async fn sessions_stream(State(app): State<Shared>) -> EventStream {
                     if tx.send(event).await.is_err() {
                         return;
                     }
+                }
+            }
+            if first {
+                // Tells a client the baseline is taken: every change from now on is announced.
+                let ready = Event::default().event("ready").data(seen.len().to_string());
+                if tx.send(ready).await.is_err() {
+                    return;
                 }
             }
             known = seen;
