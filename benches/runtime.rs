@@ -78,6 +78,12 @@ fn main() {
         say.as_secs_f64() * 1e3
     );
 
+    bench_inbox_grammar();
+    bench_stream_parsers();
+    bench_spawn(&tmp.path().join("spawn"));
+}
+
+fn bench_inbox_grammar() {
     let roles: Vec<String> = ["planner-lead", "builder", "verifier"]
         .map(String::from)
         .to_vec();
@@ -93,7 +99,7 @@ fn main() {
         "# a comment",
         "/reset-circuit all",
     ];
-    let rounds = 20_000;
+    let rounds: u32 = 20_000;
     let samples: Vec<Duration> = (0..15)
         .map(|_| {
             let started = Instant::now();
@@ -105,9 +111,12 @@ fn main() {
             started.elapsed()
         })
         .collect();
-    let per_line = median(samples).as_secs_f64() / (rounds * lines.len()) as f64;
+    let per_line =
+        median(samples).as_secs_f64() / f64::from(rounds * u32::try_from(lines.len()).unwrap_or(1));
     println!("inbox parse_line: median {:.0} ns/line", per_line * 1e9);
+}
 
+fn bench_stream_parsers() {
     for (kind, stream) in [
         (AdapterKind::ClaudeCode, claude_stream()),
         (AdapterKind::Codex, codex_stream()),
@@ -123,26 +132,28 @@ fn main() {
                 started.elapsed()
             })
             .collect();
-        let per_line = median(samples).as_secs_f64() / stream.len() as f64;
+        let count = u32::try_from(stream.len()).unwrap_or(u32::MAX);
+        let per_line = median(samples).as_secs_f64() / f64::from(count);
         println!(
             "{kind} stream parser: median {:.2} µs/line ({} lines)",
             per_line * 1e6,
             stream.len()
         );
     }
+}
 
+fn bench_spawn(spawn_dir: &Path) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("tokio");
-    let spawn_dir = tmp.path().join("spawn");
-    std::fs::create_dir_all(&spawn_dir).expect("spawn dir");
+    std::fs::create_dir_all(spawn_dir).expect("spawn dir");
     let samples: Vec<Duration> = (0..100)
         .map(|n| {
             let spec = SpawnSpec {
                 program: "true".into(),
                 args: Vec::new(),
-                cwd: spawn_dir.clone(),
+                cwd: spawn_dir.to_path_buf(),
                 env: Vec::new(),
                 env_remove: Vec::new(),
                 stdin: Some(b"prompt".to_vec()),

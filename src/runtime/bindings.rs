@@ -110,6 +110,27 @@ impl ResolvedBinding {
     }
 }
 
+impl Bindings {
+    /// The per-role bindings in the form `session.start` records ([`crate::runtime::run::RoleBinding`]),
+    /// with the deciding layer spelled out in `decided_by`.
+    pub fn to_role_bindings(&self) -> IndexMap<String, crate::runtime::run::RoleBinding> {
+        self.roles
+            .iter()
+            .map(|(role, binding)| {
+                let record = crate::runtime::run::RoleBinding {
+                    adapter: binding.adapter.as_str().to_owned(),
+                    model: binding.model.clone(),
+                    effort: binding.effort.map(|effort| effort_str(effort).to_owned()),
+                    harness: binding.harness.clone(),
+                    provider: binding.provider.clone(),
+                    decided_by: binding.source.to_string(),
+                };
+                (role.clone(), record)
+            })
+            .collect()
+    }
+}
+
 fn effort_str(effort: Effort) -> &'static str {
     match effort {
         Effort::Low => "low",
