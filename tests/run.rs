@@ -674,7 +674,7 @@ fn invalid_pipelines_unknown_adapters_and_bad_binds_exit_2_before_anything_runs(
         .args(["--bind", "ghost=mock"])
         .run()
         .expect_code(2);
-    assert!(run.stderr.contains("no role `ghost`"), "{}", run.stderr);
+    assert!(run.stderr.contains("unknown role `ghost`"), "{}", run.stderr);
     scratch
         .command(&["run"])
         .arg(scratch.pipeline())
@@ -720,4 +720,87 @@ fn resume_refuses_unknown_sessions_and_a_live_coordinator() {
     );
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+#[test]
+fn an_agent_cli_role_runs_through_the_same_dispatcher_with_its_usage_recorded() {
+    let scratch = Scratch::new();
+    let fake_bin = repo_root().join("tests/fixtures/run/fake-bin");
+    let path = format!(
+        "{}:{}",
+        fake_bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = scratch
+        .command(&["run"])
+        .env("PATH", path)
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .args([
+            "--adapter",
+            "mock",
+            "--bind",
+            "planner-lead=claude-code",
+            "--json",
+        ])
+        .run()
+        .expect_code(0);
+    assert_eq!(summary(&run)["reason"], "verdict_pass");
+    let session = scratch.session();
+    let events = transcript(&session);
+    assert_effects_once(&events);
+    let start = &events[0]["data"]["bindings"]["planner-lead"];
+    assert_eq!(start["adapter"], "claude-code");
+    assert_eq!(start["decided_by"], "--bind");
+    let spec = of_kind(&events, "spec")[0];
+    assert_eq!(spec["from"], "planner-lead");
+    assert_eq!(
+        spec["metadata"]["harness"], "claude-code",
+        "crumb event stamps the binding"
+    );
+    let stop = events
+        .iter()
+        .find(|e| e["from"] == "planner-lead" && e["kind"] == "agent.stop")
+        .unwrap();
+    assert_eq!(stop["metadata"]["tokens_out"], 310);
+    assert_eq!(stop["metadata"]["cost_usd"], 0.042);
+    assert_eq!(stop["metadata"]["adapter_session_id"], "fake-claude-7");
+    let prompt = std::fs::read_to_string(session.join("prompts/planner-lead-1.md")).unwrap();
+    assert!(prompt.contains(PITCH));
+}
+
+#[test]
+fn a_missing_agent_cli_is_an_error_event_then_the_circuit_swaps_to_the_fallback() {
+    let scratch = Scratch::new();
+    let run = scratch
+        .command(&["run"])
+        .env("PATH", "/nonexistent")
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .args(["--adapter", "mock", "--bind", "builder=codex", "--json"])
+        .run()
+        .expect_code(0);
+    assert_eq!(summary(&run)["reason"], "verdict_pass");
+    let events = transcript(&scratch.session());
+    assert_effects_once(&events);
+    let errors = of_kind(&events, "error");
+    assert_eq!(errors.len(), 3, "three failed spawns open the circuit");
+    assert!(
+        errors
+            .iter()
+            .all(|e| e["data"]["reason"] == "missing_binary"),
+        "{errors:?}"
+    );
+    // The builder's declared fallback is `mock`: the circuit swaps to it once, and it builds.
+    let swap = of_kind(&events, "audit")
+        .into_iter()
+        .find(|e| e["data"]["event"] == "adapter_swapped")
+        .unwrap();
+    assert_eq!(swap["data"]["new_adapter"], "mock");
+    let last_wake = events
+        .iter()
+        .rev()
+        .find(|e| e["from"] == "builder" && e["kind"] == "agent.wake")
+        .unwrap();
+    assert_eq!(last_wake["data"]["adapter"], "mock");
 }

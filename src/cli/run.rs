@@ -9,21 +9,22 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use indexmap::IndexMap;
+
 use serde_json::{Value, json};
 
 use super::run_progress::Progress;
-use crate::adapters::AdapterKind;
 use crate::adapters::mock::Scenario;
 use crate::pipeline::compile::{CompileOptions, compile_file};
-use crate::pipeline::preset::{Preset, check_preset_bytes};
 use crate::pipeline::render::{FileReport, Format, render};
 use crate::pipeline::table::TransitionTable;
 use crate::pipeline::units::parse_duration_ms;
+use crate::runtime::bindings;
 use crate::runtime::coordinator::{self, Options, Outcome, Session};
 use crate::runtime::home::{CrumbHome, Project};
 use crate::runtime::lock::CoordinatorLock;
 use crate::runtime::meta::SessionStatus;
-use crate::runtime::run::{Ending, RunConfig, resolve_bindings};
+use crate::runtime::run::{Ending, RoleBinding, RunConfig};
 use crate::runtime::session::{self, SessionDir};
 use crate::transcript::writer::Writer;
 use crate::transcript::{Draft, Kind, Metadata};
@@ -101,27 +102,15 @@ fn execute(args: &Args) -> Result<u8, Failure> {
             args.pipeline.display()
         )));
     };
-    let adapter = args
-        .adapter
-        .as_deref()
-        .map(str::parse::<AdapterKind>)
-        .transpose()
-        .map_err(|e| Failure::Usage(e.to_string()))?;
-    let preset = args
-        .preset
-        .as_deref()
-        .map(|name| load_preset(name, &args.pipeline))
-        .transpose()?;
-    let bindings = resolve_bindings(&table, adapter, &args.binds, preset.as_ref())
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let project = Project::current()
+        .map_err(|e| Failure::Internal(format!("cannot determine the project: {e}")))?;
+    let bindings = resolve_bindings(args, &table, &project)?;
     let idle_timeout_ms = duration_flag("--idle-timeout", args.idle_timeout.as_deref())?;
     let wall_timeout_ms = duration_flag("--wall-timeout", args.wall_timeout.as_deref())?;
     if args.pitch.trim().is_empty() {
         return Err(Failure::Usage("the pitch is empty".into()));
     }
     let home = home(args.home.as_deref())?;
-    let project = Project::current()
-        .map_err(|e| Failure::Internal(format!("cannot determine the project: {e}")))?;
     let created = session::create(&home, &project, &args.pipeline, &args.pitch)
         .map_err(|e| Failure::Internal(e.to_string()))?;
     let frozen_file = created.dir.path().join(&created.frozen.pipeline_file);
@@ -360,46 +349,43 @@ fn duration_flag(flag: &str, value: Option<&str>) -> Result<Option<u64>, Failure
         .map(|ms| ms.filter(|&ms| ms > 0))
 }
 
-/// `presets/<name>.yaml`, looked up next to the pipeline's folder, then in the working directory.
-fn load_preset(name: &str, pipeline: &Path) -> Result<Preset, Failure> {
-    if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        return Err(Failure::Usage(format!(
-            "--preset {name}: a preset name is letters, digits, `-` and `_`"
-        )));
-    }
-    let file = format!("{name}.yaml");
-    let beside = pipeline
+/// Every role's binding: `--bind` > `--adapter` > `.crumb/config.yaml` > preset > ambient > mock
+/// (see `runtime::bindings`). Presets are looked up next to the pipeline's folder, then in the
+/// project.
+fn resolve_bindings(
+    args: &Args,
+    table: &TransitionTable,
+    project: &Project,
+) -> Result<IndexMap<String, RoleBinding>, Failure> {
+    let roles: Vec<String> = table.roles.iter().map(|r| r.id.clone()).collect();
+    let request = bindings::Request {
+        adapter: args.adapter.clone(),
+        binds: args.binds.clone(),
+        preset: args.preset.clone(),
+    };
+    let beside = args
+        .pipeline
         .parent()
         .and_then(Path::parent)
-        .map(|root| root.join("presets").join(&file));
-    let candidates = beside
-        .into_iter()
-        .chain([PathBuf::from("presets").join(&file)]);
-    let Some(path) = candidates.into_iter().find(|p| p.is_file()) else {
-        return Err(Failure::Usage(format!(
-            "unknown preset `{name}` (no presets/{file})"
-        )));
+        .map(|root| root.join("presets"));
+    let context = bindings::Context {
+        config_path: Some(project.root.join(".crumb/config.yaml")),
+        preset_dirs: beside
+            .into_iter()
+            .chain([project.root.join("presets")])
+            .collect(),
+        env: bindings::Environment::from_process(),
     };
-    let bytes = std::fs::read(&path)
-        .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", path.display())))?;
-    let (preset, diagnostics) = check_preset_bytes(&bytes, &path);
-    preset
-        .filter(|_| {
-            !diagnostics
-                .iter()
-                .any(crate::pipeline::Diagnostic::is_error)
-        })
-        .ok_or_else(|| {
-            let report = FileReport {
-                file: path.clone(),
-                diagnostics,
-                sources: vec![(path.clone(), String::from_utf8_lossy(&bytes).into_owned())],
-            };
-            eprint!("{}", render(&[report], Format::Human));
-            Failure::Usage(format!("preset {} is invalid", path.display()))
-        })
+    let resolved =
+        bindings::resolve(&roles, &request, &context).map_err(|e| Failure::Usage(e.to_string()))?;
+    if !args.json {
+        for note in &resolved.notes {
+            eprintln!("crumb run: note: {note}");
+        }
+    }
+    Ok(resolved
+        .roles
+        .iter()
+        .map(|(role, binding)| (role.clone(), RoleBinding::from_resolved(binding)))
+        .collect())
 }

@@ -28,8 +28,11 @@ pub struct Launch {
     pub program: OsString,
     pub args: Vec<OsString>,
     pub env: Vec<(String, OsString)>,
+    /// Inherited variables the child must not see (an agent CLI's nesting guards).
+    pub env_remove: Vec<OsString>,
     pub cwd: PathBuf,
-    pub stdin: Vec<u8>,
+    /// Written to stdin, then closed; `None` connects stdin to `/dev/null`.
+    pub stdin: Option<Vec<u8>>,
     /// Where stdout and stderr are streamed.
     pub log: PathBuf,
     /// Where the process-group id is recorded while the turn runs (a resumed coordinator reads it
@@ -86,10 +89,17 @@ pub async fn run(launch: Launch, mut cancel: oneshot::Receiver<()>) -> Finished 
         .args(&launch.args)
         .envs(launch.env.iter().map(|(k, v)| (k.as_str(), v.as_os_str())))
         .current_dir(&launch.cwd)
-        .stdin(Stdio::piped())
+        .stdin(if launch.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    for name in &launch.env_remove {
+        command.env_remove(name);
+    }
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(err) => {
@@ -113,8 +123,7 @@ pub async fn run(launch: Launch, mut cancel: oneshot::Receiver<()>) -> Finished 
         let _ = std::fs::write(&launch.pgid_file, format!("{pgid}\n"));
     }
 
-    if let Some(mut stdin) = child.stdin.take() {
-        let prompt = launch.stdin.clone();
+    if let (Some(mut stdin), Some(prompt)) = (child.stdin.take(), launch.stdin.clone()) {
         tokio::spawn(async move {
             // A child that does not read its prompt is its own business.
             let _ = stdin.write_all(&prompt).await;

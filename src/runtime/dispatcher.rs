@@ -19,9 +19,9 @@ use tokio::sync::oneshot;
 use super::agent_process::{self, Deadline, Ending, Launch};
 use super::run::{RoleBinding, RunConfig};
 use super::session::SessionDir;
-use crate::adapters::AdapterKind;
 use crate::adapters::mock::agent::PRODUCES_ENV;
 use crate::adapters::mock::scenario::SCENARIO_ENV;
+use crate::adapters::{AdapterKind, TurnRequest};
 use crate::engine::effect::{RunQa, Spawn};
 use crate::pipeline::table::{QaSpec, RoleSpec};
 use crate::transcript::writer::{WriteError, Writer};
@@ -108,7 +108,7 @@ pub async fn run_spawn(
         (Ok(_), Ok(launch)) => launch,
     };
     let finished = agent_process::run(launch, cancel).await;
-    let usage = parse_usage(&finished.stdout_tail);
+    let usage = turn_usage(&job, &finished.stdout_tail);
     let produced = produced_since(&job.session.transcript(), &wake_id, &job.role);
     let failure = classify(&finished.ending, produced, &job);
     let exit_code = match finished.ending {
@@ -256,6 +256,9 @@ fn write_stop(
 ) {
     let mut metadata = runner_metadata(&job.effect.id);
     metadata.latency_ms = Some(latency_ms);
+    metadata
+        .adapter_session_id
+        .clone_from(&usage.adapter_session_id);
     metadata.tokens_in = usage.tokens_in;
     metadata.tokens_out = usage.tokens_out;
     metadata.cache_read = usage.cache_read;
@@ -293,88 +296,90 @@ fn wall_ms(job: &SpawnJob) -> u64 {
 fn launch(job: &SpawnJob, prompt_path: &Path, log_path: &Path) -> Result<Launch, String> {
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot locate the crumb binary: {e}"))?;
-    let adapter: AdapterKind = job
-        .binding
-        .adapter
-        .parse()
-        .map_err(|e: crate::adapters::UnknownAdapter| e.to_string())?;
+    let adapter = adapter_kind(job)?;
     let session = &job.session;
     let prompt = job.prompt.clone().unwrap_or_default();
     let mut env = crumb_env(job, &exe, prompt_path);
-    let model_args = |flag: &str| {
-        job.binding
-            .model
-            .iter()
-            .flat_map(|m| [OsString::from(flag), OsString::from(m)])
-            .collect::<Vec<_>>()
-    };
-    let (program, args): (OsString, Vec<OsString>) = match adapter {
-        AdapterKind::Mock => {
-            env.push((
-                SCENARIO_ENV.into(),
-                job.config
-                    .mock_scenario
-                    .clone()
-                    .unwrap_or_else(|| "pass".into())
-                    .into(),
-            ));
-            (exe.into(), vec!["mock-agent".into()])
-        }
-        AdapterKind::ClaudeCode => {
-            let mut args: Vec<OsString> = [
-                "-p",
-                "--output-format",
-                "stream-json",
-                "--verbose",
-                "--permission-mode",
-                "bypassPermissions",
-            ]
-            .map(OsString::from)
-            .to_vec();
-            args.extend(model_args("--model"));
-            ("claude".into(), args)
-        }
-        AdapterKind::Codex => {
-            let mut args: Vec<OsString> =
-                ["exec", "--json", "--skip-git-repo-check", "--full-auto"]
-                    .map(OsString::from)
-                    .to_vec();
-            args.extend(model_args("--model"));
-            args.push("-".into());
-            ("codex".into(), args)
-        }
-        AdapterKind::GeminiCli => {
-            env.push(("GEMINI_SYSTEM_MD".into(), prompt_path.into()));
-            let mut args: Vec<OsString> = [
-                "-p",
-                "Carry out the instructions of your system prompt now.",
-                "--output-format",
-                "stream-json",
-                "--yolo",
-            ]
-            .map(OsString::from)
-            .to_vec();
-            args.extend(model_args("--model"));
-            ("gemini".into(), args)
-        }
-        AdapterKind::Command => {
-            return Err(
-                "the `command` adapter needs an argv template, which this binding does not give"
-                    .into(),
-            );
-        }
+    let (program, args, env_remove, stdin) = if adapter == AdapterKind::Mock {
+        let scenario = job
+            .config
+            .mock_scenario
+            .clone()
+            .unwrap_or_else(|| "pass".into());
+        env.push((SCENARIO_ENV.into(), scenario.into()));
+        (
+            exe.into_os_string(),
+            vec!["mock-agent".into()],
+            Vec::new(),
+            Some(prompt.into_bytes()),
+        )
+    } else {
+        let request = TurnRequest {
+            prompt,
+            prompt_file: prompt_path.to_path_buf(),
+            session_dir: session.path().to_path_buf(),
+            role: job.role.id.clone(),
+            model: job.binding.model.clone(),
+            effort: job.binding.effort(),
+            command: Vec::new(),
+        };
+        let invocation =
+            crate::adapters::invocation(adapter, &request).map_err(|e| e.to_string())?;
+        env.extend(
+            invocation
+                .env
+                .into_iter()
+                .map(|(k, v)| (k.to_string_lossy().into_owned(), v)),
+        );
+        (
+            invocation.program,
+            invocation.args,
+            invocation.env_remove,
+            invocation.stdin,
+        )
     };
     Ok(Launch {
         program,
         args,
         env,
+        env_remove,
         cwd: session.path().to_path_buf(),
-        stdin: prompt.into_bytes(),
+        stdin,
         log: log_path.to_path_buf(),
         pgid_file: pgid_file(log_path),
         wall: Duration::from_millis(wall_ms(job).max(1)),
         idle: Duration::from_millis(idle_ms(job).max(1)),
     })
+}
+
+fn adapter_kind(job: &SpawnJob) -> Result<AdapterKind, String> {
+    job.binding
+        .adapter
+        .parse()
+        .map_err(|e: crate::adapters::UnknownAdapter| e.to_string())
+}
+
+/// The turn's usage: the mock prints one usage line; agent CLIs are read by their own parsers.
+fn turn_usage(job: &SpawnJob, stdout: &[u8]) -> Usage {
+    match adapter_kind(job) {
+        Ok(AdapterKind::Mock) | Err(_) => parse_usage(stdout),
+        Ok(kind) => {
+            let mut parser = crate::adapters::parser(kind);
+            for line in String::from_utf8_lossy(stdout).lines() {
+                let _ = parser.line(line);
+            }
+            let summary = parser.summary();
+            Usage {
+                tokens_in: summary.usage.tokens_in,
+                tokens_out: summary.usage.tokens_out,
+                cache_read: summary.usage.cache_read,
+                cache_write: summary.usage.cache_write,
+                cost_usd: summary.usage.cost_usd,
+                model: summary.usage.model,
+                adapter_session_id: summary.adapter_session_id,
+            }
+        }
+    }
 }
 
 /// The `CRUMB_*` environment of a turn, with the running `crumb` first on `PATH` so agents can
@@ -435,6 +440,8 @@ pub struct Usage {
     pub cache_write: Option<u64>,
     pub cost_usd: Option<f64>,
     pub model: Option<String>,
+    /// The agent CLI's own session or thread id.
+    pub adapter_session_id: Option<String>,
 }
 
 /// Usage from an agent's structured stdout (JSON lines). A Claude `result` line holds the turn's
@@ -578,10 +585,11 @@ mod tests {
 
         #[test]
         fn usage_lines_are_summed(counts in proptest::collection::vec((0u64..1_000_000, 0u64..1_000_000), 1..20)) {
-            let text: String = counts
-                .iter()
-                .map(|(i, o)| format!("{{\"usage\":{{\"input_tokens\":{i},\"output_tokens\":{o}}}}}\n"))
-                .collect();
+            let mut text = String::new();
+            for (i, o) in &counts {
+                text.push_str(&serde_json::json!({"usage": {"input_tokens": i, "output_tokens": o}}).to_string());
+                text.push('\n');
+            }
             let usage = parse_usage(text.as_bytes());
             prop_assert_eq!(usage.tokens_in, Some(counts.iter().map(|c| c.0).sum()));
             prop_assert_eq!(usage.tokens_out, Some(counts.iter().map(|c| c.1).sum()));

@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::adapters::AdapterKind;
-use crate::pipeline::preset::Preset;
-use crate::pipeline::table::{LimitsSpec, TransitionTable};
+use crate::pipeline::preset::Effort;
+use crate::pipeline::table::LimitsSpec;
+use crate::runtime::bindings::ResolvedBinding;
 use crate::transcript::{Event, Kind};
 
 /// Where one role runs, and which layer decided it.
@@ -26,6 +27,28 @@ pub struct RoleBinding {
 }
 
 impl RoleBinding {
+    /// The record of a binding resolved by [`crate::runtime::bindings`].
+    pub fn from_resolved(binding: &ResolvedBinding) -> Self {
+        RoleBinding {
+            adapter: binding.adapter.as_str().to_owned(),
+            model: binding.model.clone(),
+            effort: binding
+                .effort
+                .and_then(|e| serde_json::to_value(e).ok())
+                .and_then(|v| v.as_str().map(str::to_owned)),
+            harness: binding.harness.clone(),
+            provider: binding.provider.clone(),
+            decided_by: binding.source.to_string(),
+        }
+    }
+
+    /// The effort as the adapters take it.
+    pub fn effort(&self) -> Option<Effort> {
+        self.effort
+            .as_deref()
+            .and_then(|e| serde_json::from_value(Value::String(e.to_owned())).ok())
+    }
+
     /// A binding to `adapter` with its default harness and provider.
     pub fn to_adapter(adapter: AdapterKind, decided_by: impl Into<String>) -> Self {
         RoleBinding {
@@ -67,85 +90,6 @@ impl RunConfig {
     }
 }
 
-/// Why bindings could not be resolved (a usage error: exit 2 before anything runs).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BindingError {
-    #[error("--bind {0}: expected ROLE=ADAPTER")]
-    Malformed(String),
-    #[error("--bind {role}=…: the pipeline has no role `{role}` (roles: {roles})")]
-    UnknownRole { role: String, roles: String },
-    #[error(transparent)]
-    UnknownAdapter(#[from] crate::adapters::UnknownAdapter),
-    #[error("preset `{preset}` binds role `{role}` to unknown adapter `{adapter}`")]
-    PresetAdapter {
-        preset: String,
-        role: String,
-        adapter: String,
-    },
-}
-
-/// Resolve every role's binding: `--bind` > `--adapter` > preset (role entry, then its default)
-/// > `mock`.
-pub fn resolve_bindings(
-    table: &TransitionTable,
-    adapter: Option<AdapterKind>,
-    binds: &[String],
-    preset: Option<&Preset>,
-) -> Result<IndexMap<String, RoleBinding>, BindingError> {
-    let mut explicit: IndexMap<String, AdapterKind> = IndexMap::new();
-    for bind in binds {
-        let (role, name) = bind
-            .split_once('=')
-            .ok_or_else(|| BindingError::Malformed(bind.clone()))?;
-        if !table.is_role(role) {
-            return Err(BindingError::UnknownRole {
-                role: role.to_owned(),
-                roles: table
-                    .roles
-                    .iter()
-                    .map(|r| r.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
-        }
-        explicit.insert(role.to_owned(), name.parse()?);
-    }
-    let mut out = IndexMap::new();
-    for role in &table.roles {
-        let binding = if let Some(kind) = explicit.get(&role.id) {
-            RoleBinding::to_adapter(*kind, "--bind")
-        } else if let Some(kind) = adapter {
-            RoleBinding::to_adapter(kind, "--adapter")
-        } else if let Some((preset, entry)) =
-            preset.and_then(|p| p.roles.get(&role.id).or(p.default.as_ref()).map(|b| (p, b)))
-        {
-            let kind: AdapterKind =
-                entry
-                    .adapter
-                    .parse()
-                    .map_err(|_| BindingError::PresetAdapter {
-                        preset: preset.name.clone(),
-                        role: role.id.clone(),
-                        adapter: entry.adapter.clone(),
-                    })?;
-            let mut binding = RoleBinding::to_adapter(kind, format!("preset {}", preset.name));
-            binding.model.clone_from(&entry.model);
-            binding.effort = entry.effort.map(|e| format!("{e:?}").to_lowercase());
-            if let Some(harness) = &entry.harness {
-                binding.harness.clone_from(harness);
-            }
-            if let Some(provider) = entry.provider {
-                binding.provider = format!("{provider:?}").to_lowercase();
-            }
-            binding
-        } else {
-            RoleBinding::to_adapter(AdapterKind::Mock, "default (no agent CLI chosen)")
-        };
-        out.insert(role.id.clone(), binding);
-    }
-    Ok(out)
-}
-
 /// How a run ended, for the summary and the exit code.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
@@ -170,6 +114,7 @@ impl Ending {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::table::TransitionTable;
     use proptest::prelude::*;
 
     fn table() -> TransitionTable {
@@ -182,59 +127,7 @@ mod tests {
             .expect("the fixture compiles")
     }
 
-    #[test]
-    fn bind_beats_adapter_beats_preset_beats_mock() {
-        let table = table();
-        let preset: Preset = serde_saphyr::from_str(
-            "name: p\ndefault: { adapter: codex }\nroles:\n  verifier: { adapter: gemini-cli, model: m1 }\n",
-        )
-        .unwrap();
-        let none = resolve_bindings(&table, None, &[], None).unwrap();
-        assert!(none.values().all(|b| b.adapter == "mock"));
-        let preset_only = resolve_bindings(&table, None, &[], Some(&preset)).unwrap();
-        assert_eq!(preset_only["builder"].adapter, "codex");
-        assert_eq!(preset_only["verifier"].adapter, "gemini-cli");
-        assert_eq!(preset_only["verifier"].model.as_deref(), Some("m1"));
-        let flags = resolve_bindings(
-            &table,
-            Some(AdapterKind::ClaudeCode),
-            &["verifier=mock".to_owned()],
-            Some(&preset),
-        )
-        .unwrap();
-        assert_eq!(flags["builder"].adapter, "claude-code");
-        assert_eq!(flags["builder"].decided_by, "--adapter");
-        assert_eq!(flags["verifier"].adapter, "mock");
-        assert_eq!(flags["verifier"].decided_by, "--bind");
-    }
-
-    #[test]
-    fn bad_binds_and_preset_adapters_are_errors() {
-        let table = table();
-        for bind in ["builder", "ghost=mock", "builder=gpt", "=mock", "builder="] {
-            assert!(
-                resolve_bindings(&table, None, &[bind.to_owned()], None).is_err(),
-                "{bind}"
-            );
-        }
-        let preset: Preset =
-            serde_saphyr::from_str("name: p\ndefault: { adapter: nope }\n").unwrap();
-        assert!(matches!(
-            resolve_bindings(&table, None, &[], Some(&preset)),
-            Err(BindingError::PresetAdapter { .. })
-        ));
-    }
-
     proptest! {
-        #[test]
-        fn any_bind_string_resolves_or_is_refused(binds in proptest::collection::vec(".{0,40}", 0..4)) {
-            let table = table();
-            match resolve_bindings(&table, None, &binds, None) {
-                Ok(bindings) => prop_assert_eq!(bindings.len(), table.roles.len()),
-                Err(err) => prop_assert!(!err.to_string().is_empty()),
-            }
-        }
-
         #[test]
         fn run_config_survives_the_session_start_round_trip(scenario in proptest::option::of("[a-z-]{1,12}"), idle in proptest::option::of(1u64..10_000_000)) {
             let table = table();
@@ -242,7 +135,7 @@ mod tests {
                 pipeline: table.name.clone(),
                 pipeline_hash: "sha256:00".into(),
                 pipeline_file: "pipeline/pipelines/casual-static.yaml".into(),
-                bindings: resolve_bindings(&table, None, &[], None).unwrap(),
+                bindings: table.roles.iter().map(|r| (r.id.clone(), RoleBinding::to_adapter(AdapterKind::Mock, "test"))).collect(),
                 limits: table.limits.clone(),
                 mock_scenario: scenario,
                 idle_timeout_ms: idle,
