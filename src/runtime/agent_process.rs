@@ -84,22 +84,7 @@ enum Chunk {
 pub async fn run(launch: Launch, mut cancel: oneshot::Receiver<()>) -> Finished {
     let started = Instant::now();
     let mut log = open_log(&launch);
-    let mut command = Command::new(&launch.program);
-    command
-        .args(&launch.args)
-        .envs(launch.env.iter().map(|(k, v)| (k.as_str(), v.as_os_str())))
-        .current_dir(&launch.cwd)
-        .stdin(if launch.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    for name in &launch.env_remove {
-        command.env_remove(name);
-    }
+    let mut command = command(&launch);
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(err) => {
@@ -190,6 +175,27 @@ pub async fn run(launch: Launch, mut cancel: oneshot::Receiver<()>) -> Finished 
         stdout_tail,
         stderr_tail: String::from_utf8_lossy(&stderr_tail).into_owned(),
     }
+}
+
+/// The child's command: its own process group, piped output, the environment of the turn.
+fn command(launch: &Launch) -> Command {
+    let mut command = Command::new(&launch.program);
+    command
+        .args(&launch.args)
+        .envs(launch.env.iter().map(|(k, v)| (k.as_str(), v.as_os_str())))
+        .current_dir(&launch.cwd)
+        .stdin(if launch.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    for name in &launch.env_remove {
+        command.env_remove(name);
+    }
+    command
 }
 
 /// Forward the child's stdout and stderr, chunk by chunk, as they arrive.
