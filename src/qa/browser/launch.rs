@@ -173,12 +173,15 @@ impl Chromium {
         self.group.pgid()
     }
 
-    /// Whether a process of the group is still running (zombies waiting for a reaper do not count).
+    /// Whether a process of the group is still running, or is a zombie we have to reap (zombies
+    /// that PID 1 will reap do not count).
     fn group_has_live_members(&self) -> bool {
+        let me = std::process::id();
         self.group.pgid().is_some_and(|pgid| {
-            reap::members_of_group(pgid)
-                .into_iter()
-                .any(|pid| reap::ProcStat::read(pid).is_some_and(|s| s.state != 'Z'))
+            reap::members_of_group(pgid).into_iter().any(|pid| {
+                // A zombie still counts while it is ours to reap (we are its subreaper).
+                reap::ProcStat::read(pid).is_some_and(|s| s.state != 'Z' || s.ppid == me)
+            })
         })
     }
 
