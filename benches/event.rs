@@ -78,6 +78,37 @@ fn main() {
     drop(file);
     measure("100,000-line transcript", &large);
     measure_reader(&large);
+    measure_parse(&large);
+}
+
+/// `serde_json` into [`crumb::transcript::Event`] alone, and the semantic check alone, from memory.
+fn measure_parse(path: &Path) {
+    let text = std::fs::read_to_string(path).expect("read");
+    let lines: Vec<&str> = text.lines().collect();
+    let per_line = |f: &dyn Fn(&str) -> bool| {
+        let mut samples = Vec::new();
+        for _ in 0..5 {
+            let started = Instant::now();
+            let ok = lines.iter().filter(|line| f(line)).count();
+            assert_eq!(ok, lines.len());
+            samples.push(started.elapsed());
+        }
+        samples.sort_unstable();
+        samples[samples.len() / 2].as_secs_f64() * 1e9 / lines.len() as f64
+    };
+    let parse = per_line(&|line| serde_json::from_str::<crumb::transcript::Event>(line).is_ok());
+    let events: Vec<crumb::transcript::Event> =
+        lines.iter().map(|line| serde_json::from_str(line).expect("event")).collect();
+    let mut samples = Vec::new();
+    for _ in 0..5 {
+        let started = Instant::now();
+        let ok = events.iter().filter(|e| crumb::transcript::validate::check_event(e).is_empty()).count();
+        assert_eq!(ok, events.len());
+        samples.push(started.elapsed());
+    }
+    samples.sort_unstable();
+    let check = samples[2].as_secs_f64() * 1e9 / events.len() as f64;
+    println!("Event parse: median {parse:.0} ns per line; check_event: median {check:.0} ns per event");
 }
 
 /// Typed, checked reading of the transcript the appends above produced (context for replay).

@@ -395,7 +395,7 @@ fn writer_and_reader_round_trip() {
     for &kind in Kind::ALL {
         written.push(
             writer
-                .append(Draft::new("builder", kind).body(format!("a {kind}")))
+                .append(minimal_draft(kind).body(format!("a {kind}")))
                 .unwrap(),
         );
     }
@@ -417,6 +417,54 @@ fn writer_and_reader_round_trip() {
         );
     }
     assert_increasing(&read.iter().map(|e| e.id.clone()).collect::<Vec<_>>());
+}
+
+/// The smallest valid draft of each kind (some kinds require a payload).
+fn minimal_draft(kind: Kind) -> Draft {
+    let draft = Draft::new("builder", kind);
+    match kind {
+        Kind::JudgeScore | Kind::VerifyResult => draft.scores(Scores {
+            d1: Some(dim(3.0, ScoreSource::VerifierLlm)),
+            ..Scores::default()
+        }),
+        Kind::QaResult => draft.data(data(json!({"exec_exit_code": 0}))),
+        _ => draft,
+    }
+}
+
+#[test]
+fn writer_refuses_payloads_the_engine_would_have_to_guess() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("transcript.jsonl");
+    let mut writer = Writer::open(&path, "s").unwrap();
+    for (draft, at) in [
+        (Draft::new("verifier", Kind::JudgeScore), "/scores"),
+        (Draft::new("system", Kind::QaResult), "/data/exec_exit_code"),
+        (
+            Draft::new("system", Kind::QaResult).data(data(json!({"exec_exit_code": "0"}))),
+            "/data/exec_exit_code",
+        ),
+    ] {
+        let Err(WriteError::Invalid(violations)) = writer.append(draft) else {
+            panic!("must be refused")
+        };
+        assert_eq!(violations.0[0].path, at);
+    }
+    assert_eq!(fs::metadata(&path).unwrap().len(), 0);
+}
+
+#[test]
+fn crumb_explain_describes_event_kinds() {
+    let run = crumb()
+        .args(["explain", "session.awaiting"])
+        .run()
+        .expect_code(0);
+    insta::assert_snapshot!("explain_session_awaiting", run.stdout);
+    let run = crumb()
+        .args(["explain", "judge.score"])
+        .run()
+        .expect_code(0);
+    assert!(run.stdout.contains("scores"), "{}", run.stdout);
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ`.
@@ -801,7 +849,10 @@ fn crumb_event_rejects_invalid_input_with_paths_and_writes_nothing() {
     let cases = [
         ("{\"kind\":\"note\",", "malformed JSON"),
         ("[1,2]", "must be a JSON object"),
-        (r#"{"kind":"compile"}"#, "/kind: unknown event kind `compile`"),
+        (
+            r#"{"kind":"compile"}"#,
+            "/kind: unknown event kind `compile`",
+        ),
         (
             r#"{"kind":"judge.score","scores":{"D1":{"score":7,"source":"verifier-llm"}}}"#,
             "/scores/D1/score",

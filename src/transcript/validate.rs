@@ -5,7 +5,8 @@ use std::fmt;
 
 use serde::Deserialize;
 
-use super::event::{ArtifactRef, Draft, Event};
+use super::event::{ArtifactRef, Data, Draft, Event};
+use super::kind::Kind;
 use super::metadata::Metadata;
 use super::scores::{AGGREGATE_MAX, DIMENSION_MAX, Scores};
 
@@ -94,6 +95,12 @@ pub fn check_event(event: &Event) -> Vec<Violation> {
         event.scores.as_ref(),
         event.metadata.as_ref(),
     );
+    check_payload(
+        &mut out,
+        event.kind,
+        event.data.as_ref(),
+        event.scores.as_ref(),
+    );
     out
 }
 
@@ -108,7 +115,42 @@ pub fn check_draft(draft: &Draft) -> Vec<Violation> {
         draft.scores.as_ref(),
         draft.metadata.as_ref(),
     );
+    check_payload(
+        &mut out,
+        draft.kind,
+        draft.data.as_ref(),
+        draft.scores.as_ref(),
+    );
     out
+}
+
+/// Kind-specific payloads the engine relies on, checked when written rather than guessed when read
+/// (the reference read a `qa.result` without an exit code as exit 1, and scored a `judge.score`
+/// without scores as zeros).
+fn check_payload(
+    out: &mut Vec<Violation>,
+    kind: Kind,
+    data: Option<&Data>,
+    scores: Option<&Scores>,
+) {
+    match kind {
+        Kind::JudgeScore | Kind::VerifyResult if scores.is_none() => {
+            out.push(violation(
+                "/scores",
+                format!("a `{kind}` event needs `scores` (D1–D6, verdict, deviation)"),
+            ));
+        }
+        Kind::QaResult => {
+            let exit_code = data.and_then(|d| d.get("exec_exit_code"));
+            if !exit_code.is_some_and(serde_json::Value::is_i64) {
+                out.push(violation(
+                    "/data/exec_exit_code",
+                    "a `qa.result` needs the integer exit code of the run",
+                ));
+            }
+        }
+        _ => {}
+    }
 }
 
 fn check_common(
