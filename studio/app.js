@@ -94,10 +94,12 @@ async function openSession(id) {
   const me = { id, source: null, data: null, timer: null, acks: new Map(), userByOffset: new Map(), ackFor: new Map() };
   current = me;
   drawSessions();
+  main.append(h('div', { class: 'empty' }, 'Loading session ', h('code', {}, id), '…'));
   let data;
   try { data = await get(sessionPath(id)); }
   catch (err) { main.append(h('div', { class: 'empty' }, `Session ${id}: ${err.message}`)); return; }
   if (current !== me) return;
+  clear(main);
   me.data = data;
   const tabs = ['Feed', 'Transcript', 'Artifacts', 'Roles'];
   const tabBar = h('nav', { class: 'tabs' }, tabs.map(t => h('button', { class: 'tab', dataset: { tab: t }, onclick: () => showTab(t) }, t)));

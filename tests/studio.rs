@@ -1278,3 +1278,95 @@ fn the_sessions_stream_announces_new_sessions() {
     assert_ne!(row["id"], first.id().as_str());
     assert!(row.get("history").is_none(), "rows are summaries");
 }
+
+/// Append `n` thought events straight to the transcript (fast; the writer's lock is not what is
+/// being tested), with ids after every existing one.
+fn append_many(fixture: &Fixture, n: usize) {
+    let mut generator = ulid::Generator::new();
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(fixture.session.dir.transcript())
+        .unwrap();
+    let mut out = std::io::BufWriter::new(file);
+    let roles = ["planner-lead", "builder", "verifier"];
+    for i in 0..n {
+        let event = Draft::new(roles[i % 3], Kind::AgentThoughtSummary)
+            .body(format!(
+                "step {i}: weighing the grid size against the timer"
+            ))
+            .into_event(
+                generator.generate().unwrap().to_string(),
+                "2026-11-30T10:00:00.000Z".into(),
+                fixture.id(),
+            );
+        serde_json::to_writer(&mut out, &event).unwrap();
+        out.write_all(b"\n").unwrap();
+    }
+    out.flush().unwrap();
+}
+
+#[test]
+fn a_100k_event_session_stays_usable_in_the_browser() {
+    use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+    use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
+    use chromiumoxide::page::ScreenshotParams;
+    use crumb::qa::browser::launch::Chromium;
+    use crumb::qa::browser::locate::locate;
+
+    let exe = locate().unwrap_or_else(|err| {
+        panic!("the Studio browser test needs Chromium (./scripts/ensure-chromium.sh): {err}")
+    });
+    let home = temp_home();
+    let mut fixture = Fixture::new(home.path());
+    fixture.run_to_verdict([5.0, 5.0, 4.0, 5.0, 4.0, 4.0], Verdict::Pass);
+    append_many(&fixture, 100_000);
+    let server = Server::start(home.path());
+    let id = fixture.id();
+    let url = format!("http://127.0.0.1:{}/#/session/{id}", server.addr.port());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let chromium = Chromium::launch(&exe).await.expect("launch Chromium");
+        let page = chromium.browser.new_page("about:blank").await.expect("page");
+        page.execute(SetDeviceMetricsOverrideParams::new(1440, 1100, 1.0, false))
+            .await
+            .expect("viewport");
+        page.goto(url.as_str()).await.expect("open Studio");
+        if !wait_in_page(
+            &page,
+            "document.querySelectorAll('.feed .ev').length > 0",
+            Duration::from_secs(60),
+        )
+        .await
+        {
+            page_failure(&page, "the session view with its recent events").await;
+        }
+        let rows = page_text(&page, "String(document.querySelectorAll('.feed .ev').length)").await;
+        assert!(rows.parse::<usize>().unwrap() <= 300, "the feed keeps a window, not the history: {rows}");
+        page.evaluate("document.querySelector('[data-tab=Transcript]').click()").await.unwrap();
+        if !wait_in_page(&page, "document.querySelectorAll('.tx-list .ev').length === 100", Duration::from_secs(20)).await {
+            page_failure(&page, "the last transcript page").await;
+        }
+        assert!(page_text(&page, "document.querySelector('.tx-bar .muted').textContent").await.ends_with("of 100005"));
+        page.evaluate("[...document.querySelectorAll('.tx-bar button')].find(b => b.textContent.includes('first')).click()").await.unwrap();
+        if !wait_in_page(&page, "(document.querySelector('.tx-list .ev .ev-kind') || {}).textContent === 'goal'", Duration::from_secs(20)).await {
+            page_failure(&page, "the first transcript page").await;
+        }
+        // Filtering by kind finds the one verdict among 100,000 events.
+        page.evaluate("const k = document.querySelector('.tx-bar input'); k.value = 'judge.score'; k.dispatchEvent(new Event('change'))").await.unwrap();
+        if !wait_in_page(&page, "document.querySelectorAll('.tx-list .ev').length === 1", Duration::from_secs(20)).await {
+            page_failure(&page, "the kind filter").await;
+        }
+        page.evaluate("document.querySelector('.tx-list .ev').click(); document.querySelector('.tabs-card').scrollIntoView()").await.unwrap();
+        let png = page
+            .screenshot(ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build())
+            .await
+            .expect("screenshot");
+        std::fs::create_dir_all(artifact_dir()).unwrap();
+        std::fs::write(artifact_dir().join("big-session.png"), &png).unwrap();
+        chromium.shutdown().await;
+    });
+}
