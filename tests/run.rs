@@ -674,7 +674,11 @@ fn invalid_pipelines_unknown_adapters_and_bad_binds_exit_2_before_anything_runs(
         .args(["--bind", "ghost=mock"])
         .run()
         .expect_code(2);
-    assert!(run.stderr.contains("unknown role `ghost`"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("unknown role `ghost`"),
+        "{}",
+        run.stderr
+    );
     scratch
         .command(&["run"])
         .arg(scratch.pipeline())
@@ -803,4 +807,57 @@ fn a_missing_agent_cli_is_an_error_event_then_the_circuit_swaps_to_the_fallback(
         .find(|e| e["from"] == "builder" && e["kind"] == "agent.wake")
         .unwrap();
     assert_eq!(last_wake["data"]["adapter"], "mock");
+}
+
+#[test]
+fn resume_skips_a_torn_or_garbage_transcript_line_and_still_finishes() {
+    let scratch = Scratch::new();
+    scratch.run("partial", &[]).expect_code(10);
+    let session = scratch.session();
+    {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(session.join("transcript.jsonl"))
+            .unwrap();
+        file.write_all(b"{\"id\": garbage \xff\xfe\n{\"half\": ")
+            .unwrap();
+    }
+    scratch.say(&session, "/approve");
+    let resumed = scratch
+        .command(&["resume", "--json"])
+        .arg(&session)
+        .run()
+        .expect_code(0);
+    assert_eq!(summary(&resumed)["reason"], "approved");
+    assert!(
+        resumed.stderr.contains("unreadable transcript line"),
+        "the skipped lines are reported: {}",
+        resumed.stderr
+    );
+    let text = std::fs::read(session.join("transcript.jsonl")).unwrap();
+    let readable: Vec<Value> = text
+        .split(|&b| b == b'\n')
+        .filter_map(|line| serde_json::from_slice(line).ok())
+        .collect();
+    assert_eq!(of_kind(&readable, "done").len(), 1);
+    assert_eq!(readable.last().unwrap()["kind"], "session.end");
+}
+
+#[test]
+fn a_session_without_its_header_cannot_be_resumed_and_says_why() {
+    let scratch = Scratch::new();
+    scratch.run("partial", &[]).expect_code(10);
+    let session = scratch.session();
+    std::fs::write(session.join("transcript.jsonl"), b"").unwrap();
+    let resumed = scratch
+        .command(&["resume"])
+        .arg(&session)
+        .run()
+        .expect_code(1);
+    assert!(
+        resumed.stderr.contains("session.start"),
+        "{}",
+        resumed.stderr
+    );
 }
