@@ -251,7 +251,7 @@ fn lower(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> TransitionTable {
     for route in &routes {
         match &route.trigger {
             Trigger::Kind { kind, .. } => {
-                by_kind.entry(kind.clone()).or_default().push(route.index)
+                by_kind.entry(kind.clone()).or_default().push(route.index);
             }
             Trigger::Verdict {
                 verdicts,

@@ -7,10 +7,10 @@ use globset::GlobBuilder;
 
 use crate::pipeline::codes::{self, KNOWN_ADAPTERS};
 use crate::pipeline::compile::{Ctx, VERDICT_TRIGGER};
-use crate::pipeline::model::{Check, OneOrMany, Pipeline};
+use crate::pipeline::model::{Check, OneOrMany, Pipeline, Qa};
 use crate::pipeline::source::escape_segment;
 use crate::pipeline::suggest;
-use crate::pipeline::table::{CheckKindSpec, TransitionTable};
+use crate::pipeline::table::{CheckKindSpec, CheckSpec, TransitionTable};
 use crate::vocab::RESERVED_ACTORS;
 
 /// Run every non-routing check.
@@ -203,83 +203,88 @@ fn qa_checks(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
                 .hint("the whole QA run is stopped at `qa.timeout`; shorten this timeout or raise `qa.timeout`");
             ctx.emit(d);
         }
-        match (check, &compiled.kind) {
-            (
-                Check::File { .. },
-                CheckKindSpec::File {
-                    min_bytes: Some(min),
-                    max_bytes: Some(max),
-                    ..
-                },
-            ) if min > max && *max > 0 => {
+        kind_parameters(qa, check, compiled, &base, ctx);
+    }
+}
+
+/// Parameters of one check that are missing or contradict each other.
+fn kind_parameters(qa: &Qa, check: &Check, compiled: &CheckSpec, base: &str, ctx: &mut Ctx<'_>) {
+    match (check, &compiled.kind) {
+        (
+            Check::File { .. },
+            CheckKindSpec::File {
+                min_bytes: Some(min),
+                max_bytes: Some(max),
+                ..
+            },
+        ) if min > max && *max > 0 => {
+            let d = ctx
+                .at(
+                    &codes::CHECK_CONTRADICTION,
+                    &format!("{base}/min_size"),
+                    "`min_size` is larger than `max_size`",
+                )
+                .label("no file can satisfy both")
+                .hint("swap the two sizes or fix one of them");
+            ctx.emit(d);
+        }
+        (Check::MaxBytes { glob, .. }, _) => {
+            if let Err(err) = GlobBuilder::new(glob).literal_separator(true).build() {
                 let d = ctx
-                    .at(
-                        &codes::CHECK_CONTRADICTION,
-                        &format!("{base}/min_size"),
-                        "`min_size` is larger than `max_size`",
-                    )
-                    .label("no file can satisfy both")
-                    .hint("swap the two sizes or fix one of them");
-                ctx.emit(d);
-            }
-            (Check::MaxBytes { glob, .. }, _) => {
-                if let Err(err) = GlobBuilder::new(glob).literal_separator(true).build() {
-                    let d = ctx
                         .at(&codes::BAD_GLOB, &format!("{base}/glob"), format!("bad glob `{glob}`: {}", err.kind()))
                         .label("does not compile")
                         .hint("globs use `*`, `**`, `?`, `[abc]` and `{a,b}`; close every bracket and brace");
-                    ctx.emit(d);
-                }
-            }
-            (Check::Command { argv, .. }, _)
-                if argv.first().is_none_or(|program| program.trim().is_empty()) =>
-            {
-                let d = ctx
-                    .at(
-                        &codes::CHECK_MISSING_PARAMETER,
-                        &format!("{base}/argv"),
-                        "command check has no program to run",
-                    )
-                    .label("empty")
-                    .hint("give the program and its arguments, e.g. `argv: [node, test.js]`");
                 ctx.emit(d);
             }
-            (Check::Browser { wait_for, .. }, _) => {
-                if qa.entry.is_none() {
-                    let d = ctx
-                        .at(
-                            &codes::CHECK_MISSING_PARAMETER,
-                            &base,
-                            "browser check without `qa.entry`",
-                        )
-                        .label("nothing to open")
-                        .hint("set `qa.entry` to the page to open, e.g. `entry: game/index.html`");
-                    ctx.emit(d);
-                }
-                if wait_for.trim().is_empty() {
-                    let d = ctx
-                        .at(
-                            &codes::CHECK_MISSING_PARAMETER,
-                            &format!("{base}/wait_for"),
-                            "empty `wait_for` selector",
-                        )
-                        .hint("give a CSS selector, e.g. `canvas`");
-                    ctx.emit(d);
-                }
-            }
-            (Check::AcPredicates { .. }, _) if qa.entry.is_none() => {
-                let d = ctx
-                    .at(
-                        &codes::CHECK_MISSING_PARAMETER,
-                        &base,
-                        "ac_predicates check without `qa.entry`",
-                    )
-                    .label("predicates run in the page")
-                    .hint("set `qa.entry` to the page the predicates run in");
-                ctx.emit(d);
-            }
-            _ => {}
         }
+        (Check::Command { argv, .. }, _)
+            if argv.first().is_none_or(|program| program.trim().is_empty()) =>
+        {
+            let d = ctx
+                .at(
+                    &codes::CHECK_MISSING_PARAMETER,
+                    &format!("{base}/argv"),
+                    "command check has no program to run",
+                )
+                .label("empty")
+                .hint("give the program and its arguments, e.g. `argv: [node, test.js]`");
+            ctx.emit(d);
+        }
+        (Check::Browser { wait_for, .. }, _) => {
+            if qa.entry.is_none() {
+                let d = ctx
+                    .at(
+                        &codes::CHECK_MISSING_PARAMETER,
+                        base,
+                        "browser check without `qa.entry`",
+                    )
+                    .label("nothing to open")
+                    .hint("set `qa.entry` to the page to open, e.g. `entry: game/index.html`");
+                ctx.emit(d);
+            }
+            if wait_for.trim().is_empty() {
+                let d = ctx
+                    .at(
+                        &codes::CHECK_MISSING_PARAMETER,
+                        &format!("{base}/wait_for"),
+                        "empty `wait_for` selector",
+                    )
+                    .hint("give a CSS selector, e.g. `canvas`");
+                ctx.emit(d);
+            }
+        }
+        (Check::AcPredicates { .. }, _) if qa.entry.is_none() => {
+            let d = ctx
+                .at(
+                    &codes::CHECK_MISSING_PARAMETER,
+                    base,
+                    "ac_predicates check without `qa.entry`",
+                )
+                .label("predicates run in the page")
+                .hint("set `qa.entry` to the page the predicates run in");
+            ctx.emit(d);
+        }
+        _ => {}
     }
 }
 
