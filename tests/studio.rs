@@ -738,6 +738,51 @@ fn artifact_paths_cannot_leave_the_session() {
         None,
     );
     assert_eq!(api.status, 404);
+    // Per-role prompts and logs, by spawn number; role names cannot walk out either.
+    std::fs::write(
+        fixture.session.dir.prompt_path("builder", 1),
+        "# Build the game",
+    )
+    .unwrap();
+    std::fs::write(
+        fixture.session.dir.log_path("builder", 1),
+        "wrote game/index.html",
+    )
+    .unwrap();
+    let roles = server.get_json(&format!("/api/sessions/{id}/roles"));
+    let builder = roles["roles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["role"] == "builder")
+        .unwrap();
+    assert_eq!(builder["prompts"], json!([1]));
+    assert_eq!(builder["logs"], json!([1]));
+    assert_eq!(
+        server
+            .get(&format!("/api/sessions/{id}/logs/builder/1"))
+            .body,
+        "wrote game/index.html"
+    );
+    assert_eq!(
+        server
+            .get(&format!("/api/sessions/{id}/prompts/builder/1"))
+            .body,
+        "# Build the game"
+    );
+    for path in [
+        "logs/..%2f..%2fmeta.json/1",
+        "logs/builder/..%2f1",
+        "prompts/builder/2",
+        "logs/%2e%2e/1",
+    ] {
+        let reply = server.get(&format!("/api/sessions/{id}/{path}"));
+        assert!(
+            matches!(reply.status, 400 | 404),
+            "{path} answered {}",
+            reply.status
+        );
+    }
     let list = server.get_json(&format!("/api/sessions/{id}/artifacts"));
     let paths: Vec<&str> = list["files"]
         .as_array()
@@ -1072,17 +1117,31 @@ fn end_to_end_in_headless_chromium_approve_from_the_command_bar() {
         let sandbox = page_text(&page, "document.querySelector('iframe.game').getAttribute('sandbox')").await;
         assert!(!sandbox.contains("allow-same-origin"), "{sandbox}");
         page.evaluate("document.querySelector('[data-tab=Feed]').click(); document.querySelector('#main').scrollTop = 0").await.unwrap();
-        let png = page
-            .screenshot(ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build())
-            .await
-            .expect("screenshot");
+        let png = page.screenshot(ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build()).await.expect("screenshot");
         std::fs::write(shots.join("session.png"), &png).unwrap();
         page.evaluate("document.querySelector('[data-tab=Artifacts]').click(); document.querySelector('.tabs-card').scrollIntoView()").await.unwrap();
-        let png = page
-            .screenshot(ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build())
-            .await
-            .expect("screenshot");
+        let png = page.screenshot(ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build()).await.expect("screenshot");
         std::fs::write(shots.join("artifacts.png"), &png).unwrap();
+
+        // Game code, even opened at the top level of the preview origin, cannot reach the API.
+        let hostile = format!(
+            r#"<!doctype html><body><script>
+            const api = 'http://127.0.0.1:{port}/api/sessions/{id}/inbox';
+            Promise.allSettled([
+              fetch('http://127.0.0.1:{port}/api/sessions').then(r => r.text()),
+              fetch(api, {{ method: 'POST', headers: {{ 'content-type': 'application/json' }}, body: JSON.stringify({{ line: '/veto from the game' }}) }}),
+            ]).then(results => {{ document.body.dataset.result = results.map(r => r.status).join(','); }});
+            </script></body>"#,
+            port = server.addr.port()
+        );
+        std::fs::write(fixture.dir().join("artifacts/game/probe.html"), hostile).unwrap();
+        let probe = format!("http://127.0.0.1:{}/s/{id}/game/probe.html", server.preview.port());
+        page.goto(probe.as_str()).await.expect("open the probe");
+        if !wait_in_page(&page, "!!document.body.dataset.result", Duration::from_secs(10)).await {
+            page_failure(&page, "the probe game never finished").await;
+        }
+        assert_eq!(page_text(&page, "document.body.dataset.result").await, "rejected,rejected");
+        assert_eq!(std::fs::read_to_string(&inbox).unwrap(), "/approve\n", "the game wrote nothing");
         chromium.shutdown().await;
     });
 }
