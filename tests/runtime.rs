@@ -11,7 +11,7 @@ use crate::support::{crumb, repo_root};
 
 /// A scratch crumb home and project directory, both deleted at the end of the test.
 struct Sandbox {
-    _tmp: tempfile::TempDir,
+    tmp: tempfile::TempDir,
     home: CrumbHome,
     project_dir: PathBuf,
 }
@@ -23,7 +23,7 @@ impl Sandbox {
         let project_dir = tmp.path().join("project");
         std::fs::create_dir_all(&project_dir).unwrap();
         Sandbox {
-            _tmp: tmp,
+            tmp,
             home,
             project_dir,
         }
@@ -157,7 +157,7 @@ fn ls_reports_a_dead_coordinator() {
 fn ls_scopes_to_the_project_unless_asked_for_all() {
     let sandbox = Sandbox::new();
     sandbox.session("here");
-    let elsewhere = sandbox._tmp.path().join("elsewhere");
+    let elsewhere = sandbox.tmp.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
     let run = sandbox
         .crumb()
@@ -524,9 +524,11 @@ mod process {
     #[tokio::test]
     async fn a_large_prompt_goes_through_stdin() {
         let dir = tempfile::tempdir().unwrap();
-        let prompt: String = (0..20_000)
-            .map(|n| format!("line {n} of a long prompt\n"))
-            .collect();
+        let prompt = (0..20_000).fold(String::new(), |mut prompt, n| {
+            use std::fmt::Write;
+            let _ = writeln!(prompt, "line {n} of a long prompt");
+            prompt
+        });
         assert!(prompt.len() > 400_000, "well past the 128 KiB argv limit");
         let mut spec = spec(dir.path(), "wc -l; wc -c < /dev/null");
         spec.stdin = Some(prompt.into_bytes());

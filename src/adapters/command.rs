@@ -2,9 +2,9 @@
 //!
 //! The argv template may use `{prompt_file}`, `{session_dir}`, `{role}` and `{model}` (an unset
 //! model becomes an empty string). Output is free text; a stdout line that is a JSON object with
-//! `"type": "crumb.usage"` reports usage in crumb's own terms (`tokens_in`, `tokens_out`,
-//! `cache_read`, `cache_write`, `cost_usd`, `model`), summed over the turn. The exit code alone
-//! decides success.
+//! `"type": "crumb.usage"` (or, as the mock agent prints it, `{"usage": {…}}`) reports usage in
+//! crumb's own terms (`tokens_in`, `tokens_out`, `cache_read`, `cache_write`, `cost_usd`,
+//! `model`), summed over the turn. The exit code alone decides success.
 
 use serde_json::Value;
 
@@ -65,22 +65,28 @@ impl StreamParser for Parser {
         let Ok(event) = serde_json::from_str::<Value>(line) else {
             return Vec::new();
         };
-        if event.get("type").and_then(Value::as_str) != Some("crumb.usage") {
-            return Vec::new();
-        }
+        // `{"type": "crumb.usage", …}`, or the mock agent's `{"usage": {…}}` record.
+        let record = if event.get("type").and_then(Value::as_str) == Some("crumb.usage") {
+            &event
+        } else {
+            match event.get("usage") {
+                Some(inner) if event.get("type").is_none() && inner.is_object() => inner,
+                _ => return Vec::new(),
+            }
+        };
         let usage = &mut self.summary.usage;
-        usage.tokens_in = add(usage.tokens_in, number(&event, "tokens_in"));
-        usage.tokens_out = add(usage.tokens_out, number(&event, "tokens_out"));
-        usage.cache_read = add(usage.cache_read, number(&event, "cache_read"));
-        usage.cache_write = add(usage.cache_write, number(&event, "cache_write"));
-        if let Some(cost) = event
+        usage.tokens_in = add(usage.tokens_in, number(record, "tokens_in"));
+        usage.tokens_out = add(usage.tokens_out, number(record, "tokens_out"));
+        usage.cache_read = add(usage.cache_read, number(record, "cache_read"));
+        usage.cache_write = add(usage.cache_write, number(record, "cache_write"));
+        if let Some(cost) = record
             .get("cost_usd")
             .and_then(Value::as_f64)
             .filter(|cost| cost.is_finite() && *cost >= 0.0)
         {
             usage.cost_usd = Some(usage.cost_usd.unwrap_or(0.0) + cost);
         }
-        if let Some(model) = event.get("model").and_then(Value::as_str) {
+        if let Some(model) = record.get("model").and_then(Value::as_str) {
             usage.model = Some(model.chars().take(128).collect());
         }
         Vec::new()
@@ -134,11 +140,16 @@ mod tests {
         parser.line(r#"{"type":"crumb.usage","tokens_in":10,"tokens_out":5,"cost_usd":0.5,"model":"local"}"#);
         parser.line("free text");
         parser.line(r#"{"type":"crumb.usage","tokens_in":1,"cost_usd":-3}"#);
+        parser.line(
+            r#"{"usage":{"tokens_in":100,"tokens_out":50,"cache_read":7,"model":"mock@v1"}}"#,
+        );
+        parser.line(r#"{"type":"other","usage":{"tokens_in":1000}}"#);
         let summary = parser.summary();
         assert_eq!(summary.terminal, Terminal::NotApplicable);
-        assert_eq!(summary.usage.tokens_in, Some(11));
-        assert_eq!(summary.usage.tokens_out, Some(5));
+        assert_eq!(summary.usage.tokens_in, Some(111));
+        assert_eq!(summary.usage.tokens_out, Some(55));
+        assert_eq!(summary.usage.cache_read, Some(7));
         assert_eq!(summary.usage.cost_usd, Some(0.5));
-        assert_eq!(summary.usage.model.as_deref(), Some("local"));
+        assert_eq!(summary.usage.model.as_deref(), Some("mock@v1"));
     }
 }

@@ -148,6 +148,35 @@ pub fn create(
     // `create_dir` (not `_all`) fails on an existing folder, so two runs can never share one.
     std::fs::create_dir(&path).map_err(create_err(&path))?;
     let lock = CoordinatorLock::acquire(&path)?;
+    // A session that could not be fully set up is removed again, so no half-made folder (without
+    // meta.json) is ever left for `crumb ls` to trip over.
+    let (frozen, meta) = match populate(&path, &id, pipeline_path, goal) {
+        Ok(done) => done,
+        Err(err) => {
+            drop(lock);
+            let _ = std::fs::remove_dir_all(&path);
+            return Err(err);
+        }
+    };
+    Ok(CreatedSession {
+        dir: SessionDir { path, id },
+        lock,
+        meta,
+        frozen,
+    })
+}
+
+/// Make the sub-folders and empty files, freeze the pipeline and write `meta.json`.
+fn populate(
+    path: &Path,
+    id: &str,
+    pipeline_path: &Path,
+    goal: &str,
+) -> Result<(FrozenPipeline, Meta), SessionError> {
+    let create_err = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| SessionError::Create { path, source }
+    };
     for sub in ["artifacts", "prompts", "logs", "qa"] {
         let dir = path.join(sub);
         std::fs::create_dir(&dir).map_err(create_err(&dir))?;
@@ -156,11 +185,11 @@ pub fn create(
         let file = path.join(file);
         std::fs::File::create(&file).map_err(create_err(&file))?;
     }
-    let frozen = freeze(pipeline_path, &path)?;
+    let frozen = freeze(pipeline_path, path)?;
     let now = now_rfc3339();
     let meta = Meta {
         schema_version: META_SCHEMA_VERSION,
-        session_id: id.clone(),
+        session_id: id.to_owned(),
         status: SessionStatus::Running,
         pid: Some(std::process::id()),
         pipeline: frozen.name.clone(),
@@ -172,12 +201,7 @@ pub fn create(
         goal: goal.to_owned(),
     };
     meta.write(&path.join(META_FILE))?;
-    Ok(CreatedSession {
-        dir: SessionDir { path, id },
-        lock,
-        meta,
-        frozen,
-    })
+    Ok((frozen, meta))
 }
 
 /// A new session id: a ULID, strictly increasing within this process (so sessions created in the
@@ -214,6 +238,21 @@ fn file_safe(role: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_setup_leaves_no_folder_behind() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = CrumbHome::at(tmp.path().join("home"));
+        let project = Project::from_root(tmp.path().to_path_buf());
+        let bad = tmp.path().join("bad.yaml");
+        std::fs::write(&bad, "name: bad\nroles:\n  a: { template: missing.j2 }\n").unwrap();
+        assert!(matches!(
+            create(&home, &project, &bad, "g"),
+            Err(SessionError::Freeze(_))
+        ));
+        let sessions = home.sessions_dir(&project);
+        assert_eq!(std::fs::read_dir(sessions).unwrap().count(), 0);
+    }
 
     #[test]
     fn role_names_cannot_escape_the_folder() {
