@@ -861,3 +861,52 @@ fn a_session_without_its_header_cannot_be_resumed_and_says_why() {
         resumed.stderr
     );
 }
+
+#[test]
+fn ctrl_c_stops_the_live_turn_without_recording_it_and_resume_redoes_it() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let scratch = Scratch::new();
+    let child = scratch.spawn_run("pass", 300, &[]);
+    let home = scratch.home();
+    let session = wait_for(
+        || any_session(&home),
+        |e| count(e, "builder", "agent.wake") == 1,
+    );
+    kill(
+        Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = transcript(&session);
+    assert_eq!(
+        count(&events, "builder", "agent.stop"),
+        0,
+        "the cut-short turn has no outcome"
+    );
+    assert!(
+        of_kind(&events, "done").is_empty(),
+        "an interruption is not an ending"
+    );
+    assert!(
+        !session.join("logs/builder-1.pgid").exists(),
+        "the builder's process group was stopped and unregistered"
+    );
+    let resumed = scratch
+        .command(&["resume", "--json"])
+        .arg(&session)
+        .run()
+        .expect_code(0);
+    assert_eq!(summary(&resumed)["reason"], "verdict_pass");
+    let events = transcript(&session);
+    assert_effects_once(&events);
+    assert_eq!(count(&events, "builder", "build"), 1);
+    assert_eq!(count(&events, "builder", "agent.stop"), 1);
+}

@@ -183,6 +183,8 @@ pub(crate) fn drive_and_report(
     };
     let status = match outcome.ending {
         Ending::Awaiting => SessionStatus::Awaiting,
+        // Not an ending: no coordinator holds it, and `crumb resume` picks it up.
+        Ending::Interrupted => SessionStatus::Running,
         Ending::Done { .. } => SessionStatus::Done,
     };
     meta.set_status(status, None);
@@ -215,6 +217,7 @@ fn summary(dir: &SessionDir, outcome: &Outcome) -> Value {
     let (status, reason) = match &outcome.ending {
         Ending::Done { reason } => ("done", Some(reason.clone())),
         Ending::Awaiting => ("awaiting", None),
+        Ending::Interrupted => ("interrupted", None),
     };
     json!({
         "session_id": dir.id(),
@@ -241,6 +244,10 @@ fn print_summary(summary: &Value) {
     println!();
     match summary.get("reason").and_then(Value::as_str) {
         Some(reason) => println!("ended    {reason}"),
+        None if text("status") == "interrupted" => println!(
+            "stopped  interrupted; continue with crumb resume {}",
+            text("session_id")
+        ),
         None => println!(
             "waiting  for a person: crumb say {} /approve   (or /veto <why>), then crumb resume {}",
             text("session_id"),

@@ -16,6 +16,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::{mpsc, oneshot};
 
 use super::agent_process;
@@ -145,6 +148,10 @@ struct Coordinator<'o> {
     tasks_tx: mpsc::UnboundedSender<TaskDone>,
     tasks: mpsc::UnboundedReceiver<TaskDone>,
     finishing: Option<(Done, Instant)>,
+    /// Set on Ctrl-C / SIGTERM: live turns are stopped without recording an outcome.
+    shutdown: Arc<AtomicBool>,
+    /// QA runs in flight (aborted on shutdown; their browser dies with them).
+    qa_tasks: Vec<tokio::task::JoinHandle<()>>,
     observer: &'o mut dyn Observer,
     options: Options,
 }
@@ -175,11 +182,13 @@ pub async fn drive(
         tasks_tx,
         tasks,
         finishing: None,
+        shutdown: Arc::new(AtomicBool::new(false)),
+        qa_tasks: Vec::new(),
         observer,
         options,
     };
     coordinator.replay()?;
-    coordinator.run().await
+    Box::pin(coordinator.run()).await
 }
 
 impl Coordinator<'_> {
@@ -254,6 +263,8 @@ impl Coordinator<'_> {
 
     async fn run(mut self) -> Result<Outcome, CoordinatorError> {
         let mut quiet = 0u32;
+        let mut interrupt = signal(SignalKind::interrupt()).ok();
+        let mut terminate = signal(SignalKind::terminate()).ok();
         loop {
             let mut progressed = false;
             for event in self.poll_tail()? {
@@ -303,6 +314,8 @@ impl Coordinator<'_> {
             tokio::select! {
                 done = self.tasks.recv() => if let Some(done) = done { self.complete(done) },
                 () = tokio::time::sleep(POLL) => {}
+                Some(()) = recv_signal(&mut interrupt) => return Ok(self.stop_now().await),
+                Some(()) = recv_signal(&mut terminate) => return Ok(self.stop_now().await),
             }
         }
     }
@@ -366,10 +379,11 @@ impl Coordinator<'_> {
                 let dir = self.session.dir.clone();
                 let writer = self.writer.clone();
                 let tx = self.tasks_tx.clone();
-                tokio::spawn(async move {
+                self.qa_tasks.retain(|task| !task.is_finished());
+                self.qa_tasks.push(tokio::spawn(async move {
                     dispatcher::run_qa(run, qa, dir, writer).await;
                     let _ = tx.send(TaskDone::Qa);
-                });
+                }));
             }
             Effect::Done(done) => {
                 self.queued.clear();
@@ -397,6 +411,7 @@ impl Coordinator<'_> {
             session: self.session.dir.clone(),
             config: self.session.config.clone(),
             resumed,
+            shutdown: self.shutdown.clone(),
         };
         let (cancel_tx, cancel_rx) = oneshot::channel();
         self.live
@@ -711,6 +726,29 @@ impl Coordinator<'_> {
         Ok(Some(Ending::Done { reason }))
     }
 
+    /// The person stopped crumb: kill every live turn and QA run without recording an outcome,
+    /// so the session stays resumable exactly where it was.
+    async fn stop_now(mut self) -> Outcome {
+        self.shutdown.store(true, Ordering::SeqCst);
+        for (_, (_, tx)) in self.live.drain() {
+            let _ = tx.send(());
+        }
+        for task in self.qa_tasks.drain(..) {
+            task.abort();
+        }
+        while self.spawns_running > 0 {
+            match self.tasks.recv().await {
+                Some(TaskDone::Spawn(_)) => self.spawns_running -= 1,
+                Some(TaskDone::Qa) => {}
+                None => break,
+            }
+        }
+        Outcome {
+            ending: Ending::Interrupted,
+            state: self.state,
+        }
+    }
+
     fn append_or_warn(&mut self, draft: Draft) {
         if let Err(err) = append(&self.writer, draft) {
             self.observer
@@ -727,6 +765,13 @@ impl Latest {
             Kind::QaResult => self.qa = Some(event.clone()),
             _ => {}
         }
+    }
+}
+
+async fn recv_signal(signal: &mut Option<Signal>) -> Option<()> {
+    match signal {
+        Some(signal) => signal.recv().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -10,6 +10,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -65,6 +66,9 @@ pub struct SpawnJob {
     pub config: Arc<RunConfig>,
     /// Re-issued by a resumed coordinator (the earlier attempt was interrupted).
     pub resumed: bool,
+    /// Set when the coordinator itself is stopping (Ctrl-C): a turn cut short then records no
+    /// outcome, so `crumb resume` re-issues it instead of counting it as done.
+    pub shutdown: Arc<AtomicBool>,
 }
 
 /// How a finished spawn is reported back to the coordinator.
@@ -108,6 +112,13 @@ pub async fn run_spawn(
         (Ok(_), Ok(launch)) => launch,
     };
     let finished = agent_process::run(launch, cancel).await;
+    if finished.ending == Ending::Cancelled && job.shutdown.load(Ordering::SeqCst) {
+        return SpawnReport {
+            role,
+            effect_id,
+            failure: None,
+        };
+    }
     let usage = turn_usage(&job, &finished.stdout_tail);
     let produced = produced_since(&job.session.transcript(), &wake_id, &job.role);
     let failure = classify(&finished.ending, produced, &job);

@@ -98,6 +98,8 @@ pub enum Ending {
     Done { reason: String },
     /// Waiting for a person's `/approve` or `/veto`.
     Awaiting,
+    /// Stopped by Ctrl-C or SIGTERM; `crumb resume` continues where it was.
+    Interrupted,
 }
 
 impl Ending {
@@ -106,6 +108,7 @@ impl Ending {
         match self {
             Ending::Done { reason } if reason == "verdict_pass" || reason == "approved" => 0,
             Ending::Awaiting => 10,
+            Ending::Interrupted => 130,
             Ending::Done { .. } => 20,
         }
     }
