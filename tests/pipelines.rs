@@ -670,3 +670,12 @@ fn graph_node_ids_stay_distinct_when_names_sanitise_alike() {
         "{dot}"
     );
 }
+
+#[test]
+fn presets_are_recognised_by_content_outside_the_presets_folder() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let copy = dir.path().join("mine.yaml");
+    std::fs::copy(repo_root().join("presets/cross.yaml"), &copy).expect("copy");
+    let run = crumb().arg("validate").arg(&copy).run().expect_code(0);
+    assert!(run.stdout.starts_with("ok: "), "{}", run.stdout);
+}

@@ -7,16 +7,20 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::pipeline::compile::{CompileOptions, compile_file};
+use serde_json::Value;
+
+use crate::pipeline::compile::{CompileOptions, compile_bytes};
+use crate::pipeline::front::MAX_FILE_BYTES;
 use crate::pipeline::preset::check_preset_bytes;
 use crate::pipeline::render::{FileReport, Format, render, totals};
+use crate::pipeline::source::load;
 use crate::pipeline::{Diagnostic, codes};
 
 /// Arguments of `crumb validate`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Pipeline or preset files, or folders of them (`*.yaml`, `*.yml`). Files in a folder named
-    /// `presets` (or named `*.preset.yaml`) are checked as presets.
+    /// `presets`, named `*.preset.yaml`, or holding only adapter bindings are checked as presets.
     #[arg(default_value = "pipelines/")]
     pub paths: Vec<PathBuf>,
     /// Output format; `github` is chosen automatically when `GITHUB_ACTIONS=true`.
@@ -104,7 +108,9 @@ fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
-fn is_preset(path: &Path) -> bool {
+/// Presets are recognised by place (a `presets` folder), by name (`*.preset.yaml`), or by
+/// content: a mapping with no `version` or `routes` whose bindings name an `adapter`.
+fn is_preset(path: &Path, bytes: &[u8]) -> bool {
     let in_presets = path
         .parent()
         .and_then(Path::file_name)
@@ -113,36 +119,58 @@ fn is_preset(path: &Path) -> bool {
         .file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.ends_with(".preset.yaml"));
-    in_presets || named
+    in_presets || named || looks_like_preset(bytes)
+}
+
+fn looks_like_preset(bytes: &[u8]) -> bool {
+    if bytes.len() > MAX_FILE_BYTES {
+        return false;
+    }
+    let Some(Value::Object(top)) = std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|text| load(text).ok())
+        .map(|document| document.value)
+    else {
+        return false;
+    };
+    let binds = |v: &Value| v.get("adapter").is_some();
+    let pipeline_keys = top.contains_key("version") || top.contains_key("routes");
+    let default_binding = top.get("default").is_some_and(binds);
+    let role_bindings = top
+        .get("roles")
+        .and_then(Value::as_object)
+        .is_some_and(|roles| !roles.is_empty() && roles.values().all(binds));
+    !pipeline_keys && (default_binding || role_bindings)
 }
 
 fn validate_one(file: &Path) -> FileReport {
-    if !is_preset(file) {
-        let compiled = compile_file(file, &CompileOptions::default());
+    let bytes = match std::fs::read(file) {
+        Ok(bytes) => bytes,
+        Err(err) => {
+            return FileReport {
+                file: file.to_path_buf(),
+                diagnostics: vec![Diagnostic::new(
+                    &codes::FILE_UNREADABLE,
+                    file,
+                    format!("cannot read file: {err}"),
+                )],
+                sources: Vec::new(),
+            };
+        }
+    };
+    if !is_preset(file, &bytes) {
+        let compiled = compile_bytes(&bytes, file, &CompileOptions::default());
         return FileReport {
             file: file.to_path_buf(),
             diagnostics: compiled.diagnostics,
             sources: compiled.sources,
         };
     }
-    match std::fs::read(file) {
-        Ok(bytes) => {
-            let (_, diagnostics) = check_preset_bytes(&bytes, file);
-            let text = String::from_utf8(bytes).unwrap_or_default();
-            FileReport {
-                file: file.to_path_buf(),
-                diagnostics,
-                sources: vec![(file.to_path_buf(), text)],
-            }
-        }
-        Err(err) => FileReport {
-            file: file.to_path_buf(),
-            diagnostics: vec![Diagnostic::new(
-                &codes::FILE_UNREADABLE,
-                file,
-                format!("cannot read file: {err}"),
-            )],
-            sources: Vec::new(),
-        },
+    let (_, diagnostics) = check_preset_bytes(&bytes, file);
+    let text = String::from_utf8(bytes).unwrap_or_default();
+    FileReport {
+        file: file.to_path_buf(),
+        diagnostics,
+        sources: vec![(file.to_path_buf(), text)],
     }
 }
