@@ -650,6 +650,10 @@ fn session_state_shows_the_reducers_verdict_graph_and_budgets() {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one scenario: every way out, each checked on both origins"
+)]
 fn artifact_paths_cannot_leave_the_session() {
     let home = temp_home();
     let mut fixture = Fixture::new(home.path());
@@ -1125,13 +1129,13 @@ fn end_to_end_in_headless_chromium_approve_from_the_command_bar() {
 
         // Game code, even opened at the top level of the preview origin, cannot reach the API.
         let hostile = format!(
-            r#"<!doctype html><body><script>
+            r"<!doctype html><body><script>
             const api = 'http://127.0.0.1:{port}/api/sessions/{id}/inbox';
             Promise.allSettled([
               fetch('http://127.0.0.1:{port}/api/sessions').then(r => r.text()),
               fetch(api, {{ method: 'POST', headers: {{ 'content-type': 'application/json' }}, body: JSON.stringify({{ line: '/veto from the game' }}) }}),
             ]).then(results => {{ document.body.dataset.result = results.map(r => r.status).join(','); }});
-            </script></body>"#,
+            </script></body>",
             port = server.addr.port()
         );
         std::fs::write(fixture.dir().join("artifacts/game/probe.html"), hostile).unwrap();
