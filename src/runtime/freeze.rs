@@ -1,6 +1,9 @@
-//! Freezing a pipeline into a session: the pipeline file and every template directory it uses are
-//! copied under `<session>/pipeline/`, keeping their relative layout so the copied YAML resolves
-//! its templates (`../templates/x.md.j2`) and their `{% include %}`s exactly as the original did.
+//! Freezing a pipeline into a session: the pipeline file, every template it names and the
+//! template files beside them (`*.j2`, `*.jinja`, `*.jinja2`, searched a few levels deep, hidden
+//! folders skipped — what an `{% include %}` can reach) are copied under `<session>/pipeline/`,
+//! keeping their relative layout so the copied YAML resolves its templates
+//! (`../templates/x.md.j2`) and their includes exactly as the original did. Only template files
+//! are swept up, so a pipeline pointing into a big or sensitive folder copies nothing else.
 //!
 //! The content hash covers every copied file (path and bytes, in path order), so `session.start`
 //! pins what a replay will see, and later edits to the working tree never change it.
@@ -13,6 +16,11 @@ use sha2::{Digest, Sha256};
 
 /// Directory inside a session holding the frozen pipeline.
 pub const FROZEN_DIR: &str = "pipeline";
+
+/// How deep below a template's folder other template files are looked for.
+const MAX_DEPTH: usize = 4;
+/// Extensions of files that may be included by a template.
+const TEMPLATE_EXTENSIONS: [&str; 3] = ["j2", "jinja", "jinja2"];
 
 /// Refuse to freeze more than this many files (a template directory is not a build tree).
 const MAX_FILES: usize = 2_000;
@@ -84,20 +92,20 @@ pub fn freeze(pipeline_path: &Path, session_dir: &Path) -> Result<FrozenPipeline
         .unwrap_or(Path::new("/"))
         .to_path_buf();
 
+    let mut sources: Vec<PathBuf> = vec![pipeline_path.clone()];
     let mut template_dirs: Vec<PathBuf> = Vec::new();
     for role in outline.roles.values() {
         let template = pipeline_dir.join(&role.template);
         let template = template.canonicalize().map_err(read_err(&template))?;
         let dir = template.parent().unwrap_or(Path::new("/")).to_path_buf();
+        sources.push(template);
         if !template_dirs.contains(&dir) {
             template_dirs.push(dir);
         }
     }
-
-    let mut sources: Vec<PathBuf> = vec![pipeline_path.clone()];
     let mut total = 0u64;
     for dir in &template_dirs {
-        collect_files(dir, &mut sources, &mut total)?;
+        collect_templates(dir, 0, &mut sources, &mut total)?;
     }
     sources.sort();
     sources.dedup();
@@ -137,32 +145,42 @@ pub fn freeze(pipeline_path: &Path, session_dir: &Path) -> Result<FrozenPipeline
     })
 }
 
-/// Every regular file under `dir` (recursively; symlinks are not followed), within the limits.
-fn collect_files(dir: &Path, out: &mut Vec<PathBuf>, total: &mut u64) -> Result<(), FreezeError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| FreezeError::Read {
-        path: dir.display().to_string(),
-        source,
-    })?;
-    for entry in entries {
-        let entry = entry.map_err(|source| FreezeError::Read {
-            path: dir.display().to_string(),
-            source,
-        })?;
-        let file_type = entry.file_type().map_err(|source| FreezeError::Read {
-            path: entry.path().display().to_string(),
-            source,
-        })?;
-        if file_type.is_dir() {
-            collect_files(&entry.path(), out, total)?;
-        } else if file_type.is_file() {
+/// Template files under `dir` (recursively to [`MAX_DEPTH`]; hidden folders and symlinks are
+/// skipped), within the limits.
+fn collect_templates(
+    dir: &Path,
+    depth: usize,
+    out: &mut Vec<PathBuf>,
+    total: &mut u64,
+) -> Result<(), FreezeError> {
+    let read_err = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| FreezeError::Read { path, source }
+    };
+    for entry in std::fs::read_dir(dir).map_err(read_err(dir))? {
+        let entry = entry.map_err(read_err(dir))?;
+        let path = entry.path();
+        let file_type = entry.file_type().map_err(read_err(&path))?;
+        let hidden = entry.file_name().to_string_lossy().starts_with('.');
+        if file_type.is_dir() && !hidden && depth < MAX_DEPTH {
+            collect_templates(&path, depth + 1, out, total)?;
+        } else if file_type.is_file() && is_template(&path) {
             *total += entry.metadata().map_or(0, |meta| meta.len());
-            out.push(entry.path());
+            out.push(path);
             if out.len() > MAX_FILES || *total > MAX_TOTAL_BYTES {
                 return Err(FreezeError::TooLarge);
             }
         }
     }
     Ok(())
+}
+
+fn is_template(path: &Path) -> bool {
+    path.extension().is_some_and(|ext| {
+        TEMPLATE_EXTENSIONS
+            .iter()
+            .any(|known| ext.eq_ignore_ascii_case(known))
+    })
 }
 
 /// The deepest directory that contains every path given.
@@ -242,6 +260,25 @@ mod tests {
         let copied = session.path().join("pipeline/templates/partials/p.j2");
         assert_eq!(std::fs::read_to_string(copied).unwrap(), "P");
         assert!(frozen.hash.starts_with("sha256:") && frozen.hash.len() == 71);
+    }
+
+    #[test]
+    fn only_template_files_are_swept_up() {
+        let src = tempfile::tempdir().unwrap();
+        let pipeline = project(src.path());
+        std::fs::write(src.path().join("templates/secrets.env"), "TOKEN=1").unwrap();
+        std::fs::create_dir_all(src.path().join("templates/.git")).unwrap();
+        std::fs::write(src.path().join("templates/.git/x.j2"), "hidden").unwrap();
+        let frozen = freeze(&pipeline, tempfile::tempdir().unwrap().path()).unwrap();
+        let paths: Vec<&str> = frozen.files.iter().map(|(path, _)| path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "pipelines/p.yaml",
+                "templates/a.md.j2",
+                "templates/partials/p.j2"
+            ]
+        );
     }
 
     #[test]
