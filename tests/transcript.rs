@@ -1072,6 +1072,29 @@ proptest! {
     }
 
     #[test]
+    fn kind_parsing_round_trips_or_refuses(text in "\\PC{0,30}") {
+        match text.parse::<Kind>() {
+            Ok(kind) => prop_assert_eq!(kind.as_str(), text.as_str()),
+            Err(err) => prop_assert!(err.to_string().starts_with("unknown event kind")),
+        }
+    }
+
+    /// Whatever text an event carries (quotes, newlines, control characters, any Unicode), it is
+    /// written as one line and read back unchanged.
+    #[test]
+    fn any_body_round_trips_through_writer_and_reader(bodies in proptest::collection::vec(any::<String>(), 1..8)) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut writer = Writer::open(&path, "s").unwrap();
+        let written: Vec<Event> = bodies.iter().map(|b| writer.append(Draft::new("builder", Kind::Note).body(b.clone())).unwrap()).collect();
+        let text = fs::read_to_string(&path).unwrap();
+        prop_assert_eq!(text.lines().count(), bodies.len());
+        let (read, issues) = read_file(&path);
+        prop_assert!(issues.is_empty());
+        prop_assert_eq!(read, written);
+    }
+
+    #[test]
     fn drafts_parse_or_report_without_panicking(text in "\\PC{0,200}") {
         if let Ok(value) = serde_json::from_str::<Value>(&text) {
             let _ = crumb::transcript::validate::parse_draft(&value);

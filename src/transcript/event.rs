@@ -15,7 +15,8 @@ use super::scores::Scores;
 /// Free-form payload of an event (`data`). Routing keys of specific kinds live here.
 pub type Data = serde_json::Map<String, serde_json::Value>;
 
-/// One transcript line.
+/// One line of a crumb session's `transcript.jsonl`: an append-only event. The transcript is the
+/// only source of a session's state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "crumb transcript event")]

@@ -8,21 +8,17 @@ use serde_json::Value;
 use super::event::{Draft, Event};
 use super::validate::Violation;
 
-/// `$id` of the published schema.
-pub const SCHEMA_ID: &str = "https://crumb.dev/schemas/transcript.schema.json";
-
 /// The schema of one transcript line (JSON Schema 2020-12).
 pub fn transcript_schema() -> Value {
     let mut schema = schemars::schema_for!(Event).to_value();
     forbid_null(&mut schema);
     if let Some(object) = schema.as_object_mut() {
         let mut ordered = serde_json::Map::new();
-        for key in ["$schema"] {
+        for key in ["$schema", "title", "description"] {
             if let Some(value) = object.remove(key) {
                 ordered.insert(key.to_owned(), value);
             }
         }
-        ordered.insert("$id".to_owned(), Value::String(SCHEMA_ID.to_owned()));
         ordered.extend(std::mem::take(object));
         *object = ordered;
     }
