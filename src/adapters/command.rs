@@ -152,4 +152,20 @@ mod tests {
         assert_eq!(summary.usage.cost_usd, Some(0.5));
         assert_eq!(summary.usage.model.as_deref(), Some("mock@v1"));
     }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(line in "\\PC{0,300}") {
+            let mut parser = Parser::default();
+            parser.line(&line);
+        }
+
+        #[test]
+        fn never_panics_on_usage_shaped_lines(body in "[\\[\\]{}\":,a-z0-9. -]{0,120}") {
+            let mut parser = Parser::default();
+            parser.line(&format!(r#"{{"type":"crumb.usage","tokens_in":{body},"cost_usd":{body}}}"#));
+            parser.line(&format!(r#"{{"usage":{body}}}"#));
+            let _ = parser.summary();
+        }
+    }
 }

@@ -195,4 +195,14 @@ mod tests {
             Err(MetaError::Read { .. })
         ));
     }
+
+    proptest::proptest! {
+        #[test]
+        fn reading_any_bytes_never_panics(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("meta.json");
+            std::fs::write(&path, &bytes).unwrap();
+            let _ = Meta::read(&path);
+        }
+    }
 }

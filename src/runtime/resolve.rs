@@ -203,4 +203,14 @@ mod tests {
             Err(ResolveError::Session(_))
         ));
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_reference_resolves_or_errors(reference in "\\PC{0,40}") {
+            let tmp = tempfile::tempdir().unwrap();
+            let home = CrumbHome::at(tmp.path());
+            fake_session(&home, "aaaa", "01JAAAAAAAAAAAAAAAAAAAAAAA");
+            let _ = resolve(&home, None, &reference);
+        }
+    }
 }

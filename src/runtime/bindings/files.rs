@@ -148,4 +148,14 @@ mod tests {
             );
         }
     }
+
+    proptest::proptest! {
+        #[test]
+        fn reading_any_config_never_panics(text in "[a-z:{}\\[\\], \n-]{0,200}") {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("config.yaml");
+            std::fs::write(&path, &text).unwrap();
+            let _ = read_config(&path);
+        }
+    }
 }
