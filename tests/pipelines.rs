@@ -567,7 +567,7 @@ fn template_escape_is_refused_even_through_a_symlink() {
     let pipeline = project.join("pipelines/p.yaml");
     std::fs::write(
         &pipeline,
-        "version: 1\nname: p\nroles:\n  w: { template: ../link.md.j2, produces: [draft] }\nroutes:\n  - { on: goal, spawn: w }\n  - { on: draft, done: ok }\n",
+        "version: 1\nname: p\nroles:\n  w: { template: ../link.md.j2, produces: [build] }\nroutes:\n  - { on: goal, spawn: w }\n  - { on: build, done: ok }\n",
     )
     .expect("write");
     let compiled = compile_file(&pipeline, &CompileOptions::default());
@@ -641,7 +641,7 @@ fn graph_node_ids_stay_distinct_when_names_sanitise_alike() {
     let pipeline = dir.path().join("p.yaml");
     std::fs::write(
         &pipeline,
-        "version: 1\nname: p\nroles:\n  a-b: { template: t.j2, produces: [one] }\n  a_b: { template: t.j2, produces: [two] }\nroutes:\n  - { on: goal, spawn: a-b }\n  - { on: one, spawn: a_b }\n  - { on: two, done: \"said \\\"done\\\"\" }\n",
+        "version: 1\nname: p\nroles:\n  a-b: { template: t.j2, produces: [spec] }\n  a_b: { template: t.j2, produces: [build] }\nroutes:\n  - { on: goal, spawn: a-b }\n  - { on: spec, spawn: a_b }\n  - { on: build, done: \"said \\\"done\\\"\" }\n",
     )
     .expect("write");
     std::fs::write(dir.path().join("t.j2"), "{{ goal }}").expect("write");
@@ -656,7 +656,7 @@ fn graph_node_ids_stay_distinct_when_names_sanitise_alike() {
         "{mermaid}"
     );
     assert!(
-        mermaid.contains("role_a_b -->|\"#1 one\"| role_a_b_2"),
+        mermaid.contains("role_a_b -->|\"#1 spec\"| role_a_b_2"),
         "{mermaid}"
     );
     let dot = crumb()

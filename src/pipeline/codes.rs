@@ -74,6 +74,9 @@ codes! {
     RESERVED_ROLE_ID = "crumb::reserved-role-id", Error,
         "A role uses an id reserved for a built-in actor (user, system, coordinator, validator).",
         "Rename the role; events from built-in actors must stay distinguishable from roles.";
+    UNKNOWN_EVENT_KIND = "crumb::unknown-event-kind", Error,
+        "A route, `produces` or `sees` names an event kind that is not in the transcript vocabulary, so no such event can ever be written.",
+        "Use a kind from the vocabulary (`crumb explain <kind>` describes each, e.g. `spec`, `build`, `judge.score`, `qa.result`); the message suggests the closest.";
     UNKNOWN_ROLE = "crumb::unknown-role", Error,
         "A route spawns, or listens to events from, a role the pipeline does not declare.",
         "Use a role id declared under `roles:` (the message suggests the closest one), or declare the role.";

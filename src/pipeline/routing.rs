@@ -11,6 +11,7 @@ use crate::pipeline::compile::Ctx;
 use crate::pipeline::model::Pipeline;
 use crate::pipeline::suggest;
 use crate::pipeline::table::{Action, TransitionTable, Trigger};
+use crate::transcript::Kind;
 use crate::vocab::{RESERVED_ACTORS, Severity, Verdict};
 
 /// The kind a person's pitch arrives as; every run starts with it.
@@ -21,6 +22,7 @@ pub const QA_RESULT_KIND: &str = "qa.result";
 pub const JUDGE_SCORE_KIND: &str = "judge.score";
 
 pub(crate) fn check(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
+    unknown_kinds(pipeline, ctx);
     unknown_roles(pipeline, table, ctx);
     unhandled_kinds(table, ctx);
     shadowed_routes(table, ctx);
@@ -28,6 +30,51 @@ pub(crate) fn check(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<
     never_spawned(table, ctx);
     qa_routes(table, ctx);
     reachability(table, ctx);
+}
+
+/// Kinds must be words of the transcript vocabulary: the writer refuses any other, so a route
+/// or a `produces` naming one could never be satisfied.
+fn unknown_kinds(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
+    let mut named: Vec<(String, &str)> = Vec::new();
+    for (id, role) in &pipeline.roles {
+        let base = format!("/roles/{}", crate::pipeline::source::escape_segment(id));
+        named.extend(
+            role.produces
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (format!("{base}/produces/{i}"), k.as_str())),
+        );
+        named.extend(
+            role.sees
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (format!("{base}/sees/{i}"), k.as_str())),
+        );
+    }
+    for (i, route) in pipeline.routes.iter().enumerate() {
+        if route.on != crate::pipeline::compile::VERDICT_TRIGGER {
+            named.push((format!("/routes/{i}/on"), route.on.as_str()));
+        }
+    }
+    for (pointer, kind) in named {
+        if kind.parse::<Kind>().is_ok() {
+            continue;
+        }
+        let words = Kind::ALL.iter().map(|k| k.as_str());
+        let hint = match suggest::closest(kind, words) {
+            Some(s) => format!("did you mean `{s}`? `crumb explain <kind>` describes each kind"),
+            None => "`crumb explain <kind>` describes the kinds; e.g. spec, build, judge.score, qa.result, note".to_string(),
+        };
+        let d = ctx
+            .at(
+                &codes::UNKNOWN_EVENT_KIND,
+                &pointer,
+                format!("`{kind}` is not an event kind"),
+            )
+            .label("not in the transcript vocabulary")
+            .hint(hint);
+        ctx.emit(d);
+    }
 }
 
 fn role_ids(table: &TransitionTable) -> impl Iterator<Item = &str> {
