@@ -1,10 +1,10 @@
 //! `crumb validate pipelines/casual.yaml` as a whole process, release build: the number people
 //! feel in CI and pre-commit hooks. Target: median ≤ 20 ms on the 2-core reference machine.
 //!
-//! Run with `cargo bench --bench validate`. `cargo bench` builds the library in release mode but
-//! not the `crumb` binary's path is not exposed to benches, so this program builds
-//! `target/release/crumb` itself (`cargo build --release`) when it is missing or older than the
-//! sources, then times N runs and prints medians. Also times the in-process compile alone.
+//! Run with `cargo bench --bench validate`. Benches are not told where the `crumb` binary is, so
+//! this program builds `target/release/crumb` itself (`cargo build --release`) when it is missing
+//! or older than the sources, then times N runs and prints medians. It also times the in-process
+//! compile alone, to show how much of the total is process start-up.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
