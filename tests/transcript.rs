@@ -828,6 +828,25 @@ fn crumb_event_firewall_refuses_forgeries() {
     }
 }
 
+/// A spawn running as a reserved actor cannot write through `crumb event` at all.
+#[test]
+fn crumb_event_refuses_a_reserved_actor_identity() {
+    for actor in ["system", "user", "validator", "coordinator"] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("transcript.jsonl");
+        event_cmd(&path, actor)
+            .stdin(r#"{"kind":"note"}"#)
+            .run()
+            .expect_code(2);
+        let lines = raw_lines(&path);
+        assert_eq!(lines.len(), 1);
+        assert_eq!(
+            lines[0]["data"]["violation"],
+            format!("forged_{actor}_event_attempt")
+        );
+    }
+}
+
 #[test]
 fn crumb_event_audit_keeps_at_most_200_chars_of_the_body() {
     let dir = tempfile::tempdir().unwrap();
