@@ -173,7 +173,7 @@ impl Step<'_> {
                 Ok("paused globally".to_owned())
             }
             Target::Role(role) => {
-                self.state.roles.entry(role.clone()).or_default().paused = true;
+                self.state.role_mut(&role).paused = true;
                 Ok(format!("paused @{role}"))
             }
             Target::Unknown(name) => Err(self.unknown_role(&name)),
@@ -194,7 +194,7 @@ impl Step<'_> {
                     .collect()
             }
             Target::Role(role) => {
-                self.state.roles.entry(role.clone()).or_default().paused = false;
+                self.state.role_mut(&role).paused = false;
                 if !self.state.paused && self.release(&role) {
                     vec![role]
                 } else {
@@ -376,7 +376,7 @@ impl Step<'_> {
         let verbs = self.parse_verbs()?;
         let mut acks: Vec<String> = Vec::new();
         if let Some((role, adapter)) = &verbs.swap {
-            self.state.roles.entry(role.clone()).or_default().adapter = Some(adapter.clone());
+            self.state.role_mut(role).adapter = Some(adapter.clone());
             acks.push(format!("swapped {role} → {adapter}"));
         }
         if let Some(reset) = &verbs.reset {
@@ -385,7 +385,7 @@ impl Step<'_> {
                 Scope::All => self.table.roles.iter().map(|r| r.id.clone()).collect(),
             };
             for role in roles {
-                let record = self.state.roles.entry(role).or_default();
+                let record = self.state.role_mut(&role);
                 record.failures_in_a_row = 0;
                 record.circuit_swaps = 0;
             }

@@ -57,36 +57,24 @@ impl Replay {
     }
 
     /// Fold one transcript line (without its newline). `line_no` is 1-based.
-    pub fn feed_line(&mut self, table: &TransitionTable, line_no: u64, line: &str) {
-        self.stats.lines += 1;
-        let line = line
-            .strip_prefix('\u{feff}')
-            .unwrap_or(line)
-            .trim_end_matches('\r');
-        if line.trim().is_empty() {
-            return;
-        }
-        match serde_json::from_str::<Event>(line) {
-            Ok(event) if !legacy::has_data_scores(&event) => self.feed_event(table, &event),
-            Ok(_) => self.feed_legacy(table, line_no, line, "scores under data"),
-            Err(typed) => self.feed_legacy(table, line_no, line, &typed.to_string()),
-        }
+    pub fn feed_line(&mut self, table: &TransitionTable, line_no: u64, line: &[u8]) {
+        self.feed_parsed(table, line_no, parse_line(line));
     }
 
-    /// Try a line that is not our envelope as a legacy (reference) line.
-    fn feed_legacy(&mut self, table: &TransitionTable, line_no: u64, line: &str, why: &str) {
-        match serde_json::from_str::<serde_json::Value>(line) {
-            Err(syntax) => self.skip_line(line_no, &format!("not JSON ({syntax})")),
-            Ok(value) => match legacy::map(value) {
-                Ok(mapped) => {
-                    self.stats.mapped += 1;
-                    for change in mapped.changes {
-                        *self.stats.mapping_changes.entry(change).or_default() += 1;
-                    }
-                    self.feed_event(table, &mapped.event);
+    /// Fold a line parsed by [`parse_line`] (which may run on another thread).
+    pub fn feed_parsed(&mut self, table: &TransitionTable, line_no: u64, parsed: Parsed) {
+        self.stats.lines += 1;
+        match parsed {
+            Parsed::Blank => {}
+            Parsed::Event(event) => self.feed_event(table, &event),
+            Parsed::Mapped(event, changes) => {
+                self.stats.mapped += 1;
+                for change in changes {
+                    *self.stats.mapping_changes.entry(change).or_default() += 1;
                 }
-                Err(_) => self.skip_line(line_no, &format!("not an event ({why})")),
-            },
+                self.feed_event(table, &event);
+            }
+            Parsed::Skip(reason) => self.skip_line(line_no, &reason),
         }
     }
 
@@ -106,5 +94,48 @@ impl Replay {
                 reason: clip(reason, 200),
             });
         }
+    }
+}
+
+/// One line, read.
+#[derive(Debug, Clone)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per line in flight; boxing would allocate per event"
+)]
+pub enum Parsed {
+    /// Empty or whitespace only.
+    Blank,
+    /// One of our events.
+    Event(Event),
+    /// A legacy line mapped onto our envelope, with what had to change.
+    Mapped(Event, Vec<String>),
+    /// Unusable, with why.
+    Skip(String),
+}
+
+/// Parse one transcript line (without its newline): our envelope first, then legacy shapes.
+/// Pure, so replay can parse lines on several threads and fold them in order on one.
+pub fn parse_line(line: &[u8]) -> Parsed {
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Parsed::Blank;
+    }
+    match serde_json::from_slice::<Event>(line) {
+        Ok(event) if !legacy::has_data_scores(&event) => Parsed::Event(event),
+        Ok(_) => parse_legacy(line, "scores under data"),
+        Err(typed) => parse_legacy(line, &typed.to_string()),
+    }
+}
+
+/// Try a line that is not our envelope as a legacy (reference) line.
+fn parse_legacy(line: &[u8], why: &str) -> Parsed {
+    match serde_json::from_slice::<serde_json::Value>(line) {
+        Err(syntax) => Parsed::Skip(format!("not JSON ({syntax})")),
+        Ok(value) => match legacy::map(value) {
+            Ok(mapped) => Parsed::Mapped(mapped.event, mapped.changes),
+            Err(_) => Parsed::Skip(format!("not an event ({why})")),
+        },
     }
 }

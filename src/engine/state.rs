@@ -57,6 +57,18 @@ pub struct State {
     pub verify_aliases: u64,
 }
 
+impl State {
+    /// The record of `role`, created on first use (without allocating when it exists).
+    pub(crate) fn role_mut(&mut self, role: &str) -> &mut RoleState {
+        if !self.roles.contains_key(role) {
+            self.roles.insert(role.to_owned(), RoleState::default());
+        }
+        self.roles
+            .get_mut(role)
+            .expect("the role record was just ensured")
+    }
+}
+
 /// A short summary of an event.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct EventSummary {
@@ -239,6 +251,25 @@ pub struct Terminal {
     /// A different reason a later `done` line recorded (foreign transcripts), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded_reason: Option<String>,
+}
+
+impl EventSummary {
+    /// Overwrite with `event`'s summary, reusing the existing allocations (replay does this for
+    /// every event).
+    pub(crate) fn overwrite(&mut self, event: &crate::transcript::Event) {
+        self.id.clone_from(&event.id);
+        self.ts.clone_from(&event.ts);
+        self.from.clone_from(&event.from);
+        if self.kind != event.kind.as_str() {
+            self.kind.clear();
+            self.kind.push_str(event.kind.as_str());
+        }
+        match (&event.body, &mut self.body) {
+            (None, slot) => *slot = None,
+            (Some(body), Some(kept)) if body.len() <= PREVIEW => kept.clone_from(body),
+            (Some(body), slot) => *slot = Some(clip(body, PREVIEW)),
+        }
+    }
 }
 
 /// Cut `text` to at most `max` bytes at a char boundary, marking the cut with `…`.
