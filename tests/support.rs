@@ -35,9 +35,20 @@ pub fn crumb() -> Crumb {
         "CRUMB_SESSION_ID",
         "CRUMB_TRANSCRIPT_PATH",
         "CRUMB_HOME",
+        // Markers of an enclosing agent CLI: ambient binding detection must not see them.
+        "CLAUDECODE",
+        "CLAUDE_CODE_SESSION_ID",
+        "CLAUDE_CODE_ENTRYPOINT",
+        "CODEX_SESSION_ID",
+        "OPENAI_AGENT_SESSION",
+        "GEMINI_CLI",
+        "GEMINI_SESSION_ID",
+        "GEMINI_CLI_SESSION",
     ] {
         cmd.env_remove(var);
     }
+    // Hermetic bindings: an agent CLI installed on the developer's PATH must not be picked up.
+    cmd.env("CRUMB_AMBIENT_ADAPTER", "mock");
     cmd.env("NO_COLOR", "1");
     Crumb { cmd, stdin: None }
 }
