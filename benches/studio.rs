@@ -74,7 +74,7 @@ fn main() {
     let path = format!("/api/sessions/{big_id}/events?limit=200");
     let cold = timed_get(addr, &path);
     println!(
-        "{:<48} {cold:>9.2} ms  (one sample: builds the line index and folds the state)",
+        "{:<48} {cold:>9.2} ms  (one sample: builds the line index)",
         "events, 100k session, first request (cold)"
     );
     let samples: Vec<f64> = (0..50).map(|_| timed_get(addr, &path)).collect();

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::graph;
 use super::hub::Hub;
-use super::index::{IndexedLine, read_lines};
+use super::index::{BATCH_BYTES, IndexedLine, read_lines};
 use super::server::Shared;
 use super::sessions::{self, SessionRow};
 use crate::runtime::lock;
@@ -27,6 +27,8 @@ const DEFAULT_SESSIONS: usize = 50;
 const MAX_SESSIONS: usize = 500;
 /// Lines read per batch while text-filtering.
 const SCAN_BATCH: usize = 1024;
+/// Most bytes of events in one page (lines may be up to 4 MiB each).
+const PAGE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// D1–D6 as people read them.
 pub const DIMENSION_LABELS: [&str; 6] = [
@@ -342,30 +344,41 @@ pub fn page(hub: &Hub, query: &EventsQuery) -> Result<String, ApiError> {
     let mut chosen: Vec<(usize, IndexedLine, Option<String>)> = Vec::new();
     let mut more = false;
     let mut batch: Vec<(usize, IndexedLine)> = Vec::new();
-    let flush =
-        |batch: &mut Vec<(usize, IndexedLine)>, chosen: &mut Vec<_>| -> Result<bool, ApiError> {
-            if batch.is_empty() {
-                return Ok(false);
+    let mut batch_bytes = 0u64;
+    let mut page_bytes = 0u64;
+    let flush = |batch: &mut Vec<(usize, IndexedLine)>,
+                 chosen: &mut Vec<(usize, IndexedLine, Option<String>)>|
+     -> Result<bool, ApiError> {
+        if batch.is_empty() {
+            return Ok(false);
+        }
+        let lines: Vec<IndexedLine> = batch.iter().map(|(_, l)| *l).collect();
+        let texts = read_lines(&path, &lines)?;
+        for ((seq, line), text) in batch.drain(..).zip(texts) {
+            let Some(text) = text else { continue };
+            if let Some(needle) = &needle
+                && !text.to_lowercase().contains(needle.as_str())
+            {
+                continue;
             }
-            let lines: Vec<IndexedLine> = batch.iter().map(|(_, l)| *l).collect();
-            let texts = read_lines(&path, &lines)?;
-            for ((seq, line), text) in batch.drain(..).zip(texts) {
-                let Some(text) = text else { continue };
-                if let Some(needle) = &needle
-                    && !text.to_lowercase().contains(needle.as_str())
-                {
-                    continue;
-                }
-                if chosen.len() == limit {
-                    return Ok(true);
-                }
-                chosen.push((seq, line, Some(text)));
+            let held: usize = chosen
+                .iter()
+                .map(|c| c.2.as_ref().map_or(0, String::len))
+                .sum();
+            if chosen.len() == limit
+                || (!chosen.is_empty() && (held + text.len()) as u64 > PAGE_BYTES)
+            {
+                return Ok(true);
             }
-            Ok(false)
-        };
+            chosen.push((seq, line, Some(text)));
+        }
+        Ok(false)
+    };
     for (seq, line) in candidates.filter(|(_, l)| keep(l)) {
         if needle.is_none() {
-            if chosen.len() == limit {
+            // A page holds at most `limit` events and, past the first, `PAGE_BYTES` bytes.
+            page_bytes += u64::from(line.len);
+            if chosen.len() == limit || (!chosen.is_empty() && page_bytes > PAGE_BYTES) {
                 more = true;
                 break;
             }
@@ -373,9 +386,13 @@ pub fn page(hub: &Hub, query: &EventsQuery) -> Result<String, ApiError> {
             continue;
         }
         batch.push((seq, *line));
-        if batch.len() == SCAN_BATCH && flush(&mut batch, &mut chosen)? {
-            more = true;
-            break;
+        batch_bytes += u64::from(line.len);
+        if batch.len() == SCAN_BATCH || batch_bytes > BATCH_BYTES {
+            batch_bytes = 0;
+            if flush(&mut batch, &mut chosen)? {
+                more = true;
+                break;
+            }
         }
     }
     if !more && flush(&mut batch, &mut chosen)? {

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::index::{IndexedLine, LineIndex, read_lines};
+use super::index::{IndexedLine, LineIndex, batch_end, read_lines};
 use crate::engine::Replay;
 use crate::pipeline::compile::{CompileOptions, compile_file};
 use crate::pipeline::routing::{GOAL_KIND, JUDGE_SCORE_KIND, QA_RESULT_KIND};
@@ -125,7 +125,7 @@ impl Hub {
         let mut inner = self.lock();
         while inner.folded < inner.index.len() {
             let start = inner.folded;
-            let end = inner.index.len().min(start + FOLD_BATCH);
+            let end = batch_end(inner.index.lines(), start, FOLD_BATCH);
             let lines: Vec<IndexedLine> = inner.index.lines()[start..end].to_vec();
             let texts = read_lines(&self.dir.transcript(), &lines)?;
             for (offset, text) in texts.into_iter().enumerate() {

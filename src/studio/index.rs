@@ -309,6 +309,25 @@ impl LineIndex {
     }
 }
 
+/// Most bytes one read call (and one batch of lines) holds in memory: lines can be up to
+/// [`MAX_INDEXED_LINE`] long, so batches are bounded by bytes as well as by count.
+pub const BATCH_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The end of a batch starting at `start`: at most `max_lines` lines and, past the first line,
+/// at most [`BATCH_BYTES`] bytes.
+pub fn batch_end(lines: &[IndexedLine], start: usize, max_lines: usize) -> usize {
+    let mut bytes = 0u64;
+    let mut end = start;
+    while end < lines.len() && end - start < max_lines {
+        bytes += u64::from(lines[end].len);
+        if end > start && bytes > BATCH_BYTES {
+            break;
+        }
+        end += 1;
+    }
+    end
+}
+
 /// Read the text of indexed lines from `path`, in the order given. Lines that can no longer be
 /// read (the file was replaced under us) come back as `None`.
 pub fn read_lines(path: &Path, lines: &[IndexedLine]) -> io::Result<Vec<Option<String>>> {
@@ -321,6 +340,7 @@ pub fn read_lines(path: &Path, lines: &[IndexedLine]) -> io::Result<Vec<Option<S
         while j < lines.len()
             && lines[j].offset > lines[j - 1].offset
             && lines[j].offset - lines[j - 1].offset <= u64::from(lines[j - 1].len) + 2
+            && lines[j].offset + u64::from(lines[j].len) - lines[i].offset <= BATCH_BYTES
         {
             j += 1;
         }
@@ -472,6 +492,25 @@ mod tests {
             index.extend().unwrap();
             let _ = read_lines(&path, index.lines()).unwrap();
         }
+    }
+
+    #[test]
+    fn batches_are_bounded_by_bytes_and_count() {
+        let line = |len: u32| IndexedLine {
+            offset: 0,
+            len,
+            kind: 0,
+            from: 0,
+            id: [b'0'; 26],
+        };
+        let big = u32::try_from(BATCH_BYTES / 2).unwrap();
+        let lines = [line(big), line(big), line(big), line(10), line(10)];
+        assert_eq!(batch_end(&lines, 0, 100), 2);
+        assert_eq!(batch_end(&lines, 2, 100), 5);
+        assert_eq!(batch_end(&lines, 3, 1), 4);
+        assert_eq!(batch_end(&lines, 5, 100), 5);
+        // A single line larger than the budget still makes progress.
+        assert_eq!(batch_end(&[line(u32::MAX)], 0, 100), 1);
     }
 
     #[test]

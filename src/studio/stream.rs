@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 
 use super::api::{ApiError, fresh_hub};
 use super::hub::Hub;
-use super::index::{IndexedLine, read_lines};
+use super::index::{IndexedLine, batch_end, read_lines};
 use super::server::Shared;
 use super::sessions;
 
@@ -138,7 +138,7 @@ pub async fn session_stream(
 fn pending(hub: &Hub, next: usize) -> (u64, Vec<IndexedLine>) {
     let inner = hub.lock();
     let lines = inner.index.lines();
-    let end = lines.len().min(next.saturating_add(BATCH));
+    let end = batch_end(lines, next, BATCH);
     let batch = lines
         .get(next..end)
         .map(<[IndexedLine]>::to_vec)
