@@ -168,6 +168,17 @@ fn report_syntax(text: &str, file: &Path, err: &source::LoadError, out: &mut Vec
         })
         .map(|(i, _)| i + 1)
         .collect();
+    // Blame tabs only when the parser tripped on a line that has one; a tab elsewhere (say in a
+    // block scalar) is not this error's cause.
+    let near_error = |line: &usize| {
+        err.span
+            .is_none_or(|s| usize::try_from(s.line).is_ok_and(|l| l == *line))
+    };
+    let tabs: Vec<usize> = if tabs.iter().any(near_error) {
+        tabs
+    } else {
+        Vec::new()
+    };
     if tabs.is_empty() {
         if text.trim().is_empty() {
             out.push(Diagnostic::new(
