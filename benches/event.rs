@@ -5,6 +5,13 @@
 //!
 //! Run with `cargo bench --bench event`.
 
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "figures printed for people; counts are far below 2^52"
+)]
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -97,18 +104,25 @@ fn measure_parse(path: &Path) {
         samples[samples.len() / 2].as_secs_f64() * 1e9 / lines.len() as f64
     };
     let parse = per_line(&|line| serde_json::from_str::<crumb::transcript::Event>(line).is_ok());
-    let events: Vec<crumb::transcript::Event> =
-        lines.iter().map(|line| serde_json::from_str(line).expect("event")).collect();
+    let events: Vec<crumb::transcript::Event> = lines
+        .iter()
+        .map(|line| serde_json::from_str(line).expect("event"))
+        .collect();
     let mut samples = Vec::new();
     for _ in 0..5 {
         let started = Instant::now();
-        let ok = events.iter().filter(|e| crumb::transcript::validate::check_event(e).is_empty()).count();
+        let ok = events
+            .iter()
+            .filter(|e| crumb::transcript::validate::check_event(e).is_empty())
+            .count();
         assert_eq!(ok, events.len());
         samples.push(started.elapsed());
     }
     samples.sort_unstable();
     let check = samples[2].as_secs_f64() * 1e9 / events.len() as f64;
-    println!("Event parse: median {parse:.0} ns per line; check_event: median {check:.0} ns per event");
+    println!(
+        "Event parse: median {parse:.0} ns per line; check_event: median {check:.0} ns per event"
+    );
 }
 
 /// Typed, checked reading of the transcript the appends above produced (context for replay).
