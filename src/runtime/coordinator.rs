@@ -37,6 +37,10 @@ use crate::transcript::{Draft, Event, Kind};
 
 /// How often the transcript and the inbox are polled.
 const POLL: Duration = Duration::from_millis(10);
+/// The poll interval once nothing happened for [`SLOW_AFTER_POLLS`] polls (a long agent turn, a
+/// person who has not answered yet): cheaper, and still prompt for people.
+const SLOW_POLL: Duration = Duration::from_millis(100);
+const SLOW_AFTER_POLLS: u32 = 200;
 /// How long live spawns get to finish on their own once the session is done.
 const FINISH_GRACE: Duration = Duration::from_secs(3);
 /// Quiet polls in a row before the session counts as idle.
@@ -263,6 +267,7 @@ impl Coordinator<'_> {
 
     async fn run(mut self) -> Result<Outcome, CoordinatorError> {
         let mut quiet = 0u32;
+        let mut silent = 0u32;
         let mut interrupt = signal(SignalKind::interrupt()).ok();
         let mut terminate = signal(SignalKind::terminate()).ok();
         loop {
@@ -284,6 +289,16 @@ impl Coordinator<'_> {
                     state: self.state,
                 });
             }
+            silent = if progressed {
+                0
+            } else {
+                silent.saturating_add(1)
+            };
+            let pause = if silent > SLOW_AFTER_POLLS {
+                SLOW_POLL
+            } else {
+                POLL
+            };
             quiet = if progressed || !self.is_quiet() {
                 0
             } else {
@@ -313,7 +328,7 @@ impl Coordinator<'_> {
             }
             tokio::select! {
                 done = self.tasks.recv() => if let Some(done) = done { self.complete(done) },
-                () = tokio::time::sleep(POLL) => {}
+                () = tokio::time::sleep(pause) => {}
                 Some(()) = recv_signal(&mut interrupt) => return Ok(self.stop_now().await),
                 Some(()) = recv_signal(&mut terminate) => return Ok(self.stop_now().await),
             }
