@@ -18,6 +18,34 @@ use crate::pipeline::model::CircuitAction;
 use crate::transcript::{Kind, Metadata};
 use crate::vocab::{Severity, Verdict};
 
+#[test]
+fn the_suite_runs_against_the_shipped_casual_pipeline() {
+    let compiled = super::testkit::casual();
+    let by_hand = super::testkit::casual_by_hand();
+    assert_eq!(
+        compiled
+            .routes
+            .iter()
+            .map(|r| (&r.trigger, &r.action, r.with_feedback))
+            .collect::<Vec<_>>(),
+        by_hand
+            .routes
+            .iter()
+            .map(|r| (&r.trigger, &r.action, r.with_feedback))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(compiled.verdict_matrix, by_hand.verdict_matrix);
+    assert_eq!(compiled.limits, by_hand.limits);
+    assert_eq!(compiled.scoring, by_hand.scoring);
+    let fallbacks = |t: &crate::pipeline::table::TransitionTable| {
+        t.roles
+            .iter()
+            .map(|r| (r.id.clone(), r.produces.clone(), r.fallback.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(fallbacks(&compiled), fallbacks(&by_hand));
+}
+
 // ---- C1–C4: the happy path's routes -----------------------------------------------------------
 
 #[test]
