@@ -39,7 +39,7 @@ fn main() {
     let peak_max = peaks[RUNS - 1];
     println!(
         "replay {EVENTS} events ({:.0} MB): median {:.3} s (min {:.3} s, max {:.3} s), peak RSS {:.1} MB (median {:.1} MB) over {RUNS} runs",
-        mb(size * 1024 / 1024),
+        mb(size),
         median.as_secs_f64(),
         times[0].as_secs_f64(),
         times[RUNS - 1].as_secs_f64(),
