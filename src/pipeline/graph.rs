@@ -57,6 +57,7 @@ struct Edge {
     from: Node,
     to: Node,
     label: String,
+    route: usize,
 }
 
 /// The text on a route's edge: `#index trigger[ · feedback]`.
@@ -141,6 +142,7 @@ fn edges(table: &TransitionTable) -> Vec<Edge> {
                 from,
                 to: target(&route.action),
                 label: route_label(route),
+                route: route.index,
             });
         }
     }
@@ -185,31 +187,101 @@ fn node_ids(nodes: &[Node]) -> BTreeMap<Node, String> {
     ids
 }
 
-/// Mermaid `flowchart`.
-pub fn mermaid(table: &TransitionTable) -> String {
+/// The graph as data: what `crumb graph` prints and what Studio draws, so the two cannot disagree.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Graph {
+    pub nodes: Vec<GraphNode>,
+    pub edges: Vec<GraphEdge>,
+}
+
+/// A node of the graph.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GraphNode {
+    /// Unique, readable identifier (`role_builder`, `qa`, `done_verdict_pass`, …).
+    pub id: String,
+    pub label: String,
+    pub shape: NodeShape,
+}
+
+/// What a node stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeShape {
+    Goal,
+    Role,
+    Qa,
+    /// An event kind nothing in the pipeline produces.
+    Event,
+    Await,
+    Done,
+}
+
+/// A route drawn from one of its sources to its target.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GraphEdge {
+    pub from: String,
+    pub to: String,
+    pub label: String,
+    /// The route's position in the pipeline's `routes` list.
+    pub route: usize,
+}
+
+/// The compiled table as nodes and labelled edges.
+pub fn graph(table: &TransitionTable) -> Graph {
     let edges = edges(table);
     let nodes = nodes(table, &edges);
     let ids = node_ids(&nodes);
     let id = |node: &Node| ids.get(node).cloned().unwrap_or_default();
-    let mut out = String::from("flowchart TD\n");
-    for node in &nodes {
-        let label = escape_mermaid(&node.label());
-        let shape = match node {
-            Node::Goal | Node::External(_) => format!("([\"{label}\"])"),
-            Node::Role(_) => format!("[\"{label}\"]"),
-            Node::Qa => format!("{{{{\"{label}\"}}}}"),
-            Node::AwaitHuman => format!("[/\"{label}\"/]"),
-            Node::Done(_) => format!("((\"{label}\"))"),
-        };
-        let _ = writeln!(out, "    {}{shape}", id(node));
+    Graph {
+        nodes: nodes
+            .iter()
+            .map(|node| GraphNode {
+                id: id(node),
+                label: node.label(),
+                shape: match node {
+                    Node::Goal => NodeShape::Goal,
+                    Node::Role(_) => NodeShape::Role,
+                    Node::Qa => NodeShape::Qa,
+                    Node::External(_) => NodeShape::Event,
+                    Node::AwaitHuman => NodeShape::Await,
+                    Node::Done(_) => NodeShape::Done,
+                },
+            })
+            .collect(),
+        edges: edges
+            .iter()
+            .map(|edge| GraphEdge {
+                from: id(&edge.from),
+                to: id(&edge.to),
+                label: edge.label.clone(),
+                route: edge.route,
+            })
+            .collect(),
     }
-    for edge in &edges {
+}
+
+/// Mermaid `flowchart`.
+pub fn mermaid(table: &TransitionTable) -> String {
+    let graph = graph(table);
+    let mut out = String::from("flowchart TD\n");
+    for node in &graph.nodes {
+        let label = escape_mermaid(&node.label);
+        let shape = match node.shape {
+            NodeShape::Goal | NodeShape::Event => format!("([\"{label}\"])"),
+            NodeShape::Role => format!("[\"{label}\"]"),
+            NodeShape::Qa => format!("{{{{\"{label}\"}}}}"),
+            NodeShape::Await => format!("[/\"{label}\"/]"),
+            NodeShape::Done => format!("((\"{label}\"))"),
+        };
+        let _ = writeln!(out, "    {}{shape}", node.id);
+    }
+    for edge in &graph.edges {
         let _ = writeln!(
             out,
             "    {} -->|\"{}\"| {}",
-            id(&edge.from),
+            edge.from,
             escape_mermaid(&edge.label),
-            id(&edge.to)
+            edge.to
         );
     }
     out
@@ -217,35 +289,32 @@ pub fn mermaid(table: &TransitionTable) -> String {
 
 /// Graphviz `digraph`.
 pub fn dot(table: &TransitionTable) -> String {
-    let edges = edges(table);
-    let nodes = nodes(table, &edges);
-    let ids = node_ids(&nodes);
-    let id = |node: &Node| ids.get(node).cloned().unwrap_or_default();
+    let graph = graph(table);
     let mut out = format!(
         "digraph \"{}\" {{\n    rankdir=TB;\n",
         escape_dot(&table.name)
     );
-    for node in &nodes {
-        let shape = match node {
-            Node::Goal | Node::External(_) => "oval",
-            Node::Role(_) => "box",
-            Node::Qa => "hexagon",
-            Node::AwaitHuman => "parallelogram",
-            Node::Done(_) => "doublecircle",
+    for node in &graph.nodes {
+        let shape = match node.shape {
+            NodeShape::Goal | NodeShape::Event => "oval",
+            NodeShape::Role => "box",
+            NodeShape::Qa => "hexagon",
+            NodeShape::Await => "parallelogram",
+            NodeShape::Done => "doublecircle",
         };
         let _ = writeln!(
             out,
             "    {} [label=\"{}\", shape={shape}];",
-            id(node),
-            escape_dot(&node.label())
+            node.id,
+            escape_dot(&node.label)
         );
     }
-    for edge in &edges {
+    for edge in &graph.edges {
         let _ = writeln!(
             out,
             "    {} -> {} [label=\"{}\"];",
-            id(&edge.from),
-            id(&edge.to),
+            edge.from,
+            edge.to,
             escape_dot(&edge.label)
         );
     }
