@@ -161,6 +161,7 @@ fn bench_spawn(spawn_dir: &Path) {
                 wall_timeout: Duration::from_secs(30),
                 idle_timeout: Duration::from_secs(30),
                 kill_grace: Duration::from_millis(200),
+                pgid_file: None,
             };
             let started = Instant::now();
             let report = runtime.block_on(run(spec, |_, _| {}, std::future::pending()));

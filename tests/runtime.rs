@@ -375,6 +375,7 @@ mod process {
             wall_timeout: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(60),
             kill_grace: Duration::from_millis(200),
+            pgid_file: None,
         }
     }
 
@@ -652,6 +653,7 @@ mod fake_clis {
             wall_timeout: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(30),
             kill_grace: Duration::from_millis(200),
+            pgid_file: None,
         };
         let mut parser = adapters::parser(kind);
         let mut tools = Vec::new();

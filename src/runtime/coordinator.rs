@@ -21,9 +21,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::{mpsc, oneshot};
 
-use super::agent_process;
 use super::dispatcher::{self, SharedWriter, SpawnJob, SpawnReport, append, runner_metadata};
 use super::inbox::{parse_line, read_after, rejection_draft, to_draft};
+use super::process;
 use super::prompt::{self, PromptInputs};
 use super::run::{Ending, RoleBinding, RunConfig};
 use super::session::SessionDir;
@@ -232,7 +232,7 @@ impl Coordinator<'_> {
     fn recover_interrupted(&mut self, spawn: &Spawn, log: Option<&str>) -> bool {
         if let Some(log) = log {
             let pgid = dispatcher::pgid_file(&self.session.dir.path().join(log));
-            agent_process::kill_orphan(&pgid, self.session.dir.id());
+            process::kill_orphan(&pgid, self.session.dir.id());
         }
         let Some(role) = self.session.table.role(&spawn.role) else {
             return false;

@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
-use super::agent_process::{self, Deadline, Ending, Launch};
+use super::process::{self, Outcome, SpawnSpec};
 use super::run::{RoleBinding, RunConfig};
 use super::session::SessionDir;
 use crate::adapters::mock::agent::PRODUCES_ENV;
@@ -32,6 +32,8 @@ use crate::transcript::{Draft, Event, Kind, Metadata};
 pub const DISPATCH_TOOL: &str = "crumb-dispatcher@v1";
 /// Extra time QA gets beyond `qa.timeout` before the dispatcher gives up on it.
 const QA_MARGIN: Duration = Duration::from_secs(10);
+/// How long an agent's process group gets between SIGTERM and SIGKILL.
+const KILL_GRACE: Duration = Duration::from_millis(500);
 
 /// The transcript writer shared by the coordinator and its jobs.
 pub type SharedWriter = Arc<Mutex<Writer>>;
@@ -111,8 +113,12 @@ pub async fn run_spawn(
         (Ok(_), Err(why)) => return fail(&writer, &job, "missing_binary", &why, None),
         (Ok(_), Ok(launch)) => launch,
     };
-    let finished = agent_process::run(launch, cancel).await;
-    if finished.ending == Ending::Cancelled && job.shutdown.load(Ordering::SeqCst) {
+    let cancelled = async {
+        // A dropped sender cancels too: nobody is left to receive the outcome.
+        let _ = cancel.await;
+    };
+    let finished = process::run(launch, |_, _| {}, cancelled).await;
+    if finished.outcome == Outcome::Cancelled && job.shutdown.load(Ordering::SeqCst) {
         return SpawnReport {
             role,
             effect_id,
@@ -121,9 +127,9 @@ pub async fn run_spawn(
     }
     let usage = turn_usage(&job, &finished.stdout_tail);
     let produced = produced_since(&job.session.transcript(), &wake_id, &job.role);
-    let failure = classify(&finished.ending, produced, &job);
-    let exit_code = match finished.ending {
-        Ending::Exited(code) => Some(code),
+    let failure = classify(&finished.outcome, produced, &job);
+    let exit_code = match finished.outcome {
+        Outcome::Exited { code } => Some(code),
         _ => None,
     };
     if let Some((reason, message)) = &failure {
@@ -139,8 +145,8 @@ pub async fn run_spawn(
             .metadata(runner_metadata(&effect_id));
         let _ = append(&writer, error);
     }
-    let outcome = match (&finished.ending, &failure) {
-        (Ending::Cancelled, _) => "cancelled",
+    let outcome = match (&finished.outcome, &failure) {
+        (Outcome::Cancelled, _) => "cancelled",
         (_, Some(_)) => "failed",
         (_, None) => "ok",
     };
@@ -149,7 +155,7 @@ pub async fn run_spawn(
         &job,
         outcome,
         exit_code,
-        finished.duration_ms,
+        u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX),
         &usage,
     );
     SpawnReport {
@@ -195,32 +201,34 @@ fn wake_draft(job: &SpawnJob, prompt_path: &Path, log_path: &Path) -> Draft {
 
 /// The `error` reason and message of a turn that ended this way, `None` when it succeeded (or
 /// was cancelled, which is not the role's failure).
-fn classify(ending: &Ending, produced: bool, job: &SpawnJob) -> Option<(&'static str, String)> {
-    match ending {
-        Ending::Cancelled => None,
-        Ending::MissingBinary(program) => Some((
+fn classify(outcome: &Outcome, produced: bool, job: &SpawnJob) -> Option<(&'static str, String)> {
+    match outcome {
+        Outcome::Cancelled => None,
+        Outcome::MissingBinary { program } => Some((
             "missing_binary",
             format!("`{program}` is not installed or not on PATH"),
         )),
-        Ending::SpawnFailed(why) => Some(("missing_binary", why.clone())),
-        Ending::TimedOut(Deadline::Idle) => Some((
+        Outcome::SpawnError { message } => Some(("missing_binary", message.clone())),
+        Outcome::IdleTimeout => Some((
             "idle_timeout",
             format!("silent for {} ms; process group killed", idle_ms(job)),
         )),
-        Ending::TimedOut(Deadline::Wall) => Some((
+        Outcome::WallTimeout => Some((
             "timeout",
             format!("ran longer than {} ms; process group killed", wall_ms(job)),
         )),
-        Ending::Exited(0) if produced => None,
-        Ending::Exited(0) => Some((
+        Outcome::Exited { code: 0 } if produced => None,
+        Outcome::Exited { code: 0 } => Some((
             "no_produces",
             format!(
                 "the turn ended without emitting {}",
                 job.role.produces.join(" or ")
             ),
         )),
-        Ending::Exited(code) => Some(("exit_nonzero", format!("exited with code {code}"))),
-        Ending::Signalled(signal) => Some(("exit_nonzero", format!("killed by signal {signal}"))),
+        Outcome::Exited { code } if *code > 128 => {
+            Some(("exit_nonzero", format!("killed by signal {}", code - 128)))
+        }
+        Outcome::Exited { code } => Some(("exit_nonzero", format!("exited with code {code}"))),
     }
 }
 
@@ -304,7 +312,7 @@ fn wall_ms(job: &SpawnJob) -> u64 {
 }
 
 /// The process to run for the job's adapter.
-fn launch(job: &SpawnJob, prompt_path: &Path, log_path: &Path) -> Result<Launch, String> {
+fn launch(job: &SpawnJob, prompt_path: &Path, log_path: &Path) -> Result<SpawnSpec, String> {
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot locate the crumb binary: {e}"))?;
     let adapter = adapter_kind(job)?;
@@ -349,17 +357,18 @@ fn launch(job: &SpawnJob, prompt_path: &Path, log_path: &Path) -> Result<Launch,
             invocation.stdin,
         )
     };
-    Ok(Launch {
+    Ok(SpawnSpec {
         program,
         args,
-        env,
-        env_remove,
         cwd: session.path().to_path_buf(),
+        env: env.into_iter().map(|(k, v)| (k.into(), v)).collect(),
+        env_remove,
         stdin,
-        log: log_path.to_path_buf(),
-        pgid_file: pgid_file(log_path),
-        wall: Duration::from_millis(wall_ms(job).max(1)),
-        idle: Duration::from_millis(idle_ms(job).max(1)),
+        log_path: log_path.to_path_buf(),
+        wall_timeout: Duration::from_millis(wall_ms(job).max(1)),
+        idle_timeout: Duration::from_millis(idle_ms(job).max(1)),
+        kill_grace: KILL_GRACE,
+        pgid_file: Some(pgid_file(log_path)),
     })
 }
 

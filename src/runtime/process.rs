@@ -4,6 +4,8 @@
 //!
 //! Everything the process leaves behind is stopped too: when the leader exits, stragglers in its
 //! group get the same SIGTERM → SIGKILL treatment, so no tool subprocess outlives its turn.
+//! While it runs, its process-group id can be recorded in a file ([`SpawnSpec::pgid_file`]) so a
+//! coordinator resumed after a crash can stop the orphan ([`kill_orphan`]).
 
 pub mod agent_env;
 mod lines;
@@ -48,7 +50,15 @@ pub struct SpawnSpec {
     pub idle_timeout: Duration,
     /// Time between SIGTERM and SIGKILL.
     pub kill_grace: Duration,
+    /// Where the process-group id is recorded while the process runs (removed when it ends), so
+    /// a resumed coordinator can stop an orphan of a coordinator that was killed.
+    pub pgid_file: Option<PathBuf>,
 }
+
+/// How much of the end of stdout a report keeps (for usage and end-of-turn parsing).
+pub const STDOUT_TAIL_BYTES: usize = 256 * 1024;
+/// How much of the end of stderr a report keeps (for error events).
+pub const STDERR_TAIL_BYTES: usize = 4 * 1024;
 
 /// Which stream a line came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +103,10 @@ pub struct SpawnReport {
     pub stderr_lines: u64,
     /// The process group id used (the leader's pid), for tests and diagnostics.
     pub pgid: Option<i32>,
+    /// The last [`STDOUT_TAIL_BYTES`] of stdout, whole lines joined by `\n`.
+    pub stdout_tail: Vec<u8>,
+    /// The last [`STDERR_TAIL_BYTES`] of stderr, whole lines joined by `\n`, lossily decoded.
+    pub stderr_tail: String,
 }
 
 enum Message {
@@ -116,6 +130,8 @@ pub async fn run(
         stdout_lines: 0,
         stderr_lines: 0,
         pgid: None,
+        stdout_tail: Vec::new(),
+        stderr_tail: String::new(),
     };
     let mut log = match open_log(&spec).await {
         Ok(log) => log,
@@ -136,6 +152,9 @@ pub async fn run(
         }
     };
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    if let (Some(pgid), Some(file)) = (pgid, &spec.pgid_file) {
+        let _ = std::fs::write(file, format!("{pgid}\n"));
+    }
     if let (Some(input), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
         // Written on its own task so a child that never reads cannot block us; closing it is
         // what tells the agent CLI the prompt is complete.
@@ -160,6 +179,8 @@ pub async fn run(
         first_output: None,
         counts: (0, 0),
         pending: Vec::new(),
+        stdout_tail: Vec::new(),
+        stderr_tail: Vec::new(),
     };
     let outcome = supervise(
         &spec,
@@ -186,6 +207,9 @@ pub async fn run(
         reader.abort();
     }
     write_log(&mut log, &collector.pending).await;
+    if let Some(file) = &spec.pgid_file {
+        let _ = std::fs::remove_file(file);
+    }
     let footer = format!(
         "=== {}, {} ms{} ===\n",
         describe(&outcome),
@@ -205,6 +229,8 @@ pub async fn run(
         stdout_lines: collector.counts.0,
         stderr_lines: collector.counts.1,
         pgid,
+        stdout_tail: collector.stdout_tail,
+        stderr_tail: String::from_utf8_lossy(&collector.stderr_tail).into_owned(),
     }
 }
 
@@ -294,6 +320,8 @@ struct Collector<F> {
     counts: (u64, u64),
     /// Log bytes not yet written.
     pending: Vec<u8>,
+    stdout_tail: Vec<u8>,
+    stderr_tail: Vec<u8>,
 }
 
 impl<F: FnMut(Stream, &str)> Collector<F> {
@@ -306,9 +334,13 @@ impl<F: FnMut(Stream, &str)> Collector<F> {
             Message::Line(stream, bytes) => {
                 let text = String::from_utf8_lossy(&bytes);
                 match stream {
-                    Stream::Stdout => self.counts.0 += 1,
+                    Stream::Stdout => {
+                        self.counts.0 += 1;
+                        keep_tail(&mut self.stdout_tail, &bytes, STDOUT_TAIL_BYTES);
+                    }
                     Stream::Stderr => {
                         self.counts.1 += 1;
+                        keep_tail(&mut self.stderr_tail, &bytes, STDERR_TAIL_BYTES);
                         self.pending.extend_from_slice(b"[stderr] ");
                     }
                 }
@@ -318,6 +350,38 @@ impl<F: FnMut(Stream, &str)> Collector<F> {
             }
         }
     }
+}
+
+/// Append `line` (and a newline) to `tail`, keeping only its last `limit` bytes.
+fn keep_tail(tail: &mut Vec<u8>, line: &[u8], limit: usize) {
+    tail.extend_from_slice(line);
+    tail.push(b'\n');
+    if tail.len() > limit {
+        let cut = tail.len() - limit;
+        tail.drain(..cut);
+    }
+}
+
+/// Kill a process group left by a coordinator that died, if it still runs crumb work for
+/// `session_id` (checked through `/proc`, so a reused id is never hit). Returns whether it did.
+pub fn kill_orphan(pgid_file: &std::path::Path, session_id: &str) -> bool {
+    let Ok(text) = std::fs::read_to_string(pgid_file) else {
+        return false;
+    };
+    let _ = std::fs::remove_file(pgid_file);
+    let Ok(pgid) = text.trim().parse::<i32>() else {
+        return false;
+    };
+    if pgid <= 1 {
+        return false;
+    }
+    let marker = format!("CRUMB_SESSION_ID={session_id}");
+    let ours = std::fs::read(format!("/proc/{pgid}/environ"))
+        .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == marker.as_bytes()));
+    if ours {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+    ours
 }
 
 /// Read a pipe, announcing activity on every chunk and sending every complete line.
