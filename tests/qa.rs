@@ -605,3 +605,84 @@ fn sha256_hex(bytes: &[u8]) -> String {
             s
         })
 }
+
+/// chromiumoxide silently drops flags written with dashes; ours are our own argv, and this reads
+/// them back from the live browser's command line (the network containment depends on them).
+#[test]
+fn the_browser_really_runs_with_the_containment_flags() {
+    assert_chromium();
+    let exe = crumb::qa::browser::locate::locate().expect("chromium");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let chromium = crumb::qa::browser::launch::Chromium::launch(&exe)
+            .await
+            .expect("launch");
+        let pid = chromium.pid().expect("pid");
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+        let args: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        for flag in [
+            "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+            "--proxy-server=http://127.0.0.1:9",
+            "--proxy-bypass-list=127.0.0.1",
+            "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+        ] {
+            assert!(
+                args.iter().any(|a| a == flag),
+                "{flag} missing from {args:?}"
+            );
+        }
+        assert!(args.iter().any(|a| a.starts_with("--headless")), "{args:?}");
+        chromium.shutdown().await;
+        let running: Vec<String> = processes_in_group(i64::from(pid))
+            .into_iter()
+            .filter(|p| {
+                let pid = p.split_whitespace().next().unwrap_or_default();
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .ok()
+                    .and_then(|s| s.rsplit(')').next().and_then(|r| r.trim().chars().next()))
+                    .is_some_and(|state| state != 'Z')
+            })
+            .collect();
+        assert!(
+            running.is_empty(),
+            "still running after shutdown: {running:?}"
+        );
+    });
+}
+
+/// `qa.timeout` shorter than the page's hang: the run stops at its deadline, the browser's whole
+/// process group is killed and reaped, and a failing result is still produced.
+#[test]
+fn a_run_timeout_kills_the_browser_and_still_reports() {
+    assert_chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = std::fs::read_to_string(repo_root().join(CASUAL))
+        .unwrap()
+        .replace("timeout: 120s", "timeout: 3s");
+    let pipeline = dir.path().join("casual-3s.yaml");
+    std::fs::write(&pipeline, yaml).unwrap();
+    let (run, result, _out) = qa_json(&pipeline, &fixture("infinite-loop"), &[]);
+    run.expect_code(1);
+    assert_eq!(result["data"]["timed_out"], true);
+    assert_eq!(result["data"]["exec_exit_code"], 2);
+    assert_eq!(check(&result, "boots")["status"], "timeout");
+    assert_eq!(check(&result, "entry")["status"], "pass");
+    let pgid = result["data"]["browser_pid"]
+        .as_i64()
+        .expect("browser pid recorded");
+    let leftovers = processes_in_group(pgid);
+    assert!(
+        leftovers.is_empty(),
+        "Chromium processes left in group {pgid}: {leftovers:?}"
+    );
+}

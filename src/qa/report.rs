@@ -129,6 +129,8 @@ pub struct QaReport {
     pub timed_out: bool,
     /// `chromium --version` of the browser used, when one ran.
     pub browser_version: Option<String>,
+    /// Pid (and process group) of the browser that ran, so a caller can check nothing is left.
+    pub browser_pid: Option<i32>,
     /// sha256 and size of the entry file, when the pipeline declares one and it exists.
     pub entry: Option<EntryFacts>,
 }
@@ -198,6 +200,9 @@ impl QaReport {
         data.insert("first_interaction".into(), json!(first_interaction));
         if let Some(version) = &self.browser_version {
             data.insert("browsers_tested".into(), json!([version]));
+        }
+        if let Some(pid) = self.browser_pid {
+            data.insert("browser_pid".into(), json!(pid));
         }
         if let Some(entry) = &self.entry {
             data.insert("entry".into(), json!(entry.path));

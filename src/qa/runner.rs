@@ -110,7 +110,7 @@ pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
             result
         })
         .collect();
-    let browser_version = shared.finish().await;
+    let browser = shared.finish().await;
     let ac_results = shared.take_ac_results();
     let screenshot = shared.take_screenshot();
     QaReport {
@@ -119,7 +119,11 @@ pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
         screenshot,
         runtime_ms: millis(started.elapsed()),
         timed_out,
-        browser_version,
+        browser_version: browser
+            .as_ref()
+            .map(|(version, _)| version.clone())
+            .filter(|v| !v.is_empty()),
+        browser_pid: browser.map(|(_, pid)| pid).filter(|&pid| pid > 0),
         entry: entry_facts(spec, request),
     }
 }
@@ -180,6 +184,7 @@ fn failed_to_start(spec: &QaSpec, why: &str) -> QaReport {
         runtime_ms: 0,
         timed_out: false,
         browser_version: None,
+        browser_pid: None,
         entry: None,
     }
 }
@@ -600,19 +605,32 @@ impl Shared {
     }
 
     /// Stop the browser and reap it. Returns its version.
-    async fn finish(&self) -> Option<String> {
+    async fn finish(&self) -> Option<(String, i32)> {
         let slot = std::mem::replace(&mut *self.browser.lock().await, BrowserSlot::NotStarted);
         let BrowserSlot::Running { chromium, server } = slot else {
             return None;
         };
         drop(server);
-        let version = chromium.version.clone();
-        match Arc::try_unwrap(chromium) {
-            Ok(owned) => owned.shutdown().await,
-            // A cancelled check still holds it: dropping kills the group synchronously.
-            Err(shared) => drop(shared),
+        let facts = (
+            chromium.version.clone().unwrap_or_default(),
+            chromium.pid().unwrap_or(0),
+        );
+        // A check cancelled by a timeout releases its handle when its task is dropped, which
+        // happens on the runtime's next turns; wait for that briefly so the shutdown can reap.
+        let mut chromium = chromium;
+        for _ in 0..100 {
+            match Arc::try_unwrap(chromium) {
+                Ok(owned) => {
+                    owned.shutdown().await;
+                    return Some(facts);
+                }
+                Err(still_shared) => chromium = still_shared,
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        version
+        // Still held: dropping the last handle kills the group synchronously.
+        drop(chromium);
+        Some(facts)
     }
 }
 

@@ -42,31 +42,33 @@ pub struct BootReport {
 pub async fn boot(page: &Page, url: &str, plan: &BootPlan) -> BootReport {
     let mut report = BootReport::default();
     let started = Instant::now();
-    match page_ops::goto(page, url, NAV_TIMEOUT).await {
-        Ok(true) => {}
-        Ok(false) => {
-            report.findings.push(Finding::new(
-                "navigation_timeout",
-                format!(
-                    "the page did not finish loading within {} ms",
-                    NAV_TIMEOUT.as_millis()
-                ),
-            ));
-            if page_ops::eval(page, "1", Duration::from_millis(750)).await
-                == Err(EvalError::Timeout)
-            {
-                report.main_thread_blocked = true;
-                report.findings.push(Finding::new(
-                    "main_thread_blocked",
-                    "the page's script never yielded (an infinite loop?); it was terminated",
-                ));
-                page_ops::terminate_scripts(page).await;
-            }
-        }
-        Err(e) => report.findings.push(Finding::new(
+    let problem = match page_ops::goto(page, url, NAV_TIMEOUT).await {
+        Ok(true) => None,
+        Ok(false) => Some(Finding::new(
+            "navigation_timeout",
+            format!(
+                "the page did not finish loading within {} ms",
+                NAV_TIMEOUT.as_millis()
+            ),
+        )),
+        Err(e) => Some(Finding::new(
             "navigation_failed",
             format!("navigation failed: {e}"),
         )),
+    };
+    if let Some(finding) = problem {
+        report.findings.push(finding);
+        // Does the page still answer? A script that never yields (an infinite loop) blocks
+        // every evaluation; stop it so the rest of the check (screenshot, signals) can run.
+        let probe = page_ops::eval(page, "1", Duration::from_millis(750)).await;
+        if matches!(probe, Err(EvalError::Timeout | EvalError::Protocol(_))) {
+            report.main_thread_blocked = true;
+            report.findings.push(Finding::new(
+                "main_thread_blocked",
+                "the page's script never yielded (an infinite loop?); it was terminated",
+            ));
+            page_ops::terminate_scripts(page).await;
+        }
     }
     report.goto_ms = millis(started.elapsed());
     report.selector_found = wait_for_selector(page, &plan.wait_for).await;

@@ -99,6 +99,8 @@ pub struct Chromium {
     /// Removed when the browser is dropped.
     _profile: ProfileDir,
     pub version: Option<String>,
+    /// The tab Chromium opened at start, handed out once: reusing it saves starting a renderer.
+    initial_page: Mutex<Option<chromiumoxide::Page>>,
 }
 
 impl Chromium {
@@ -157,6 +159,7 @@ impl Chromium {
             .ok()
             .and_then(Result::ok)
             .map(|v| v.product);
+        let initial_page = first_page(&browser).await;
         Ok(Chromium {
             browser,
             child,
@@ -165,7 +168,26 @@ impl Chromium {
             stderr,
             _profile: profile,
             version,
+            initial_page: Mutex::new(initial_page),
         })
+    }
+
+    /// The tab opened at start, if it is still unclaimed; otherwise a new one.
+    pub async fn page(&self) -> Result<chromiumoxide::Page, String> {
+        let initial = self.initial_page.lock().ok().and_then(|mut p| p.take());
+        if let Some(page) = initial {
+            return Ok(page);
+        }
+        match tokio::time::timeout(
+            Duration::from_secs(10),
+            self.browser.new_page("about:blank"),
+        )
+        .await
+        {
+            Ok(Ok(page)) => Ok(page),
+            Ok(Err(e)) => Err(format!("could not open a page: {e}")),
+            Err(_) => Err("opening a page timed out".into()),
+        }
     }
 
     /// The browser's pid, which is also its process group id.
@@ -219,6 +241,23 @@ impl Drop for Chromium {
     }
 }
 
+/// The `about:blank` tab Chromium opened at start, once the handler has attached to it (bounded).
+async fn first_page(browser: &Browser) -> Option<chromiumoxide::Page> {
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(1500);
+    loop {
+        if let Ok(Ok(pages)) =
+            tokio::time::timeout(Duration::from_millis(500), browser.pages()).await
+            && let Some(page) = pages.into_iter().next()
+        {
+            return Some(page);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 async fn drain_stderr(
     pipe: tokio::process::ChildStderr,
     buf: Arc<Mutex<String>>,
@@ -255,8 +294,15 @@ fn tail(buf: &Arc<Mutex<String>>) -> String {
 struct ProfileDir(PathBuf);
 
 impl ProfileDir {
+    /// Prefer `/dev/shm` (memory): on slow disks creating and deleting a profile's few hundred
+    /// files costs hundreds of milliseconds per run.
     fn create() -> std::io::Result<Self> {
-        let dir = std::env::temp_dir().join(format!("crumb-qa-profile-{}", ulid::Ulid::new()));
+        let name = format!("crumb-qa-profile-{}", ulid::Ulid::new());
+        let shm = Path::new("/dev/shm").join(&name);
+        if std::fs::create_dir(&shm).is_ok() {
+            return Ok(ProfileDir(shm));
+        }
+        let dir = std::env::temp_dir().join(name);
         std::fs::create_dir_all(&dir)?;
         Ok(ProfileDir(dir))
     }

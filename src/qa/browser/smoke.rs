@@ -51,26 +51,11 @@ pub async fn run(
     let mut result = CheckResult::new(id, "browser", blocking, CheckStatus::Pass);
     let mut output = SmokeOutput::default();
     let started = Instant::now();
-    let page = match tokio::time::timeout(
-        Duration::from_secs(10),
-        chromium.browser.new_page("about:blank"),
-    )
-    .await
-    {
-        Ok(Ok(p)) => p,
-        Ok(Err(e)) => {
+    let page = match chromium.page().await {
+        Ok(p) => p,
+        Err(e) => {
             result.status = CheckStatus::Error;
-            result.findings.push(Finding::new(
-                "browser_error",
-                format!("could not open a page: {e}"),
-            ));
-            return (result, output);
-        }
-        Err(_) => {
-            result.status = CheckStatus::Error;
-            result
-                .findings
-                .push(Finding::new("browser_error", "opening a page timed out"));
+            result.findings.push(Finding::new("browser_error", e));
             return (result, output);
         }
     };
