@@ -729,15 +729,9 @@ fn resume_refuses_unknown_sessions_and_a_live_coordinator() {
 #[test]
 fn an_agent_cli_role_runs_through_the_same_dispatcher_with_its_usage_recorded() {
     let scratch = Scratch::new();
-    let fake_bin = repo_root().join("tests/fixtures/run/fake-bin");
-    let path = format!(
-        "{}:{}",
-        fake_bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let run = scratch
         .command(&["run"])
-        .env("PATH", path)
+        .env("PATH", fake_clis_path())
         .arg(scratch.pipeline())
         .arg(PITCH)
         .args([
@@ -768,9 +762,57 @@ fn an_agent_cli_role_runs_through_the_same_dispatcher_with_its_usage_recorded() 
         .unwrap();
     assert_eq!(stop["metadata"]["tokens_out"], 310);
     assert_eq!(stop["metadata"]["cost_usd"], 0.042);
-    assert_eq!(stop["metadata"]["adapter_session_id"], "fake-claude-7");
+    assert_eq!(stop["metadata"]["adapter_session_id"], "fake-claude-1");
     let prompt = std::fs::read_to_string(session.join("prompts/planner-lead-1.md")).unwrap();
     assert!(prompt.contains(PITCH));
+    let tool_calls = of_kind(&events, "tool.call");
+    assert_eq!(tool_calls.len(), 1, "one tool_use in the fake's stream");
+    assert_eq!(tool_calls[0]["from"], "planner-lead");
+    assert_eq!(tool_calls[0]["body"], "Bash crumb event");
+    assert_eq!(tool_calls[0]["metadata"]["visibility"], "private");
+    assert_eq!(tool_calls[0]["metadata"]["tool"], "claude-code-stream@v1");
+}
+
+/// `PATH` with the fake agent CLIs first.
+fn fake_clis_path() -> String {
+    format!(
+        "{}:{}",
+        repo_root().join("tests/fixtures/fake-clis").display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+#[test]
+fn an_agent_cli_failure_is_reported_in_the_cli_s_own_words() {
+    let scratch = Scratch::new();
+    let run = scratch
+        .command(&["run"])
+        .env("PATH", fake_clis_path())
+        .env("FAKE_CLI_MODE", "error")
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .args([
+            "--adapter",
+            "mock",
+            "--bind",
+            "builder=claude-code",
+            "--json",
+        ])
+        .run()
+        .expect_code(0);
+    assert_eq!(summary(&run)["reason"], "verdict_pass");
+    let events = transcript(&scratch.session());
+    assert_effects_once(&events);
+    let errors = of_kind(&events, "error");
+    assert_eq!(errors.len(), 3, "three failed turns open the circuit");
+    for error in &errors {
+        assert_eq!(error["data"]["reason"], "exit_nonzero");
+        let message = error["data"]["message"].as_str().unwrap();
+        assert!(message.contains("fake failure"), "{message}");
+    }
+    let tool_calls = of_kind(&events, "tool.call");
+    assert_eq!(tool_calls.len(), 3, "one per failed turn");
+    assert!(tool_calls.iter().all(|e| e["from"] == "builder"));
 }
 
 #[test]

@@ -17,9 +17,10 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
-use super::process::{self, Outcome, SpawnSpec};
+use super::process::{self, Outcome, SpawnSpec, Stream};
 use super::run::{RoleBinding, RunConfig};
 use super::session::SessionDir;
+use super::stream_tap::StreamTap;
 use crate::adapters::mock::agent::PRODUCES_ENV;
 use crate::adapters::mock::scenario::SCENARIO_ENV;
 use crate::adapters::{AdapterKind, TurnRequest};
@@ -117,7 +118,20 @@ pub async fn run_spawn(
         // A dropped sender cancels too: nobody is left to receive the outcome.
         let _ = cancel.await;
     };
-    let finished = process::run(launch, |_, _| {}, cancelled).await;
+    let mut tap = adapter_kind(&job)
+        .ok()
+        .filter(|kind| *kind != AdapterKind::Mock)
+        .map(StreamTap::new);
+    let finished = process::run(
+        launch,
+        |stream, line| {
+            if let (Stream::Stdout, Some(tap)) = (stream, tap.as_mut()) {
+                tap.line(line);
+            }
+        },
+        cancelled,
+    )
+    .await;
     if finished.outcome == Outcome::Cancelled && job.shutdown.load(Ordering::SeqCst) {
         return SpawnReport {
             role,
@@ -125,9 +139,29 @@ pub async fn run_spawn(
             failure: None,
         };
     }
-    let usage = turn_usage(&job, &finished.stdout_tail);
+    let usage = tap.as_ref().map_or_else(
+        || parse_usage(&finished.stdout_tail),
+        |tap| Usage::from(tap.summary()),
+    );
+    if let Some(tap) = &tap {
+        for draft in tap.tool_call_drafts(&role) {
+            let _ = append(&writer, draft);
+        }
+    }
     let produced = produced_since(&job.session.transcript(), &wake_id, &job.role);
-    let failure = classify(&finished.outcome, produced, &job);
+    let failure = classify(&finished.outcome, produced, &job).map(|(reason, message)| {
+        // The CLI's own account of the turn (a Gemini exit 0 that reported an error, a Claude
+        // run without a result line) says more than the exit code.
+        let told = tap.as_ref().and_then(|tap| {
+            crate::adapters::turn_failure(tap.kind(), &finished.outcome, &tap.summary())
+        });
+        match told {
+            Some(told) if matches!(finished.outcome, Outcome::Exited { .. }) => {
+                (reason, format!("{message}: {told}"))
+            }
+            _ => (reason, message),
+        }
+    });
     let exit_code = match finished.outcome {
         Outcome::Exited { code } => Some(code),
         _ => None,
@@ -157,6 +191,7 @@ pub async fn run_spawn(
         exit_code,
         u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX),
         &usage,
+        tap.as_ref().map_or(0, StreamTap::omitted),
     );
     SpawnReport {
         role,
@@ -247,7 +282,7 @@ fn fail(
         .data(data)
         .metadata(runner_metadata(&job.effect.id));
     let _ = append(writer, error);
-    write_stop(writer, job, "failed", exit_code, 0, &Usage::default());
+    write_stop(writer, job, "failed", exit_code, 0, &Usage::default(), 0);
     SpawnReport {
         role: job.role.id.clone(),
         effect_id: job.effect.id.clone(),
@@ -272,6 +307,7 @@ fn write_stop(
     exit_code: Option<i32>,
     latency_ms: u64,
     usage: &Usage,
+    tool_calls_omitted: u64,
 ) {
     let mut metadata = runner_metadata(&job.effect.id);
     metadata.latency_ms = Some(latency_ms);
@@ -289,6 +325,9 @@ fn write_stop(
     let mut data = Map::new();
     data.insert("outcome".into(), json!(outcome));
     data.insert("exit_code".into(), json!(exit_code));
+    if tool_calls_omitted > 0 {
+        data.insert("tool_calls_omitted".into(), json!(tool_calls_omitted));
+    }
     let stop = Draft::new(job.role.id.clone(), Kind::AgentStop)
         .body(format!(
             "{} stopped ({outcome}, {latency_ms} ms)",
@@ -379,25 +418,16 @@ fn adapter_kind(job: &SpawnJob) -> Result<AdapterKind, String> {
         .map_err(|e: crate::adapters::UnknownAdapter| e.to_string())
 }
 
-/// The turn's usage: the mock prints one usage line; agent CLIs are read by their own parsers.
-fn turn_usage(job: &SpawnJob, stdout: &[u8]) -> Usage {
-    match adapter_kind(job) {
-        Ok(AdapterKind::Mock) | Err(_) => parse_usage(stdout),
-        Ok(kind) => {
-            let mut parser = crate::adapters::parser(kind);
-            for line in String::from_utf8_lossy(stdout).lines() {
-                let _ = parser.line(line);
-            }
-            let summary = parser.summary();
-            Usage {
-                tokens_in: summary.usage.tokens_in,
-                tokens_out: summary.usage.tokens_out,
-                cache_read: summary.usage.cache_read,
-                cache_write: summary.usage.cache_write,
-                cost_usd: summary.usage.cost_usd,
-                model: summary.usage.model,
-                adapter_session_id: summary.adapter_session_id,
-            }
+impl From<crate::adapters::TurnSummary> for Usage {
+    fn from(summary: crate::adapters::TurnSummary) -> Self {
+        Usage {
+            tokens_in: summary.usage.tokens_in,
+            tokens_out: summary.usage.tokens_out,
+            cache_read: summary.usage.cache_read,
+            cache_write: summary.usage.cache_write,
+            cost_usd: summary.usage.cost_usd,
+            model: summary.usage.model,
+            adapter_session_id: summary.adapter_session_id,
         }
     }
 }

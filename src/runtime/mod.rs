@@ -14,3 +14,4 @@ pub mod prompt;
 pub mod resolve;
 pub mod run;
 pub mod session;
+pub mod stream_tap;

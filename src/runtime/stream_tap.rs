@@ -1,0 +1,111 @@
+//! The dispatcher's tap on an agent CLI's stdout: feeds each line to the adapter's own stream
+//! parser (usage, the CLI's end-of-turn event, tool calls) while the turn runs, keeping at most
+//! [`MAX_TOOL_CALLS`] tool calls so a chatty agent cannot flood the transcript.
+
+use serde_json::{Map, json};
+
+use crate::adapters::{AdapterKind, StreamParser, ToolCall, TurnSummary};
+use crate::transcript::metadata::Visibility;
+use crate::transcript::{Draft, Kind, Metadata};
+
+/// Most `tool.call` events written for one turn; the rest are only counted.
+pub const MAX_TOOL_CALLS: usize = 50;
+
+/// Parser state of one turn.
+pub struct StreamTap {
+    kind: AdapterKind,
+    parser: Box<dyn StreamParser>,
+    calls: Vec<ToolCall>,
+    omitted: u64,
+}
+
+impl StreamTap {
+    pub fn new(kind: AdapterKind) -> Self {
+        Self {
+            kind,
+            parser: crate::adapters::parser(kind),
+            calls: Vec::new(),
+            omitted: 0,
+        }
+    }
+
+    /// The adapter whose output this is.
+    pub fn kind(&self) -> AdapterKind {
+        self.kind
+    }
+
+    /// Feed one stdout line.
+    pub fn line(&mut self, line: &str) {
+        for call in self.parser.line(line) {
+            if self.calls.len() < MAX_TOOL_CALLS {
+                self.calls.push(call);
+            } else {
+                self.omitted += 1;
+            }
+        }
+    }
+
+    /// What the adapter's parser learned.
+    pub fn summary(&self) -> TurnSummary {
+        self.parser.summary()
+    }
+
+    /// Tool calls seen beyond [`MAX_TOOL_CALLS`].
+    pub fn omitted(&self) -> u64 {
+        self.omitted
+    }
+
+    /// The kept tool calls as private `tool.call` drafts from `role`, in stream order.
+    pub fn tool_call_drafts(&self, role: &str) -> Vec<Draft> {
+        self.calls
+            .iter()
+            .map(|call| {
+                let mut data = Map::new();
+                data.insert("tool_kind".into(), json!(call.tool));
+                if let Some(target) = &call.target {
+                    data.insert("target".into(), json!(target));
+                }
+                Draft::new(role.to_owned(), Kind::ToolCall)
+                    .body(call.summary())
+                    .data(data)
+                    .metadata(Metadata {
+                        visibility: Some(Visibility::Private),
+                        deterministic: Some(true),
+                        tool: Some(format!("{}-stream@v1", self.kind)),
+                        ..Metadata::default()
+                    })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claude_tool_line(i: usize) -> String {
+        json!({"type": "assistant", "message": {"content": [
+            {"type": "tool_use", "name": "Bash", "input": {"command": format!("echo {i} {}", "x".repeat(1000))}}
+        ]}})
+        .to_string()
+    }
+
+    #[test]
+    fn tool_calls_are_bounded_and_truncated() {
+        let mut tap = StreamTap::new(AdapterKind::ClaudeCode);
+        for i in 0..MAX_TOOL_CALLS + 7 {
+            tap.line(&claude_tool_line(i));
+        }
+        tap.line("not json at all {");
+        let drafts = tap.tool_call_drafts("builder");
+        assert_eq!(drafts.len(), MAX_TOOL_CALLS);
+        assert_eq!(tap.omitted(), 7);
+        let first = &drafts[0];
+        assert_eq!(first.from, "builder");
+        assert!(first.body.as_deref().unwrap().starts_with("Bash echo 0 "));
+        assert!(first.body.as_deref().unwrap().chars().count() <= 200);
+        let metadata = first.metadata.as_ref().unwrap();
+        assert_eq!(metadata.tool.as_deref(), Some("claude-code-stream@v1"));
+        assert_eq!(metadata.visibility, Some(Visibility::Private));
+    }
+}
