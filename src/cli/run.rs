@@ -390,9 +390,5 @@ fn resolve_bindings(
             eprintln!("crumb run: note: {note}");
         }
     }
-    Ok(resolved
-        .roles
-        .iter()
-        .map(|(role, binding)| (role.clone(), RoleBinding::from_resolved(binding)))
-        .collect())
+    Ok(resolved.to_role_bindings())
 }

@@ -9,7 +9,6 @@ use serde_json::Value;
 use crate::adapters::AdapterKind;
 use crate::pipeline::preset::Effort;
 use crate::pipeline::table::LimitsSpec;
-use crate::runtime::bindings::ResolvedBinding;
 use crate::transcript::{Event, Kind};
 
 /// Where one role runs, and which layer decided it.
@@ -27,21 +26,6 @@ pub struct RoleBinding {
 }
 
 impl RoleBinding {
-    /// The record of a binding resolved by [`crate::runtime::bindings`].
-    pub fn from_resolved(binding: &ResolvedBinding) -> Self {
-        RoleBinding {
-            adapter: binding.adapter.as_str().to_owned(),
-            model: binding.model.clone(),
-            effort: binding
-                .effort
-                .and_then(|e| serde_json::to_value(e).ok())
-                .and_then(|v| v.as_str().map(str::to_owned)),
-            harness: binding.harness.clone(),
-            provider: binding.provider.clone(),
-            decided_by: binding.source.to_string(),
-        }
-    }
-
     /// The effort as the adapters take it.
     pub fn effort(&self) -> Option<Effort> {
         self.effort
