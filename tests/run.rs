@@ -56,6 +56,8 @@ impl Scratch {
         crumb()
             .current_dir(self.dir.path())
             .env("CRUMB_HOME", self.home())
+            // Nothing listens on port 1: no Studio found unless a test starts one.
+            .env("CRUMB_STUDIO_PORT", "1")
             .args(args)
     }
 
@@ -64,6 +66,7 @@ impl Scratch {
         Command::new(crumb_bin())
             .current_dir(self.dir.path())
             .env("CRUMB_HOME", self.home())
+            .env("CRUMB_STUDIO_PORT", "1")
             .env("CRUMB_MOCK_DELAY_MS", delay_ms.to_string())
             .env_remove("CRUMB_IDLE_TIMEOUT")
             .arg("run")
@@ -289,7 +292,77 @@ fn human_output_names_session_bindings_and_game() {
         text.contains("game     <DIR>/artifacts/game/index.html"),
         "{text}"
     );
-    assert!(text.contains("crumb studio"));
+    let hint = "studio   crumb studio → http://127.0.0.1:1/#/session/<SESSION>";
+    assert_eq!(
+        text.matches(hint).count(),
+        2,
+        "one line in the header, one in the summary: {text}"
+    );
+}
+
+/// A stand-in Studio answering `/api/health` with Studio's signature on a free loopback port.
+fn fake_studio() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut request = [0u8; 1024];
+            let _ = std::io::Read::read(&mut stream, &mut request);
+            let body = r#"{"ok":true,"studio_version":"test"}"#;
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = std::io::Write::write_all(&mut stream, reply.as_bytes());
+        }
+    });
+    port
+}
+
+#[test]
+fn a_running_studio_gets_the_session_s_deep_link() {
+    let scratch = Scratch::new();
+    let port = fake_studio();
+    let human = scratch
+        .command(&["run"])
+        .env("CRUMB_STUDIO_PORT", port.to_string())
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .args(["--adapter", "mock"])
+        .run()
+        .expect_code(0);
+    let id = scratch
+        .session()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let line = format!("studio   http://127.0.0.1:{port}/#/session/{id}");
+    assert_eq!(human.stdout.matches(&line).count(), 2, "{}", human.stdout);
+    assert!(!human.stdout.contains("crumb studio →"));
+
+    let scratch = Scratch::new();
+    let json = scratch
+        .command(&["run"])
+        .env("CRUMB_STUDIO_PORT", port.to_string())
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .args(["--adapter", "mock", "--json"])
+        .run()
+        .expect_code(0);
+    let studio = &summary(&json)["studio"];
+    assert_eq!(studio["running"], true);
+    let id = scratch
+        .session()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(
+        studio["url"],
+        format!("http://127.0.0.1:{port}/#/session/{id}")
+    );
 }
 
 #[test]

@@ -53,6 +53,7 @@ fn execute(args: &Args) -> Result<u8, Failure> {
     if !args.json {
         println!("session  {} (resumed)", dir.id());
         println!("folder   {}", dir.path().display());
+        println!("{}", super::run::StudioLink::probe(dir.id()).line());
     }
     drive_and_report(session, lock, args.wait, args.json)
 }

@@ -140,6 +140,7 @@ fn execute(args: &Args) -> Result<u8, Failure> {
                 binding.adapter, binding.decided_by
             );
         }
+        println!("{}", StudioLink::probe(created.dir.id()).line());
     }
     let session = Session {
         dir: created.dir,
@@ -230,7 +231,46 @@ fn summary(dir: &SessionDir, outcome: &Outcome) -> Value {
         "events": state.events,
         "tokens": state.budgets.tokens,
         "game": entry.is_file().then(|| entry.display().to_string()),
+        "studio": StudioLink::probe(dir.id()).to_json(),
     })
+}
+
+/// Where this session can be watched in Studio: straight there when a Studio is running, else
+/// the command that starts one and the address it will have.
+pub(crate) struct StudioLink {
+    url: String,
+    running: bool,
+}
+
+impl StudioLink {
+    pub(crate) fn probe(session_id: &str) -> Self {
+        match crate::studio::probe::deep_link(session_id) {
+            Some(url) => StudioLink { url, running: true },
+            None => {
+                let port = std::env::var(crate::studio::probe::PORT_ENV)
+                    .ok()
+                    .and_then(|p| p.parse().ok())
+                    .unwrap_or(crate::studio::probe::DEFAULT_PORT);
+                StudioLink {
+                    url: crate::studio::probe::session_url(port, session_id),
+                    running: false,
+                }
+            }
+        }
+    }
+
+    /// One line of the header and of the summary.
+    pub(crate) fn line(&self) -> String {
+        if self.running {
+            format!("studio   {}", self.url)
+        } else {
+            format!("studio   crumb studio → {}", self.url)
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        json!({ "url": self.url, "running": self.running })
+    }
 }
 
 fn print_summary(summary: &Value) {
@@ -273,10 +313,20 @@ fn print_summary(summary: &Value) {
     if let Some(game) = summary.get("game").and_then(Value::as_str) {
         println!("game     {game}");
     }
-    println!(
-        "studio   crumb studio   (then open the session {})",
-        text("session_id")
-    );
+    if let Some(studio) = summary.get("studio") {
+        let link = StudioLink {
+            url: studio
+                .get("url")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            running: studio
+                .get("running")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        };
+        println!("{}", link.line());
+    }
 }
 
 fn compile_frozen(path: &Path) -> Result<TransitionTable, Failure> {
