@@ -1025,3 +1025,67 @@ fn ctrl_c_stops_the_live_turn_without_recording_it_and_resume_redoes_it() {
     assert_eq!(count(&events, "builder", "build"), 1);
     assert_eq!(count(&events, "builder", "agent.stop"), 1);
 }
+
+#[test]
+fn run_resumes_a_dead_coordinator_s_session_of_the_same_pipeline_and_pitch() {
+    let scratch = Scratch::new();
+    let mut child = scratch.spawn_run("pass", 300, &[]);
+    let home = scratch.home();
+    let session = wait_for(
+        || any_session(&home),
+        |e| count(e, "builder", "agent.wake") == 1,
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let sessions_dir = session.parent().unwrap().to_path_buf();
+    let sessions = || std::fs::read_dir(&sessions_dir).unwrap().count();
+
+    // Another pitch is another job: a fresh session, the dead one left alone.
+    let other = scratch
+        .command(&["run"])
+        .arg(scratch.pipeline())
+        .arg("a different pitch")
+        .args(["--adapter", "mock", "--json"])
+        .run()
+        .expect_code(0);
+    assert!(!other.stderr.contains("resuming"), "{}", other.stderr);
+    assert_eq!(sessions(), 2);
+
+    let resumed = scratch.run("pass", &[]).expect_code(0);
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        resumed.stderr.contains(&format!("resuming session {id}")),
+        "one line says so: {}",
+        resumed.stderr
+    );
+    assert_eq!(summary(&resumed)["session_id"], id.as_str());
+    assert_eq!(summary(&resumed)["reason"], "verdict_pass");
+    assert_eq!(sessions(), 2, "no new session");
+    let events = transcript(&session);
+    assert_effects_once(&events);
+    for (from, kind) in [("builder", "build"), ("verifier", "judge.score")] {
+        assert_eq!(count(&events, from, kind), 1, "exactly one {kind}");
+    }
+
+    // Done now: the next run of the same pitch starts afresh, and so does `--new`.
+    let again = scratch.run("pass", &[]).expect_code(0);
+    assert_ne!(summary(&again)["session_id"], id.as_str());
+    assert_eq!(sessions(), 3);
+}
+
+#[test]
+fn run_new_starts_fresh_even_when_a_dead_session_matches() {
+    let scratch = Scratch::new();
+    let mut child = scratch.spawn_run("pass", 300, &[]);
+    let home = scratch.home();
+    let session = wait_for(
+        || any_session(&home),
+        |e| count(e, "planner-lead", "agent.wake") == 1,
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    let fresh = scratch.run("pass", &["--new"]).expect_code(0);
+    assert!(!fresh.stderr.contains("resuming"), "{}", fresh.stderr);
+    assert_ne!(summary(&fresh)["session_id"], id.as_str());
+}

@@ -51,9 +51,7 @@ fn execute(args: &Args) -> Result<u8, Failure> {
     let lock = CoordinatorLock::acquire(dir.path()).map_err(|e| Failure::Usage(e.to_string()))?;
     let session = reopen(&dir)?;
     if !args.json {
-        println!("session  {} (resumed)", dir.id());
-        println!("folder   {}", dir.path().display());
-        println!("{}", super::run::StudioLink::probe(dir.id()).line());
+        super::run::print_resumed_header(&dir);
     }
     drive_and_report(session, lock, args.wait, args.json)
 }

@@ -66,6 +66,10 @@ pub struct Args {
     /// Override every role's wall-clock timeout (e.g. `10m`).
     #[arg(long, value_name = "DURATION", env = "CRUMB_WALL_TIMEOUT")]
     pub wall_timeout: Option<String>,
+    /// Start a fresh session even when a session for the same pipeline and pitch was left
+    /// behind by a coordinator that died (by default that session is resumed).
+    #[arg(long)]
+    pub new: bool,
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -111,6 +115,21 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         return Err(Failure::Usage("the pitch is empty".into()));
     }
     let home = home(args.home.as_deref())?;
+    if !args.new
+        && let Some(dir) =
+            crate::runtime::dead_session::find(&home, &project, &args.pipeline, &args.pitch)
+        && let Ok(lock) = CoordinatorLock::acquire(dir.path())
+    {
+        eprintln!(
+            "crumb run: resuming session {} (same pipeline and pitch, its coordinator died); --new starts a fresh one",
+            dir.id()
+        );
+        let session = reopen(&dir)?;
+        if !args.json {
+            print_resumed_header(&dir);
+        }
+        return drive_and_report(session, lock, args.wait, args.json);
+    }
     let created = session::create(&home, &project, &args.pipeline, &args.pitch)
         .map_err(|e| Failure::Internal(e.to_string()))?;
     let frozen_file = created.dir.path().join(&created.frozen.pipeline_file);
@@ -148,6 +167,13 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         config: Arc::new(config),
     };
     drive_and_report(session, created.lock, args.wait, args.json)
+}
+
+/// The header of a resumed session (`crumb resume`, or `crumb run` finding a dead session).
+pub(crate) fn print_resumed_header(dir: &SessionDir) {
+    println!("session  {} (resumed)", dir.id());
+    println!("folder   {}", dir.path().display());
+    println!("{}", StudioLink::probe(dir.id()).line());
 }
 
 /// Drive a session (new or resumed) to its end, update `meta.json`, print the summary and return

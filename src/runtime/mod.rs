@@ -15,3 +15,4 @@ pub mod resolve;
 pub mod run;
 pub mod session;
 pub mod stream_tap;
+pub mod dead_session;
