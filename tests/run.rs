@@ -1029,14 +1029,7 @@ fn ctrl_c_stops_the_live_turn_without_recording_it_and_resume_redoes_it() {
 #[test]
 fn run_resumes_a_dead_coordinator_s_session_of_the_same_pipeline_and_pitch() {
     let scratch = Scratch::new();
-    let mut child = scratch.spawn_run("pass", 300, &[]);
-    let home = scratch.home();
-    let session = wait_for(
-        || any_session(&home),
-        |e| count(e, "builder", "agent.wake") == 1,
-    );
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let session = kill_mid_run(&scratch, |e| count(e, "builder", "agent.wake") == 1);
     let sessions_dir = session.parent().unwrap().to_path_buf();
     let sessions = || std::fs::read_dir(&sessions_dir).unwrap().count();
 
@@ -1076,16 +1069,20 @@ fn run_resumes_a_dead_coordinator_s_session_of_the_same_pipeline_and_pitch() {
 #[test]
 fn run_new_starts_fresh_even_when_a_dead_session_matches() {
     let scratch = Scratch::new();
-    let mut child = scratch.spawn_run("pass", 300, &[]);
-    let home = scratch.home();
-    let session = wait_for(
-        || any_session(&home),
-        |e| count(e, "planner-lead", "agent.wake") == 1,
-    );
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let session = kill_mid_run(&scratch, |e| count(e, "planner-lead", "agent.wake") == 1);
     let id = session.file_name().unwrap().to_string_lossy().into_owned();
     let fresh = scratch.run("pass", &["--new"]).expect_code(0);
     assert!(!fresh.stderr.contains("resuming"), "{}", fresh.stderr);
     assert_ne!(summary(&fresh)["session_id"], id.as_str());
+}
+
+/// Start a slowed mock run, SIGKILL its coordinator once `ready` holds, and return the session
+/// it left behind (meta still says running, the lock is free).
+fn kill_mid_run(scratch: &Scratch, ready: Ready) -> PathBuf {
+    let mut child = scratch.spawn_run("pass", 300, &[]);
+    let home = scratch.home();
+    let session = wait_for(|| any_session(&home), ready);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    session
 }

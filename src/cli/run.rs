@@ -270,18 +270,16 @@ pub(crate) struct StudioLink {
 
 impl StudioLink {
     pub(crate) fn probe(session_id: &str) -> Self {
-        match crate::studio::probe::deep_link(session_id) {
-            Some(url) => StudioLink { url, running: true },
-            None => {
-                let port = std::env::var(crate::studio::probe::PORT_ENV)
-                    .ok()
-                    .and_then(|p| p.parse().ok())
-                    .unwrap_or(crate::studio::probe::DEFAULT_PORT);
-                StudioLink {
-                    url: crate::studio::probe::session_url(port, session_id),
-                    running: false,
-                }
-            }
+        if let Some(url) = crate::studio::probe::deep_link(session_id) {
+            return StudioLink { url, running: true };
+        }
+        let port = std::env::var(crate::studio::probe::PORT_ENV)
+            .ok()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(crate::studio::probe::DEFAULT_PORT);
+        StudioLink {
+            url: crate::studio::probe::session_url(port, session_id),
+            running: false,
         }
     }
 

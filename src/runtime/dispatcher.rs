@@ -150,17 +150,10 @@ pub async fn run_spawn(
     }
     let produced = produced_since(&job.session.transcript(), &wake_id, &job.role);
     let failure = classify(&finished.outcome, produced, &job).map(|(reason, message)| {
-        // The CLI's own account of the turn (a Gemini exit 0 that reported an error, a Claude
-        // run without a result line) says more than the exit code.
-        let told = tap.as_ref().and_then(|tap| {
-            crate::adapters::turn_failure(tap.kind(), &finished.outcome, &tap.summary())
-        });
-        match told {
-            Some(told) if matches!(finished.outcome, Outcome::Exited { .. }) => {
-                (reason, format!("{message}: {told}"))
-            }
-            _ => (reason, message),
-        }
+        (
+            reason,
+            in_the_cli_s_words(message, &finished.outcome, tap.as_ref()),
+        )
     });
     let exit_code = match finished.outcome {
         Outcome::Exited { code } => Some(code),
@@ -173,11 +166,9 @@ pub async fn run_spawn(
             "stderr".into(),
             json!(tail_chars(&finished.stderr_tail, 2000)),
         );
-        let error = Draft::new("system", Kind::Error)
-            .body(format!("{role} turn {n} failed: {message}"))
-            .data(data)
-            .metadata(runner_metadata(&effect_id));
-        let _ = append(&writer, error);
+        let body = format!("{role} turn {n} failed: {message}");
+        let error = Draft::new("system", Kind::Error).body(body).data(data);
+        let _ = append(&writer, error.metadata(runner_metadata(&effect_id)));
     }
     let outcome = match (&finished.outcome, &failure) {
         (Outcome::Cancelled, _) => "cancelled",
@@ -197,6 +188,17 @@ pub async fn run_spawn(
         role,
         effect_id,
         failure: failure.map(|(reason, _)| reason.to_owned()),
+    }
+}
+
+/// A failure message completed with the CLI's own account of the turn (a Gemini exit 0 that
+/// reported an error, a Claude run without a result line), which says more than the exit code.
+fn in_the_cli_s_words(message: String, outcome: &Outcome, tap: Option<&StreamTap>) -> String {
+    let told =
+        tap.and_then(|tap| crate::adapters::turn_failure(tap.kind(), outcome, &tap.summary()));
+    match told {
+        Some(told) if matches!(outcome, Outcome::Exited { .. }) => format!("{message}: {told}"),
+        _ => message,
     }
 }
 

@@ -123,16 +123,7 @@ pub async fn run(
     cancel: impl Future<Output = ()>,
 ) -> SpawnReport {
     let started = Instant::now();
-    let failed = |outcome| SpawnReport {
-        outcome,
-        duration: started.elapsed(),
-        first_output: None,
-        stdout_lines: 0,
-        stderr_lines: 0,
-        pgid: None,
-        stdout_tail: Vec::new(),
-        stderr_tail: String::new(),
-    };
+    let failed = |outcome| SpawnReport::not_started(outcome, started);
     let mut log = match open_log(&spec).await {
         Ok(log) => log,
         Err(err) => {
@@ -163,15 +154,7 @@ pub async fn run(
             let _ = stdin.shutdown().await;
         });
     }
-    let (sender, mut receiver) = mpsc::channel::<Message>(256);
-    let mut readers = Vec::new();
-    if let Some(stdout) = child.stdout.take() {
-        readers.push(tokio::spawn(pump(stdout, Stream::Stdout, sender.clone())));
-    }
-    if let Some(stderr) = child.stderr.take() {
-        readers.push(tokio::spawn(pump(stderr, Stream::Stderr, sender.clone())));
-    }
-    drop(sender);
+    let (mut receiver, readers) = read_output(&mut child);
 
     let mut collector = Collector {
         on_line,
@@ -232,6 +215,37 @@ pub async fn run(
         stdout_tail: collector.stdout_tail,
         stderr_tail: String::from_utf8_lossy(&collector.stderr_tail).into_owned(),
     }
+}
+
+impl SpawnReport {
+    /// The report of a process that never ran.
+    fn not_started(outcome: Outcome, started: Instant) -> Self {
+        SpawnReport {
+            outcome,
+            duration: started.elapsed(),
+            first_output: None,
+            stdout_lines: 0,
+            stderr_lines: 0,
+            pgid: None,
+            stdout_tail: Vec::new(),
+            stderr_tail: String::new(),
+        }
+    }
+}
+
+/// Pump the child's stdout and stderr into one channel of activity and lines.
+fn read_output(
+    child: &mut tokio::process::Child,
+) -> (mpsc::Receiver<Message>, Vec<tokio::task::JoinHandle<()>>) {
+    let (sender, receiver) = mpsc::channel::<Message>(256);
+    let mut readers = Vec::new();
+    if let Some(stdout) = child.stdout.take() {
+        readers.push(tokio::spawn(pump(stdout, Stream::Stdout, sender.clone())));
+    }
+    if let Some(stderr) = child.stderr.take() {
+        readers.push(tokio::spawn(pump(stderr, Stream::Stderr, sender.clone())));
+    }
+    (receiver, readers)
 }
 
 /// Start the child in its own process group.
