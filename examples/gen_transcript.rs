@@ -90,7 +90,7 @@ impl<W: Write> Generator<W> {
             })));
         })?;
         self.emit("planner-lead", Kind::AgentStop, |e| {
-            e.metadata = Some(usage(0));
+            e.metadata = Some(Box::new(usage(0)));
         })?;
         let mut round = 0u64;
         while !self.full() {
@@ -110,10 +110,10 @@ impl<W: Write> Generator<W> {
                     "edit artifacts/game/src/scene{call}.js (round {round})"
                 ));
                 e.data = Some(object(json!({"tool_kind": "edit"})));
-                e.metadata = Some(Metadata {
+                e.metadata = Some(Box::new(Metadata {
                     visibility: Some(Visibility::Private),
                     ..Metadata::default()
-                });
+                }));
             })?;
         }
         for note in 0..3 {
@@ -129,12 +129,14 @@ impl<W: Write> Generator<W> {
         let build = self.emit("builder", Kind::Build, |e| {
             e.body = Some(format!("build {round}: canvas game under artifacts/game/"));
             e.artifacts = vec![artifact("game/index.html")];
-            e.metadata = Some(Metadata {
+            e.metadata = Some(Box::new(Metadata {
                 provider: Some("openai".into()),
                 ..Metadata::default()
-            });
+            }));
         })?;
-        self.emit("builder", Kind::AgentStop, |e| e.metadata = Some(usage(1)))?;
+        self.emit("builder", Kind::AgentStop, |e| {
+            e.metadata = Some(Box::new(usage(1)))
+        })?;
         self.emit("system", Kind::QaResult, |e| {
             e.parent_event_id = Some(build.clone());
             e.data = Some(object(json!({
@@ -150,13 +152,15 @@ impl<W: Write> Generator<W> {
             })?;
         }
         let judge = self.emit("verifier", Kind::JudgeScore, |e| {
-            e.scores = Some(partial_scores());
-            e.metadata = Some(Metadata {
+            e.scores = Some(Box::new(partial_scores()));
+            e.metadata = Some(Box::new(Metadata {
                 provider: Some("anthropic".into()),
                 ..Metadata::default()
-            });
+            }));
         })?;
-        self.emit("verifier", Kind::AgentStop, |e| e.metadata = Some(usage(1)))?;
+        self.emit("verifier", Kind::AgentStop, |e| {
+            e.metadata = Some(Box::new(usage(1)))
+        })?;
         self.emit("system", Kind::SessionAwaiting, |e| {
             e.parent_event_id = Some(judge.clone());
             e.body = Some("verdict PARTIAL needs a person".into());
@@ -166,10 +170,10 @@ impl<W: Write> Generator<W> {
         })?;
         self.emit("system", Kind::Ack, |e| {
             e.body = Some("vetoed".into());
-            e.metadata = Some(Metadata {
+            e.metadata = Some(Box::new(Metadata {
                 ack_for: Some(veto.clone()),
                 ..Metadata::default()
-            });
+            }));
         })?;
         Ok(())
     }

@@ -7,7 +7,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A verifier's verdict. `REJECT` is routed like `FAIL` unless a pipeline says otherwise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Verdict {
     Pass,
@@ -17,7 +19,12 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub const ALL: [Verdict; 4] = [Verdict::Pass, Verdict::Partial, Verdict::Fail, Verdict::Reject];
+    pub const ALL: [Verdict; 4] = [
+        Verdict::Pass,
+        Verdict::Partial,
+        Verdict::Fail,
+        Verdict::Reject,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -42,7 +49,9 @@ impl std::fmt::Display for Verdict {
 
 /// How serious a deviation is: `Critical` means the spec is wrong (re-plan),
 /// `Important`/`Minor` mean the build needs a fix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 pub enum Severity {
     Critical,
     Important,

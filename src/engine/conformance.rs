@@ -299,7 +299,7 @@ fn only_judge_score_routes_and_verify_result_is_never_counted() {
     s.up_to_verifier(0);
     s.judge(scores(FAIL_DIMS, Verdict::Fail, None, None));
     let alias = s.send("verifier", Kind::VerifyResult, |e| {
-        e.scores = Some(scores(FAIL_DIMS, Verdict::Fail, None, None));
+        e.scores = Some(Box::new(scores(FAIL_DIMS, Verdict::Fail, None, None)));
     });
     assert!(alias.is_empty(), "{alias:#?}");
     assert_eq!(s.state.verification.count, 1);
@@ -338,10 +338,12 @@ fn same_provider_discount_needs_two_real_providers() {
         s.build(builder);
         s.qa(0);
         let effects = s.send("verifier", Kind::JudgeScore, |e| {
-            e.scores = Some(scores(PASS_DIMS, Verdict::Pass, None, None));
-            e.metadata = judge.map(|p| Metadata {
-                provider: Some(p.into()),
-                ..Metadata::default()
+            e.scores = Some(Box::new(scores(PASS_DIMS, Verdict::Pass, None, None)));
+            e.metadata = judge.map(|p| {
+                Box::new(Metadata {
+                    provider: Some(p.into()),
+                    ..Metadata::default()
+                })
             });
         });
         let record = s.state.verification.latest.as_ref().expect("record");
@@ -483,11 +485,11 @@ fn stop_token_exhausted_after_one_warning() {
     let mut s = Script::new();
     s.goal();
     let quiet = s.send("planner-lead", Kind::AgentStop, |e| {
-        e.metadata = Some(usage(249_999));
+        e.metadata = Some(Box::new(usage(249_999)));
     });
     assert!(quiet.is_empty());
     let warned = s.send("planner-lead", Kind::AgentStop, |e| {
-        e.metadata = Some(usage(1));
+        e.metadata = Some(Box::new(usage(1)));
     });
     let hooks = appended(&warned, Kind::Hook);
     assert_eq!(hooks.len(), 1);
@@ -497,17 +499,17 @@ fn stop_token_exhausted_after_one_warning() {
     );
     assert!(
         s.send("planner-lead", Kind::AgentStop, |e| e.metadata =
-            Some(usage(10)))
+            Some(Box::new(usage(10))))
             .is_empty(),
         "warned once"
     );
     let stopped = s.send("planner-lead", Kind::AgentStop, |e| {
-        e.metadata = Some(usage(50_000));
+        e.metadata = Some(Box::new(usage(50_000)));
     });
     assert_eq!(done_reason(&stopped), Some("token_exhausted"));
     assert!(
         s.send("planner-lead", Kind::AgentStop, |e| e.metadata =
-            Some(usage(10)))
+            Some(Box::new(usage(10))))
             .is_empty()
     );
 }
@@ -917,7 +919,7 @@ fn re_reducing_appended_events_is_harmless() {
     ));
     pending.extend(s.user(Kind::UserIntervene, "", json!({"ask": "scorecard"})));
     pending.extend(s.send("planner-lead", Kind::AgentStop, |e| {
-        e.metadata = Some(usage(260_000));
+        e.metadata = Some(Box::new(usage(260_000)));
     }));
     let before = s.state.clone();
     for effect in pending {
@@ -927,7 +929,7 @@ fn re_reducing_appended_events_is_harmless() {
         let mut event = s.next(&append.draft.from, append.draft.kind);
         event.data = append.draft.data.clone();
         event.body = append.draft.body.clone();
-        event.metadata = append.draft.metadata.clone();
+        event.metadata = append.draft.metadata.clone().map(Box::new);
         event.parent_event_id = append.draft.parent_event_id.clone();
         let effects = s.feed(&event);
         assert!(

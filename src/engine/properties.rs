@@ -71,18 +71,20 @@ fn build(n: u32, spec: EventSpec) -> Event {
     if let Value::Object(_) = payload {
         e.data = Some(data(payload));
     }
-    e.metadata = tokens.map(|t| Metadata {
-        tokens_out: Some(t),
-        ..Metadata::default()
+    e.metadata = tokens.map(|t| {
+        Box::new(Metadata {
+            tokens_out: Some(t),
+            ..Metadata::default()
+        })
     });
     if let Some((verdict, severity, score)) = judged {
         let s = f64::from(score) - 3.0;
-        e.scores = Some(scores(
+        e.scores = Some(Box::new(scores(
             [s; 6],
             Verdict::ALL[usize::from(verdict)],
             Some(Severity::ALL[usize::from(severity)]),
             Some("p"),
-        ));
+        )));
     }
     e
 }

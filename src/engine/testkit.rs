@@ -297,10 +297,10 @@ impl Script {
     pub fn build(&mut self, provider: Option<&str>) -> Vec<Effect> {
         self.send("builder", Kind::Build, |e| {
             if let Some(p) = provider {
-                e.metadata = Some(Metadata {
+                e.metadata = Some(Box::new(Metadata {
                     provider: Some(p.into()),
                     ..Metadata::default()
-                });
+                }));
             }
         })
     }
@@ -312,7 +312,9 @@ impl Script {
     }
 
     pub fn judge(&mut self, scores: Scores) -> Vec<Effect> {
-        self.send("verifier", Kind::JudgeScore, |e| e.scores = Some(scores))
+        self.send("verifier", Kind::JudgeScore, |e| {
+            e.scores = Some(Box::new(scores))
+        })
     }
 
     pub fn user(&mut self, kind: Kind, body: &str, value: Value) -> Vec<Effect> {

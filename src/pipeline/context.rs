@@ -8,15 +8,39 @@
 pub const PROVIDED_VARIABLES: &[(&str, &str)] = &[
     ("goal", "the person's one-line goal (string)"),
     ("role", "this role: `{id, produces, description}`"),
-    ("pipeline", "the pipeline: `{name, description, roles, pass_at, partial_at}`"),
-    ("session", "paths: `{id, dir, artifacts_dir, transcript_path}`"),
-    ("spec", "the latest spec: `{body, acceptance_criteria, ac_predicates}` or none"),
+    (
+        "pipeline",
+        "the pipeline: `{name, description, roles, pass_at, partial_at}`",
+    ),
+    (
+        "session",
+        "paths: `{id, dir, artifacts_dir, transcript_path}`",
+    ),
+    (
+        "spec",
+        "the latest spec: `{body, acceptance_criteria, ac_predicates}` or none",
+    ),
     ("build", "the latest build: `{body, artifacts}` or none"),
-    ("qa", "the latest QA result summary: `{exec_exit_code, passed, findings, checks}` or none"),
-    ("verdict", "the latest corrected verdict: `{verdict, aggregate, scores, audit}` or none"),
-    ("feedback", "feedback routed to this spawn (`with: feedback`): `{text, suggested_change, severity}` or none"),
-    ("interventions", "the person's messages aimed at this role since its last spawn (list of strings)"),
-    ("attempt", "how many times this role has been spawned before, counting from 0"),
+    (
+        "qa",
+        "the latest QA result summary: `{exec_exit_code, passed, findings, checks}` or none",
+    ),
+    (
+        "verdict",
+        "the latest corrected verdict: `{verdict, aggregate, scores, audit}` or none",
+    ),
+    (
+        "feedback",
+        "feedback routed to this spawn (`with: feedback`): `{text, suggested_change, severity}` or none",
+    ),
+    (
+        "interventions",
+        "the person's messages aimed at this role since its last spawn (list of strings)",
+    ),
+    (
+        "attempt",
+        "how many times this role has been spawned before, counting from 0",
+    ),
 ];
 
 /// Whether `name` is a variable templates may use.

@@ -64,17 +64,24 @@ pub enum Trigger {
     /// An event of this kind (optionally only from one actor).
     Kind { kind: String, from: Option<String> },
     /// The corrected verdict of a `judge.score`, in any of these verdicts × severities.
-    Verdict { verdicts: Vec<Verdict>, severities: Vec<Severity> },
+    Verdict {
+        verdicts: Vec<Verdict>,
+        severities: Vec<Severity>,
+    },
 }
 
 /// What a route does.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Action {
-    Spawn { role: String },
+    Spawn {
+        role: String,
+    },
     RunQa,
     /// End the session; `reason` is what the `done` event records (`pass` is written as `verdict_pass`).
-    Done { reason: String },
+    Done {
+        reason: String,
+    },
     AwaitHuman,
 }
 
@@ -100,10 +107,24 @@ pub struct CheckSpec {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CheckKindSpec {
-    File { path: String, min_bytes: Option<u64>, max_bytes: Option<u64> },
-    MaxBytes { glob: String, limit_bytes: u64 },
-    Html { path: String },
-    Command { argv: Vec<String>, cwd: Option<String>, env: Vec<(String, String)>, expect_exit: i32 },
+    File {
+        path: String,
+        min_bytes: Option<u64>,
+        max_bytes: Option<u64>,
+    },
+    MaxBytes {
+        glob: String,
+        limit_bytes: u64,
+    },
+    Html {
+        path: String,
+    },
+    Command {
+        argv: Vec<String>,
+        cwd: Option<String>,
+        env: Vec<(String, String)>,
+        expect_exit: i32,
+    },
     Browser {
         wait_for: String,
         settle_ms: u64,
@@ -151,14 +172,22 @@ impl TransitionTable {
 
     /// The first route for an event of `kind` from `from`, if any.
     pub fn route_for(&self, kind: &str, from: &str) -> Option<&CompiledRoute> {
-        self.by_kind.get(kind)?.iter().map(|&i| &self.routes[i]).find(|r| match &r.trigger {
-            Trigger::Kind { from: Some(f), .. } => f == from,
-            _ => true,
-        })
+        self.by_kind
+            .get(kind)?
+            .iter()
+            .map(|&i| &self.routes[i])
+            .find(|r| match &r.trigger {
+                Trigger::Kind { from: Some(f), .. } => f == from,
+                _ => true,
+            })
     }
 
     /// The route handling a corrected verdict with a severity.
-    pub fn route_for_verdict(&self, verdict: Verdict, severity: Severity) -> Option<&CompiledRoute> {
+    pub fn route_for_verdict(
+        &self,
+        verdict: Verdict,
+        severity: Severity,
+    ) -> Option<&CompiledRoute> {
         self.verdict_matrix[verdict.index()][severity.index()].map(|i| &self.routes[i])
     }
 }

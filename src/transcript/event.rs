@@ -59,10 +59,10 @@ pub struct Event {
     pub artifacts: Vec<ArtifactRef>,
     /// A verifier's scores (`judge.score`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scores: Option<Scores>,
+    pub scores: Option<Box<Scores>>,
     /// Provenance, usage and bookkeeping.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
+    pub metadata: Option<Box<Metadata>>,
 }
 
 /// Workflow step an event belongs to (the reference's 13 steps). Nothing routes on it.
@@ -259,8 +259,8 @@ impl Draft {
             body: self.body,
             data: self.data,
             artifacts: self.artifacts,
-            scores: self.scores,
-            metadata: self.metadata,
+            scores: self.scores.map(Box::new),
+            metadata: self.metadata.map(Box::new),
         }
     }
 }
@@ -278,8 +278,8 @@ impl Event {
             body: self.body,
             data: self.data,
             artifacts: self.artifacts,
-            scores: self.scores,
-            metadata: self.metadata,
+            scores: self.scores.map(|scores| *scores),
+            metadata: self.metadata.map(|metadata| *metadata),
         }
     }
 

@@ -92,14 +92,14 @@ pub fn check_event(event: &Event) -> Vec<Violation> {
         &event.from,
         event.to.as_deref(),
         &event.artifacts,
-        event.scores.as_ref(),
-        event.metadata.as_ref(),
+        event.scores.as_deref(),
+        event.metadata.as_deref(),
     );
     check_payload(
         &mut out,
         event.kind,
         event.data.as_ref(),
-        event.scores.as_ref(),
+        event.scores.as_deref(),
     );
     out
 }
