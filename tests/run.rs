@@ -526,11 +526,7 @@ fn kill_and_resume_completes_without_losing_or_repeating_anything() {
     ];
     for (name, ready) in points {
         let scratch = Scratch::new();
-        let mut child = scratch.spawn_run("pass", 300, &[]);
-        let home = scratch.home();
-        let session = wait_for(|| any_session(&home), ready);
-        child.kill().unwrap();
-        child.wait().unwrap();
+        let session = kill_mid_run(&scratch, ready);
         let resumed = scratch
             .command(&["resume", "--json"])
             .env("CRUMB_MOCK_DELAY_MS", "50")
@@ -613,12 +609,7 @@ fn veto_and_approve_sent_to_a_live_waiting_session_each_apply_once() {
 #[test]
 fn pause_and_resume_mid_run_hold_and_release_the_next_spawn_once() {
     let scratch = Scratch::new();
-    let child = scratch.spawn_run("pass", 300, &[]);
-    let home = scratch.home();
-    let session = wait_for(
-        || any_session(&home),
-        |e| count(e, "builder", "agent.wake") == 1,
-    );
+    let (child, session) = run_until(&scratch, |e| count(e, "builder", "agent.wake") == 1);
     scratch.say(&session, "/pause");
     let held = |e: &[Value]| {
         of_kind(e, "hook")
@@ -982,12 +973,7 @@ fn ctrl_c_stops_the_live_turn_without_recording_it_and_resume_redoes_it() {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
     let scratch = Scratch::new();
-    let child = scratch.spawn_run("pass", 300, &[]);
-    let home = scratch.home();
-    let session = wait_for(
-        || any_session(&home),
-        |e| count(e, "builder", "agent.wake") == 1,
-    );
+    let (child, session) = run_until(&scratch, |e| count(e, "builder", "agent.wake") == 1);
     kill(
         Pid::from_raw(i32::try_from(child.id()).unwrap()),
         Signal::SIGINT,
@@ -1079,10 +1065,16 @@ fn run_new_starts_fresh_even_when_a_dead_session_matches() {
 /// Start a slowed mock run, SIGKILL its coordinator once `ready` holds, and return the session
 /// it left behind (meta still says running, the lock is free).
 fn kill_mid_run(scratch: &Scratch, ready: Ready) -> PathBuf {
-    let mut child = scratch.spawn_run("pass", 300, &[]);
-    let home = scratch.home();
-    let session = wait_for(|| any_session(&home), ready);
+    let (mut child, session) = run_until(scratch, ready);
     child.kill().unwrap();
     child.wait().unwrap();
     session
+}
+
+/// Start a slowed mock run in the background and wait until its transcript satisfies `ready`.
+fn run_until(scratch: &Scratch, ready: Ready) -> (Child, PathBuf) {
+    let child = scratch.spawn_run("pass", 300, &[]);
+    let home = scratch.home();
+    let session = wait_for(|| any_session(&home), ready);
+    (child, session)
 }
