@@ -135,7 +135,7 @@ impl<W: Write> Generator<W> {
             }));
         })?;
         self.emit("builder", Kind::AgentStop, |e| {
-            e.metadata = Some(Box::new(usage(1)))
+            e.metadata = Some(Box::new(usage(1)));
         })?;
         self.emit("system", Kind::QaResult, |e| {
             e.parent_event_id = Some(build.clone());
@@ -159,7 +159,7 @@ impl<W: Write> Generator<W> {
             }));
         })?;
         self.emit("verifier", Kind::AgentStop, |e| {
-            e.metadata = Some(Box::new(usage(1)))
+            e.metadata = Some(Box::new(usage(1)));
         })?;
         self.emit("system", Kind::SessionAwaiting, |e| {
             e.parent_event_id = Some(judge.clone());

@@ -87,7 +87,11 @@ impl Crumb {
     pub fn run(mut self) -> Run {
         use std::io::Write;
         self.cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-        self.cmd.stdin(if self.stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+        self.cmd.stdin(if self.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
         let mut child = self.cmd.spawn().expect("spawn crumb");
         if let Some(input) = self.stdin.take() {
             let mut pipe = child.stdin.take().expect("stdin pipe");
@@ -120,7 +124,11 @@ impl Run {
     /// Assert the exit code, showing the output when it differs.
     #[track_caller]
     pub fn expect_code(self, code: i32) -> Self {
-        assert_eq!(self.code, code, "unexpected exit code\n--- stdout\n{}\n--- stderr\n{}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code, code,
+            "unexpected exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
         self
     }
 }

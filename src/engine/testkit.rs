@@ -313,7 +313,7 @@ impl Script {
 
     pub fn judge(&mut self, scores: Scores) -> Vec<Effect> {
         self.send("verifier", Kind::JudgeScore, |e| {
-            e.scores = Some(Box::new(scores))
+            e.scores = Some(Box::new(scores));
         })
     }
 

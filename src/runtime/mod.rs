@@ -2,6 +2,7 @@
 
 pub mod bindings;
 pub mod coordinator;
+pub mod dead_session;
 pub mod dispatcher;
 pub mod freeze;
 pub mod home;
@@ -15,4 +16,3 @@ pub mod resolve;
 pub mod run;
 pub mod session;
 pub mod stream_tap;
-pub mod dead_session;
