@@ -16,7 +16,7 @@ use std::sync::mpsc;
 use crate::engine::Replay;
 use crate::engine::ask::duration;
 use crate::engine::guards::DIMENSIONS;
-use crate::engine::replay::{Parsed, parse_line};
+use crate::engine::replay::Parsed;
 use crate::engine::state::{EventSummary, State, VerdictRecord};
 use crate::pipeline::compile::{CompileOptions, compile_file, compile_str};
 use crate::pipeline::table::TransitionTable;
@@ -122,80 +122,36 @@ pub(crate) fn load(
     })
 }
 
-/// Feed every line of `input` to `replay`; `after` sees the state after each folded event.
+/// Fold `input` into `replay`, calling `after` with the state after each folded event.
 ///
-/// Parsing is most of the work and each line parses on its own, so lines are parsed on worker
-/// threads (one per core, at most four) in batches and folded here, strictly in file order: batch
-/// `i` goes to worker `i % n` and results are taken back in the same rotation.
+/// A reader thread cuts the input into batches of whole lines while this thread parses and folds
+/// them: parsing borrows from the batch and refills one reused event ([`Replay::feed_line`]), so
+/// the fold allocates almost nothing per line and nothing is freed on a thread other than the one
+/// that allocated it.
 fn fold(
     input: impl Read + Send,
     table: &TransitionTable,
     replay: &mut Replay,
     mut after: impl FnMut(&State),
 ) -> std::io::Result<()> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .clamp(1, 4);
     let mut chunker = Chunker::new(input);
-    if workers == 1 {
-        while let Some(batch) = chunker.next_batch()? {
-            for (line_no, parsed) in batch.parse() {
-                feed(replay, table, line_no, parsed, &mut after);
-            }
-        }
-        return Ok(());
-    }
     std::thread::scope(|scope| {
-        let mut inputs = Vec::with_capacity(workers);
-        let mut outputs = Vec::with_capacity(workers);
-        for _ in 0..workers {
-            let (to_worker, batches) = mpsc::sync_channel::<Batch>(2);
-            let (results, from_worker) = mpsc::sync_channel::<Vec<(u64, Parsed)>>(2);
-            scope.spawn(move || {
-                for batch in batches {
-                    if results.send(batch.parse()).is_err() {
-                        return;
-                    }
-                }
-            });
-            inputs.push(to_worker);
-            outputs.push(from_worker);
-        }
+        let (to_folder, batches) = mpsc::sync_channel::<Batch>(4);
         let reader = scope.spawn(move || -> std::io::Result<()> {
-            let mut index = 0usize;
             while let Some(batch) = chunker.next_batch()? {
-                if inputs[index % inputs.len()].send(batch).is_err() {
+                if to_folder.send(batch).is_err() {
                     break;
                 }
-                index += 1;
             }
             Ok(())
         });
-        let mut index = 0usize;
-        while let Ok(parsed) = outputs[index % outputs.len()].recv() {
-            for (line_no, parsed) in parsed {
-                feed(replay, table, line_no, parsed, &mut after);
-            }
-            index += 1;
+        for batch in batches {
+            batch.fold(table, replay, &mut after);
         }
         reader
             .join()
             .unwrap_or_else(|_| Err(std::io::Error::other("the transcript reader panicked")))
     })
-}
-
-fn feed(
-    replay: &mut Replay,
-    table: &TransitionTable,
-    line_no: u64,
-    parsed: Parsed,
-    after: &mut impl FnMut(&State),
-) {
-    let folded = matches!(parsed, Parsed::Event(_) | Parsed::Mapped(..));
-    replay.feed_parsed(table, line_no, parsed);
-    if folded {
-        after(&replay.state);
-    }
 }
 
 /// Whole lines of the transcript, a batch at a time.
@@ -210,20 +166,24 @@ struct Batch {
 }
 
 impl Batch {
-    fn parse(self) -> Vec<(u64, Parsed)> {
+    fn fold(&self, table: &TransitionTable, replay: &mut Replay, after: &mut impl FnMut(&State)) {
         let mut too_long = self.too_long.iter().peekable();
-        let mut out = Vec::with_capacity(self.ranges.len());
         for (index, &(start, end)) in self.ranges.iter().enumerate() {
             let line_no = self.first_line + index as u64;
-            let parsed = match too_long.next_if(|(i, _)| *i == index) {
-                Some((_, len)) => Parsed::Skip(format!(
-                    "line of {len} bytes is longer than the {MAX_LINE_BYTES}-byte limit"
-                )),
-                None => parse_line(&self.bytes[start..end]),
+            let folded = match too_long.next_if(|(i, _)| *i == index) {
+                Some((_, len)) => replay.feed_parsed(
+                    table,
+                    line_no,
+                    Parsed::Skip(format!(
+                        "line of {len} bytes is longer than the {MAX_LINE_BYTES}-byte limit"
+                    )),
+                ),
+                None => replay.feed_line(table, line_no, &self.bytes[start..end]),
             };
-            out.push((line_no, parsed));
+            if folded {
+                after(&replay.state);
+            }
         }
-        out
     }
 }
 

@@ -20,7 +20,7 @@ pub(super) fn pending_answer(
     if event.kind != Kind::UserIntervene {
         return None;
     }
-    let topic = event.data.as_ref()?.get("ask")?.as_str()?;
+    let topic = super::data::data_str(event, "ask")?;
     answer(table, state, topic.trim(), now_ms)
 }
 

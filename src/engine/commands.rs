@@ -20,8 +20,9 @@
 use serde_json::{Map, Value, json};
 
 use super::ask::TOPICS;
+use super::data::{data, data_str};
 use super::effect::{Cancel, Effect, Feedback, SpawnCause};
-use super::reducer::{Step, VETO_CELL, data_str};
+use super::reducer::{Step, VETO_CELL};
 use super::state::{MAX_TEXT, clip};
 use crate::transcript::{Draft, Kind, Metadata};
 
@@ -278,7 +279,7 @@ impl Step<'_> {
     fn parse_verbs(&self) -> Result<Verbs, String> {
         let event = self.event;
         let empty = Map::new();
-        let data = event.data.as_ref().unwrap_or(&empty);
+        let data = data(event).unwrap_or(&empty);
         let mut problems = Vec::new();
 
         let ask = data

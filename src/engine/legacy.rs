@@ -96,10 +96,7 @@ pub enum Unmappable {
 pub fn has_data_scores(event: &Event) -> bool {
     matches!(event.kind, Kind::JudgeScore | Kind::VerifyResult)
         && event.scores.is_none()
-        && event
-            .data
-            .as_ref()
-            .is_some_and(|d| d.get("scores").is_some_and(Value::is_object))
+        && super::data::data(event).is_some_and(|d| d.get("scores").is_some_and(Value::is_object))
 }
 
 /// Map one parsed JSON line onto an [`Event`].

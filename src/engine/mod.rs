@@ -5,9 +5,11 @@
 
 pub mod ask;
 mod commands;
+pub mod data;
 pub mod effect;
 pub mod guards;
 pub mod legacy;
+mod line;
 pub mod reducer;
 pub mod replay;
 pub mod state;

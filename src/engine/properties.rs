@@ -123,3 +123,50 @@ proptest! {
         }
     }
 }
+
+/// A transcript line for `event`, bent in one of the ways real files are.
+fn line_for(event: &Event, bend: u8, cut: usize) -> Vec<u8> {
+    let line = serde_json::to_string(event).expect("serialises");
+    let text = match bend {
+        0 => format!("{line}\r"),
+        1 => format!("\u{feff}{line}"),
+        2 => line.replacen('{', r#"{"data":{"n":1e400},"#, 1),
+        3 => line.replacen('{', r#"{"data":[1],"#, 1),
+        4 => line.replacen('{', r#"{"unknown":1,"#, 1),
+        5 => line.replacen('{', r#"{"body":"tab\tand \"quotes\" \u00e9","#, 1),
+        6 => return line.as_bytes()[..cut.min(line.len())].to_vec(),
+        7 => line.replacen(
+            '}',
+            r#","data":{"deep":[[{"a":null}]],"k":-0.5e-3,"s":"\n"}}"#,
+            1,
+        ),
+        _ => line,
+    };
+    text.into_bytes()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Replay's borrowed fast path folds exactly what the strict parser folds, to the byte.
+    #[test]
+    fn fast_replay_path_matches_the_strict_parser(
+        specs in prop::collection::vec((arbitrary_event(), 0u8..12, 0usize..300), 0..60)
+    ) {
+        let table = casual();
+        let mut fast = super::Replay::new();
+        let mut strict = super::Replay::new();
+        for (i, (spec, bend, cut)) in specs.into_iter().enumerate() {
+            let n = u32::try_from(i).unwrap_or(0);
+            let line = line_for(&build(n, spec), bend, cut);
+            let line_no = u64::from(n) + 1;
+            let a = fast.feed_line(&table, line_no, &line);
+            let b = strict.feed_parsed(&table, line_no, super::replay::parse_line(&line));
+            prop_assert_eq!(a, b, "line {}: {}", line_no, String::from_utf8_lossy(&line));
+        }
+        prop_assert_eq!(
+            serde_json::to_string(&fast).expect("serialises"),
+            serde_json::to_string(&strict).expect("serialises")
+        );
+    }
+}

@@ -17,6 +17,7 @@ use chrono::DateTime;
 use serde_json::{Map, Value, json};
 
 use super::ask;
+use super::data::{data, data_str};
 use super::effect::{self, Append, Effect, Feedback, Intervention, RunQa, Spawn, SpawnCause};
 use super::guards::{self, Evidence, RawScores};
 use super::state::{
@@ -803,13 +804,8 @@ fn canonical_ms(ts: &str) -> Option<i64> {
     Some(((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + milli)
 }
 
-/// A string field of `data`.
-pub(super) fn data_str<'e>(event: &'e Event, key: &str) -> Option<&'e str> {
-    event.data.as_ref()?.get(key)?.as_str()
-}
-
 fn spec_snapshot(event: &Event) -> SpecSnapshot {
-    let data = event.data.as_ref();
+    let data = data(event);
     let acceptance_criteria = match data.and_then(|d| d.get("acceptance_criteria")) {
         Some(Value::Array(items)) => items
             .iter()
@@ -839,7 +835,7 @@ fn spec_snapshot(event: &Event) -> SpecSnapshot {
 }
 
 fn qa_snapshot(event: &Event) -> QaSnapshot {
-    let data = event.data.as_ref();
+    let data = data(event);
     let mut snapshot = QaSnapshot {
         event_id: event.id.clone(),
         build_event_id: data

@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::data::reads_data;
 use super::legacy;
+use super::line::{LineRef, Scratch};
 use super::state::{State, clip};
 use crate::pipeline::table::TransitionTable;
 use crate::transcript::Event;
@@ -22,6 +24,8 @@ const MAX_REPORTED: usize = 50;
 pub struct Replay {
     pub state: State,
     pub stats: ReplayStats,
+    #[serde(skip)]
+    scratch: Scratch,
 }
 
 /// What the replay read.
@@ -56,16 +60,32 @@ impl Replay {
         Replay::default()
     }
 
-    /// Fold one transcript line (without its newline). `line_no` is 1-based.
-    pub fn feed_line(&mut self, table: &TransitionTable, line_no: u64, line: &[u8]) {
-        self.feed_parsed(table, line_no, parse_line(line));
+    /// Fold one transcript line (without its newline). `line_no` is 1-based. Returns whether
+    /// the line was folded as an event.
+    ///
+    /// The common case is read borrowing from the line into a reused event ([`LineRef`]); lines
+    /// whose `data` the engine reads, and anything the fast path does not accept, go through
+    /// [`parse_line`], so both paths fold exactly the same events.
+    pub fn feed_line(&mut self, table: &TransitionTable, line_no: u64, line: &[u8]) -> bool {
+        if let Some(text) = fast_text(line)
+            && let Ok(parsed) = serde_json::from_str::<LineRef>(text)
+            && !reads_data(parsed.kind)
+        {
+            self.stats.lines += 1;
+            self.stats.events += 1;
+            let event = self.scratch.fill(parsed);
+            let effects = self.state.apply(table, event);
+            self.stats.effects += effects.len() as u64;
+            return true;
+        }
+        self.feed_parsed(table, line_no, parse_line(line))
     }
 
-    /// Fold a line parsed by [`parse_line`] (which may run on another thread).
-    pub fn feed_parsed(&mut self, table: &TransitionTable, line_no: u64, parsed: Parsed) {
+    /// Fold a line parsed by [`parse_line`]. Returns whether the line was folded as an event.
+    pub fn feed_parsed(&mut self, table: &TransitionTable, line_no: u64, parsed: Parsed) -> bool {
         self.stats.lines += 1;
         match parsed {
-            Parsed::Blank => {}
+            Parsed::Blank => return false,
             Parsed::Event(event) => self.feed_event(table, &event),
             Parsed::Mapped(event, changes) => {
                 self.stats.mapped += 1;
@@ -74,8 +94,12 @@ impl Replay {
                 }
                 self.feed_event(table, &event);
             }
-            Parsed::Skip(reason) => self.skip_line(line_no, &reason),
+            Parsed::Skip(reason) => {
+                self.skip_line(line_no, &reason);
+                return false;
+            }
         }
+        true
     }
 
     /// Fold one event.
@@ -114,11 +138,25 @@ pub enum Parsed {
     Skip(String),
 }
 
-/// Parse one transcript line (without its newline): our envelope first, then legacy shapes.
-/// Pure, so replay can parse lines on several threads and fold them in order on one.
-pub fn parse_line(line: &[u8]) -> Parsed {
+/// The line as text for the fast path: BOM and CR removed, valid UTF-8, not blank.
+fn fast_text(line: &[u8]) -> Option<&str> {
+    let line = trim(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    std::str::from_utf8(line).ok()
+}
+
+/// A line without a leading byte-order mark or a trailing CR.
+fn trim(line: &[u8]) -> &[u8] {
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// Parse one transcript line (without its newline) into an owned event: our envelope first, then
+/// legacy shapes.
+pub fn parse_line(line: &[u8]) -> Parsed {
+    let line = trim(line);
     if line.iter().all(u8::is_ascii_whitespace) {
         return Parsed::Blank;
     }

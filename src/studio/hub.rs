@@ -177,7 +177,9 @@ impl Inner {
                     *self.route_counts.entry(key).or_default() += 1;
                 }
             }
-            Err(_) => self.replay.feed_line(&table, line_no, text.as_bytes()),
+            Err(_) => {
+                self.replay.feed_line(&table, line_no, text.as_bytes());
+            }
         }
     }
 
