@@ -81,6 +81,38 @@ fn replay_survives_hostile_lines_and_reports_them_with_line_numbers() {
 }
 
 #[test]
+fn replay_skips_a_line_that_is_not_utf8_and_folds_the_rest_the_same() {
+    let clean = std::fs::read(fixture("casual-pass.jsonl")).expect("fixture");
+    let mut bent = Vec::new();
+    for (index, line) in clean.split_inclusive(|b| *b == b'\n').enumerate() {
+        if index == 2 {
+            bent.extend_from_slice(b"{\"id\": \"\xff\xfe\", \"kind\": \"goal\"}\n");
+        }
+        bent.extend_from_slice(line);
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bent_path = dir.path().join("bent.jsonl");
+    std::fs::write(&bent_path, &bent).expect("write transcript");
+    let replay = |path: &Path| -> serde_json::Value {
+        let run = crumb()
+            .args(["replay", "--json"])
+            .arg(path)
+            .run()
+            .expect_code(0);
+        serde_json::from_str(&run.stdout).expect("--json prints JSON")
+    };
+    let clean_value = replay(&fixture("casual-pass.jsonl"));
+    let bent_value = replay(&bent_path);
+    assert_eq!(bent_value["state"], clean_value["state"]);
+    assert_eq!(bent_value["replay"]["skipped"], 1);
+    assert_eq!(bent_value["replay"]["skipped_lines"][0]["line"], 3);
+    assert_eq!(
+        bent_value["replay"]["events"],
+        clean_value["replay"]["events"]
+    );
+}
+
+#[test]
 fn replay_reads_a_five_megabyte_event_body() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("transcript.jsonl");

@@ -16,7 +16,7 @@ use std::sync::mpsc;
 use crate::engine::Replay;
 use crate::engine::ask::duration;
 use crate::engine::guards::DIMENSIONS;
-use crate::engine::replay::Parsed;
+use crate::engine::replay::{Parsed, Prepared, prepare_line};
 use crate::engine::state::{EventSummary, State, VerdictRecord};
 use crate::pipeline::compile::{CompileOptions, compile_file, compile_str};
 use crate::pipeline::table::TransitionTable;
@@ -124,29 +124,57 @@ pub(crate) fn load(
 
 /// Fold `input` into `replay`, calling `after` with the state after each folded event.
 ///
-/// A reader thread cuts the input into batches of whole lines while this thread parses and folds
-/// them: parsing borrows from the batch and refills one reused event ([`Replay::feed_line`]), so
-/// the fold allocates almost nothing per line and nothing is freed on a thread other than the one
-/// that allocated it.
+/// Reading a line is most of the work and each line reads on its own, so a reader thread cuts the
+/// input into batches of whole lines, worker threads (one per core, at most four) read them with
+/// [`prepare_line`], and this thread folds them strictly in file order: batch `i` goes to worker
+/// `i % n` and comes back in the same rotation. The fast path keeps each line's strings as places in
+/// the batch and folds them into one reused event, so hardly anything is allocated per line.
 fn fold(
     input: impl Read + Send,
     table: &TransitionTable,
     replay: &mut Replay,
     mut after: impl FnMut(&State),
 ) -> std::io::Result<()> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .clamp(1, 4);
     let mut chunker = Chunker::new(input);
+    if workers == 1 {
+        while let Some(batch) = chunker.next_batch()? {
+            batch.prepare().fold(table, replay, &mut after);
+        }
+        return Ok(());
+    }
     std::thread::scope(|scope| {
-        let (to_folder, batches) = mpsc::sync_channel::<Batch>(4);
+        let mut inputs = Vec::with_capacity(workers);
+        let mut outputs = Vec::with_capacity(workers);
+        for _ in 0..workers {
+            let (to_worker, batches) = mpsc::sync_channel::<Batch>(2);
+            let (results, from_worker) = mpsc::sync_channel::<PreparedBatch>(2);
+            scope.spawn(move || {
+                for batch in batches {
+                    if results.send(batch.prepare()).is_err() {
+                        return;
+                    }
+                }
+            });
+            inputs.push(to_worker);
+            outputs.push(from_worker);
+        }
         let reader = scope.spawn(move || -> std::io::Result<()> {
+            let mut index = 0usize;
             while let Some(batch) = chunker.next_batch()? {
-                if to_folder.send(batch).is_err() {
+                if inputs[index % inputs.len()].send(batch).is_err() {
                     break;
                 }
+                index += 1;
             }
             Ok(())
         });
-        for batch in batches {
+        let mut index = 0usize;
+        while let Ok(batch) = outputs[index % outputs.len()].recv() {
             batch.fold(table, replay, &mut after);
+            index += 1;
         }
         reader
             .join()
@@ -166,19 +194,63 @@ struct Batch {
 }
 
 impl Batch {
-    fn fold(&self, table: &TransitionTable, replay: &mut Replay, after: &mut impl FnMut(&State)) {
+    /// Read every line (on any thread). When the whole batch is UTF-8 it becomes text and each
+    /// line is prepared ([`prepare_line`]); otherwise its lines are left for [`Replay::feed_line`].
+    fn prepare(self) -> PreparedBatch {
+        let content = match String::from_utf8(self.bytes) {
+            Ok(text) => {
+                let lines = self
+                    .ranges
+                    .iter()
+                    .map(|&(start, end)| prepare_line(&text[start..end]))
+                    .collect();
+                Content::Text(text, lines)
+            }
+            Err(not_text) => Content::Bytes(not_text.into_bytes()),
+        };
+        PreparedBatch {
+            first_line: self.first_line,
+            ranges: self.ranges,
+            too_long: self.too_long,
+            content,
+        }
+    }
+}
+
+/// A batch after [`Batch::prepare`].
+struct PreparedBatch {
+    first_line: u64,
+    ranges: Vec<(usize, usize)>,
+    too_long: Vec<(usize, u64)>,
+    content: Content,
+}
+
+enum Content {
+    /// The batch as text, with one prepared line per range.
+    Text(String, Vec<Prepared>),
+    /// Some line is not UTF-8: the bytes, read line by line when folded.
+    Bytes(Vec<u8>),
+}
+
+impl PreparedBatch {
+    /// Fold the lines in order.
+    fn fold(self, table: &TransitionTable, replay: &mut Replay, after: &mut impl FnMut(&State)) {
         let mut too_long = self.too_long.iter().peekable();
+        let (text, bytes, mut prepared) = match self.content {
+            Content::Text(text, lines) => (text, Vec::new(), lines.into_iter()),
+            Content::Bytes(bytes) => (String::new(), bytes, Vec::new().into_iter()),
+        };
         for (index, &(start, end)) in self.ranges.iter().enumerate() {
             let line_no = self.first_line + index as u64;
-            let folded = match too_long.next_if(|(i, _)| *i == index) {
-                Some((_, len)) => replay.feed_parsed(
-                    table,
-                    line_no,
-                    Parsed::Skip(format!(
-                        "line of {len} bytes is longer than the {MAX_LINE_BYTES}-byte limit"
-                    )),
-                ),
-                None => replay.feed_line(table, line_no, &self.bytes[start..end]),
+            let line_prepared = prepared.next();
+            let folded = if let Some((_, len)) = too_long.next_if(|(i, _)| *i == index) {
+                let reason =
+                    format!("line of {len} bytes is longer than the {MAX_LINE_BYTES}-byte limit");
+                replay.feed_parsed(table, line_no, Parsed::Skip(reason))
+            } else if let Some(line_prepared) = line_prepared {
+                replay.feed_prepared(table, line_no, &text[start..end], line_prepared)
+            } else {
+                replay.feed_line(table, line_no, &bytes[start..end])
             };
             if folded {
                 after(&replay.state);

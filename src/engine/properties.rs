@@ -135,6 +135,13 @@ fn line_for(event: &Event, bend: u8, cut: usize) -> Vec<u8> {
         4 => line.replacen('{', r#"{"unknown":1,"#, 1),
         5 => line.replacen('{', r#"{"body":"tab\tand \"quotes\" \u00e9","#, 1),
         6 => return line.as_bytes()[..cut.min(line.len())].to_vec(),
+        8 => line.replacen(
+            '{',
+            r#"{"data":{"scores":{"aggregate":20,"verdict":"PASS"}},"#,
+            1,
+        ),
+        9 => line.replacen('{', r#"{"artifacts":null,"#, 1),
+        10 => line.replacen('{', r#"{"metadata":{"tokens_in":-1},"#, 1),
         7 => line.replacen(
             '}',
             r#","data":{"deep":[[{"a":null}]],"k":-0.5e-3,"s":"\n"}}"#,
@@ -151,7 +158,7 @@ proptest! {
     /// Replay's borrowed fast path folds exactly what the strict parser folds, to the byte.
     #[test]
     fn fast_replay_path_matches_the_strict_parser(
-        specs in prop::collection::vec((arbitrary_event(), 0u8..12, 0usize..300), 0..60)
+        specs in prop::collection::vec((arbitrary_event(), 0u8..14, 0usize..300), 0..60)
     ) {
         let table = casual();
         let mut fast = super::Replay::new();

@@ -9,9 +9,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::data::reads_data;
 use super::legacy;
-use super::line::{LineRef, Scratch};
+use super::line::{LineRef, LineSpans, Scratch};
 use super::state::{State, clip};
 use crate::pipeline::table::TransitionTable;
 use crate::transcript::Event;
@@ -62,23 +61,37 @@ impl Replay {
 
     /// Fold one transcript line (without its newline). `line_no` is 1-based. Returns whether
     /// the line was folded as an event.
-    ///
-    /// The common case is read borrowing from the line into a reused event ([`LineRef`]); lines
-    /// whose `data` the engine reads, and anything the fast path does not accept, go through
-    /// [`parse_line`], so both paths fold exactly the same events.
     pub fn feed_line(&mut self, table: &TransitionTable, line_no: u64, line: &[u8]) -> bool {
-        if let Some(text) = fast_text(line)
-            && let Ok(parsed) = serde_json::from_str::<LineRef>(text)
-            && !reads_data(parsed.kind)
-        {
-            self.stats.lines += 1;
-            self.stats.events += 1;
-            let event = self.scratch.fill(parsed);
-            let effects = self.state.apply(table, event);
-            self.stats.effects += effects.len() as u64;
-            return true;
+        match std::str::from_utf8(line) {
+            Ok(text) => self.feed_prepared(table, line_no, text, prepare_line(text)),
+            Err(_) => self.feed_parsed(table, line_no, parse_line(line)),
         }
-        self.feed_parsed(table, line_no, parse_line(line))
+    }
+
+    /// Fold `line`, already looked at by [`prepare_line`] (possibly on another thread). Returns
+    /// whether the line was folded as an event.
+    pub fn feed_prepared(
+        &mut self,
+        table: &TransitionTable,
+        line_no: u64,
+        line: &str,
+        prepared: Prepared,
+    ) -> bool {
+        match prepared {
+            Prepared::Spans(spans) => {
+                if let Some(event) = self.scratch.fill(line, &spans) {
+                    self.stats.lines += 1;
+                    self.stats.events += 1;
+                    let effects = self.state.apply(table, event);
+                    self.stats.effects += effects.len() as u64;
+                    return true;
+                }
+                self.feed_parsed(table, line_no, parse_line(line.as_bytes()))
+            }
+            Prepared::Strict => self.feed_parsed(table, line_no, parse_line(line.as_bytes())),
+            Prepared::Blank => self.feed_parsed(table, line_no, Parsed::Blank),
+            Prepared::Skip(reason) => self.feed_parsed(table, line_no, Parsed::Skip(reason)),
+        }
     }
 
     /// Fold a line parsed by [`parse_line`]. Returns whether the line was folded as an event.
@@ -138,13 +151,30 @@ pub enum Parsed {
     Skip(String),
 }
 
-/// The line as text for the fast path: BOM and CR removed, valid UTF-8, not blank.
-fn fast_text(line: &[u8]) -> Option<&str> {
-    let line = trim(line);
-    if line.iter().all(u8::is_ascii_whitespace) {
-        return None;
+/// A line as [`prepare_line`] left it for [`Replay::feed_prepared`].
+#[derive(Debug, Clone)]
+pub enum Prepared {
+    /// One of our events, checked; its fields are places in the line.
+    Spans(LineSpans),
+    /// For [`parse_line`], run by the folding thread so the event it allocates is freed there.
+    Strict,
+    /// Empty or whitespace only.
+    Blank,
+    /// Unusable, with why.
+    Skip(String),
+}
+
+/// Look at one transcript line (without its newline) the fast way: check it and note where its
+/// fields lie, allocating nothing ([`LineRef`]). Lines whose `data` the engine reads, and anything
+/// the fast path does not accept, are left to [`parse_line`], so both ways fold exactly the same
+/// events. Pure, so replay reads lines on several threads and folds them in order on one.
+pub fn prepare_line(line: &str) -> Prepared {
+    let trimmed = line.strip_prefix('\u{feff}').unwrap_or(line);
+    let trimmed = trimmed.strip_suffix('\r').unwrap_or(trimmed);
+    if trimmed.bytes().all(|b| b.is_ascii_whitespace()) {
+        return Prepared::Blank;
     }
-    std::str::from_utf8(line).ok()
+    LineRef::spans(line, trimmed).map_or(Prepared::Strict, Prepared::Spans)
 }
 
 /// A line without a leading byte-order mark or a trailing CR.
