@@ -3,6 +3,9 @@
 //!
 //! `cargo bench --bench replay` (the transcript is generated once under `target/bench-data/`).
 //! Targets: ≤ 1.5 s and ≤ 50 MB.
+//!
+//! This shared machine's speed drifts by a factor of two or more from hour to hour, so the bench
+//! also times a fixed single-threaded loop before and after: compare figures only together with it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -16,7 +19,9 @@ use std::time::{Duration, Instant};
 mod gen_transcript;
 
 const EVENTS: u64 = 1_000_000;
-const RUNS: usize = 5;
+const RUNS: usize = 7;
+/// Iterations of the fixed loop that gauges the machine's speed.
+const GAUGE_ITERATIONS: u64 = 400_000_000;
 
 fn main() {
     let transcript =
@@ -26,6 +31,7 @@ fn main() {
         gen_transcript::generate(EVENTS, &transcript).expect("write the benchmark transcript");
     }
     let size = std::fs::metadata(&transcript).map_or(0, |m| m.len());
+    let gauge_before = gauge();
     let mut times = Vec::with_capacity(RUNS);
     let mut peaks = Vec::with_capacity(RUNS);
     for _ in 0..RUNS {
@@ -33,6 +39,7 @@ fn main() {
         times.push(elapsed);
         peaks.push(peak_kb);
     }
+    let gauge_after = gauge();
     times.sort_unstable();
     peaks.sort_unstable();
     let median = times[RUNS / 2];
@@ -46,6 +53,22 @@ fn main() {
         kb_to_mb(peak_max),
         kb_to_mb(peaks[RUNS / 2]),
     );
+    println!(
+        "machine gauge (fixed {GAUGE_ITERATIONS}-step loop, one thread): {:.3} s before, {:.3} s after",
+        gauge_before.as_secs_f64(),
+        gauge_after.as_secs_f64(),
+    );
+}
+
+/// Time a fixed amount of single-threaded integer work.
+fn gauge() -> Duration {
+    let start = Instant::now();
+    let mut x = 0u64;
+    for i in 0..GAUGE_ITERATIONS {
+        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+    }
+    std::hint::black_box(x);
+    start.elapsed()
 }
 
 /// Run `crumb replay` once; wall time and the highest `VmHWM` seen while it ran (kB).
