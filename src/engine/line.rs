@@ -3,8 +3,8 @@
 //! [`LineRef::spans`] checks the line and notes where each field's JSON text lies in it
 //! ([`LineSpans`]: a handful of byte ranges, nothing allocated). [`Scratch::fill`] later copies those
 //! fields into one [`Event`] reused for every line. Replay reads lines on worker threads and folds
-//! on one; since the readers allocate nothing per line, nothing they allocate is freed by the
-//! folding thread, and a long transcript folds with hardly any allocation per event.
+//! on one; the readers allocate nothing per line (so the folding thread frees almost nothing that
+//! another thread allocated), and a long transcript folds with hardly any allocation per event.
 //!
 //! The fast path folds exactly the lines the strict parser ([`super::replay::parse_line`]) folds:
 //! [`LineRef`] has the envelope's fields (unknown keys refused, `data` checked to be an object of
@@ -19,7 +19,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::transcript::{Event, Kind, Metadata, Scores, Step};
+use crate::transcript::{Draft, Event, Kind, Metadata, Scores, Step};
 
 /// Longest string kept for reuse between lines; a bigger one is freed instead of held on to.
 const MAX_REUSED_CAPACITY: usize = 64 * 1024;
@@ -272,20 +272,12 @@ impl Scratch {
             spare_scores,
             spare_metadata,
         } = self;
-        let event = event.get_or_insert_with(|| Event {
-            id: String::new(),
-            ts: String::new(),
-            session_id: String::new(),
-            from: String::new(),
-            kind: spans.kind,
-            to: None,
-            parent_event_id: None,
-            step: None,
-            body: None,
-            data: None,
-            artifacts: Vec::new(),
-            scores: None,
-            metadata: None,
+        let event = event.get_or_insert_with(|| {
+            Draft::new(String::new(), spans.kind).into_event(
+                String::new(),
+                String::new(),
+                String::new(),
+            )
         });
         spans.id.copy_string(line, &mut event.id)?;
         spans.ts.copy_string(line, &mut event.ts)?;
