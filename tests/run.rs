@@ -790,51 +790,101 @@ fn resume_refuses_unknown_sessions_and_a_live_coordinator() {
     child.wait().unwrap();
 }
 
-#[test]
-fn an_agent_cli_role_runs_through_the_same_dispatcher_with_its_usage_recorded() {
+/// What a fake agent CLI's planner turn must leave in the transcript.
+struct CliTurn {
+    adapter: &'static str,
+    tokens_in: u64,
+    tokens_out: u64,
+    adapter_session_id: &'static str,
+    tool_call: &'static str,
+}
+
+/// A whole `crumb run` with the planner bound to a fake agent CLI: it reads its prompt, writes its
+/// spec back through the real `crumb event`, and the dispatcher's tap records its usage and tools.
+fn planner_runs_through_an_agent_cli(expected: &CliTurn) -> Vec<serde_json::Value> {
     let scratch = Scratch::new();
+    let binding = format!("planner-lead={}", expected.adapter);
     let run = scratch
         .command(&["run"])
         .env("PATH", fake_clis_path())
         .arg(scratch.pipeline())
         .arg(PITCH)
-        .args([
-            "--adapter",
-            "mock",
-            "--bind",
-            "planner-lead=claude-code",
-            "--json",
-        ])
+        .args(["--adapter", "mock", "--bind", &binding, "--json"])
         .run()
         .expect_code(0);
-    assert_eq!(summary(&run)["reason"], "verdict_pass");
+    assert_eq!(summary(&run)["reason"], "verdict_pass", "{}", run.stderr);
     let session = scratch.session();
     let events = transcript(&session);
     assert_effects_once(&events);
     let start = &events[0]["data"]["bindings"]["planner-lead"];
-    assert_eq!(start["adapter"], "claude-code");
+    assert_eq!(start["adapter"], expected.adapter);
     assert_eq!(start["decided_by"], "--bind");
     let spec = of_kind(&events, "spec")[0];
     assert_eq!(spec["from"], "planner-lead");
     assert_eq!(
-        spec["metadata"]["harness"], "claude-code",
+        spec["metadata"]["harness"], expected.adapter,
         "crumb event stamps the binding"
     );
     let stop = events
         .iter()
         .find(|e| e["from"] == "planner-lead" && e["kind"] == "agent.stop")
         .unwrap();
-    assert_eq!(stop["metadata"]["tokens_out"], 310);
-    assert_eq!(stop["metadata"]["cost_usd"], 0.042);
-    assert_eq!(stop["metadata"]["adapter_session_id"], "fake-claude-1");
+    assert_eq!(stop["metadata"]["tokens_in"], expected.tokens_in);
+    assert_eq!(stop["metadata"]["tokens_out"], expected.tokens_out);
+    assert_eq!(
+        stop["metadata"]["adapter_session_id"],
+        expected.adapter_session_id
+    );
     let prompt = std::fs::read_to_string(session.join("prompts/planner-lead-1.md")).unwrap();
     assert!(prompt.contains(PITCH));
     let tool_calls = of_kind(&events, "tool.call");
-    assert_eq!(tool_calls.len(), 1, "one tool_use in the fake's stream");
+    assert_eq!(tool_calls.len(), 1, "one tool call in the fake's stream");
     assert_eq!(tool_calls[0]["from"], "planner-lead");
-    assert_eq!(tool_calls[0]["body"], "Bash crumb event");
+    assert_eq!(tool_calls[0]["body"], expected.tool_call);
     assert_eq!(tool_calls[0]["metadata"]["visibility"], "private");
-    assert_eq!(tool_calls[0]["metadata"]["tool"], "claude-code-stream@v1");
+    assert_eq!(
+        tool_calls[0]["metadata"]["tool"],
+        format!("{}-stream@v1", expected.adapter)
+    );
+    events
+}
+
+#[test]
+fn a_claude_code_role_runs_through_the_same_dispatcher_with_its_usage_recorded() {
+    let events = planner_runs_through_an_agent_cli(&CliTurn {
+        adapter: "claude-code",
+        tokens_in: 12,
+        tokens_out: 310,
+        adapter_session_id: "fake-claude-1",
+        tool_call: "Bash crumb event",
+    });
+    let stop = events
+        .iter()
+        .find(|e| e["from"] == "planner-lead" && e["kind"] == "agent.stop")
+        .unwrap();
+    assert_eq!(stop["metadata"]["cost_usd"], 0.042);
+}
+
+#[test]
+fn a_codex_role_runs_through_the_same_dispatcher_with_its_usage_recorded() {
+    planner_runs_through_an_agent_cli(&CliTurn {
+        adapter: "codex",
+        tokens_in: 315,
+        tokens_out: 122,
+        adapter_session_id: "fake-thread-1",
+        tool_call: "command_execution bash -lc crumb event",
+    });
+}
+
+#[test]
+fn a_gemini_cli_role_runs_through_the_same_dispatcher_with_its_usage_recorded() {
+    planner_runs_through_an_agent_cli(&CliTurn {
+        adapter: "gemini-cli",
+        tokens_in: 800,
+        tokens_out: 130,
+        adapter_session_id: "fake-gemini-1",
+        tool_call: "run_shell_command crumb event",
+    });
 }
 
 /// `PATH` with the fake agent CLIs first.
