@@ -569,25 +569,11 @@ fn kill_and_resume_completes_without_losing_or_repeating_anything() {
 #[test]
 fn veto_and_approve_sent_to_a_live_waiting_session_each_apply_once() {
     let scratch = Scratch::new();
-    let child = scratch.spawn_run("partial", 0, &["--wait"]);
-    let home = scratch.home();
-    let session = wait_for(
-        || any_session(&home),
-        |e| of_kind(e, "session.awaiting").len() == 1,
-    );
+    let (child, session) = partial_run_awaiting(&scratch);
     scratch.say(&session, "/veto the difficulty never ramps up");
-    wait_for(
-        || Some(session.clone()),
-        |e| of_kind(e, "session.awaiting").len() == 2,
-    );
+    wait_until_awaiting(&session, 2);
     scratch.say(&session, "/approve");
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_exit(child, 0);
     let events = transcript(&session);
     assert_effects_once(&events);
     assert_eq!(of_kind(&events, "user.veto").len(), 1);
@@ -623,13 +609,7 @@ fn pause_and_resume_mid_run_hold_and_release_the_next_spawn_once() {
         "held while paused"
     );
     scratch.say(&session, "/resume");
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_exit(child, 0);
     let events = transcript(&session);
     assert_effects_once(&events);
     assert_eq!(of_kind(&events, "user.pause").len(), 1);
@@ -645,22 +625,11 @@ fn pause_and_resume_mid_run_hold_and_release_the_next_spawn_once() {
 #[test]
 fn direct_messages_and_goto_each_spawn_their_role_once() {
     let scratch = Scratch::new();
-    let child = scratch.spawn_run("partial", 0, &["--wait"]);
-    let home = scratch.home();
-    let session = wait_for(
-        || any_session(&home),
-        |e| of_kind(e, "session.awaiting").len() == 1,
-    );
+    let (child, session) = partial_run_awaiting(&scratch);
     scratch.say(&session, "@builder make the gems bigger");
-    wait_for(
-        || Some(session.clone()),
-        |e| of_kind(e, "session.awaiting").len() == 2,
-    );
+    wait_until_awaiting(&session, 2);
     scratch.say(&session, "/goto planner-lead start over with a dodger");
-    wait_for(
-        || Some(session.clone()),
-        |e| of_kind(e, "session.awaiting").len() == 3,
-    );
+    wait_until_awaiting(&session, 3);
     // `crumb say` refuses an unknown role itself; a line written straight into the inbox (as any
     // other writer could) must still be answered, with an error ack.
     {
@@ -673,13 +642,7 @@ fn direct_messages_and_goto_each_spawn_their_role_once() {
     }
     wait_for(|| Some(session.clone()), |e| of_kind(e, "ack").len() == 3);
     scratch.say(&session, "/approve");
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_exit(child, 0);
     let events = transcript(&session);
     assert_effects_once(&events);
     let builder_two = std::fs::read_to_string(session.join("prompts/builder-2.md")).unwrap();
@@ -770,12 +733,7 @@ fn resume_refuses_unknown_sessions_and_a_live_coordinator() {
         .command(&["resume", "01ZZZZZZZZZZZZZZZZZZZZZZZZ"])
         .run()
         .expect_code(2);
-    let mut child = scratch.spawn_run("partial", 0, &["--wait"]);
-    let home = scratch.home();
-    let session = wait_for(
-        || any_session(&home),
-        |e| of_kind(e, "session.awaiting").len() == 1,
-    );
+    let (mut child, session) = partial_run_awaiting(&scratch);
     let second = scratch
         .command(&["resume"])
         .arg(&session)
@@ -1029,13 +987,7 @@ fn ctrl_c_stops_the_live_turn_without_recording_it_and_resume_redoes_it() {
         Signal::SIGINT,
     )
     .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_exit(child, 130);
     let events = transcript(&session);
     assert_eq!(
         count(&events, "builder", "agent.stop"),
@@ -1119,6 +1071,36 @@ fn kill_mid_run(scratch: &Scratch, ready: Ready) -> PathBuf {
     child.kill().unwrap();
     child.wait().unwrap();
     session
+}
+
+/// Start a `partial` mock run that waits for a person, and return it once it first asks for one.
+fn partial_run_awaiting(scratch: &Scratch) -> (Child, PathBuf) {
+    let child = scratch.spawn_run("partial", 0, &["--wait"]);
+    let home = scratch.home();
+    let session = wait_for(
+        || any_session(&home),
+        |e| of_kind(e, "session.awaiting").len() == 1,
+    );
+    (child, session)
+}
+
+/// Block until `session` has asked for a person `times` times.
+fn wait_until_awaiting(session: &Path, times: usize) {
+    wait_for(
+        || Some(session.to_path_buf()),
+        |e| of_kind(e, "session.awaiting").len() == times,
+    );
+}
+
+/// Wait for a background run to end and check its exit code, showing its stderr if it differs.
+fn expect_exit(child: Child, code: i32) {
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Start a slowed mock run in the background and wait until its transcript satisfies `ready`.
