@@ -96,23 +96,37 @@ impl Replay {
 
     /// Fold a line parsed by [`parse_line`]. Returns whether the line was folded as an event.
     pub fn feed_parsed(&mut self, table: &TransitionTable, line_no: u64, parsed: Parsed) -> bool {
+        self.fold_parsed(table, line_no, parsed).is_some()
+    }
+
+    /// Fold a line parsed by [`parse_line`] and hand back the event it folded, if any (Studio
+    /// looks at it next to the state it led to).
+    pub fn fold_parsed(
+        &mut self,
+        table: &TransitionTable,
+        line_no: u64,
+        parsed: Parsed,
+    ) -> Option<Event> {
         self.stats.lines += 1;
         match parsed {
-            Parsed::Blank => return false,
-            Parsed::Event(event) => self.feed_event(table, &event),
+            Parsed::Blank => None,
+            Parsed::Event(event) => {
+                self.feed_event(table, &event);
+                Some(event)
+            }
             Parsed::Mapped(event, changes) => {
                 self.stats.mapped += 1;
                 for change in changes {
                     *self.stats.mapping_changes.entry(change).or_default() += 1;
                 }
                 self.feed_event(table, &event);
+                Some(event)
             }
             Parsed::Skip(reason) => {
                 self.skip_line(line_no, &reason);
-                return false;
+                None
             }
         }
-        true
     }
 
     /// Fold one event.

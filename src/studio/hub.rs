@@ -16,6 +16,7 @@ use tokio::sync::watch;
 
 use super::index::{IndexedLine, LineIndex, batch_end, read_lines};
 use crate::engine::Replay;
+use crate::engine::replay::parse_line;
 use crate::pipeline::compile::{CompileOptions, compile_file};
 use crate::pipeline::routing::{GOAL_KIND, JUDGE_SCORE_KIND, QA_RESULT_KIND};
 use crate::pipeline::table::TransitionTable;
@@ -170,16 +171,12 @@ impl Inner {
             return;
         };
         let line_no = seq as u64 + 1;
-        match serde_json::from_str::<Event>(text) {
-            Ok(event) => {
-                self.replay.feed_event(&table, &event);
-                if let Some(key) = self.route_taken(&table, &event) {
-                    *self.route_counts.entry(key).or_default() += 1;
-                }
-            }
-            Err(_) => {
-                self.replay.feed_line(&table, line_no, text.as_bytes());
-            }
+        // The strict parser, as `crumb replay` uses for any line: legacy shapes are mapped the same.
+        let parsed = parse_line(text.as_bytes());
+        if let Some(event) = self.replay.fold_parsed(&table, line_no, parsed)
+            && let Some(key) = self.route_taken(&table, &event)
+        {
+            *self.route_counts.entry(key).or_default() += 1;
         }
     }
 
@@ -245,4 +242,57 @@ fn load_table(session: &Path, meta: &Meta) -> (Option<Arc<TransitionTable>>, Opt
             crate::engine::state::clip(&first, 300)
         )),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::Hub;
+    use crate::engine::Replay;
+    use crate::runtime::home::{CrumbHome, Project};
+    use crate::runtime::session;
+
+    fn repo(path: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
+    }
+
+    /// Studio folds a session exactly as `crumb replay` does, legacy shapes included (two of the
+    /// reference's transcripts keep verdict scores under `data.scores`).
+    #[test]
+    fn studio_state_matches_replay_on_the_reference_transcripts() {
+        for name in [
+            "mock-run-1.jsonl",
+            "real-01KQMS9E5M1Z7TEF32E81YXAGT.jsonl",
+            "real-01KQQ40DCPNGHF54P2BJKP10MH.jsonl",
+        ] {
+            let transcript =
+                std::fs::read(repo("../shared/fixtures/reference-transcripts").join(name))
+                    .expect("reference transcript");
+            let tmp = tempfile::tempdir().expect("tempdir");
+            let project = Project::containing(tmp.path()).expect("project");
+            let home = CrumbHome::at(tmp.path().join("home"));
+            let created = session::create(&home, &project, &repo("pipelines/casual.yaml"), "g")
+                .expect("session");
+            std::fs::write(created.dir.transcript(), &transcript).expect("write transcript");
+
+            let hub = Hub::open(created.dir.clone());
+            hub.fold().expect("fold");
+            let table = hub
+                .lock()
+                .table
+                .clone()
+                .expect("the frozen casual pipeline compiles");
+            let mut replay = Replay::new();
+            let body = transcript.strip_suffix(b"\n").unwrap_or(&transcript);
+            for (n, line) in (1..).zip(body.split(|b| *b == b'\n')) {
+                replay.feed_line(&table, n, line);
+            }
+            assert_eq!(
+                serde_json::to_value(&hub.lock().replay.state).expect("state"),
+                serde_json::to_value(&replay.state).expect("state"),
+                "{name}"
+            );
+        }
+    }
 }
