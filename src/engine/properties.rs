@@ -177,3 +177,30 @@ proptest! {
         );
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Hostile bytes and JSON-shaped noise: never a panic, and both ways of reading agree.
+    #[test]
+    fn fast_replay_path_matches_the_strict_parser_on_noise(
+        lines in prop::collection::vec(prop_oneof![
+            prop::collection::vec(any::<u8>(), 0..120),
+            r#"\{("(id|ts|session_id|from|kind|body|data|to|metadata|scores|artifacts)":("[a-z.\\]{0,8}"|null|\[\]|\{\}|[0-9e.-]{1,6}|true),?){0,8}\}"#
+                .prop_map(String::into_bytes),
+        ], 0..30)
+    ) {
+        let table = casual();
+        let mut fast = super::Replay::new();
+        let mut strict = super::Replay::new();
+        for (n, line) in (1u64..).zip(&lines) {
+            let a = fast.feed_line(&table, n, line);
+            let b = strict.feed_parsed(&table, n, super::replay::parse_line(line));
+            prop_assert_eq!(a, b);
+        }
+        prop_assert_eq!(
+            serde_json::to_string(&fast).expect("serialises"),
+            serde_json::to_string(&strict).expect("serialises")
+        );
+    }
+}
