@@ -42,6 +42,62 @@ struct Shared {
     signals: Signals,
     urls: HashMap<String, String>,
     reported: std::collections::HashSet<String>,
+    /// Load failures whose request was not seen yet (request id → error text). Each CDP event kind
+    /// is drained by its own task, so a failure can arrive before the request it belongs to; it is
+    /// judged once the request's URL is known, or reported without one at the end.
+    pending_failures: HashMap<String, String>,
+}
+
+impl Shared {
+    /// A request was sent: remember its URL, report it if it leaves our origin, and judge a load
+    /// failure that arrived before it.
+    fn request_sent(&mut self, id: String, url: String, origin: &str) {
+        if is_foreign(&url, origin) && self.reported.insert(url.clone()) {
+            push(&mut self.signals.blocked_requests, &url);
+        }
+        if let Some(error) = self.pending_failures.remove(&id) {
+            self.load_failed(id.clone(), &error, &url, origin);
+        }
+        self.urls.insert(id, url);
+    }
+
+    /// A load failed; judged now if its request was seen, else when it is.
+    fn failure_seen(&mut self, id: String, error: &str, origin: &str) {
+        match self.urls.get(&id).cloned() {
+            Some(url) => self.load_failed(id, error, &url, origin),
+            None => {
+                self.pending_failures.insert(id, error.to_owned());
+            }
+        }
+    }
+
+    /// The signals, with load failures whose request never showed up reported without a URL.
+    fn signals(&self) -> Signals {
+        let mut signals = self.signals.clone();
+        let mut unmatched: Vec<&String> = self.pending_failures.values().collect();
+        unmatched.sort();
+        for error in unmatched {
+            push(
+                &mut signals.failed_requests,
+                format!("{error} (request not seen)"),
+            );
+        }
+        signals
+    }
+
+    /// Record a failed load of a request whose URL is known.
+    fn load_failed(&mut self, id: String, error: &str, url: &str, origin: &str) {
+        if is_foreign(url, origin) || self.reported.contains(&id) {
+            // Foreign requests were reported when they were attempted; a 4xx was reported with its
+            // status.
+            return;
+        }
+        self.reported.insert(id);
+        push(
+            &mut self.signals.failed_requests,
+            format!("{error} {}", short_url(url)),
+        );
+    }
 }
 
 /// Listener tasks for one page; they stop when this is dropped.
@@ -111,12 +167,7 @@ impl Watch {
         let o = origin.clone();
         tasks.push(tokio::spawn(async move {
             while let Some(ev) = requests.next().await {
-                let url = ev.request.url.clone();
-                let mut g = lock(&s);
-                g.urls.insert(ev.request_id.inner().clone(), url.clone());
-                if is_foreign(&url, &o) && g.reported.insert(url.clone()) {
-                    push(&mut g.signals.blocked_requests, url);
-                }
+                lock(&s).request_sent(ev.request_id.inner().clone(), ev.request.url.clone(), &o);
             }
         }));
 
@@ -138,17 +189,11 @@ impl Watch {
         let o = origin.clone();
         tasks.push(tokio::spawn(async move {
             while let Some(ev) = failures.next().await {
-                let mut g = lock(&s);
-                let id = ev.request_id.inner().clone();
-                let url = g.urls.get(&id).cloned().unwrap_or_default();
-                if is_foreign(&url, &o) || g.reported.contains(&id) || ev.canceled == Some(true) {
-                    // Foreign requests were reported when they were attempted; a 4xx was reported
-                    // with its status; a cancelled load is the page's own choice.
+                if ev.canceled == Some(true) {
+                    // A cancelled load is the page's own choice.
                     continue;
                 }
-                g.reported.insert(id);
-                let line = format!("{} {}", ev.error_text, short_url(&url));
-                push(&mut g.signals.failed_requests, line);
+                lock(&s).failure_seen(ev.request_id.inner().clone(), &ev.error_text, &o);
             }
         }));
 
@@ -186,7 +231,7 @@ impl Watch {
 
     /// What has been seen so far.
     pub fn snapshot(&self) -> Signals {
-        lock(&self.shared).signals.clone()
+        lock(&self.shared).signals()
     }
 }
 
@@ -254,6 +299,46 @@ fn short_url(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const ORIGIN: &str = "http://127.0.0.1:4000";
+
+    /// CDP events of different kinds are drained by different tasks, so a load failure can be
+    /// handled before the request it belongs to: the outcome must not depend on that order.
+    #[test]
+    fn a_load_failure_is_judged_the_same_whichever_event_comes_first() {
+        let cases = [
+            (
+                "https://tracker.example.com/collect",
+                "net::ERR_NAME_NOT_RESOLVED",
+            ),
+            ("http://127.0.0.1:4000/game/engine.js", "net::ERR_FAILED"),
+        ];
+        for (url, error) in cases {
+            let mut request_first = Shared::default();
+            request_first.request_sent("1".into(), url.into(), ORIGIN);
+            request_first.failure_seen("1".into(), error, ORIGIN);
+            let mut failure_first = Shared::default();
+            failure_first.failure_seen("1".into(), error, ORIGIN);
+            failure_first.request_sent("1".into(), url.into(), ORIGIN);
+            assert_eq!(request_first.signals(), failure_first.signals(), "{url}");
+        }
+        let mut foreign = Shared::default();
+        foreign.failure_seen("7".into(), "net::ERR_FAILED", ORIGIN);
+        foreign.request_sent("7".into(), "http://203.0.113.7/p.gif".into(), ORIGIN);
+        let signals = foreign.signals();
+        assert_eq!(signals.blocked_requests, ["http://203.0.113.7/p.gif"]);
+        assert!(signals.failed_requests.is_empty(), "{signals:?}");
+    }
+
+    #[test]
+    fn a_failure_whose_request_never_shows_up_is_still_reported() {
+        let mut shared = Shared::default();
+        shared.failure_seen("9".into(), "net::ERR_FAILED", ORIGIN);
+        assert_eq!(
+            shared.signals().failed_requests,
+            ["net::ERR_FAILED (request not seen)"]
+        );
+    }
 
     #[test]
     fn only_our_origin_is_local() {
