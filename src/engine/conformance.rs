@@ -380,6 +380,41 @@ fn an_ac_predicate_failure_caps_spec_fit() {
     );
 }
 
+#[test]
+fn rework_caps_convergence_from_the_transcript_not_the_claim() {
+    let mut s = Script::new();
+    s.up_to_verifier(0);
+    // First round is honest; the repair round claims a churn-free D4 after one rebuild and a veto.
+    s.judge(scores(PARTIAL_DIMS, Verdict::Partial, None, None));
+    s.user(Kind::UserVeto, "make it harder", Value::Null);
+    s.build(None);
+    s.qa(0);
+    let effects = s.judge(scores([5.0; 6], Verdict::Pass, None, None));
+    let record = s.state.verification.latest.as_ref().expect("record");
+    assert_eq!(record.raw.dimensions[3], Some(5.0));
+    assert_eq!(
+        record.corrected.dimensions[3], 4.0,
+        "one rebuild caps D4 at 4"
+    );
+    assert_eq!(record.corrected.aggregate, 29.0);
+    assert_eq!(record.corrected.verdict, Verdict::Pass);
+    let audit = appended(&effects, Kind::Audit)[0];
+    assert!(
+        audit
+            .metadata
+            .as_ref()
+            .expect("metadata")
+            .audit_violations
+            .iter()
+            .any(|v| v == "rework_caps_convergence")
+    );
+    assert_eq!(
+        (s.state.budgets.builds, s.state.budgets.vetoes),
+        (2, 1),
+        "counted from the transcript"
+    );
+}
+
 // ---- C9: PARTIAL, approve, veto -----------------------------------------------------------------
 
 #[test]

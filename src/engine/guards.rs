@@ -20,6 +20,8 @@ pub const MAX_DIMENSION: f64 = 5.0;
 const SPEC_FIT: usize = 0;
 /// Index of D2 (execution) in a dimension array.
 const EXEC: usize = 1;
+/// Index of D4 (convergence) in a dimension array.
+const CONVERGENCE: usize = 3;
 /// Dimensions discounted when builder and verifier share a provider: D1, D3, D5.
 const SELF_BIAS_DIMENSIONS: [usize; 3] = [0, 2, 4];
 /// Multiplier of the same-provider discount.
@@ -51,6 +53,42 @@ pub struct Evidence<'a> {
     pub judge_provider: Option<&'a str>,
     /// `metadata.provider` of the latest `build`.
     pub builder_provider: Option<&'a str>,
+    /// How much the session has had to redo so far.
+    pub rework: Rework,
+}
+
+/// Rework counted from the transcript: what D4 (convergence) can be checked against.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rework {
+    /// Specs after the first one.
+    pub respecs: u32,
+    /// `build` events.
+    pub builds: u32,
+    /// `user.veto` events.
+    pub vetoes: u32,
+}
+
+impl Rework {
+    /// The highest D4 this much rework allows (the reference's convergence rule): 5 with none;
+    /// re-planning 1–2 times → 3, 3–4 → 2, 5+ → 1; rebuilding 1–2 times → at most 4, 3+ → at most 2;
+    /// 3+ vetoes → at most 2.
+    pub fn convergence_cap(self) -> f64 {
+        let mut cap: f64 = match self.respecs {
+            0 => 5.0,
+            1..=2 => 3.0,
+            3..=4 => 2.0,
+            _ => 1.0,
+        };
+        match self.builds.saturating_sub(1) {
+            0 => {}
+            1..=2 => cap = cap.min(4.0),
+            _ => cap = cap.min(2.0),
+        }
+        if self.vetoes >= 3 {
+            cap = cap.min(2.0);
+        }
+        cap
+    }
 }
 
 /// The scorecard the engine routes on.
@@ -77,6 +115,8 @@ pub enum Correction {
     ExecFromQa,
     /// D1 was capped because an acceptance predicate failed.
     AcFailureCapsSpecFit,
+    /// D4 was capped to what the session's rework allows.
+    ReworkCapsConvergence,
     /// D1/D3/D5 were discounted: builder and verifier share a real provider.
     SameProviderDiscount,
     /// The claimed aggregate was absent or differed from the sum of the dimensions.
@@ -95,6 +135,7 @@ impl Correction {
             Correction::ScoreOutOfRange => "score_out_of_range",
             Correction::ExecFromQa => "exec_from_qa",
             Correction::AcFailureCapsSpecFit => "ac_failure_caps_spec_fit",
+            Correction::ReworkCapsConvergence => "rework_caps_convergence",
             Correction::SameProviderDiscount => "same_provider_discount",
             Correction::AggregateRecomputed => "aggregate_recomputed",
             Correction::VerdictFromThresholds => "verdict_from_thresholds",
@@ -173,6 +214,11 @@ pub fn judge(scoring: &ScoringSpec, raw: &RawScores, evidence: &Evidence<'_>) ->
         dims[SPEC_FIT] = AC_FAILURE_SPEC_FIT_CAP;
         corrections.push(Correction::AcFailureCapsSpecFit);
     }
+    let convergence_cap = evidence.rework.convergence_cap();
+    if enabled(Guard::ReworkCapsConvergence) && dims[CONVERGENCE] > convergence_cap {
+        dims[CONVERGENCE] = convergence_cap;
+        corrections.push(Correction::ReworkCapsConvergence);
+    }
     if enabled(Guard::SameProviderDiscount)
         && is_real_provider(evidence.judge_provider)
         && is_real_provider(evidence.builder_provider)
@@ -231,6 +277,7 @@ mod tests {
                 Guard::PassRequiresQa,
                 Guard::ExecFromQa,
                 Guard::AcFailureCapsSpecFit,
+                Guard::ReworkCapsConvergence,
                 Guard::SameProviderDiscount,
             ],
         }
@@ -351,6 +398,51 @@ mod tests {
         );
         assert_eq!(modest.corrected.dimensions[1], 5.0);
         assert!(modest.corrections.contains(&Correction::ExecFromQa));
+    }
+
+    #[test]
+    fn rework_caps_convergence_never_raises_it() {
+        let evidence = |respecs, builds, vetoes| Evidence {
+            qa_exit_code: Some(0),
+            rework: Rework {
+                respecs,
+                builds,
+                vetoes,
+            },
+            ..Evidence::default()
+        };
+        let claimed = claim([5.0, 5.0, 5.0, 5.0, 5.0, 5.0], 30.0, Verdict::Pass);
+        for (respecs, builds, vetoes, d4) in [
+            (0, 1, 0, 5.0),
+            (0, 2, 0, 4.0),
+            (0, 4, 0, 2.0),
+            (1, 1, 0, 3.0),
+            (3, 1, 0, 2.0),
+            (5, 9, 3, 1.0),
+            (0, 1, 3, 2.0),
+        ] {
+            let out = judge(&scoring(), &claimed, &evidence(respecs, builds, vetoes));
+            assert_eq!(
+                out.corrected.dimensions[3], d4,
+                "{respecs} {builds} {vetoes}"
+            );
+            assert_eq!(
+                out.corrections.contains(&Correction::ReworkCapsConvergence),
+                d4 < 5.0
+            );
+        }
+        // A lower claim stands: the cap is a ceiling, not the score.
+        let modest = claim([5.0, 5.0, 5.0, 1.0, 5.0, 5.0], 26.0, Verdict::Pass);
+        let out = judge(&scoring(), &modest, &evidence(1, 3, 0));
+        assert_eq!(out.corrected.dimensions[3], 1.0);
+        assert!(out.corrections.is_empty());
+        // Not declared, not applied.
+        let without = ScoringSpec {
+            guards: vec![Guard::ExecFromQa],
+            ..scoring()
+        };
+        let out = judge(&without, &claimed, &evidence(5, 9, 3));
+        assert_eq!(out.corrected.dimensions[3], 5.0);
     }
 
     #[test]

@@ -214,6 +214,7 @@ impl Step<'_> {
                 state.spec = Some(spec_snapshot(event));
             }
             Kind::Build => {
+                state.budgets.builds += 1;
                 state.build = Some(BuildSnapshot {
                     event_id: event.id.clone(),
                     from: event.from.clone(),
@@ -232,6 +233,7 @@ impl Step<'_> {
                 state.budgets.stuck_reported = false;
             }
             Kind::VerifyResult => state.verify_aliases += 1,
+            Kind::UserVeto => state.budgets.vetoes += 1,
             Kind::Done => {
                 let reason = data_str(event, "reason")
                     .or(event.body.as_deref())
@@ -452,6 +454,11 @@ impl Step<'_> {
                 .build
                 .as_ref()
                 .and_then(|b| b.provider.as_deref()),
+            rework: guards::Rework {
+                respecs: self.state.budgets.respecs,
+                builds: self.state.budgets.builds,
+                vetoes: self.state.budgets.vetoes,
+            },
         };
         let judgement = guards::judge(&self.table.scoring, &raw, &evidence);
         let verdict = judgement.corrected.verdict;

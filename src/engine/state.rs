@@ -172,6 +172,10 @@ pub struct VerdictRecord {
 pub struct Budgets {
     /// Specs after the first one (`spec` or `spec.update`).
     pub respecs: u32,
+    /// `build` events (the rework the convergence guard counts).
+    pub builds: u32,
+    /// `user.veto` events.
+    pub vetoes: u32,
     /// Σ `metadata.tokens_in + tokens_out`.
     pub tokens: u64,
     pub tokens_warned: bool,

@@ -143,6 +143,7 @@ pub fn casual_by_hand() -> TransitionTable {
                 Guard::PassRequiresQa,
                 Guard::ExecFromQa,
                 Guard::AcFailureCapsSpecFit,
+                Guard::ReworkCapsConvergence,
                 Guard::SameProviderDiscount,
             ],
         },

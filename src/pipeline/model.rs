@@ -346,6 +346,7 @@ fn default_guards() -> Vec<Guard> {
         Guard::PassRequiresQa,
         Guard::ExecFromQa,
         Guard::AcFailureCapsSpecFit,
+        Guard::ReworkCapsConvergence,
         Guard::SameProviderDiscount,
     ]
 }
@@ -360,6 +361,9 @@ pub enum Guard {
     ExecFromQa,
     /// A failed acceptance predicate caps D1 (spec fit) at 2.
     AcFailureCapsSpecFit,
+    /// D4 (convergence) can be no higher than the session's own rework allows: re-plans, rebuilds
+    /// and vetoes counted from the transcript lower its ceiling.
+    ReworkCapsConvergence,
     /// When verifier and builder share a real provider, D1/D3/D5 are discounted by 15%.
     SameProviderDiscount,
 }
