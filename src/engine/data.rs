@@ -2,7 +2,7 @@
 //!
 //! Replay skips building `data` for every other kind (over half of a long transcript is
 //! `tool.call` lines whose payload nothing routes on). That is only sound if the list below is
-//! complete, so every read of `event.data` in the engine goes through [`data`], which checks the
+//! complete, so every read of `event.data` in the engine goes through `data()`, which checks the
 //! kind in debug builds: a new read for an unlisted kind fails the conformance and property tests.
 
 use crate::transcript::{Data, Event, Kind};

@@ -4,6 +4,11 @@
 //! that is not one of our events is tried as a legacy (reference) line and mapped where the meaning
 //! is clear; anything else — a torn last line, garbage, an unknown kind — is skipped and reported
 //! with its line number, and the rest still replays.
+//!
+//! Lines are read in two steps so long transcripts fold fast: [`prepare_line`] (pure, any thread)
+//! checks a line and notes where its fields lie, and [`Replay::feed_prepared`] copies them into one
+//! reused event and folds it (see `engine::line`). Whatever that fast path does not take goes
+//! through [`parse_line`], the strict parser; a property test holds both to the same result.
 
 use std::collections::BTreeMap;
 
@@ -152,7 +157,7 @@ impl Replay {
 #[derive(Debug, Clone)]
 #[allow(
     clippy::large_enum_variant,
-    reason = "one per line in flight; boxing would allocate per event"
+    reason = "one per line being folded; boxing would allocate per event"
 )]
 pub enum Parsed {
     /// Empty or whitespace only.
@@ -179,7 +184,7 @@ pub enum Prepared {
 }
 
 /// Look at one transcript line (without its newline) the fast way: check it and note where its
-/// fields lie, allocating nothing ([`LineRef`]). Lines whose `data` the engine reads, and anything
+/// fields lie, allocating nothing (`LineRef`). Lines whose `data` the engine reads, and anything
 /// the fast path does not accept, are left to [`parse_line`], so both ways fold exactly the same
 /// events. Pure, so replay reads lines on several threads and folds them in order on one.
 pub fn prepare_line(line: &str) -> Prepared {

@@ -8,7 +8,7 @@
 //! - [`hub`]: one watched session: index, incremental reducer state, change signal;
 //! - [`sessions`]: finding sessions and their list rows;
 //! - [`graph`]: the compiled graph (from `crumb graph`'s output) with edge counts;
-//! - [`api`], [`stream`], [`files`], [`write`]: the routes;
+//! - [`api`], [`stream`], [`files`], [`write`](mod@write): the routes;
 //! - [`security`]: host allow-list, write token, origin checks, CSPs;
 //! - [`assets`]: the embedded client from `studio/`;
 //! - [`probe`]: finding a running Studio (for `crumb run`'s deep link).
