@@ -73,32 +73,33 @@ impl<'a> LineRef<'a> {
             None => None,
         };
         let base = line.as_ptr().addr();
-        let span = |raw: &RawValue| -> Option<Span> {
+        // `escaped` matters only for the fields copied as strings.
+        let span = |raw: &RawValue, string: bool| -> Option<Span> {
             let start = raw.get().as_ptr().addr().checked_sub(base)?;
             let end = start.checked_add(raw.get().len())?;
             Some(Span {
                 start: u32::try_from(start).ok()?,
                 end: u32::try_from(end).ok()?,
-                escaped: raw.get().contains('\\'),
+                escaped: string && raw.get().contains('\\'),
             })
         };
-        let optional = |raw: Option<&RawValue>| -> Option<Option<Span>> {
-            raw.map_or(Some(None), |raw| span(raw).map(Some))
+        let optional = |raw: Option<&RawValue>, string: bool| -> Option<Option<Span>> {
+            raw.map_or(Some(None), |raw| span(raw, string).map(Some))
         };
         Some(LineSpans {
-            id: span(parsed.id)?,
-            ts: span(parsed.ts)?,
-            session_id: span(parsed.session_id)?,
-            from: span(parsed.from)?,
+            id: span(parsed.id, true)?,
+            ts: span(parsed.ts, true)?,
+            session_id: span(parsed.session_id, true)?,
+            from: span(parsed.from, true)?,
             kind: parsed.kind,
             step: parsed.step,
-            to: optional(parsed.to)?,
-            parent_event_id: optional(parsed.parent_event_id)?,
-            body: optional(parsed.body)?,
-            data: optional(data)?,
-            artifacts: optional(parsed.artifacts.0)?,
-            scores: optional(parsed.scores)?,
-            metadata: optional(parsed.metadata)?,
+            to: optional(parsed.to, true)?,
+            parent_event_id: optional(parsed.parent_event_id, true)?,
+            body: optional(parsed.body, true)?,
+            data: optional(data, false)?,
+            artifacts: optional(parsed.artifacts.0, false)?,
+            scores: optional(parsed.scores, false)?,
+            metadata: optional(parsed.metadata, false)?,
         })
     }
 }
@@ -127,7 +128,7 @@ pub struct LineSpans {
 struct Span {
     start: u32,
     end: u32,
-    /// The text has a backslash (a string with one needs unescaping).
+    /// A string field whose text has a backslash (it needs unescaping).
     escaped: bool,
 }
 
