@@ -11,7 +11,8 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use crumb::transcript::{
-    ArtifactRef, Deviation, Dimension, Event, Kind, Metadata, ScoreSource, Scores, Visibility,
+    ArtifactRef, Deviation, Dimension, Draft, Event, Kind, Metadata, ScoreSource, Scores,
+    Visibility,
 };
 use crumb::vocab::{Severity, Verdict};
 use serde_json::{Map, Value, json};
@@ -51,21 +52,8 @@ impl<W: Write> Generator<W> {
             .unwrap_or_default()
             .format("%Y-%m-%dT%H:%M:%S%.3fZ")
             .to_string();
-        let mut event = Event {
-            id: id.clone(),
-            ts,
-            session_id: "01KBENCH0000000000000000000".into(),
-            from: from.into(),
-            kind,
-            to: None,
-            parent_event_id: None,
-            step: None,
-            body: None,
-            data: None,
-            artifacts: Vec::new(),
-            scores: None,
-            metadata: None,
-        };
+        let mut event =
+            Draft::new(from, kind).into_event(id.clone(), ts, "01KBENCH0000000000000000000".into());
         edit(&mut event);
         serde_json::to_writer(&mut self.out, &event)?;
         self.out.write_all(b"\n")?;

@@ -682,44 +682,22 @@ fn invalid_pipelines_unknown_adapters_and_bad_binds_exit_2_before_anything_runs(
         "{}",
         run.stderr
     );
-    let run = scratch
-        .command(&["run"])
-        .arg(scratch.pipeline())
-        .arg(PITCH)
-        .args(["--adapter", "gpt"])
-        .run()
-        .expect_code(2);
-    assert!(
-        run.stderr.contains("unknown adapter `gpt`"),
-        "{}",
-        run.stderr
-    );
-    let run = scratch
-        .command(&["run"])
-        .arg(scratch.pipeline())
-        .arg(PITCH)
-        .args(["--bind", "ghost=mock"])
-        .run()
-        .expect_code(2);
-    assert!(
-        run.stderr.contains("unknown role `ghost`"),
-        "{}",
-        run.stderr
-    );
-    scratch
-        .command(&["run"])
-        .arg(scratch.pipeline())
-        .arg(PITCH)
-        .args(["--preset", "../etc"])
-        .run()
-        .expect_code(2);
-    scratch
-        .command(&["run"])
-        .arg(scratch.pipeline())
-        .arg(PITCH)
-        .args(["--mock-scenario", "explode"])
-        .run()
-        .expect_code(2);
+    // Each bad option, and what the usage error must say about it ("" = only the exit code).
+    for (option, says) in [
+        (["--adapter", "gpt"], "unknown adapter `gpt`"),
+        (["--bind", "ghost=mock"], "unknown role `ghost`"),
+        (["--preset", "../etc"], ""),
+        (["--mock-scenario", "explode"], ""),
+    ] {
+        let run = scratch
+            .command(&["run"])
+            .arg(scratch.pipeline())
+            .arg(PITCH)
+            .args(option)
+            .run()
+            .expect_code(2);
+        assert!(run.stderr.contains(says), "{option:?}: {}", run.stderr);
+    }
     assert!(
         !scratch.home().join("projects").exists(),
         "no session was created"

@@ -10,7 +10,7 @@ use crate::pipeline::model::{CircuitAction, Guard};
 use crate::pipeline::table::{
     Action, CompiledRoute, LimitsSpec, RoleSpec, ScoringSpec, TransitionTable, Trigger,
 };
-use crate::transcript::{Deviation, Dimension, Event, Kind, Metadata, ScoreSource, Scores};
+use crate::transcript::{Deviation, Dimension, Draft, Event, Kind, Metadata, ScoreSource, Scores};
 use crate::vocab::{Severity, Verdict};
 
 /// The table `pipelines/casual.yaml` compiles to: the conformance suite runs against the real
@@ -165,21 +165,7 @@ pub fn casual_by_hand() -> TransitionTable {
 
 /// An event with a numbered id and a timestamp one second after the previous one.
 pub fn event(n: u32, from: &str, kind: Kind) -> Event {
-    Event {
-        id: id(n),
-        ts: ts_ms(i64::from(n) * 1000),
-        session_id: "sess-test".into(),
-        from: from.into(),
-        kind,
-        to: None,
-        parent_event_id: None,
-        step: None,
-        body: None,
-        data: None,
-        artifacts: Vec::new(),
-        scores: None,
-        metadata: None,
-    }
+    Draft::new(from, kind).into_event(id(n), ts_ms(i64::from(n) * 1000), "sess-test".into())
 }
 
 /// A ULID-shaped id for event `n`.
