@@ -34,3 +34,21 @@ pub fn parser(kind: AdapterKind) -> Box<dyn StreamParser> {
         AdapterKind::Command | AdapterKind::Mock => Box::new(command::Parser::default()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{AdapterKind, parser};
+
+    proptest::proptest! {
+        /// No stream parser panics on any line of text (each parser's own tests add lines shaped
+        /// like its CLI's JSON).
+        #[test]
+        fn no_parser_panics_on_any_line(line in "\\PC{0,300}") {
+            for kind in AdapterKind::ALL {
+                let mut parser = parser(kind);
+                parser.line(&line);
+                let _ = parser.summary();
+            }
+        }
+    }
+}
