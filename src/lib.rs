@@ -7,10 +7,9 @@
 
 pub mod adapters;
 pub mod cli;
-pub mod engine;
-pub mod pipeline;
 pub mod qa;
 pub mod runtime;
 pub mod studio;
 pub mod transcript;
-pub mod vocab;
+
+pub use crumb_core::{engine, pipeline, vocab};

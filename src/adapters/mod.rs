@@ -1,14 +1,14 @@
 //! Adapters: how each agent CLI (and the built-in mock) is run and how its structured output is read.
 
+pub mod adapter_kind;
 pub mod claude_code;
 pub mod codex;
 pub mod command;
 pub mod gemini_cli;
-pub mod kind;
 pub mod mock;
 pub mod turn;
 
-pub use kind::{AdapterKind, UnknownAdapter};
+pub use adapter_kind::{AdapterKind, UnknownAdapter};
 pub use turn::{
     Invocation, InvocationError, StreamParser, Terminal, ToolCall, TurnRequest, TurnSummary, Usage,
     turn_failure,

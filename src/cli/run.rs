@@ -24,7 +24,7 @@ use crate::runtime::coordinator::{self, Options, Outcome, Session};
 use crate::runtime::home::{CrumbHome, Project};
 use crate::runtime::lock::CoordinatorLock;
 use crate::runtime::meta::SessionStatus;
-use crate::runtime::run::{Ending, RoleBinding, RunConfig};
+use crate::runtime::run_config::{Ending, RoleBinding, RunConfig};
 use crate::runtime::session::{self, SessionDir};
 use crate::transcript::writer::Writer;
 use crate::transcript::{Draft, Kind, Metadata};

@@ -10,11 +10,29 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use crate::pipeline::compile::{CompileOptions, compile_bytes};
-use crate::pipeline::front::MAX_FILE_BYTES;
+use crate::pipeline::loader::MAX_FILE_BYTES;
+use crate::pipeline::located_yaml::load;
 use crate::pipeline::preset::check_preset_bytes;
 use crate::pipeline::render::{FileReport, Format, render, totals};
-use crate::pipeline::source::load;
 use crate::pipeline::{Diagnostic, codes};
+
+/// `--format` as clap reads it (the core's [`Format`] knows nothing of clap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    Human,
+    Json,
+    Github,
+}
+
+impl From<FormatArg> for Format {
+    fn from(arg: FormatArg) -> Self {
+        match arg {
+            FormatArg::Human => Format::Human,
+            FormatArg::Json => Format::Json,
+            FormatArg::Github => Format::Github,
+        }
+    }
+}
 
 /// Arguments of `crumb validate`.
 #[derive(Debug, clap::Args)]
@@ -25,7 +43,7 @@ pub struct Args {
     pub paths: Vec<PathBuf>,
     /// Output format; `github` is chosen automatically when `GITHUB_ACTIONS=true`.
     #[arg(long, value_enum)]
-    pub format: Option<Format>,
+    pub format: Option<FormatArg>,
     /// Treat warnings as errors (exit 1 when there are any).
     #[arg(long)]
     pub deny_warnings: bool,
@@ -40,13 +58,16 @@ pub fn run(args: &Args) -> ExitCode {
         }
     };
     let reports: Vec<FileReport> = files.iter().map(|file| validate_one(file)).collect();
-    let format = args.format.unwrap_or_else(|| {
-        if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
-            Format::Github
-        } else {
-            Format::Human
-        }
-    });
+    let format = args.format.map_or_else(
+        || {
+            if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+                Format::Github
+            } else {
+                Format::Human
+            }
+        },
+        Format::from,
+    );
     let text = render(&reports, format);
     let mut stdout = std::io::stdout().lock();
     if let Err(err) = stdout

@@ -111,13 +111,13 @@ impl ResolvedBinding {
 }
 
 impl Bindings {
-    /// The per-role bindings in the form `session.start` records ([`crate::runtime::run::RoleBinding`]),
+    /// The per-role bindings in the form `session.start` records ([`crate::runtime::run_config::RoleBinding`]),
     /// with the deciding layer spelled out in `decided_by`.
-    pub fn to_role_bindings(&self) -> IndexMap<String, crate::runtime::run::RoleBinding> {
+    pub fn to_role_bindings(&self) -> IndexMap<String, crate::runtime::run_config::RoleBinding> {
         self.roles
             .iter()
             .map(|(role, binding)| {
-                let record = crate::runtime::run::RoleBinding {
+                let record = crate::runtime::run_config::RoleBinding {
                     adapter: binding.adapter.as_str().to_owned(),
                     model: binding.model.clone(),
                     effort: binding.effort.map(|effort| effort_str(effort).to_owned()),

@@ -25,7 +25,7 @@ use super::dispatcher::{self, SharedWriter, SpawnJob, SpawnReport, append, runne
 use super::inbox::{parse_line, read_after, rejection_draft, to_draft};
 use super::process;
 use super::prompt::{self, PromptInputs};
-use super::run::{Ending, RoleBinding, RunConfig};
+use super::run_config::{Ending, RoleBinding, RunConfig};
 use super::session::SessionDir;
 use crate::adapters::AdapterKind;
 use crate::engine::State;

@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
 use super::process::{self, Outcome, SpawnSpec, Stream};
-use super::run::{RoleBinding, RunConfig};
+use super::run_config::{RoleBinding, RunConfig};
 use super::session::SessionDir;
 use super::stream_tap::StreamTap;
 use crate::adapters::mock::agent::PRODUCES_ENV;

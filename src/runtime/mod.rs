@@ -13,6 +13,6 @@ pub mod meta;
 pub mod process;
 pub mod prompt;
 pub mod resolve;
-pub mod run;
+pub mod run_config;
 pub mod session;
 pub mod stream_tap;

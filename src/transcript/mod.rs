@@ -1,19 +1,7 @@
-//! The transcript: event envelope, writer, reader and tail.
-//!
-//! A transcript is an append-only JSONL file, one [`Event`] a line, and the only source of a
-//! session's state.
+//! The transcript on disk: the core's format ([`crumb_core::transcript`]) plus the locked appender
+//! and the live tail, which need the file system and the clock.
 
-pub mod event;
-pub mod kind;
-pub mod metadata;
-pub mod scores;
+pub use crumb_core::transcript::*;
 
-pub use event::{ArtifactRef, ArtifactRole, Data, Draft, Event, Step};
-pub use kind::{Kind, explain};
-pub use metadata::{Metadata, Visibility};
-pub use scores::{Deviation, Dimension, ScoreSource, Scores};
-pub mod reader;
-pub mod schema;
 pub mod tail;
-pub mod validate;
 pub mod writer;

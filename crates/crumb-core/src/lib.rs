@@ -1,0 +1,13 @@
+//! crumb's pure core: everything that decides, nothing that acts.
+//!
+//! The event vocabulary ([`vocab`]), the transcript format ([`transcript`]), pipeline files and
+//! their compiler ([`pipeline`]) and the engine ([`engine`]): a reducer that folds transcript events
+//! through a compiled [`pipeline::table::TransitionTable`] into state and effects. This crate has no
+//! async runtime, process, signal or browser code, no clock and no id generator in its
+//! dependencies, so the compiler keeps the engine from doing I/O, reading the time or drawing
+//! random numbers. The `crumb` crate carries the effects out.
+
+pub mod engine;
+pub mod pipeline;
+pub mod transcript;
+pub mod vocab;

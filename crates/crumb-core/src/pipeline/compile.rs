@@ -1,0 +1,434 @@
+//! Compile a pipeline file into the [`TransitionTable`] the engine executes.
+//!
+//! This is the one function `crumb validate`, `crumb run`, replay and Studio all call, so they
+//! can never disagree about what a pipeline means. It runs the three passes — parse/shape,
+//! schema, meaning — collecting every diagnostic, and yields a table only when there is no error.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::pipeline::codes::{self, Code};
+use crate::pipeline::diagnostic::Diagnostic;
+use crate::pipeline::loader::{self, FileKind};
+use crate::pipeline::located_yaml::SpanIndex;
+use crate::pipeline::model::{AwaitWho, Check, OneOrMany, Pipeline, Route, RunStep, With};
+use crate::pipeline::table::{
+    Action, CheckKindSpec, CheckSpec, CompiledRoute, LimitsSpec, QaSpec, RoleSpec, ScoringSpec,
+    TransitionTable, Trigger,
+};
+use crate::pipeline::units::{parse_duration_ms, parse_size_bytes};
+use crate::pipeline::{routing, semantic, templates};
+use crate::vocab::{Severity, Verdict};
+
+/// What to check besides the file itself.
+#[derive(Debug, Clone, Copy)]
+pub struct CompileOptions {
+    /// Load and check the role templates from disk. Off when compiling a copy frozen into a
+    /// session (replay), whose templates are not next to it.
+    pub check_templates: bool,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions {
+            check_templates: true,
+        }
+    }
+}
+
+/// The result of compiling one file.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// The table, present exactly when there is no error (warnings allowed).
+    pub table: Option<TransitionTable>,
+    /// Every problem found, errors and warnings, in the order found.
+    pub diagnostics: Vec<Diagnostic>,
+    /// SHA-256 of the file's bytes, hex; recorded in `session.start`.
+    pub source_hash: String,
+    /// Text of each file a diagnostic points into (the pipeline, templates), for snippets.
+    pub sources: Vec<(PathBuf, String)>,
+}
+
+impl Compiled {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Compile the pipeline at `path`. Unreadable files are diagnostics too.
+pub fn compile_file(path: &Path, options: &CompileOptions) -> Compiled {
+    match std::fs::read(path) {
+        Ok(bytes) => compile_bytes(&bytes, path, options),
+        Err(err) => Compiled {
+            table: None,
+            diagnostics: vec![Diagnostic::new(
+                &codes::FILE_UNREADABLE,
+                path,
+                format!("cannot read file: {err}"),
+            )],
+            source_hash: String::new(),
+            sources: Vec::new(),
+        },
+    }
+}
+
+/// Compile raw file content; `origin` is where it came from (templates resolve against it).
+pub fn compile_bytes(bytes: &[u8], origin: &Path, options: &CompileOptions) -> Compiled {
+    let source_hash = hex_sha256(bytes);
+    let mut diagnostics = Vec::new();
+    let Some(text) = loader::decode(bytes, origin, &mut diagnostics) else {
+        return Compiled {
+            table: None,
+            diagnostics,
+            source_hash,
+            sources: Vec::new(),
+        };
+    };
+    let mut compiled = compile_text(text, origin, *options);
+    compiled.source_hash = source_hash;
+    compiled
+}
+
+/// Compile pipeline YAML held in memory; `origin` is the path it stands for.
+pub fn compile_str(source: &str, origin: &Path, options: &CompileOptions) -> Compiled {
+    compile_bytes(source.as_bytes(), origin, options)
+}
+
+fn compile_text(text: &str, origin: &Path, options: CompileOptions) -> Compiled {
+    let mut diagnostics = Vec::new();
+    let mut sources = vec![(origin.to_path_buf(), text.to_string())];
+    let parsed = loader::parse::<Pipeline>(text, origin, FileKind::Pipeline, &mut diagnostics);
+    let (Some(document), Some(pipeline)) = (parsed.document, parsed.model) else {
+        return Compiled {
+            table: None,
+            diagnostics,
+            source_hash: String::new(),
+            sources,
+        };
+    };
+    let mut ctx = Ctx {
+        file: origin,
+        index: &document.index,
+        diagnostics,
+    };
+    let table = lower(&pipeline, &mut ctx);
+    semantic::check(&pipeline, &table, &mut ctx);
+    routing::check(&pipeline, &table, &mut ctx);
+    if options.check_templates {
+        sources.extend(templates::check(&pipeline, &mut ctx));
+    }
+    let diagnostics = ctx.diagnostics;
+    let has_errors = diagnostics.iter().any(Diagnostic::is_error);
+    Compiled {
+        table: (!has_errors).then_some(table),
+        diagnostics,
+        source_hash: String::new(),
+        sources,
+    }
+}
+
+fn hex_sha256(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::with_capacity(64), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
+}
+
+/// Shared state of pass 3: where we are and what we found.
+pub(crate) struct Ctx<'a> {
+    pub file: &'a Path,
+    pub index: &'a SpanIndex,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Ctx<'_> {
+    /// A diagnostic pointing at the value at `pointer`.
+    pub fn at(&self, code: &Code, pointer: &str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(code, self.file, message).at(self.index.value_span(pointer))
+    }
+
+    /// A diagnostic pointing at the key of `pointer` (e.g. a role's id).
+    pub fn at_key(&self, code: &Code, pointer: &str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(code, self.file, message).at(self.index.key_span(pointer))
+    }
+
+    pub fn emit(&mut self, diagnostic: Diagnostic) {
+        self.diagnostics.push(diagnostic);
+    }
+
+    /// Milliseconds of a duration; reports malformed or zero values (and returns 0).
+    pub fn duration(&mut self, pointer: &str, text: &str) -> u64 {
+        match parse_duration_ms(text) {
+            Ok(0) => {
+                self.emit(
+                    self.at(
+                        &codes::BAD_DURATION,
+                        pointer,
+                        format!("duration `{text}` is zero"),
+                    )
+                    .label("zero"),
+                );
+                0
+            }
+            Ok(ms) => ms,
+            Err(err) => {
+                let d = self
+                    .at(
+                        &codes::BAD_DURATION,
+                        pointer,
+                        format!("bad duration `{text}`: {err}"),
+                    )
+                    .label("not a duration")
+                    .hint("write a whole number and a unit, e.g. `1500ms`, `30s`, `20m`, `1h30m`");
+                self.emit(d);
+                0
+            }
+        }
+    }
+
+    /// Bytes of a size; reports malformed or zero values (and returns 0).
+    pub fn size(&mut self, pointer: &str, text: &str) -> u64 {
+        match parse_size_bytes(text) {
+            Ok(0) => {
+                self.emit(
+                    self.at(&codes::BAD_SIZE, pointer, format!("size `{text}` is zero"))
+                        .label("zero"),
+                );
+                0
+            }
+            Ok(bytes) => bytes,
+            Err(err) => {
+                let d = self
+                    .at(
+                        &codes::BAD_SIZE,
+                        pointer,
+                        format!("bad size `{text}`: {err}"),
+                    )
+                    .label("not a size")
+                    .hint("write a whole number and a unit, e.g. `512KB`, `5MB`, `2MiB`");
+                self.emit(d);
+                0
+            }
+        }
+    }
+}
+
+/// Build the table from a schema-valid model. Unit errors are reported as found; the table is
+/// still built (with zeros) so later checks can run and report everything at once.
+fn lower(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> TransitionTable {
+    let roles = pipeline
+        .roles
+        .iter()
+        .map(|(id, role)| {
+            let base = format!(
+                "/roles/{}",
+                crate::pipeline::located_yaml::escape_segment(id)
+            );
+            RoleSpec {
+                id: id.clone(),
+                template: role.template.clone(),
+                produces: role.produces.clone(),
+                wall_timeout_ms: ctx.duration(&format!("{base}/timeout/wall"), &role.timeout.wall),
+                idle_timeout_ms: ctx.duration(&format!("{base}/timeout/idle"), &role.timeout.idle),
+                sees: role.sees.clone(),
+                fallback: role.fallback.clone(),
+                description: role.description.clone(),
+            }
+        })
+        .collect();
+
+    let routes: Vec<CompiledRoute> = pipeline
+        .routes
+        .iter()
+        .enumerate()
+        .map(|(index, route)| lower_route(index, route))
+        .collect();
+
+    let mut by_kind: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut verdict_matrix = [[None; 3]; 4];
+    for route in &routes {
+        match &route.trigger {
+            Trigger::Kind { kind, .. } => {
+                by_kind.entry(kind.clone()).or_default().push(route.index);
+            }
+            Trigger::Verdict {
+                verdicts,
+                severities,
+            } => {
+                for verdict in verdicts {
+                    for severity in severities {
+                        let cell = &mut verdict_matrix[verdict.index()][severity.index()];
+                        if cell.is_none() {
+                            *cell = Some(route.index);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    let qa = pipeline.qa.as_ref().map(|qa| QaSpec {
+        timeout_ms: ctx.duration("/qa/timeout", &qa.timeout),
+        entry: qa.entry.clone(),
+        checks: qa
+            .checks
+            .iter()
+            .enumerate()
+            .map(|(i, check)| lower_check(i, check, ctx))
+            .collect(),
+    });
+
+    let limits = &pipeline.limits;
+    let limits = LimitsSpec {
+        max_respec: limits.max_respec,
+        max_verify: limits.max_verify,
+        tokens_warn: limits.tokens.warn,
+        tokens_hard: limits.tokens.hard,
+        wall_clock_warn_ms: ctx.duration("/limits/wall_clock/warn", &limits.wall_clock.warn),
+        wall_clock_hard_ms: ctx.duration("/limits/wall_clock/hard", &limits.wall_clock.hard),
+        stuck_after_errors: limits.stuck_after_errors,
+        circuit_open_after: limits.circuit.open_after,
+        circuit_then: limits.circuit.then,
+    };
+
+    TransitionTable {
+        name: pipeline.name.clone(),
+        description: pipeline.description.clone(),
+        roles,
+        routes,
+        qa,
+        scoring: ScoringSpec {
+            pass_at: pipeline.scoring.pass_at,
+            partial_at: pipeline.scoring.partial_at,
+            guards: pipeline.scoring.guards.clone(),
+        },
+        limits,
+        by_kind,
+        verdict_matrix,
+    }
+}
+
+/// The word `on:` uses for the corrected verdict of a `judge.score`.
+pub const VERDICT_TRIGGER: &str = "verdict";
+
+/// Lower one route. Malformed combinations (several actions, `when` off a verdict route) are
+/// reported by [`semantic`]; here the first action in a fixed order is taken.
+fn lower_route(index: usize, route: &Route) -> CompiledRoute {
+    let trigger = if route.on == VERDICT_TRIGGER {
+        let when = route.when.as_ref();
+        Trigger::Verdict {
+            verdicts: when
+                .and_then(|w| w.verdict.as_ref())
+                .map_or_else(|| Verdict::ALL.to_vec(), OneOrMany::to_vec),
+            severities: when
+                .and_then(|w| w.severity.as_ref())
+                .map_or_else(|| Severity::ALL.to_vec(), OneOrMany::to_vec),
+        }
+    } else {
+        Trigger::Kind {
+            kind: route.on.clone(),
+            from: route.from.clone(),
+        }
+    };
+    let action = if let Some(role) = &route.spawn {
+        Action::Spawn { role: role.clone() }
+    } else if route.run == Some(RunStep::Qa) {
+        Action::RunQa
+    } else if let Some(done) = &route.done {
+        Action::Done {
+            reason: done_reason(done),
+        }
+    } else if route.r#await == Some(AwaitWho::Human) {
+        Action::AwaitHuman
+    } else {
+        // No action at all: reported by `semantic`; the table is discarded.
+        Action::Done {
+            reason: String::new(),
+        }
+    };
+    CompiledRoute {
+        index,
+        trigger,
+        action,
+        with_feedback: route.with == Some(With::Feedback),
+    }
+}
+
+/// `done: pass` is recorded as `verdict_pass`; any other word as itself.
+pub fn done_reason(word: &str) -> String {
+    if word == "pass" {
+        "verdict_pass".into()
+    } else {
+        word.to_string()
+    }
+}
+
+fn lower_check(i: usize, check: &Check, ctx: &mut Ctx<'_>) -> CheckSpec {
+    let base = format!("/qa/checks/{i}");
+    let timeout_ms = check
+        .timeout()
+        .map(|t| ctx.duration(&format!("{base}/timeout"), t));
+    let kind = match check {
+        Check::File {
+            path,
+            min_size,
+            max_size,
+            ..
+        } => CheckKindSpec::File {
+            path: path.clone(),
+            min_bytes: min_size
+                .as_ref()
+                .map(|s| ctx.size(&format!("{base}/min_size"), s)),
+            max_bytes: max_size
+                .as_ref()
+                .map(|s| ctx.size(&format!("{base}/max_size"), s)),
+        },
+        Check::MaxBytes { glob, limit, .. } => CheckKindSpec::MaxBytes {
+            glob: glob.clone(),
+            limit_bytes: ctx.size(&format!("{base}/limit"), limit),
+        },
+        Check::Html { path, .. } => CheckKindSpec::Html { path: path.clone() },
+        Check::Command {
+            argv,
+            cwd,
+            env,
+            expect_exit,
+            ..
+        } => CheckKindSpec::Command {
+            argv: argv.clone(),
+            cwd: cwd.clone(),
+            env: env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            expect_exit: *expect_exit,
+        },
+        Check::Browser {
+            wait_for,
+            settle,
+            fail_on,
+            keys,
+            clicks,
+            screenshot,
+            require_non_blank,
+            ..
+        } => CheckKindSpec::Browser {
+            wait_for: wait_for.clone(),
+            settle_ms: ctx.duration(&format!("{base}/settle"), settle),
+            fail_on: fail_on.clone(),
+            keys: keys.clone(),
+            clicks: clicks.clone(),
+            screenshot: *screenshot,
+            require_non_blank: *require_non_blank,
+        },
+        Check::AcPredicates { .. } => CheckKindSpec::AcPredicates,
+    };
+    CheckSpec {
+        id: check.id().to_string(),
+        blocking: check.blocking(),
+        timeout_ms,
+        kind,
+    }
+}

@@ -1,0 +1,243 @@
+//! Passes 1 and 2, shared by pipelines and presets: bytes → text → located YAML document →
+//! schema-checked → typed model. Every problem becomes a diagnostic; nothing here panics on
+//! hostile input.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::pipeline::codes;
+use crate::pipeline::diagnostic::Diagnostic;
+use crate::pipeline::located_yaml::{self, Document, Span};
+use crate::pipeline::schema;
+
+/// Largest file accepted. Pipelines and presets are a few KB; anything near this is a mistake
+/// (or an attack), and refusing early keeps validation fast and memory bounded.
+pub const MAX_FILE_BYTES: usize = 1024 * 1024;
+
+/// Which schema a document is checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Pipeline,
+    Preset,
+}
+
+/// What passes 1 and 2 made of a file.
+#[derive(Debug)]
+pub struct Front<T> {
+    pub document: Option<Document>,
+    pub model: Option<T>,
+}
+
+/// Check size and encoding. Returns the text, or `None` after reporting why not.
+pub fn decode<'a>(bytes: &'a [u8], file: &Path, out: &mut Vec<Diagnostic>) -> Option<&'a str> {
+    if bytes.len() > MAX_FILE_BYTES {
+        out.push(
+            Diagnostic::new(
+                &codes::FILE_TOO_LARGE,
+                file,
+                format!(
+                    "file is {} bytes; the limit is {MAX_FILE_BYTES} bytes",
+                    bytes.len()
+                ),
+            )
+            .hint("pipeline and preset files are small declarations; is this the right file?"),
+        );
+        return None;
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Some(text.strip_prefix('\u{feff}').unwrap_or(text)),
+        Err(err) => {
+            let valid = &bytes[..err.valid_up_to()];
+            let text = String::from_utf8_lossy(valid);
+            let line = text.matches('\n').count() + 1;
+            let col = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            out.push(
+                Diagnostic::new(
+                    &codes::NOT_UTF8,
+                    file,
+                    format!("invalid UTF-8 at byte {}", err.valid_up_to()),
+                )
+                .at(Some(Span {
+                    line: as_u32(line),
+                    col: as_u32(col),
+                    len: 1,
+                }))
+                .hint("save the file as UTF-8"),
+            );
+            None
+        }
+    }
+}
+
+/// Parse `text` and check it against the schema of `kind`; deserialize the model when clean.
+pub fn parse<T: DeserializeOwned>(
+    text: &str,
+    file: &Path,
+    kind: FileKind,
+    out: &mut Vec<Diagnostic>,
+) -> Front<T> {
+    let nothing = Front {
+        document: None,
+        model: None,
+    };
+    let document = match located_yaml::load(text) {
+        Ok(document) => document,
+        Err(err) => {
+            report_syntax(text, file, &err, out);
+            return nothing;
+        }
+    };
+    if document.value.is_null() {
+        out.push(
+            Diagnostic::new(&codes::EMPTY_FILE, file, "the file has no YAML content").hint(
+                "write a pipeline (`crumb schema pipeline` shows the format) or remove the file",
+            ),
+        );
+        return nothing;
+    }
+    let before = out.len();
+    for duplicate in &document.duplicates {
+        let code = if kind == FileKind::Pipeline && duplicate.parent == "/roles" {
+            &codes::DUPLICATE_ROLE
+        } else {
+            &codes::DUPLICATE_KEY
+        };
+        let what = if code == &codes::DUPLICATE_ROLE {
+            "role"
+        } else {
+            "key"
+        };
+        let hint = duplicate
+            .first
+            .map(|s| format!("first defined at line {}", s.line));
+        out.push(
+            Diagnostic::new(
+                code,
+                file,
+                format!(
+                    "duplicate {what} `{}` in {}",
+                    duplicate.key,
+                    schema::display_pointer(&duplicate.parent)
+                ),
+            )
+            .at(duplicate.again)
+            .label("defined again here")
+            .maybe_hint(hint),
+        );
+    }
+    let (schema, validator) = validator(kind);
+    schema::check(validator, schema, &document, file, out);
+    if out.len() > before {
+        return Front {
+            document: Some(document),
+            model: None,
+        };
+    }
+    match serde_json::from_value::<T>(document.value.clone()) {
+        Ok(model) => Front {
+            document: Some(document),
+            model: Some(model),
+        },
+        Err(err) => {
+            // The schema is generated from the same types, so this is rare (e.g. a number too
+            // large for its field); still a diagnostic, never a panic.
+            out.push(Diagnostic::new(
+                &codes::WRONG_TYPE,
+                file,
+                format!("cannot read the file: {err}"),
+            ));
+            Front {
+                document: Some(document),
+                model: None,
+            }
+        }
+    }
+}
+
+fn report_syntax(
+    text: &str,
+    file: &Path,
+    err: &located_yaml::LoadError,
+    out: &mut Vec<Diagnostic>,
+) {
+    let tabs: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            line.chars()
+                .take_while(|c| c.is_whitespace())
+                .any(|c| c == '\t')
+        })
+        .map(|(i, _)| i + 1)
+        .collect();
+    // Blame tabs only when the parser tripped on a line that has one; a tab elsewhere (say in a
+    // block scalar) is not this error's cause.
+    let near_error = |line: &usize| {
+        err.span
+            .is_none_or(|s| usize::try_from(s.line).is_ok_and(|l| l == *line))
+    };
+    let tabs: Vec<usize> = if tabs.iter().any(near_error) {
+        tabs
+    } else {
+        Vec::new()
+    };
+    if tabs.is_empty() {
+        if text.trim().is_empty() {
+            out.push(Diagnostic::new(
+                &codes::EMPTY_FILE,
+                file,
+                "the file has no YAML content",
+            ));
+            return;
+        }
+        out.push(
+            Diagnostic::new(
+                &codes::YAML_SYNTAX,
+                file,
+                format!("invalid YAML: {}", err.message),
+            )
+            .at(err.span)
+            .label("here"),
+        );
+        return;
+    }
+    for line in tabs.iter().take(5) {
+        let text_line = text.lines().nth(line - 1).unwrap_or("");
+        let col = text_line.chars().position(|c| c == '\t').unwrap_or(0) + 1;
+        out.push(
+            Diagnostic::new(&codes::TAB_INDENTATION, file, "tab used for indentation")
+                .at(Some(Span {
+                    line: as_u32(*line),
+                    col: as_u32(col),
+                    len: 1,
+                }))
+                .label("tab")
+                .hint("YAML indentation must use spaces"),
+        );
+    }
+}
+
+fn as_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The schema and its compiled validator, built once per process.
+fn validator(kind: FileKind) -> (&'static Value, &'static jsonschema::Validator) {
+    static PIPELINE: OnceLock<(Value, jsonschema::Validator)> = OnceLock::new();
+    static PRESET: OnceLock<(Value, jsonschema::Validator)> = OnceLock::new();
+    let (cell, make): (_, fn() -> Value) = match kind {
+        FileKind::Pipeline => (&PIPELINE, schema::pipeline_schema),
+        FileKind::Preset => (&PRESET, schema::preset_schema),
+    };
+    let (schema, validator) = cell.get_or_init(|| {
+        let schema = make();
+        // The schema is generated by schemars at build time of this binary; it is always a
+        // valid draft-07 schema, and a test compiles it.
+        let validator = jsonschema::draft7::new(&schema).expect("generated schema compiles");
+        (schema, validator)
+    });
+    (schema, validator)
+}

@@ -1,0 +1,22 @@
+//! Pipeline files: the YAML model, its schema, validation and compilation to a transition table.
+
+pub mod codes;
+pub mod compile;
+pub mod context;
+pub mod diagnostic;
+pub mod loader;
+pub mod located_yaml;
+pub mod model;
+pub mod preset;
+pub mod routing;
+pub mod schema;
+pub mod semantic;
+pub mod suggest;
+pub mod table;
+pub mod templates;
+pub mod units;
+
+pub use compile::{CompileOptions, Compiled, compile_bytes, compile_file, compile_str};
+pub use diagnostic::{Diagnostic, Level};
+pub mod graph;
+pub mod render;

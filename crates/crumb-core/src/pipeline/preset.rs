@@ -1,0 +1,113 @@
+//! Preset files (`presets/*.yaml`): which adapter, model and effort each role runs on.
+//!
+//! A preset is independent of any one pipeline; it binds role ids by name, and roles it does not
+//! name take `default`. Resolution order (CLI flag > project config > preset > ambient > mock)
+//! lives in the runtime; this is only the file format.
+
+use std::path::Path;
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::pipeline::codes::{self, KNOWN_ADAPTERS};
+use crate::pipeline::diagnostic::Diagnostic;
+use crate::pipeline::loader::{self, FileKind};
+use crate::pipeline::located_yaml::escape_segment;
+use crate::pipeline::semantic::adapter_hint;
+
+/// A named set of role bindings.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "crumb preset")]
+pub struct Preset {
+    /// Short machine name of the preset (what `--preset` takes).
+    pub name: String,
+    /// One line saying what the preset is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Binding for every role the preset does not name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Binding>,
+    /// Bindings per role id.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub roles: IndexMap<String, Binding>,
+}
+
+/// Where one role runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Binding {
+    /// Adapter: `mock`, `claude-code`, `codex`, `gemini-cli` or `command`.
+    pub adapter: String,
+    /// Model name passed to the adapter (adapter default when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Reasoning effort, for adapters that support it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<Effort>,
+    /// Harness the adapter runs inside (recorded in event metadata).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness: Option<String>,
+    /// The model provider, used by the same-provider scoring guard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<Provider>,
+}
+
+/// Reasoning effort.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Effort {
+    Low,
+    Medium,
+    High,
+}
+
+/// The company whose model answers; `none` for deterministic adapters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    Anthropic,
+    Openai,
+    Google,
+    None,
+}
+
+/// Validate a preset file's content: passes 1 and 2, then known adapters.
+/// Returns the diagnostics and the preset when it is usable.
+pub fn check_preset_bytes(bytes: &[u8], origin: &Path) -> (Option<Preset>, Vec<Diagnostic>) {
+    let mut out = Vec::new();
+    let Some(text) = loader::decode(bytes, origin, &mut out) else {
+        return (None, out);
+    };
+    let parsed = loader::parse::<Preset>(text, origin, FileKind::Preset, &mut out);
+    let (Some(document), Some(preset)) = (parsed.document, parsed.model) else {
+        return (None, out);
+    };
+    let bindings = preset
+        .default
+        .iter()
+        .map(|b| ("/default".to_string(), b))
+        .chain(
+            preset
+                .roles
+                .iter()
+                .map(|(role, b)| (format!("/roles/{}", escape_segment(role)), b)),
+        );
+    for (pointer, binding) in bindings {
+        if !KNOWN_ADAPTERS.contains(&binding.adapter.as_str()) {
+            out.push(
+                Diagnostic::new(
+                    &codes::UNKNOWN_ADAPTER,
+                    origin,
+                    format!("unknown adapter `{}`", binding.adapter),
+                )
+                .at(document.index.value_span(&format!("{pointer}/adapter")))
+                .label("no such adapter")
+                .hint(adapter_hint(&binding.adapter)),
+            );
+        }
+    }
+    let usable = !out.iter().any(Diagnostic::is_error);
+    (usable.then_some(preset), out)
+}

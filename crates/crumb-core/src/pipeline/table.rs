@@ -1,0 +1,223 @@
+//! The compiled form of a pipeline: what the engine executes.
+//!
+//! `compile` (in `pipeline::compile`) is the only producer; `validate`, `run`, the reducer and Studio
+//! all consume this type, so they can never disagree about what a pipeline means. Everything here
+//! is already parsed and checked: durations are milliseconds, sizes are bytes, role references are
+//! known to exist. Lookups the reducer does per event are O(1).
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use schemars::JsonSchema;
+
+use crate::pipeline::model::{BrowserSignal, Point};
+use crate::vocab::{Severity, Verdict};
+
+/// A compiled pipeline.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TransitionTable {
+    /// `name` from the file.
+    pub name: String,
+    pub description: Option<String>,
+    /// Roles in declaration order.
+    pub roles: Vec<RoleSpec>,
+    /// Routes in declaration order (first match wins).
+    pub routes: Vec<CompiledRoute>,
+    /// The QA run, if the pipeline declares one.
+    pub qa: Option<QaSpec>,
+    pub scoring: ScoringSpec,
+    pub limits: LimitsSpec,
+    /// Event kind → indexes into `routes` whose trigger is that kind, in order. Excludes verdict routes.
+    pub by_kind: HashMap<String, Vec<usize>>,
+    /// `[verdict][severity]` → the index of the route that handles that cell, if any.
+    pub verdict_matrix: [[Option<usize>; 3]; 4],
+}
+
+/// One role, resolved.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RoleSpec {
+    pub id: String,
+    /// Template path as written, relative to the pipeline file.
+    pub template: String,
+    pub produces: Vec<String>,
+    pub wall_timeout_ms: u64,
+    pub idle_timeout_ms: u64,
+    pub sees: Vec<String>,
+    pub fallback: Vec<String>,
+    pub description: Option<String>,
+}
+
+/// A route after compilation.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CompiledRoute {
+    /// Position in the file's `routes` list.
+    pub index: usize,
+    pub trigger: Trigger,
+    pub action: Action,
+    /// Whether the spawned role receives the verifier's feedback (once).
+    pub with_feedback: bool,
+}
+
+/// What a route listens for.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Trigger {
+    /// An event of this kind (optionally only from one actor).
+    Kind { kind: String, from: Option<String> },
+    /// The corrected verdict of a `judge.score`, in any of these verdicts × severities.
+    Verdict {
+        verdicts: Vec<Verdict>,
+        severities: Vec<Severity>,
+    },
+}
+
+/// What a route does.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Action {
+    Spawn {
+        role: String,
+    },
+    RunQa,
+    /// End the session; `reason` is what the `done` event records (`pass` is written as `verdict_pass`).
+    Done {
+        reason: String,
+    },
+    AwaitHuman,
+}
+
+/// The QA run, resolved.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct QaSpec {
+    pub timeout_ms: u64,
+    pub entry: Option<String>,
+    pub checks: Vec<CheckSpec>,
+}
+
+/// One QA check, resolved.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CheckSpec {
+    pub id: String,
+    pub blocking: bool,
+    /// Per-check timeout; `None` means bounded only by the QA run's timeout.
+    pub timeout_ms: Option<u64>,
+    pub kind: CheckKindSpec,
+}
+
+/// A check's parameters with sizes and durations parsed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CheckKindSpec {
+    File {
+        path: String,
+        min_bytes: Option<u64>,
+        max_bytes: Option<u64>,
+    },
+    MaxBytes {
+        glob: String,
+        limit_bytes: u64,
+    },
+    Html {
+        path: String,
+    },
+    Command {
+        argv: Vec<String>,
+        cwd: Option<String>,
+        env: Vec<(String, String)>,
+        expect_exit: i32,
+    },
+    Browser {
+        wait_for: String,
+        settle_ms: u64,
+        fail_on: Vec<BrowserSignal>,
+        keys: Vec<String>,
+        clicks: Vec<Point>,
+        screenshot: bool,
+        require_non_blank: bool,
+    },
+    AcPredicates,
+}
+
+/// Scoring, resolved.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ScoringSpec {
+    pub pass_at: f64,
+    pub partial_at: f64,
+    pub guards: Vec<Guard>,
+}
+
+/// Limits, resolved.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct LimitsSpec {
+    pub max_respec: u32,
+    pub max_verify: u32,
+    pub tokens_warn: u64,
+    pub tokens_hard: u64,
+    pub wall_clock_warn_ms: u64,
+    pub wall_clock_hard_ms: u64,
+    pub stuck_after_errors: u32,
+    pub circuit_open_after: u32,
+    pub circuit_then: CircuitAction,
+}
+
+impl TransitionTable {
+    /// The role with this id.
+    pub fn role(&self, id: &str) -> Option<&RoleSpec> {
+        self.roles.iter().find(|r| r.id == id)
+    }
+
+    /// Whether `id` is a role of this pipeline.
+    pub fn is_role(&self, id: &str) -> bool {
+        self.role(id).is_some()
+    }
+
+    /// The first route for an event of `kind` from `from`, if any.
+    pub fn route_for(&self, kind: &str, from: &str) -> Option<&CompiledRoute> {
+        self.by_kind
+            .get(kind)?
+            .iter()
+            .map(|&i| &self.routes[i])
+            .find(|r| match &r.trigger {
+                Trigger::Kind { from: Some(f), .. } => f == from,
+                _ => true,
+            })
+    }
+
+    /// The route handling a corrected verdict with a severity.
+    pub fn route_for_verdict(
+        &self,
+        verdict: Verdict,
+        severity: Severity,
+    ) -> Option<&CompiledRoute> {
+        self.verdict_matrix[verdict.index()][severity.index()].map(|i| &self.routes[i])
+    }
+}
+
+/// An anti-deception guard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Guard {
+    /// A PASS without a successful QA run becomes FAIL.
+    PassRequiresQa,
+    /// D2 (execution) always comes from the latest `qa.result`, never from the model.
+    ExecFromQa,
+    /// A failed acceptance predicate caps D1 (spec fit) at 2.
+    AcFailureCapsSpecFit,
+    /// D4 (convergence) can be no higher than the session's own rework allows: re-plans, rebuilds
+    /// and vetoes counted from the transcript lower its ceiling.
+    ReworkCapsConvergence,
+    /// When verifier and builder share a real provider, D1/D3/D5 are discounted by 15%.
+    SameProviderDiscount,
+}
+
+/// What happens when a circuit opens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CircuitAction {
+    /// Swap to the next fallback adapter once, then stop with `circuit_open:<role>`.
+    #[default]
+    Swap,
+    /// Stop with `circuit_open:<role>` straight away.
+    Stop,
+}

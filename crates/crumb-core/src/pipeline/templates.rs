@@ -1,0 +1,358 @@
+//! Pass 3, templates: every role's prompt template exists inside the project, compiles, and
+//! reads only variables the engine provides — so a run never fails on its first render.
+//!
+//! Files pulled in with `{% include %}`, `{% import %}`, `{% from %}` or `{% extends %}` (string
+//! literal names, resolved next to the including file) are checked the same way.
+
+use std::collections::BTreeSet;
+use std::path::{Component, Path, PathBuf};
+
+use minijinja::Environment;
+
+use crate::pipeline::codes;
+use crate::pipeline::compile::Ctx;
+use crate::pipeline::context::is_provided;
+use crate::pipeline::diagnostic::Diagnostic;
+use crate::pipeline::located_yaml::{Span, escape_segment};
+use crate::pipeline::model::Pipeline;
+
+/// Names minijinja itself provides (globals and block-scoped helpers); not engine variables.
+const TEMPLATE_BUILTINS: &[&str] = &[
+    "range",
+    "dict",
+    "namespace",
+    "debug",
+    "loop",
+    "self",
+    "super",
+    "caller",
+    "varargs",
+    "kwargs",
+];
+
+/// Largest template read (prompts are a few KB).
+const MAX_TEMPLATE_BYTES: u64 = 1024 * 1024;
+
+/// Check every role's template. Returns the texts of the templates read, for snippets.
+pub(crate) fn check(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> Vec<(PathBuf, String)> {
+    let pipeline_dir = ctx
+        .file
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let pipeline_dir = if pipeline_dir.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        pipeline_dir
+    };
+    let Ok(canonical_dir) = pipeline_dir.canonicalize() else {
+        // The file is not on disk (compiled from memory); nothing to resolve against.
+        return Vec::new();
+    };
+    // The project is the folder holding the pipeline's folder (`pipelines/` → the repo).
+    let root = canonical_dir
+        .parent()
+        .map_or_else(|| canonical_dir.clone(), Path::to_path_buf);
+    let mut checker = Checker {
+        root,
+        sources: Vec::new(),
+        visited: BTreeSet::new(),
+    };
+    for (id, role) in &pipeline.roles {
+        let pointer = format!("/roles/{}/template", escape_segment(id));
+        checker.role_template(&pipeline_dir, &canonical_dir, &role.template, &pointer, ctx);
+    }
+    checker.sources
+}
+
+struct Checker {
+    root: PathBuf,
+    sources: Vec<(PathBuf, String)>,
+    visited: BTreeSet<PathBuf>,
+}
+
+impl Checker {
+    fn role_template(
+        &mut self,
+        shown_dir: &Path,
+        real_dir: &Path,
+        template: &str,
+        pointer: &str,
+        ctx: &mut Ctx<'_>,
+    ) {
+        let written = Path::new(template);
+        let real = normalize(&real_dir.join(written));
+        if written.is_absolute() || !self.inside_root(&real) {
+            let d = ctx
+                .at(
+                    &codes::TEMPLATE_ESCAPES_ROOT,
+                    pointer,
+                    format!("template `{template}` is outside the project"),
+                )
+                .label("leaves the project folder")
+                .hint(format!(
+                    "keep templates inside `{}`, e.g. `../templates/<role>.md.j2`",
+                    self.root
+                        .file_name()
+                        .map_or_else(|| "/".into(), |n| n.to_string_lossy().into_owned())
+                ));
+            ctx.emit(d);
+            return;
+        }
+        let shown = normalize(&shown_dir.join(written));
+        if !real.is_file() {
+            let d = ctx
+                .at(
+                    &codes::MISSING_TEMPLATE,
+                    pointer,
+                    format!("template `{template}` not found"),
+                )
+                .label(format!("no file at {}", shown.display()))
+                .hint("template paths are relative to the pipeline file");
+            ctx.emit(d);
+            return;
+        }
+        self.template_file(&real, &shown, ctx);
+    }
+
+    fn inside_root(&self, real: &Path) -> bool {
+        if !real.starts_with(&self.root) {
+            return false;
+        }
+        // Symlinks could still lead out; check the resolved path when it exists.
+        real.canonicalize()
+            .map_or(true, |resolved| resolved.starts_with(&self.root))
+    }
+
+    /// Compile one template file and check its variables, then follow its includes.
+    fn template_file(&mut self, real: &Path, shown: &Path, ctx: &mut Ctx<'_>) {
+        if !self.visited.insert(real.to_path_buf()) {
+            return;
+        }
+        let text = match read_limited(real) {
+            Ok(text) => text,
+            Err(message) => {
+                ctx.emit(Diagnostic::new(&codes::TEMPLATE_SYNTAX, shown, message));
+                return;
+            }
+        };
+        self.sources.push((shown.to_path_buf(), text.clone()));
+        let mut env = Environment::new();
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        let name = shown.to_string_lossy().into_owned();
+        match env.template_from_named_str(&name, &text) {
+            Err(err) => {
+                let span = err
+                    .range()
+                    .map(|r| span_of(&text, r.start, r.end))
+                    .or_else(|| {
+                        err.line().map(|line| Span {
+                            line: u32::try_from(line).unwrap_or(u32::MAX),
+                            col: 1,
+                            len: 1,
+                        })
+                    });
+                let detail = err
+                    .detail()
+                    .map_or_else(|| err.kind().to_string(), str::to_string);
+                ctx.emit(
+                    Diagnostic::new(
+                        &codes::TEMPLATE_SYNTAX,
+                        shown,
+                        format!("template does not compile: {detail}"),
+                    )
+                    .at(span)
+                    .label("here")
+                    .hint(
+                        "fix the minijinja syntax; blocks are `{% ... %}`, expressions `{{ ... }}`",
+                    ),
+                );
+            }
+            Ok(compiled) => {
+                let names: BTreeSet<String> = compiled
+                    .undeclared_variables(false)
+                    .into_iter()
+                    .filter(|n| !is_provided(n) && !TEMPLATE_BUILTINS.contains(&n.as_str()))
+                    .collect();
+                for name in names {
+                    ctx.emit(
+                        Diagnostic::new(
+                            &codes::UNKNOWN_TEMPLATE_VARIABLE,
+                            shown,
+                            format!("template reads `{name}`, which the engine does not provide"),
+                        )
+                        .at(find_identifier(&text, &name))
+                        .label("undefined at render time")
+                        .hint(variable_hint(&name)),
+                    );
+                }
+            }
+        }
+        let real_dir = real
+            .parent()
+            .map_or_else(|| self.root.clone(), Path::to_path_buf);
+        let shown_dir = shown.parent().map_or_else(PathBuf::new, Path::to_path_buf);
+        for (included, offset) in referenced_templates(&text) {
+            let real_child = normalize(&real_dir.join(&included));
+            let shown_child = normalize(&shown_dir.join(&included));
+            let span = Some(span_of(&text, offset, offset + included.len() + 2));
+            if Path::new(&included).is_absolute() || !self.inside_root(&real_child) {
+                ctx.emit(
+                    Diagnostic::new(
+                        &codes::TEMPLATE_ESCAPES_ROOT,
+                        shown,
+                        format!("included template `{included}` is outside the project"),
+                    )
+                    .at(span)
+                    .label("leaves the project folder"),
+                );
+            } else if !real_child.is_file() {
+                ctx.emit(
+                    Diagnostic::new(
+                        &codes::MISSING_TEMPLATE,
+                        shown,
+                        format!("included template `{included}` not found"),
+                    )
+                    .at(span)
+                    .label(format!("no file at {}", shown_child.display()))
+                    .hint("included names are relative to the including template"),
+                );
+            } else {
+                self.template_file(&real_child, &shown_child, ctx);
+            }
+        }
+    }
+}
+
+fn variable_hint(name: &str) -> String {
+    let provided: Vec<&str> = crate::pipeline::context::PROVIDED_VARIABLES
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
+    match crate::pipeline::suggest::closest(name, provided.iter().copied()) {
+        Some(s) => format!("did you mean `{s}`? provided: {}", provided.join(", ")),
+        None => format!("provided: {}", provided.join(", ")),
+    }
+}
+
+fn read_limited(path: &Path) -> Result<String, String> {
+    let size = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read template: {e}"))?
+        .len();
+    if size > MAX_TEMPLATE_BYTES {
+        return Err(format!(
+            "template is {size} bytes; the limit is {MAX_TEMPLATE_BYTES}"
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read template: {e}"))?;
+    String::from_utf8(bytes).map_err(|_| "template is not valid UTF-8".to_string())
+}
+
+/// Resolve `.` and `..` without touching the file system (the file may not exist).
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                let last = out.components().next_back();
+                if matches!(last, Some(Component::Normal(_))) {
+                    out.pop();
+                } else if !matches!(last, Some(Component::RootDir | Component::Prefix(_))) {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        out
+    }
+}
+
+/// String-literal template names in `{% include/import/from/extends "..." %}`, with the byte
+/// offset of the opening quote.
+fn referenced_templates(text: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut rest = 0;
+    while let Some(open) = text[rest..].find("{%") {
+        let start = rest + open + 2;
+        let Some(close) = text[start..].find("%}") else {
+            break;
+        };
+        let block = &text[start..start + close];
+        let trimmed = block.trim_start_matches(['-', '+', ' ', '\t', '\n', '\r']);
+        let keyword_end = trimmed.find(char::is_whitespace).unwrap_or(trimmed.len());
+        if matches!(
+            &trimmed[..keyword_end],
+            "include" | "import" | "from" | "extends"
+        ) {
+            let after = &trimmed[keyword_end..];
+            let quote_at = after.find(['"', '\'']);
+            if let Some(q) = quote_at
+                && after[..q].trim().is_empty()
+            {
+                let quote = after[q..].chars().next().unwrap_or('"');
+                if let Some(end) = after[q + 1..].find(quote) {
+                    let name = &after[q + 1..q + 1 + end];
+                    let offset = start + (block.len() - trimmed.len()) + keyword_end + q;
+                    out.push((name.to_string(), offset));
+                }
+            }
+        }
+        rest = start + close + 2;
+    }
+    out
+}
+
+/// Line/column span of a byte range.
+fn span_of(text: &str, start: usize, end: usize) -> Span {
+    let start = floor_char_boundary(text, start.min(text.len()));
+    let end = floor_char_boundary(text, end.min(text.len()).max(start));
+    let before = &text[..start];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let col = text[line_start..start].chars().count() + 1;
+    let len = text[start..end]
+        .lines()
+        .next()
+        .map_or(1, |l| l.chars().count())
+        .max(1);
+    Span {
+        line: u32::try_from(line).unwrap_or(u32::MAX),
+        col: u32::try_from(col).unwrap_or(u32::MAX),
+        len: u32::try_from(len).unwrap_or(1),
+    }
+}
+
+fn floor_char_boundary(text: &str, mut index: usize) -> usize {
+    while index > 0 && !text.is_char_boundary(index) {
+        index -= 1;
+    }
+    index
+}
+
+/// First use of `name` as a whole identifier inside a `{{ }}` or `{% %}` tag.
+fn find_identifier(text: &str, name: &str) -> Option<Span> {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut from = 0;
+    while let Some(found) = text[from..].find(name) {
+        let start = from + found;
+        let end = start + name.len();
+        let before = text[..start].chars().next_back();
+        let after = text[end..].chars().next();
+        let head = &text[..start];
+        let last_open = head.rfind("{{").max(head.rfind("{%"));
+        let last_close = head.rfind("}}").max(head.rfind("%}"));
+        let inside_tag = last_open > last_close;
+        if !before.is_some_and(|c| is_ident(c) || c == '.')
+            && !after.is_some_and(is_ident)
+            && inside_tag
+        {
+            return Some(span_of(text, start, end));
+        }
+        from = end;
+    }
+    None
+}

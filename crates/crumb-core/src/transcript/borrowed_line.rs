@@ -1,0 +1,374 @@
+//! Replay's fast way to read a transcript line, in two halves that may run on different threads.
+//!
+//! [`LineRef::spans`] checks the line and notes where each field's JSON text lies in it
+//! ([`LineSpans`]: a handful of byte ranges, nothing allocated). [`Scratch::fill`] later copies those
+//! fields into one [`Event`] reused for every line. Replay reads lines on worker threads and folds
+//! on one; the readers allocate nothing per line (so the folding thread frees almost nothing that
+//! another thread allocated), and a long transcript folds with hardly any allocation per event.
+//!
+//! The fast path folds exactly the lines the strict parser ([`super::parse::parse_line`]) folds:
+//! [`LineRef`] has the envelope's fields (unknown keys refused, `data` checked to be an object of
+//! JSON values), and whatever [`Scratch::fill`] cannot turn into the typed field (a string that is
+//! not a string, metadata with an unknown key …) makes it give up, so the caller hands the line to
+//! the strict parser. `data` is built only for kinds whose `data` the engine reads (see
+//! [`super::payload::reads_data`]); over half of a long transcript is `tool.call` lines whose payload
+//! nothing routes on.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+
+use crate::transcript::{Draft, Event, Kind, Metadata, Scores, Step};
+
+/// Longest string kept for reuse between lines; a bigger one is freed instead of held on to.
+const MAX_REUSED_CAPACITY: usize = 64 * 1024;
+/// Spare strings kept for optional fields.
+const MAX_SPARES: usize = 8;
+
+/// One transcript line with each field left as its JSON text.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LineRef<'a> {
+    #[serde(borrow)]
+    id: &'a RawValue,
+    #[serde(borrow)]
+    ts: &'a RawValue,
+    #[serde(borrow)]
+    session_id: &'a RawValue,
+    #[serde(borrow)]
+    from: &'a RawValue,
+    kind: Kind,
+    #[serde(borrow, default)]
+    to: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    parent_event_id: Option<&'a RawValue>,
+    #[serde(default)]
+    step: Option<Step>,
+    #[serde(borrow, default)]
+    body: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    data: Option<&'a RawValue>,
+    /// Not `Option<&RawValue>`: `"artifacts": null` must stay visible (the strict parser refuses it).
+    #[serde(borrow, default)]
+    artifacts: PresentRaw<'a>,
+    #[serde(borrow, default)]
+    scores: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    metadata: Option<&'a RawValue>,
+}
+
+impl<'a> LineRef<'a> {
+    /// Where the fields of `text` lie in `line`, the line `text` was cut from; `None` when the
+    /// strict parser must read the line.
+    pub fn spans(line: &'a str, text: &'a str) -> Option<LineSpans> {
+        let parsed = serde_json::from_str::<LineRef>(text).ok()?;
+        // `data` is kept only where the engine reads it; elsewhere it is only checked.
+        let data = match parsed.data {
+            Some(raw) if super::payload::reads_data(parsed.kind) => Some(raw),
+            Some(raw) => {
+                serde_json::from_str::<ObjectShape>(raw.get()).ok()?;
+                None
+            }
+            None => None,
+        };
+        let base = line.as_ptr().addr();
+        // `escaped` matters only for the fields copied as strings.
+        let span = |raw: &RawValue, string: bool| -> Option<Span> {
+            let start = raw.get().as_ptr().addr().checked_sub(base)?;
+            let end = start.checked_add(raw.get().len())?;
+            Some(Span {
+                start: u32::try_from(start).ok()?,
+                end: u32::try_from(end).ok()?,
+                escaped: string && raw.get().contains('\\'),
+            })
+        };
+        let optional = |raw: Option<&RawValue>, string: bool| -> Option<Option<Span>> {
+            raw.map_or(Some(None), |raw| span(raw, string).map(Some))
+        };
+        Some(LineSpans {
+            id: span(parsed.id, true)?,
+            ts: span(parsed.ts, true)?,
+            session_id: span(parsed.session_id, true)?,
+            from: span(parsed.from, true)?,
+            kind: parsed.kind,
+            step: parsed.step,
+            to: optional(parsed.to, true)?,
+            parent_event_id: optional(parsed.parent_event_id, true)?,
+            body: optional(parsed.body, true)?,
+            data: optional(data, false)?,
+            artifacts: optional(parsed.artifacts.0, false)?,
+            scores: optional(parsed.scores, false)?,
+            metadata: optional(parsed.metadata, false)?,
+        })
+    }
+}
+
+/// Where a line's fields lie in it, as [`LineRef::spans`] found them.
+#[derive(Debug, Clone)]
+pub struct LineSpans {
+    id: Span,
+    ts: Span,
+    session_id: Span,
+    from: Span,
+    kind: Kind,
+    step: Option<Step>,
+    to: Option<Span>,
+    parent_event_id: Option<Span>,
+    body: Option<Span>,
+    /// Only for kinds whose `data` the engine reads.
+    data: Option<Span>,
+    artifacts: Option<Span>,
+    scores: Option<Span>,
+    metadata: Option<Span>,
+}
+
+/// The byte range of one field's JSON text within its line.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: u32,
+    end: u32,
+    /// A string field whose text has a backslash (it needs unescaping).
+    escaped: bool,
+}
+
+impl Span {
+    /// The field's JSON text.
+    fn json(self, line: &str) -> Option<&str> {
+        line.get(self.start as usize..self.end as usize)
+    }
+
+    /// Write the JSON string at this span into `out`; `None` when it is not a string.
+    fn copy_string(self, line: &str, out: &mut String) -> Option<()> {
+        let json = self.json(line)?;
+        let inner = json.strip_prefix('"')?.strip_suffix('"')?;
+        // The reader checked the string; without a backslash its text is its value.
+        if self.escaped {
+            reuse(out);
+            let mut reader = serde_json::Deserializer::from_str(json);
+            de::DeserializeSeed::deserialize(AppendTo(out), &mut reader).ok()?;
+        } else {
+            reuse(out);
+            out.push_str(inner);
+        }
+        Some(())
+    }
+}
+
+/// Unescapes a JSON string onto the end of a `String` without an intermediate allocation.
+struct AppendTo<'o>(&'o mut String);
+
+impl<'de> de::DeserializeSeed<'de> for AppendTo<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for AppendTo<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<(), E> {
+        self.0.push_str(value);
+        Ok(())
+    }
+}
+
+/// A field given as JSON text whenever it is present, `null` included.
+#[derive(Default)]
+struct PresentRaw<'a>(Option<&'a RawValue>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for PresentRaw<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&RawValue>::deserialize(deserializer).map(|raw| PresentRaw(Some(raw)))
+    }
+}
+
+/// A JSON object checked exactly as `serde_json::Map` would accept it, without building it.
+struct ObjectShape;
+
+impl<'de> Deserialize<'de> for ObjectShape {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_map(ShapeVisitor)
+            .map(|AnyShape| ObjectShape)
+    }
+}
+
+/// Any JSON value a `serde_json::Value` would accept (numbers in range, nesting within the
+/// parser's limit), checked and dropped.
+struct AnyShape;
+
+impl<'de> Deserialize<'de> for AnyShape {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ShapeVisitor)
+    }
+}
+
+struct ShapeVisitor;
+
+impl<'de> Visitor<'de> for ShapeVisitor {
+    type Value = AnyShape;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<AnyShape, E> {
+        Ok(AnyShape)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<AnyShape, E> {
+        Ok(AnyShape)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<AnyShape, E> {
+        Ok(AnyShape)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<AnyShape, E> {
+        Ok(AnyShape)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<AnyShape, E> {
+        Ok(AnyShape)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<AnyShape, E> {
+        Ok(AnyShape)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<AnyShape, E> {
+        Ok(AnyShape)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<AnyShape, D::Error> {
+        AnyShape::deserialize(deserializer)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<AnyShape, A::Error> {
+        while seq.next_element::<AnyShape>()?.is_some() {}
+        Ok(AnyShape)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AnyShape, A::Error> {
+        while map.next_key::<AnyShape>()?.is_some() {
+            map.next_value::<AnyShape>()?;
+        }
+        Ok(AnyShape)
+    }
+}
+
+/// The event replay folds, refilled line after line so its allocations are reused.
+#[derive(Debug, Clone, Default)]
+pub struct Scratch {
+    event: Option<Event>,
+    /// Strings of optional fields that were absent on the last line, kept for the next.
+    spares: Vec<String>,
+    /// Boxes of `scores` and `metadata` absent on the last line, kept for the next.
+    spare_scores: Option<Box<Scores>>,
+    spare_metadata: Option<Box<Metadata>>,
+}
+
+impl Scratch {
+    /// Copy the fields of `line` that `spans` points at into the reused event. `None` when a field
+    /// does not have its type, or the line is a legacy verdict with its scores under `data`; the
+    /// caller then reads the line with the strict parser, which says why or maps it. `data` is
+    /// copied only for kinds whose `data` the engine reads.
+    pub fn fill(&mut self, line: &str, spans: &LineSpans) -> Option<&Event> {
+        let Scratch {
+            event,
+            spares,
+            spare_scores,
+            spare_metadata,
+        } = self;
+        let event = event.get_or_insert_with(|| {
+            Draft::new(String::new(), spans.kind).into_event(
+                String::new(),
+                String::new(),
+                String::new(),
+            )
+        });
+        spans.id.copy_string(line, &mut event.id)?;
+        spans.ts.copy_string(line, &mut event.ts)?;
+        spans.session_id.copy_string(line, &mut event.session_id)?;
+        spans.from.copy_string(line, &mut event.from)?;
+        event.kind = spans.kind;
+        event.step = spans.step;
+        fill_string(&mut event.to, spans.to, line, spares)?;
+        fill_string(
+            &mut event.parent_event_id,
+            spans.parent_event_id,
+            line,
+            spares,
+        )?;
+        fill_string(&mut event.body, spans.body, line, spares)?;
+        event.data = match spans.data {
+            None => None,
+            Some(span) => Some(serde_json::from_str(span.json(line)?).ok()?),
+        };
+        event.artifacts = match spans.artifacts {
+            None => Vec::new(),
+            Some(span) => serde_json::from_str(span.json(line)?).ok()?,
+        };
+        fill_boxed(&mut event.scores, spans.scores, line, spare_scores)?;
+        fill_boxed(&mut event.metadata, spans.metadata, line, spare_metadata)?;
+        if super::legacy::has_data_scores(event) {
+            return None;
+        }
+        Some(event)
+    }
+}
+
+/// Empty `out` for a new value, letting go of an allocation too big to keep.
+fn reuse(out: &mut String) {
+    if out.capacity() > MAX_REUSED_CAPACITY {
+        *out = String::new();
+    }
+    out.clear();
+}
+
+fn fill_string(
+    slot: &mut Option<String>,
+    span: Option<Span>,
+    line: &str,
+    spares: &mut Vec<String>,
+) -> Option<()> {
+    match span {
+        None => {
+            if let Some(old) = slot.take()
+                && old.capacity() <= MAX_REUSED_CAPACITY
+                && spares.len() < MAX_SPARES
+            {
+                spares.push(old);
+            }
+            Some(())
+        }
+        Some(span) => span.copy_string(
+            line,
+            slot.get_or_insert_with(|| spares.pop().unwrap_or_default()),
+        ),
+    }
+}
+
+fn fill_boxed<T: for<'de> Deserialize<'de>>(
+    slot: &mut Option<Box<T>>,
+    span: Option<Span>,
+    line: &str,
+    spare: &mut Option<Box<T>>,
+) -> Option<()> {
+    match span {
+        None => {
+            if let Some(old) = slot.take() {
+                *spare = Some(old);
+            }
+        }
+        Some(span) => {
+            let value: T = serde_json::from_str(span.json(line)?).ok()?;
+            match slot {
+                Some(kept) => **kept = value,
+                None => {
+                    *slot = Some(match spare.take() {
+                        Some(mut kept) => {
+                            *kept = value;
+                            kept
+                        }
+                        None => Box::new(value),
+                    });
+                }
+            }
+        }
+    }
+    Some(())
+}

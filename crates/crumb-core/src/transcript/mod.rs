@@ -1,0 +1,23 @@
+//! The transcript format: event envelope, kinds, parsing (strict, borrowed fast path, legacy
+//! mapping) and the streaming reader. Writing and tailing files live in the `crumb` crate.
+//!
+//! A transcript is an append-only JSONL file, one [`Event`] a line, and the only source of a
+//! session's state.
+
+pub mod borrowed_line;
+pub mod event;
+pub mod event_kind;
+pub mod legacy;
+pub mod metadata;
+pub mod parse;
+pub mod payload;
+pub mod scores;
+
+pub use event::{ArtifactRef, ArtifactRole, Data, Draft, Event, Step};
+pub use event_kind::{Kind, explain};
+pub use metadata::{Metadata, Visibility};
+pub use scores::{Deviation, Dimension, ScoreSource, Scores};
+pub mod reader;
+pub mod schema;
+pub mod timestamp;
+pub mod validate;

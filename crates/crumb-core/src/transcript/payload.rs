@@ -1,0 +1,37 @@
+//! Which events' `data` the engine reads, and the one way it reads it.
+//!
+//! Replay skips building `data` for every other kind (over half of a long transcript is
+//! `tool.call` lines whose payload nothing routes on). That is only sound if the list below is
+//! complete, so every read of `event.data` in the engine goes through `data()`, which checks the
+//! kind in debug builds: a new read for an unlisted kind fails the conformance and property tests.
+
+use crate::transcript::{Data, Event, Kind};
+
+/// Whether the reducer (or legacy mapping) reads `data` of events of this kind.
+pub fn reads_data(kind: Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Spec
+            | Kind::SpecUpdate
+            | Kind::QaResult
+            | Kind::JudgeScore
+            | Kind::VerifyResult
+            | Kind::Done
+            | Kind::Error
+    ) || kind.as_str().starts_with("user.")
+}
+
+/// `event.data`, for a kind listed in [`reads_data`].
+pub fn data(event: &Event) -> Option<&Data> {
+    debug_assert!(
+        reads_data(event.kind),
+        "the engine reads data of `{}`, which transcript::payload::reads_data does not list",
+        event.kind
+    );
+    event.data.as_ref()
+}
+
+/// A string field of `data`.
+pub fn data_str<'e>(event: &'e Event, key: &str) -> Option<&'e str> {
+    data(event)?.get(key)?.as_str()
+}

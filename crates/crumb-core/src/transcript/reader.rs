@@ -1,0 +1,257 @@
+//! Streaming transcript reader: one line at a time, never the whole file.
+//!
+//! A torn or invalid line is skipped and reported as a [`LineIssue`] with its line number and byte
+//! offset; it never aborts the read (the reference's reader died on the first bad line, which made
+//! replay and resume impossible). Tolerates a missing final newline, CRLF, a UTF-8 BOM and blank
+//! lines.
+
+use std::io::{self, BufRead};
+
+use serde::de::DeserializeOwned;
+
+use super::event::Event;
+use super::validate::check_event;
+
+/// Longest line the reader parses (64 MiB). Longer lines are skipped (and reported) without being
+/// buffered, so a hostile file cannot make the reader allocate without bound.
+pub const MAX_READ_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// A line that could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineIssue {
+    /// 1-based line number.
+    pub line: u64,
+    /// Byte offset of the start of the line.
+    pub byte_offset: u64,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl std::fmt::Display for LineIssue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "line {} (byte {}): {}",
+            self.line, self.byte_offset, self.message
+        )
+    }
+}
+
+/// How a line's bytes become an item.
+pub trait LineDecoder {
+    type Item;
+    fn decode(line: &[u8]) -> Result<Self::Item, String>;
+}
+
+/// Decode lines as typed, checked [`Event`]s.
+pub struct Typed;
+
+impl LineDecoder for Typed {
+    type Item = Event;
+    fn decode(line: &[u8]) -> Result<Event, String> {
+        let event: Event = decode_json(line)?;
+        let problems = check_event(&event);
+        if problems.is_empty() {
+            Ok(event)
+        } else {
+            Err(problems
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "))
+        }
+    }
+}
+
+/// Decode lines as raw JSON values (foreign or legacy transcripts).
+pub struct Raw;
+
+impl LineDecoder for Raw {
+    type Item = serde_json::Value;
+    fn decode(line: &[u8]) -> Result<serde_json::Value, String> {
+        decode_json(line)
+    }
+}
+
+fn decode_json<T: DeserializeOwned>(line: &[u8]) -> Result<T, String> {
+    serde_json::from_slice(line).map_err(|e| match e.classify() {
+        serde_json::error::Category::Eof => format!("incomplete JSON (a torn line?): {e}"),
+        serde_json::error::Category::Syntax | serde_json::error::Category::Io => {
+            format!("not JSON: {e}")
+        }
+        serde_json::error::Category::Data => format!("not a valid event: {e}"),
+    })
+}
+
+/// Strip a line terminator (`\n` or `\r\n`) and, on the first line, a UTF-8 BOM.
+pub fn clean_line(mut line: &[u8], first: bool) -> &[u8] {
+    if first {
+        line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    }
+    line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// Whether a line holds nothing but whitespace.
+pub fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
+}
+
+/// Decode one complete line; `None` for a blank line.
+pub fn decode_line<D: LineDecoder>(
+    raw: &[u8],
+    line: u64,
+    byte_offset: u64,
+) -> Option<Result<D::Item, LineIssue>> {
+    let cleaned = clean_line(raw, byte_offset == 0);
+    if is_blank(cleaned) {
+        return None;
+    }
+    Some(D::decode(cleaned).map_err(|message| LineIssue {
+        line,
+        byte_offset,
+        message,
+    }))
+}
+
+/// Iterates the lines of a transcript: `Ok(item)` per good line, `Err(LineIssue)` per bad one.
+/// An I/O error ends the iteration after being reported once as an issue.
+pub struct Reader<R, D = Typed> {
+    input: R,
+    line: u64,
+    offset: u64,
+    buf: Vec<u8>,
+    done: bool,
+    decoder: std::marker::PhantomData<D>,
+}
+
+impl<R: BufRead> Reader<R, Typed> {
+    /// A reader yielding typed events.
+    pub fn new(input: R) -> Self {
+        Reader::with_decoder(input)
+    }
+}
+
+impl<R: BufRead> Reader<R, Raw> {
+    /// A reader yielding raw JSON values.
+    pub fn raw(input: R) -> Self {
+        Reader::with_decoder(input)
+    }
+}
+
+impl<R: BufRead, D: LineDecoder> Reader<R, D> {
+    fn with_decoder(input: R) -> Self {
+        Reader {
+            input,
+            line: 0,
+            offset: 0,
+            buf: Vec::new(),
+            done: false,
+            decoder: std::marker::PhantomData,
+        }
+    }
+
+    /// Bytes consumed so far (where a tail should continue).
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Lines consumed so far.
+    pub fn lines_read(&self) -> u64 {
+        self.line
+    }
+
+    /// Read the next line into `buf`, up to [`MAX_READ_LINE_BYTES`]. Returns the number of bytes
+    /// consumed and whether the line was too long (its content then discarded).
+    fn read_line(&mut self) -> io::Result<(usize, bool)> {
+        self.buf.clear();
+        let mut consumed = 0usize;
+        let mut overflow = false;
+        loop {
+            let available = match self.input.fill_buf() {
+                Ok(bytes) => bytes,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if available.is_empty() {
+                return Ok((consumed, overflow));
+            }
+            let (chunk, found) = match available.iter().position(|&b| b == b'\n') {
+                Some(i) => (&available[..=i], true),
+                None => (available, false),
+            };
+            let used = chunk.len();
+            if !overflow && self.buf.len() + used > MAX_READ_LINE_BYTES {
+                overflow = true;
+                self.buf.clear();
+            }
+            if !overflow {
+                self.buf.extend_from_slice(chunk);
+            }
+            self.input.consume(used);
+            consumed += used;
+            if found {
+                return Ok((consumed, overflow));
+            }
+        }
+    }
+}
+
+impl<R: BufRead, D: LineDecoder> Iterator for Reader<R, D> {
+    type Item = Result<D::Item, LineIssue>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            let start = self.offset;
+            let (consumed, overflow) = match self.read_line() {
+                Ok(read) => read,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(LineIssue {
+                        line: self.line + 1,
+                        byte_offset: start,
+                        message: format!("read error: {e}"),
+                    }));
+                }
+            };
+            if consumed == 0 {
+                self.done = true;
+                return None;
+            }
+            self.line += 1;
+            self.offset += consumed as u64;
+            if overflow {
+                return Some(Err(LineIssue {
+                    line: self.line,
+                    byte_offset: start,
+                    message: format!(
+                        "line is {consumed} bytes, longer than the {MAX_READ_LINE_BYTES}-byte limit; skipped"
+                    ),
+                }));
+            }
+            if let Some(item) = decode_line::<D>(&self.buf, self.line, start) {
+                return Some(item);
+            }
+        }
+        None
+    }
+}
+
+/// Read a whole transcript file: the good events and the issues, in file order.
+/// A missing file is an empty transcript.
+pub fn read_path(path: &std::path::Path) -> io::Result<(Vec<Event>, Vec<LineIssue>)> {
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
+        Err(e) => return Err(e),
+    };
+    let mut events = Vec::new();
+    let mut issues = Vec::new();
+    for item in Reader::new(io::BufReader::with_capacity(64 * 1024, file)) {
+        match item {
+            Ok(event) => events.push(event),
+            Err(issue) => issues.push(issue),
+        }
+    }
+    Ok((events, issues))
+}
