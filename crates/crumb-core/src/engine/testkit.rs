@@ -236,9 +236,15 @@ pub struct Script {
     pub n: u32,
 }
 
+impl Default for Script {
+    fn default() -> Self {
+        Script::with(casual())
+    }
+}
+
 impl Script {
     pub fn new() -> Self {
-        Script::with(casual())
+        Script::default()
     }
 
     pub fn with(table: TransitionTable) -> Self {
