@@ -23,12 +23,12 @@ fmt:
 	$(CARGO) fmt --all -- --check
 
 lint:
-	$(CARGO) clippy --locked --all-targets -- -D warnings
+	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 
 # Benches are `harness = false` programs that time release builds; `make bench` runs them
 # (clippy above still compiles them on every run).
 unit:
-	$(CARGO) test --locked --lib --bins --tests
+	$(CARGO) test --locked --workspace --lib --bins --tests
 
 # The committed schemas must equal what the types generate.
 schemas:
