@@ -7,7 +7,7 @@
 
 use std::process::ExitCode;
 
-use crate::exit_codes::{SUCCESS, USAGE_ERROR, exit};
+use crate::exit_codes::{USAGE_ERROR, exit};
 use crate::runtime::home::{CrumbHome, Project};
 use crate::runtime::inbox::{append_line, parse_line};
 use crate::runtime::lock;
@@ -27,10 +27,7 @@ pub struct Args {
 
 pub fn run(args: &Args) -> ExitCode {
     match say(args) {
-        Ok(message) => {
-            println!("{message}");
-            exit(SUCCESS)
-        }
+        Ok(message) => super::output::print(format!("{message}\n"), "say"),
         Err(message) => {
             eprintln!("crumb say: {message}");
             exit(USAGE_ERROR)
