@@ -27,8 +27,8 @@ exit_codes! {
     /// The request cannot be carried out as given: arguments clap rejects, a path, session or
     /// crumb home that does not resolve, a pipeline without a `qa:` block, a transcript or
     /// pipeline `replay`/`status` cannot read, an inbox line `say` refuses, an event the firewall
-    /// refuses or a missing `CRUMB_*` environment (`event`), a non-loopback `studio --bind`
-    /// without `--allow-remote`.
+    /// refuses, a missing `CRUMB_*` environment or a transcript that cannot be appended to
+    /// (`event`), a non-loopback `studio --bind` without `--allow-remote`.
     USAGE_ERROR = 2;
     /// The pipeline (or preset) has errors, or warnings under `--deny-warnings`: the same code
     /// from `validate`, `graph`, `qa` and `run`, so a broken pipeline is never mistaken for a
