@@ -4,6 +4,7 @@
 mod support;
 
 mod engine;
+mod exit_codes;
 mod pipelines;
 mod qa;
 mod run;

@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crumb::exit_codes::INVALID_PIPELINE;
 use crumb::pipeline::compile::{CompileOptions, compile_bytes, compile_file, compile_str};
 use crumb::pipeline::preset::check_preset_bytes;
 use crumb::pipeline::table::{Action, Trigger};
@@ -74,7 +75,7 @@ fn every_invalid_fixture_fails_with_its_code_at_its_line() {
             .args(["validate", "--deny-warnings", "--format", "json"])
             .arg(file)
             .run()
-            .expect_code(1);
+            .expect_code(i32::from(INVALID_PIPELINE));
         let report: Value = serde_json::from_str(&json.stdout).expect("json report");
         let diagnostics = report["files"][0]["diagnostics"]
             .as_array()
@@ -94,7 +95,7 @@ fn every_invalid_fixture_fails_with_its_code_at_its_line() {
             .args(["validate", "--deny-warnings"])
             .arg(file)
             .run()
-            .expect_code(1);
+            .expect_code(i32::from(INVALID_PIPELINE));
         assert!(
             human.stdout.contains(&format!("[{code}]")),
             "{}: human output lacks {code}",
@@ -126,7 +127,7 @@ fn warnings_alone_pass_unless_denied() {
     crumb()
         .args(["validate", "--deny-warnings", file])
         .run()
-        .expect_code(1);
+        .expect_code(i32::from(INVALID_PIPELINE));
 }
 
 #[test]
@@ -186,7 +187,7 @@ fn github_format_is_chosen_in_github_actions() {
         .args(["validate", file])
         .env("GITHUB_ACTIONS", "true")
         .run()
-        .expect_code(1);
+        .expect_code(i32::from(INVALID_PIPELINE));
     insta::assert_snapshot!("github_unknown_role", run.stdout);
     assert!(run.stdout.starts_with(&format!(
         "::error file={file},line=12,col=24,title=crumb%3A%3Aunknown-role::"
@@ -214,7 +215,7 @@ fn a_ten_megabyte_file_is_refused_quickly_and_clearly() {
         .args(["validate", "--format", "json"])
         .arg(&path)
         .run()
-        .expect_code(1);
+        .expect_code(i32::from(INVALID_PIPELINE));
     let report: Value = serde_json::from_str(&run.stdout).expect("json");
     assert_eq!(
         report["files"][0]["diagnostics"][0]["code"], "crumb::file-too-large",
@@ -465,7 +466,7 @@ fn graph_of_an_invalid_pipeline_explains_why() {
             "tests/pipelines/invalid/unknown-role-in-route.yaml",
         ])
         .run()
-        .expect_code(1);
+        .expect_code(i32::from(INVALID_PIPELINE));
     assert!(run.stderr.contains("crumb::unknown-role"), "{}", run.stderr);
     assert!(run.stdout.is_empty());
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crumb::exit_codes::INVALID_PIPELINE;
 use serde_json::Value;
 
 use crate::support::{Run, crumb, crumb_bin, repo_root};
@@ -663,7 +664,7 @@ fn direct_messages_and_goto_each_spawn_their_role_once() {
 }
 
 #[test]
-fn invalid_pipelines_unknown_adapters_and_bad_binds_exit_2_before_anything_runs() {
+fn invalid_pipelines_unknown_adapters_and_bad_binds_are_refused_before_anything_runs() {
     let scratch = Scratch::new();
     let broken = scratch.dir.path().join("pipelines/broken.yaml");
     std::fs::write(
@@ -676,7 +677,7 @@ fn invalid_pipelines_unknown_adapters_and_bad_binds_exit_2_before_anything_runs(
         .arg(&broken)
         .arg(PITCH)
         .run()
-        .expect_code(2);
+        .expect_code(i32::from(INVALID_PIPELINE));
     assert!(
         run.stderr.contains("not a valid pipeline"),
         "{}",

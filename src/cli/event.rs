@@ -3,8 +3,9 @@
 //!
 //! The firewall: an agent may only speak as itself (`from` must equal `CRUMB_ACTOR`) and may not
 //! write runner-owned kinds or metadata. A refused draft is never written; an `audit` event
-//! records the attempt instead. Exit codes: 0 written, 1 malformed or invalid event (nothing
-//! written), 2 refused by the firewall, missing environment, or I/O failure.
+//! records the attempt instead. Exit codes: `SUCCESS` written, `FAILURE` malformed or invalid
+//! event (nothing written), `USAGE_ERROR` refused by the firewall, missing environment, or I/O
+//! failure.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -12,6 +13,7 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 
+use crate::exit_codes::{FAILURE, SUCCESS, USAGE_ERROR, exit};
 use crate::transcript::validate::parse_draft;
 use crate::transcript::writer::{MAX_LINE_BYTES, WriteError, Writer};
 use crate::transcript::{Draft, Kind, Metadata};
@@ -41,9 +43,9 @@ struct SpawnEnv {
 
 /// Why `crumb event` stopped without writing the draft.
 enum Failure {
-    /// Exit 1: the input is not a valid event.
+    /// `FAILURE`: the input is not a valid event.
     Invalid(String),
-    /// Exit 2: environment, firewall or I/O.
+    /// `USAGE_ERROR`: environment, firewall or I/O.
     Refused(String),
 }
 
@@ -51,15 +53,15 @@ pub fn run(_args: &Args) -> ExitCode {
     match execute() {
         Ok(printed) => {
             print_line(&printed);
-            ExitCode::SUCCESS
+            exit(SUCCESS)
         }
         Err(Failure::Invalid(message)) => {
             eprintln!("crumb event: {message}");
-            ExitCode::from(1)
+            exit(FAILURE)
         }
         Err(Failure::Refused(message)) => {
             eprintln!("crumb event: {message}");
-            ExitCode::from(2)
+            exit(USAGE_ERROR)
         }
     }
 }

@@ -2,9 +2,10 @@
 //! how to fix it. Without an argument, lists every diagnostic code.
 
 use std::fmt::Write as _;
-use std::io::Write;
 use std::process::ExitCode;
 
+use super::output;
+use crate::exit_codes::{USAGE_ERROR, exit};
 use crate::pipeline::codes::{self, Code};
 use crate::pipeline::suggest;
 
@@ -27,7 +28,7 @@ pub fn run(args: &Args) -> ExitCode {
             );
             out
         });
-        return print(&list);
+        return output::print(&list, "explain");
     };
     let full = if name.starts_with("crumb::") {
         name.to_string()
@@ -35,10 +36,10 @@ pub fn run(args: &Args) -> ExitCode {
         format!("crumb::{name}")
     };
     if let Some(code) = codes::find(&full) {
-        return print(&explain_code(code));
+        return output::print(explain_code(code), "explain");
     }
     if let Some(text) = crate::transcript::explain(name) {
-        return print(&format!("{}\n", text.trim_end()));
+        return output::print(format!("{}\n", text.trim_end()), "explain");
     }
     let hint = suggest::did_you_mean(&full, codes::ALL.iter().map(|c| c.name))
         .map(|h| format!(" ({h})"))
@@ -46,7 +47,7 @@ pub fn run(args: &Args) -> ExitCode {
     eprintln!(
         "crumb explain: no diagnostic code or event kind named `{name}`{hint}; `crumb explain` lists the codes"
     );
-    ExitCode::from(2)
+    exit(USAGE_ERROR)
 }
 
 /// The text `crumb explain` prints for a code.
@@ -58,19 +59,4 @@ pub fn explain_code(code: &Code) -> String {
         code.summary,
         code.fix
     )
-}
-
-/// Write to stdout; a closed pipe (`crumb explain | head`) is not an error.
-fn print(text: &str) -> ExitCode {
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
-            eprintln!("crumb explain: cannot write: {err}");
-            ExitCode::from(2)
-        }
-        _ => ExitCode::SUCCESS,
-    }
 }

@@ -1,12 +1,11 @@
 //! `crumb graph <pipeline>`: print the compiled transition table as Mermaid, DOT or JSON.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::pipeline::compile::{CompileOptions, compile_file};
+use super::output;
+use crate::pipeline::compile::CompileOptions;
 use crate::pipeline::graph;
-use crate::pipeline::render::{FileReport, Format, render};
 
 /// Output format of `crumb graph`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -30,19 +29,10 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    let compiled = compile_file(&args.pipeline, &CompileOptions::default());
-    let Some(table) = compiled.table else {
-        let report = FileReport {
-            file: args.pipeline.clone(),
-            diagnostics: compiled.diagnostics,
-            sources: compiled.sources,
-        };
-        eprint!("{}", render(&[report], Format::Human));
-        eprintln!(
-            "crumb graph: {} is not a valid pipeline (see `crumb validate`)",
-            args.pipeline.display()
-        );
-        return ExitCode::from(1);
+    let table = match output::compile_or_report("graph", &args.pipeline, CompileOptions::default())
+    {
+        Ok(table) => table,
+        Err(code) => return crate::exit_codes::exit(code),
     };
     let text = match args.format {
         GraphFormat::Mermaid => graph::mermaid(&table),
@@ -58,15 +48,5 @@ pub fn run(args: &Args) -> ExitCode {
             text
         }
     };
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
-            eprintln!("crumb graph: cannot write: {err}");
-            ExitCode::from(2)
-        }
-        _ => ExitCode::SUCCESS,
-    }
+    output::print(text, "graph")
 }

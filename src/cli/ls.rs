@@ -3,6 +3,8 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use super::output;
+use crate::exit_codes::{FAILURE, USAGE_ERROR, exit};
 use crate::runtime::home::{CrumbHome, Project};
 use crate::runtime::listing::{self, SessionSummary};
 
@@ -25,7 +27,7 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(home) => home,
         Err(err) => {
             eprintln!("crumb ls: {err}");
-            return ExitCode::from(2);
+            return exit(USAGE_ERROR);
         }
     };
     let project = if args.all_projects {
@@ -35,7 +37,7 @@ pub fn run(args: &Args) -> ExitCode {
             Ok(project) => Some(project),
             Err(err) => {
                 eprintln!("crumb ls: cannot determine the project of the working directory: {err}");
-                return ExitCode::from(2);
+                return exit(USAGE_ERROR);
             }
         }
     };
@@ -43,23 +45,20 @@ pub fn run(args: &Args) -> ExitCode {
     for problem in &unreadable {
         eprintln!("crumb ls: skipped: {problem}");
     }
-    let mut out = std::io::stdout().lock();
-    let written = if args.json {
+    let mut out = Vec::new();
+    let built = if args.json {
         serde_json::to_writer_pretty(&mut out, &sessions)
             .map_err(std::io::Error::from)
             .and_then(|()| writeln!(out))
     } else {
         write_table(&mut out, &sessions, args.all_projects)
     };
-    match written {
-        Ok(()) => ExitCode::SUCCESS,
-        // A closed pipe (`crumb ls | head`) is not an error worth a message.
-        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("crumb ls: {err}");
-            ExitCode::from(1)
-        }
+    // Writing into a Vec fails only if serialising does; say so rather than print half a list.
+    if let Err(err) = built {
+        eprintln!("crumb ls: {err}");
+        return exit(FAILURE);
     }
+    output::print(out, "ls")
 }
 
 fn write_table(

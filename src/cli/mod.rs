@@ -1,4 +1,5 @@
-//! Command-line interface: one file per command. Exit codes are a documented API (see README).
+//! Command-line interface: one file per command. Exit codes are a documented API: the named codes
+//! of [`crate::exit_codes`], listed in README's "CLI and exit codes".
 
 use std::process::ExitCode;
 
@@ -9,6 +10,7 @@ pub mod explain;
 pub mod graph;
 pub mod ls;
 pub mod mock_agent;
+mod output;
 pub mod qa;
 pub mod replay;
 pub mod resume;
@@ -37,7 +39,7 @@ pub enum Command {
     /// The mock adapter's agent process (run by the dispatcher, not by people).
     #[command(hide = true)]
     MockAgent(mock_agent::Args),
-    /// Validate pipeline files (exit 0 clean, 1 invalid, 2 usage or internal error).
+    /// Validate pipeline files (exit 0 clean, 3 invalid, 2 usage error).
     Validate(validate::Args),
     /// Print a JSON Schema (`pipeline` or `transcript`).
     Schema(schema::Args),
@@ -67,8 +69,12 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => {
             let _ = err.print();
-            // clap uses 0 for --help/--version and 2 for usage errors; keep both.
-            return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
+            // --help and --version print to stdout and succeed; anything else is a usage error.
+            return crate::exit_codes::exit(if err.use_stderr() {
+                crate::exit_codes::USAGE_ERROR
+            } else {
+                crate::exit_codes::SUCCESS
+            });
         }
     };
     match cli.command {

@@ -1,15 +1,16 @@
 //! `crumb qa <pipeline> <artifacts-dir>`: run a pipeline's QA block on any folder, outside a
 //! session — for people iterating on a game by hand, and for tests.
 //!
-//! Exit codes: 0 QA passed (`exec_exit_code` 0), 1 QA failed or timed out, 2 usage error, an
-//! invalid pipeline, or a pipeline without a `qa:` block.
+//! Exit codes ([`crate::exit_codes`]): `SUCCESS` QA passed (`exec_exit_code` 0), `FAILURE` QA
+//! failed or timed out, `INVALID_PIPELINE`, `USAGE_ERROR` (including a pipeline without `qa:`).
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::pipeline::compile::{CompileOptions, compile_file};
-use crate::pipeline::render::{FileReport, Format, render};
+use super::output;
+use crate::exit_codes::{FAILURE, SUCCESS, USAGE_ERROR, exit};
+use crate::pipeline::compile::CompileOptions;
 use crate::qa::predicate;
 use crate::qa::report::{AcStatus, QaReport};
 use crate::qa::runner::{self, QaRequest};
@@ -20,7 +21,7 @@ const MAX_AC_FILE: u64 = 1024 * 1024;
 /// Arguments of `crumb qa`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Exit codes: 0 QA passed, 1 QA failed or timed out, 2 usage or pipeline error."
+    after_help = "Exit codes: 0 QA passed, 1 QA failed or timed out, 2 usage error, 3 invalid pipeline."
 )]
 pub struct Args {
     /// The pipeline whose `qa:` block to run.
@@ -40,35 +41,23 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    let compiled = compile_file(
-        &args.pipeline,
-        &CompileOptions {
-            check_templates: false,
-        },
-    );
-    let Some(table) = compiled.table else {
-        let report = FileReport {
-            file: args.pipeline.clone(),
-            diagnostics: compiled.diagnostics,
-            sources: compiled.sources,
-        };
-        eprint!("{}", render(&[report], Format::Human));
-        eprintln!(
-            "crumb qa: {} is not a valid pipeline (see `crumb validate`)",
-            args.pipeline.display()
-        );
-        return ExitCode::from(2);
+    let options = CompileOptions {
+        check_templates: false,
+    };
+    let table = match output::compile_or_report("qa", &args.pipeline, options) {
+        Ok(table) => table,
+        Err(code) => return exit(code),
     };
     let Some(spec) = table.qa else {
         eprintln!(
             "crumb qa: {} declares no `qa:` block",
             args.pipeline.display()
         );
-        return ExitCode::from(2);
+        return exit(USAGE_ERROR);
     };
     if !args.artifacts_dir.is_dir() {
         eprintln!("crumb qa: {} is not a folder", args.artifacts_dir.display());
-        return ExitCode::from(2);
+        return exit(USAGE_ERROR);
     }
     let parsed = match &args.ac {
         None => predicate::Parsed::default(),
@@ -76,7 +65,7 @@ pub fn run(args: &Args) -> ExitCode {
             Ok(parsed) => parsed,
             Err(why) => {
                 eprintln!("crumb qa: --ac {}: {why}", path.display());
-                return ExitCode::from(2);
+                return exit(USAGE_ERROR);
             }
         },
     };
@@ -103,20 +92,15 @@ pub fn run(args: &Args) -> ExitCode {
     } else {
         human(&report)
     };
-    let mut stdout = std::io::stdout().lock();
-    if let Err(err) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        && err.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        eprintln!("crumb qa: cannot write: {err}");
-        return ExitCode::from(2);
+    let printed = output::print(text, "qa");
+    if printed != exit(SUCCESS) {
+        return printed;
     }
-    if report.exec_exit_code() == 0 {
-        ExitCode::SUCCESS
+    exit(if report.exec_exit_code() == 0 {
+        SUCCESS
     } else {
-        ExitCode::from(1)
-    }
+        FAILURE
+    })
 }
 
 fn read_ac_file(path: &Path) -> Result<predicate::Parsed, String> {

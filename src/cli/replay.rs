@@ -4,7 +4,7 @@
 //! The table comes from, in order: the session folder's frozen pipeline (`meta.json` names it),
 //! `--pipeline`, or the built-in copy of `pipelines/casual.yaml`. Foreign (reference) transcripts
 //! replay too: lines in legacy shapes are mapped, lines that cannot be read are listed, and the
-//! exit code is still 0. Exit 2 when the transcript or the pipeline cannot be read at all.
+//! exit code is still 0. `USAGE_ERROR` when the transcript or the pipeline cannot be read at all.
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;
@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::mpsc;
 
+use super::output::print;
 use crate::engine::Replay;
 use crate::engine::ask::duration;
 use crate::engine::guards::DIMENSIONS;
@@ -48,7 +49,7 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("crumb replay: {message}");
-            return ExitCode::from(2);
+            return crate::exit_codes::exit(crate::exit_codes::USAGE_ERROR);
         }
     };
     let text = if args.json {
@@ -61,22 +62,6 @@ pub fn run(args: &Args) -> ExitCode {
         summary(&loaded)
     };
     print(&text, "replay")
-}
-
-/// Write `text` to stdout; a closed pipe is not an error.
-pub(crate) fn print(text: &str, command: &str) -> ExitCode {
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
-            eprintln!("crumb {command}: cannot write: {err}");
-            ExitCode::from(2)
-        }
-        _ => ExitCode::SUCCESS,
-    }
 }
 
 /// A transcript folded through its table.

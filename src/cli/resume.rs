@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::run::{Failure, drive_and_report, home, reopen};
+use crate::exit_codes::{FAILURE, USAGE_ERROR, exit};
 use crate::runtime::home::Project;
 use crate::runtime::lock::CoordinatorLock;
 use crate::runtime::resolve::resolve;
@@ -13,7 +14,7 @@ use crate::runtime::resolve::resolve;
 /// Arguments of `crumb resume`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Exit codes: as `crumb run` (0 PASS or approved, 10 awaiting a person, 20 stopped without PASS, 2 usage, 1 internal)."
+    after_help = "Exit codes: as `crumb run` (0 PASS or approved, 10 awaiting a person, 20 stopped without PASS, 130 interrupted, 2 usage, 1 internal)."
 )]
 pub struct Args {
     /// A session id, a unique prefix of one, or a session folder.
@@ -31,14 +32,14 @@ pub struct Args {
 
 pub fn run(args: &Args) -> ExitCode {
     match execute(args) {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) | Err(Failure::Reported(code)) => exit(code),
         Err(Failure::Usage(message)) => {
             eprintln!("crumb resume: {message}");
-            ExitCode::from(2)
+            exit(USAGE_ERROR)
         }
         Err(Failure::Internal(message)) => {
             eprintln!("crumb resume: {message}");
-            ExitCode::from(1)
+            exit(FAILURE)
         }
     }
 }

@@ -1,9 +1,9 @@
 //! `crumb run <pipeline> <pitch>`: validate the pipeline, create a session, resolve and print the
 //! bindings, drive the session to its end, and summarise.
 //!
-//! Exit codes: 0 PASS (or a person approved), 10 waiting for a person (`crumb say <id> /approve`
-//! then `crumb resume <id>`), 20 stopped without PASS (budget, circuit, FAIL, idle), 2 usage or
-//! configuration error, 1 internal error.
+//! Exit codes ([`crate::exit_codes`]): `SUCCESS` PASS (or a person approved), `AWAITING_PERSON`
+//! (`crumb say <id> /approve` then `crumb resume <id>`), `STOPPED_WITHOUT_PASS` (budget, circuit,
+//! FAIL, idle), `INTERRUPTED`, `INVALID_PIPELINE`, `USAGE_ERROR`, `FAILURE` (internal error).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -13,10 +13,11 @@ use indexmap::IndexMap;
 
 use serde_json::{Value, json};
 
+use super::output::compile_or_report;
 use super::run_progress::Progress;
 use crate::adapters::mock::Scenario;
+use crate::exit_codes::{FAILURE, USAGE_ERROR, exit};
 use crate::pipeline::compile::{CompileOptions, compile_file};
-use crate::pipeline::render::{FileReport, Format, render};
 use crate::pipeline::table::TransitionTable;
 use crate::pipeline::units::parse_duration_ms;
 use crate::runtime::bindings;
@@ -29,7 +30,7 @@ use crate::runtime::session::{self, SessionDir};
 use crate::transcript::writer::Writer;
 use crate::transcript::{Draft, Kind, Metadata};
 
-const EXIT_HELP: &str = "Exit codes: 0 PASS (or approved by a person), 10 awaiting a person (PARTIAL: `crumb say <id> /approve` then `crumb resume <id>`), 20 stopped without PASS (FAIL, budget, circuit breaker, idle), 2 usage or configuration error, 1 internal error.";
+const EXIT_HELP: &str = "Exit codes: 0 PASS (or approved by a person), 10 awaiting a person (PARTIAL: `crumb say <id> /approve` then `crumb resume <id>`), 20 stopped without PASS (FAIL, budget, circuit breaker, idle), 130 interrupted, 3 invalid pipeline, 2 usage or configuration error, 1 internal error.";
 
 /// Arguments of `crumb run`.
 #[derive(Debug, clap::Args)]
@@ -74,14 +75,14 @@ pub struct Args {
 
 pub fn run(args: &Args) -> ExitCode {
     match execute(args) {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) | Err(Failure::Reported(code)) => exit(code),
         Err(Failure::Usage(message)) => {
             eprintln!("crumb run: {message}");
-            ExitCode::from(2)
+            exit(USAGE_ERROR)
         }
         Err(Failure::Internal(message)) => {
             eprintln!("crumb run: {message}");
-            ExitCode::from(1)
+            exit(FAILURE)
         }
     }
 }
@@ -90,22 +91,13 @@ pub fn run(args: &Args) -> ExitCode {
 pub(crate) enum Failure {
     Usage(String),
     Internal(String),
+    /// Already explained on stderr (an invalid pipeline's diagnostics); exit with this code.
+    Reported(u8),
 }
 
 fn execute(args: &Args) -> Result<u8, Failure> {
-    let compiled = compile_file(&args.pipeline, &CompileOptions::default());
-    let Some(table) = compiled.table else {
-        let report = FileReport {
-            file: args.pipeline.clone(),
-            diagnostics: compiled.diagnostics,
-            sources: compiled.sources,
-        };
-        eprint!("{}", render(&[report], Format::Human));
-        return Err(Failure::Usage(format!(
-            "{} is not a valid pipeline; nothing was run",
-            args.pipeline.display()
-        )));
-    };
+    let table = compile_or_report("run", &args.pipeline, CompileOptions::default())
+        .map_err(Failure::Reported)?;
     let project = Project::current()
         .map_err(|e| Failure::Internal(format!("cannot determine the project: {e}")))?;
     let bindings = resolve_bindings(args, &table, &project)?;

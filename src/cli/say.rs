@@ -2,10 +2,12 @@
 //!
 //! The roles come from the session's `meta.json`, written from its frozen pipeline when the
 //! session was created, so validation matches what the coordinator will accept without
-//! recompiling the pipeline. Exit 0 when appended, 2 when the line or the session is rejected.
+//! recompiling the pipeline. Exit `SUCCESS` when appended, `USAGE_ERROR` when the line or the
+//! session is rejected.
 
 use std::process::ExitCode;
 
+use crate::exit_codes::{USAGE_ERROR, exit};
 use crate::runtime::home::{CrumbHome, Project};
 use crate::runtime::inbox::{append_line, parse_line};
 use crate::runtime::lock;
@@ -25,13 +27,10 @@ pub struct Args {
 
 pub fn run(args: &Args) -> ExitCode {
     match say(args) {
-        Ok(message) => {
-            println!("{message}");
-            ExitCode::SUCCESS
-        }
+        Ok(message) => super::output::print(format!("{message}\n"), "say"),
         Err(message) => {
             eprintln!("crumb say: {message}");
-            ExitCode::from(2)
+            exit(USAGE_ERROR)
         }
     }
 }

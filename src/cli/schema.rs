@@ -2,9 +2,9 @@
 //!
 //! The committed copies under `schemas/` are this command's output; a test fails when they drift.
 
-use std::io::Write;
 use std::process::ExitCode;
 
+use super::output;
 use crate::pipeline::schema;
 
 /// Which schema to print.
@@ -32,16 +32,5 @@ pub fn run(args: &Args) -> ExitCode {
         SchemaName::Preset => schema::render(&schema::preset_schema()),
         SchemaName::Transcript => crate::transcript::schema::render(),
     };
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("crumb schema: cannot write: {err}");
-            ExitCode::from(2)
-        }
-    }
+    output::print(text, "schema")
 }

@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::replay::{load, outcome, print};
+use super::output::print;
+use super::replay::{load, outcome};
 use crate::engine::ask::duration;
 use crate::engine::state::State;
 
@@ -30,7 +31,7 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("crumb status: {message}");
-            return ExitCode::from(2);
+            return crate::exit_codes::exit(crate::exit_codes::USAGE_ERROR);
         }
     };
     let state = &loaded.replay.state;

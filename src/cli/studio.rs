@@ -1,13 +1,15 @@
 //! `crumb studio`: serve the local web console until Ctrl-C.
 //!
 //! Binds loopback by default; a non-loopback `--bind` needs `--allow-remote` and prints a
-//! warning, because anyone who can reach the port can read every session. Exit 0 after a clean
-//! shutdown, 1 when the ports cannot be bound, 2 on usage errors.
+//! warning, because anyone who can reach the port can read every session. Exit codes
+//! ([`crate::exit_codes`]): `SUCCESS` after a clean shutdown, `FAILURE` when the ports cannot be
+//! bound, `USAGE_ERROR` for a refused `--bind` or an unusable crumb home.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::exit_codes::{FAILURE, SUCCESS, USAGE_ERROR, exit};
 use crate::runtime::home::CrumbHome;
 use crate::studio::{StudioConfig, serve};
 
@@ -37,7 +39,7 @@ pub fn run(args: &Args) -> ExitCode {
             "crumb studio: refusing to bind {} without --allow-remote (Studio shows every session to whoever can reach it)",
             args.bind
         );
-        return ExitCode::from(2);
+        return exit(USAGE_ERROR);
     }
     let home = match args.home.clone() {
         Some(dir) => CrumbHome::at(dir),
@@ -45,7 +47,7 @@ pub fn run(args: &Args) -> ExitCode {
             Ok(home) => home,
             Err(err) => {
                 eprintln!("crumb studio: {err}");
-                return ExitCode::from(2);
+                return exit(USAGE_ERROR);
             }
         },
     };
@@ -56,7 +58,7 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(runtime) => runtime,
         Err(err) => {
             eprintln!("crumb studio: cannot start: {err}");
-            return ExitCode::from(1);
+            return exit(FAILURE);
         }
     };
     runtime.block_on(async {
@@ -64,14 +66,14 @@ pub fn run(args: &Args) -> ExitCode {
             Ok(listener) => listener,
             Err(err) => {
                 eprintln!("crumb studio: cannot listen on {}:{}: {err}", args.bind, args.port);
-                return ExitCode::from(1);
+                return exit(FAILURE);
             }
         };
         let preview = match tokio::net::TcpListener::bind(SocketAddr::new(args.bind, 0)).await {
             Ok(listener) => listener,
             Err(err) => {
                 eprintln!("crumb studio: cannot open the preview port: {err}");
-                return ExitCode::from(1);
+                return exit(FAILURE);
             }
         };
         let port = listener.local_addr().map_or(args.port, |a| a.port());
@@ -95,10 +97,10 @@ pub fn run(args: &Args) -> ExitCode {
             eprintln!("crumb studio: shutting down");
         };
         match serve(listener, preview, config, shutdown).await {
-            Ok(()) => ExitCode::SUCCESS,
+            Ok(()) => exit(SUCCESS),
             Err(err) => {
                 eprintln!("crumb studio: {err}");
-                ExitCode::from(1)
+                exit(FAILURE)
             }
         }
     })

@@ -1,14 +1,16 @@
 //! `crumb validate [PATH]...`: check pipeline and preset files without running anything.
 //!
-//! Report on stdout, a one-line summary on stderr. Exit 0 clean, 1 invalid, 2 usage or internal
-//! error (a path that does not exist, a folder with no YAML in it).
+//! Report on stdout, a one-line summary on stderr. Exit `SUCCESS` clean, `INVALID_PIPELINE` when a
+//! file has errors (or warnings under `--deny-warnings`), `USAGE_ERROR` for a path that does not
+//! exist or a folder with no YAML in it ([`crate::exit_codes`]).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde_json::Value;
 
+use super::output;
+use crate::exit_codes::{INVALID_PIPELINE, SUCCESS, USAGE_ERROR, exit};
 use crate::pipeline::compile::{CompileOptions, compile_bytes};
 use crate::pipeline::loader::MAX_FILE_BYTES;
 use crate::pipeline::located_yaml::load;
@@ -44,7 +46,7 @@ pub struct Args {
     /// Output format; `github` is chosen automatically when `GITHUB_ACTIONS=true`.
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
-    /// Treat warnings as errors (exit 1 when there are any).
+    /// Treat warnings as errors (exit 3, invalid, when there are any).
     #[arg(long)]
     pub deny_warnings: bool,
 }
@@ -54,7 +56,7 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(files) => files,
         Err(message) => {
             eprintln!("crumb validate: {message}");
-            return ExitCode::from(2);
+            return exit(USAGE_ERROR);
         }
     };
     let reports: Vec<FileReport> = files.iter().map(|file| validate_one(file)).collect();
@@ -69,14 +71,9 @@ pub fn run(args: &Args) -> ExitCode {
         Format::from,
     );
     let text = render(&reports, format);
-    let mut stdout = std::io::stdout().lock();
-    if let Err(err) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        && err.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        eprintln!("crumb validate: cannot write the report: {err}");
-        return ExitCode::from(2);
+    let printed = output::print(text, "validate");
+    if printed != exit(SUCCESS) {
+        return printed;
     }
     let (errors, warnings) = totals(&reports);
     let failed = errors > 0 || (args.deny_warnings && warnings > 0);
@@ -88,11 +85,7 @@ pub fn run(args: &Args) -> ExitCode {
         plural(warnings),
         if failed { " — invalid" } else { " — ok" },
     );
-    if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    exit(if failed { INVALID_PIPELINE } else { SUCCESS })
 }
 
 fn plural(n: usize) -> &'static str {
@@ -180,12 +173,10 @@ fn validate_one(file: &Path) -> FileReport {
         }
     };
     if !is_preset(file, &bytes) {
-        let compiled = compile_bytes(&bytes, file, &CompileOptions::default());
-        return FileReport {
-            file: file.to_path_buf(),
-            diagnostics: compiled.diagnostics,
-            sources: compiled.sources,
-        };
+        return output::report(
+            file,
+            compile_bytes(&bytes, file, &CompileOptions::default()),
+        );
     }
     let (_, diagnostics) = check_preset_bytes(&bytes, file);
     let text = String::from_utf8(bytes).unwrap_or_default();

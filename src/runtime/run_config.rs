@@ -87,13 +87,14 @@ pub enum Ending {
 }
 
 impl Ending {
-    /// The documented exit code: 0 PASS (or approved), 10 awaiting a person, 20 stopped without PASS.
+    /// The documented exit code of `crumb run` and `crumb resume` for this ending.
     pub fn exit_code(&self) -> u8 {
+        use crate::exit_codes::{AWAITING_PERSON, INTERRUPTED, STOPPED_WITHOUT_PASS, SUCCESS};
         match self {
-            Ending::Done { reason } if reason == "verdict_pass" || reason == "approved" => 0,
-            Ending::Awaiting => 10,
-            Ending::Interrupted => 130,
-            Ending::Done { .. } => 20,
+            Ending::Done { reason } if reason == "verdict_pass" || reason == "approved" => SUCCESS,
+            Ending::Awaiting => AWAITING_PERSON,
+            Ending::Interrupted => INTERRUPTED,
+            Ending::Done { .. } => STOPPED_WITHOUT_PASS,
         }
     }
 }

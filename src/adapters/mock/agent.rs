@@ -45,7 +45,7 @@ pub fn run() -> ExitCode {
         Ok(code) => code,
         Err(message) => {
             eprintln!("mock-agent: {message}");
-            ExitCode::from(1)
+            crate::exit_codes::exit(crate::exit_codes::FAILURE)
         }
     }
 }
@@ -91,7 +91,7 @@ fn execute() -> Result<ExitCode, String> {
     let mut usage = usage;
     usage["model"] = json!("mock@v1");
     println!("{}", json!({ "usage": usage }));
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::exit_codes::exit(crate::exit_codes::SUCCESS))
 }
 
 impl Turn {
@@ -187,11 +187,11 @@ impl Turn {
         match self.scenario {
             Scenario::CrashAlways => {
                 eprintln!("mock builder: simulated crash (every turn)");
-                Some(ExitCode::from(3))
+                Some(crate::exit_codes::exit(crate::exit_codes::SIMULATED_CRASH))
             }
             Scenario::CrashOnce if first => {
                 eprintln!("mock builder: simulated crash (first turn)");
-                Some(ExitCode::from(3))
+                Some(crate::exit_codes::exit(crate::exit_codes::SIMULATED_CRASH))
             }
             Scenario::HangOnce if first => {
                 // A silent child in our process group: the idle timeout must kill both.

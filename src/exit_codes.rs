@@ -1,0 +1,72 @@
+//! Exit codes of every `crumb` command, named: scripts and CI branch on them, so they are an API.
+//!
+//! Each code means one thing across commands; README's "CLI and exit codes" table lists every code
+//! here and every subcommand, and `tests/exit_codes.rs` fails when the two drift apart.
+
+use std::process::ExitCode;
+
+/// Declares the codes and [`ALL`] together, so no code can be left out of the list the README is
+/// checked against.
+macro_rules! exit_codes {
+    ($($(#[$doc:meta])* $name:ident = $value:literal;)*) => {
+        $($(#[$doc])* pub const $name: u8 = $value;)*
+        /// Every code as `(name, value)`, in ascending order.
+        pub const ALL: &[(&str, u8)] = &[$((stringify!($name), $name)),*];
+    };
+}
+
+exit_codes! {
+    /// The command did what was asked; for `run` and `resume`, the session passed or a person
+    /// approved it.
+    SUCCESS = 0;
+    /// The command ran and the answer is no, or crumb itself failed: a blocking QA check failed
+    /// (`qa`), the event on stdin is malformed or breaks the schema (`event`; nothing is written),
+    /// an internal error while driving a session (`run`, `resume`), a port that cannot be bound
+    /// (`studio`), a mock turn that failed (`mock-agent`), or stdout that cannot be written.
+    FAILURE = 1;
+    /// The request cannot be carried out as given: arguments clap rejects, a path, session or
+    /// crumb home that does not resolve, a pipeline without a `qa:` block, a transcript or
+    /// pipeline `replay`/`status` cannot read, an inbox line `say` refuses, an event the firewall
+    /// refuses, a missing `CRUMB_*` environment or a transcript that cannot be appended to
+    /// (`event`), a non-loopback `studio --bind` without `--allow-remote`.
+    USAGE_ERROR = 2;
+    /// The pipeline (or preset) has errors, or warnings under `--deny-warnings`: the same code
+    /// from `validate`, `graph`, `qa` and `run`, so a broken pipeline is never mistaken for a
+    /// usage error, a failed QA check or an internal error.
+    INVALID_PIPELINE = 3;
+    /// The session waits for a person (PARTIAL): `crumb say <id> /approve`, then `crumb resume`.
+    AWAITING_PERSON = 10;
+    /// The session ended without PASS: FAIL, a budget, an open circuit breaker, idleness.
+    STOPPED_WITHOUT_PASS = 20;
+    /// The mock builder crashed on purpose (`--mock-scenario crash-once|crash-always`); only the
+    /// dispatcher sees it, and it is not an exit code a real failure of crumb produces.
+    SIMULATED_CRASH = 70;
+    /// Stopped by Ctrl-C or SIGTERM (128 + SIGINT); `crumb resume` continues the session.
+    INTERRUPTED = 130;
+}
+
+/// The process exit status for one of the codes above.
+#[must_use]
+pub fn exit(code: u8) -> ExitCode {
+    ExitCode::from(code)
+}
+
+/// The name of a code, for messages and tests.
+#[must_use]
+pub fn name(code: u8) -> Option<&'static str> {
+    ALL.iter()
+        .find(|(_, value)| *value == code)
+        .map(|(name, _)| *name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_distinct_and_ascending() {
+        let values: Vec<u8> = ALL.iter().map(|(_, v)| *v).collect();
+        assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+        assert_eq!(name(INVALID_PIPELINE), Some("INVALID_PIPELINE"));
+    }
+}
