@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crumb::engine::Replay;
 use crumb::runtime::coordinator::{Catchup, Quiet};
 use crumb::runtime::session::SessionDir;
 use crumb::studio::hub::Hub;
@@ -43,6 +44,14 @@ impl Project {
             .env("CRUMB_HOME", self.dir.path().join("home"))
             .env("CRUMB_STUDIO_PORT", "1")
             .args(args)
+    }
+
+    /// A project with a finished mock run (PASS): the session folder and its transcript's text.
+    fn with_finished_session() -> (Project, PathBuf, String) {
+        let project = Project::new();
+        let session = project.finished_session();
+        let text = std::fs::read_to_string(session.join("transcript.jsonl")).expect("transcript");
+        (project, session, text)
     }
 
     /// A finished mock run (PASS), and its session folder.
@@ -102,14 +111,14 @@ fn bends(session_id: &str) -> Vec<(&'static str, String)> {
 
 /// What a reader folded: the state and the skipped lines (blank lines are counted differently by
 /// a whole-file reader and a tail, so the line count is left out).
-fn projection(state: &Value, stats: &Value) -> Value {
+fn projection(state: &Value, read: &Value) -> Value {
     json!({
         "state": state,
-        "events": stats["events"],
-        "mapped": stats["mapped"],
-        "mapping_changes": stats["mapping_changes"],
-        "skipped": stats["skipped"],
-        "skipped_lines": stats["skipped_lines"],
+        "events": read["events"],
+        "mapped": read["mapped"],
+        "mapping_changes": read["mapping_changes"],
+        "skipped": read["skipped"],
+        "skipped_lines": read["skipped_lines"],
     })
 }
 
@@ -127,28 +136,26 @@ fn resume_fold(session: &Path) -> Value {
     let dir = SessionDir::open(session).expect("session");
     let table = dir.table().expect("frozen table");
     let catchup = Catchup::read(&dir, &table, &mut Quiet).expect("fold");
+    replay_projection(&catchup.replay)
+}
+
+fn replay_projection(replay: &Replay) -> Value {
     projection(
-        &serde_json::to_value(&catchup.replay.state).expect("state"),
-        &serde_json::to_value(&catchup.replay.stats).expect("stats"),
+        &serde_json::to_value(&replay.state).expect("state"),
+        &serde_json::to_value(&replay.stats).expect("stats"),
     )
 }
 
 fn studio_fold(session: &Path) -> Value {
     let hub = Hub::open(SessionDir::open(session).expect("session"));
     hub.fold().expect("fold");
-    let inner = hub.lock();
-    projection(
-        &serde_json::to_value(&inner.replay.state).expect("state"),
-        &serde_json::to_value(&inner.replay.stats).expect("stats"),
-    )
+    replay_projection(&hub.lock().replay)
 }
 
 #[test]
 fn replay_status_resume_and_studio_fold_bent_transcripts_the_same() {
-    let project = Project::new();
-    let session = project.finished_session();
+    let (project, session, clean) = Project::with_finished_session();
     let transcript = session.join("transcript.jsonl");
-    let clean = std::fs::read_to_string(&transcript).expect("transcript");
     let session_id = session
         .file_name()
         .and_then(|n| n.to_str())
@@ -199,20 +206,16 @@ fn replay_status_resume_and_studio_fold_bent_transcripts_the_same() {
 
 #[test]
 fn a_bent_done_line_ends_status_and_resume_the_same_and_is_not_written_twice() {
-    let project = Project::new();
-    let session = project.finished_session();
+    let (project, session, text) = Project::with_finished_session();
     let transcript = session.join("transcript.jsonl");
-    let text = std::fs::read_to_string(&transcript).expect("transcript");
-    let bent: String = text
-        .lines()
-        .map(|l| {
-            let mut event: Value = serde_json::from_str(l).expect("event");
-            if event["kind"] == "done" {
-                event["ts"] = json!("not a time");
-            }
-            format!("{event}\n")
-        })
-        .collect();
+    let mut bent = String::new();
+    for l in text.lines() {
+        let mut event: Value = serde_json::from_str(l).expect("event");
+        if event["kind"] == "done" {
+            event["ts"] = json!("not a time");
+        }
+        bent.push_str(&line(&event));
+    }
     std::fs::write(&transcript, bent).expect("write");
     let status = cli_fold(&project, "status", &session);
     let reason = status["state"]["done"]["reason"].clone();

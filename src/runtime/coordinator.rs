@@ -8,7 +8,12 @@
 //! from the transcript and no line is applied twice. At most one spawn per role is live; more
 //! wait in a per-role queue. Every ending writes `done` + `session.end`, an idle stall included;
 //! waiting for a person is not an ending but a persisted state (`session.awaiting`, meta
-//! `awaiting`).
+//! `awaiting`), and neither is a shutdown: the caller's shutdown future stops live work without
+//! recording an outcome, so `crumb resume` redoes exactly that work.
+//!
+//! The transcript is read and folded the way every other reader does (see [`Catchup`] and
+//! `runtime::session_dir`), so the coordinator can never fold a file differently from `crumb
+//! status` or Studio.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -182,9 +187,9 @@ impl Coordinator<'_> {
             if self.replay.state.done.is_some() && effect.starts_work() {
                 continue;
             }
-            let interrupted = outcomes.woken.get(&id).cloned();
-            if let (Effect::Spawn(spawn), Some(log)) = (&effect, &interrupted)
-                && self.recover_interrupted(spawn, log.as_deref())
+            let interrupted = outcomes.woken.get(&id);
+            if let (Effect::Spawn(spawn), Some(woken)) = (&effect, interrupted)
+                && self.recover_interrupted(spawn, woken)
             {
                 continue;
             }
@@ -194,8 +199,8 @@ impl Coordinator<'_> {
 
     /// A spawn whose coordinator died mid-turn: stop its orphan, then close it if the role already
     /// produced what it was asked for (true), or let it be re-issued (false).
-    fn recover_interrupted(&mut self, spawn: &Spawn, log: Option<&str>) -> bool {
-        if let Some(log) = log {
+    fn recover_interrupted(&mut self, spawn: &Spawn, woken: &catchup::Woken) -> bool {
+        if let Some(log) = &woken.log {
             let pgid = dispatcher::pgid_file(&self.session.dir.path().join(log));
             process::kill_orphan(&pgid, self.session.dir.id());
         }
@@ -203,17 +208,7 @@ impl Coordinator<'_> {
             return false;
         };
         let transcript = self.session.dir.transcript();
-        let Ok((events, _)) = crate::transcript::reader::read_path(&transcript) else {
-            return false;
-        };
-        let Some(wake) = events.iter().rev().find(|e| {
-            e.kind == Kind::AgentWake
-                && e.metadata.as_ref().and_then(|m| m.effect_id.as_deref())
-                    == Some(spawn.id.as_str())
-        }) else {
-            return false;
-        };
-        if !dispatcher::produced_since(&transcript, &wake.id, role) {
+        if !dispatcher::produced_since(&transcript, &woken.wake_id, role) {
             return false;
         }
         let mut data = Map::new();

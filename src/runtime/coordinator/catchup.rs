@@ -22,8 +22,16 @@ use crate::transcript::{Event, Kind};
 pub(super) struct Outcomes {
     /// Effect ids with a completing event (anything but a bare `agent.wake`).
     pub(super) completed: HashSet<String>,
-    /// Spawn effect ids with an `agent.wake` (started), with the wake's log path.
-    pub(super) woken: HashMap<String, Option<String>>,
+    /// Spawn effect ids with an `agent.wake` (started): the latest wake of each.
+    pub(super) woken: HashMap<String, Woken>,
+}
+
+/// The latest `agent.wake` of a spawn.
+pub(super) struct Woken {
+    /// The turn's log, relative to the session folder.
+    pub(super) log: Option<String>,
+    /// The wake event's id (a recovered turn's result must come after it).
+    pub(super) wake_id: String,
 }
 
 impl Outcomes {
@@ -38,7 +46,8 @@ impl Outcomes {
                 .and_then(|d| d.get("log"))
                 .and_then(Value::as_str)
                 .map(str::to_owned);
-            self.woken.insert(id.to_owned(), log);
+            let wake_id = event.id.clone();
+            self.woken.insert(id.to_owned(), Woken { log, wake_id });
         } else {
             self.completed.insert(id.to_owned());
         }
