@@ -27,7 +27,8 @@ const DEFAULT_SESSIONS: usize = 50;
 const MAX_SESSIONS: usize = 500;
 /// Lines read per batch while text-filtering.
 const SCAN_BATCH: usize = 1024;
-/// Most bytes of events in one page (lines may be up to 4 MiB each).
+/// Most bytes of events in one page past its first line (a line may be as long as the one
+/// transcript line limit, `transcript::reader::MAX_LINE_BYTES`).
 const PAGE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// D1–D6 as people read them.

@@ -199,3 +199,34 @@ impl<D: LineDecoder> Tail<D> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{POLL_MAX_BYTES, Tail};
+    use crate::transcript::reader::Tolerant;
+
+    /// A poll reads at most `POLL_MAX_BYTES`, says there is more, and the next polls go on from
+    /// there with the right line numbers.
+    #[test]
+    fn catching_up_a_long_file_takes_bounded_polls_and_keeps_line_numbers() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.jsonl");
+        let filler = format!("{}\n", " ".repeat(1023));
+        let blank_lines = usize::try_from(POLL_MAX_BYTES / 1024 + 3).expect("small");
+        let mut text = filler.repeat(blank_lines);
+        text.push_str("garbage\n");
+        std::fs::write(&path, &text).expect("write");
+        let mut tail: Tail<Tolerant> = Tail::resume(&path, 0, 0);
+        let first = tail.poll().expect("poll");
+        assert!(first.more && first.items.is_empty());
+        let mut lines = Vec::new();
+        loop {
+            let batch = tail.poll().expect("poll");
+            lines.extend(batch.lines);
+            if !batch.more {
+                break;
+            }
+        }
+        assert_eq!(lines, vec![blank_lines as u64 + 1]);
+    }
+}

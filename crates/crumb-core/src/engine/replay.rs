@@ -241,3 +241,31 @@ fn duplicate(id: &str) -> String {
         clip(id, 40)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{RECENT_IDS, RecentIds};
+
+    #[test]
+    fn a_recent_id_is_a_duplicate_and_out_of_order_new_ids_are_not() {
+        let mut ids = RecentIds::default();
+        assert!(ids.admit("01B"));
+        assert!(ids.admit("01A"), "below the highest id but never seen");
+        assert!(!ids.admit("01B"));
+        assert!(!ids.admit("01A"));
+        assert!(ids.admit("01C"));
+    }
+
+    #[test]
+    fn the_window_is_bounded() {
+        let mut ids = RecentIds::default();
+        for n in 0..=RECENT_IDS {
+            assert!(ids.admit(&format!("{n:08}")));
+        }
+        assert!(
+            ids.admit(&format!("{:08}", 0)),
+            "the oldest id has left the window"
+        );
+        assert!(!ids.admit(&format!("{RECENT_IDS:08}")));
+    }
+}
