@@ -196,7 +196,8 @@ pub async fn session(
             "meta": meta,
             "live": lock::is_held(hub.dir().path()),
             "events": inner.index.len(),
-            "unreadable_lines": inner.index.skipped,
+            // What the fold skipped: the same lines, for the same reasons, as `crumb replay`.
+            "unreadable_lines": inner.replay.stats.skipped,
             "state": inner.replay.state,
             "stats": inner.replay.stats,
             "table_error": inner.table_error,
