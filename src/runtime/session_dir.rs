@@ -139,3 +139,76 @@ impl SessionDir {
         Ok(start.and_then(|event| RunConfig::from_events([&event])))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{compile_source, fold_transcript};
+    use crate::engine::Replay;
+    use crate::transcript::reader::Tolerant;
+    use crate::transcript::tail::Tail;
+
+    /// One line of a bent transcript: good events with ids from a small set (so duplicates and
+    /// out-of-order ids happen), and the damage the readers must agree on.
+    fn arb_line() -> impl Strategy<Value = String> {
+        let event = |id: u8, extra: &str| {
+            format!(
+                r#"{{"id":"01JZ00000000000000000000{id:02}","ts":"2026-05-01T10:00:00.000Z","session_id":"s","from":"system","kind":"note","body":"b"{extra}}}"#
+            )
+        };
+        (0u8..12, 0u8..9).prop_map(move |(id, bend)| match bend {
+            0 => event(id, ""),
+            1 => event(id, "").replace("2026-05-01T10", "yesterday"),
+            2 => event(id, "").replace("01JZ", "01jz"),
+            3 => event(id, r#","colour":"red""#),
+            4 => event(id, "").replace(r#""system""#, r#""not a name!""#),
+            5 => event(id, "")[..40].to_owned(),
+            6 => format!("{}\r", event(id, "")),
+            7 => "   ".to_owned(),
+            _ => format!("\u{feff}{}", event(id, "")),
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// The chunked reader (`crumb replay`, `crumb status`) and the tail (the coordinator,
+        /// Studio) fold any bent transcript to the same state and skip the same lines.
+        #[test]
+        fn the_chunked_reader_and_the_tail_fold_the_same(
+            lines in prop::collection::vec(arb_line(), 0..40),
+            bom: bool,
+        ) {
+            let table = compile_source(
+                include_str!("../../tests/fixtures/run/casual-static.yaml"),
+                std::path::Path::new("casual-static.yaml"),
+            )
+            .expect("casual-static compiles");
+            let dir = tempfile::tempdir().expect("tempdir");
+            let path = dir.path().join("transcript.jsonl");
+            let mut text = if bom { "\u{feff}".to_owned() } else { String::new() };
+            for line in &lines {
+                text.push_str(line);
+                text.push('\n');
+            }
+            std::fs::write(&path, &text).expect("write");
+
+            let chunked = fold_transcript(&path, &table, |_| {}).expect("fold");
+            let mut tailed = Replay::new();
+            let mut tail: Tail<Tolerant> = Tail::resume(&path, 0, 0);
+            let batch = tail.poll().expect("poll");
+            for (line, item) in batch.lines.into_iter().zip(batch.items) {
+                let parsed = item.unwrap_or_else(|issue| crate::engine::replay::Parsed::Skip(issue.message));
+                let _ = tailed.fold_line(&table, line, parsed);
+            }
+            prop_assert_eq!(
+                serde_json::to_value(&chunked.state).expect("state"),
+                serde_json::to_value(&tailed.state).expect("state")
+            );
+            prop_assert_eq!(&chunked.stats.skipped_lines, &tailed.stats.skipped_lines);
+            prop_assert_eq!(chunked.stats.events, tailed.stats.events);
+            prop_assert_eq!(chunked.stats.mapped, tailed.stats.mapped);
+        }
+    }
+}

@@ -98,6 +98,7 @@ impl LineDecoder for Tolerant {
 }
 
 fn decode_json<T: DeserializeOwned>(line: &[u8]) -> Result<T, String> {
+    let line = line.strip_prefix(BOM).unwrap_or(line);
     serde_json::from_slice(line).map_err(|e| match e.classify() {
         serde_json::error::Category::Eof => format!("incomplete JSON (a torn line?): {e}"),
         serde_json::error::Category::Syntax | serde_json::error::Category::Io => {
@@ -107,12 +108,13 @@ fn decode_json<T: DeserializeOwned>(line: &[u8]) -> Result<T, String> {
     })
 }
 
-/// Strip a line terminator (`\n` or `\r\n`) and, on the first line, a UTF-8 BOM.
-pub fn clean_line(mut line: &[u8], first: bool) -> &[u8] {
-    if first {
-        line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-    }
-    line = line.strip_suffix(b"\n").unwrap_or(line);
+/// A UTF-8 byte-order mark. One at the start of any line is ignored, by every decoder (for
+/// [`Tolerant`], by [`parse_line`]), so a BOM is stripped exactly once whichever reader reads it.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Strip a line terminator (`\n` or `\r\n`); the decoders strip a leading BOM.
+pub fn clean_line(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
@@ -127,8 +129,8 @@ pub fn decode_line<D: LineDecoder>(
     line: u64,
     byte_offset: u64,
 ) -> Option<Result<D::Item, LineIssue>> {
-    let cleaned = clean_line(raw, byte_offset == 0);
-    if is_blank(cleaned) {
+    let cleaned = clean_line(raw);
+    if is_blank(cleaned.strip_prefix(BOM).unwrap_or(cleaned)) {
         return None;
     }
     Some(D::decode(cleaned).map_err(|message| LineIssue {
