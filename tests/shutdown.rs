@@ -127,7 +127,6 @@ fn a_coordinator_shut_down_mid_qa_stops_its_child_and_records_no_outcome() {
         };
         tokio::join!(drive, trigger)
     });
-    drop(runtime);
     let outcome = outcome.expect("drive");
     assert_eq!(outcome.ending, Ending::Interrupted);
     let kinds = kinds(&created.dir.transcript());
@@ -143,5 +142,7 @@ fn a_coordinator_shut_down_mid_qa_stops_its_child_and_records_no_outcome() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    // Only now: dropping the runtime would kill what its tasks still hold.
+    drop(runtime);
     drop(created.lock);
 }
