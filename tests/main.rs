@@ -9,5 +9,7 @@ mod pipelines;
 mod qa;
 mod run;
 mod runtime;
+mod same_fold;
+mod shutdown;
 mod studio;
 mod transcript;

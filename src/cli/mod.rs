@@ -18,6 +18,7 @@ pub mod run;
 pub mod run_progress;
 pub mod say;
 pub mod schema;
+pub mod signals;
 pub mod status;
 pub mod studio;
 pub mod validate;

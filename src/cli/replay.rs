@@ -8,28 +8,20 @@
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::mpsc;
 
 use super::output::print;
 use crate::engine::Replay;
 use crate::engine::ask::duration;
 use crate::engine::guards::DIMENSIONS;
-use crate::engine::replay::{Parsed, Prepared, prepare_line};
 use crate::engine::state::{EventSummary, State, VerdictRecord};
-use crate::pipeline::compile::{CompileOptions, compile_file, compile_str};
 use crate::pipeline::table::TransitionTable;
-use crate::runtime::meta::Meta;
-use crate::runtime::session::{META_FILE, TRANSCRIPT_FILE};
+use crate::runtime::session::{META_FILE, SessionDir, TRANSCRIPT_FILE};
+use crate::runtime::session_dir::{compile_frozen, compile_source, fold_transcript};
 
 /// The casual pipeline shipped in the binary: the table of last resort.
 const BUILT_IN_CASUAL: &str = include_str!("../../pipelines/casual.yaml");
-/// Longest line replay will parse (64 MiB); longer lines are skipped without being buffered.
-const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
-/// Bytes read (and parsed as one batch) at a time.
-const CHUNK_BYTES: usize = 256 * 1024;
 
 /// Arguments of `crumb replay`.
 #[derive(Debug, clap::Args)]
@@ -82,12 +74,10 @@ pub(crate) fn load(
     keep: usize,
 ) -> Result<Loaded, String> {
     let (transcript, session_dir) = locate(reference)?;
-    let (table, table_origin) = table_for(session_dir.as_deref(), pipeline)?;
-    let file = std::fs::File::open(&transcript)
-        .map_err(|e| format!("cannot read {}: {e}", transcript.display()))?;
-    let mut replay = Replay::new();
+    let session = session_dir.and_then(|dir| SessionDir::open(dir).ok());
+    let (table, table_origin) = table_for(session.as_ref(), pipeline)?;
     let mut recent = VecDeque::with_capacity(keep);
-    fold(file, &table, &mut replay, |state| {
+    let replay = fold_transcript(&transcript, &table, |state| {
         if keep > 0
             && let Some(last) = &state.last_event
         {
@@ -97,7 +87,7 @@ pub(crate) fn load(
             recent.push_back(last.clone());
         }
     })
-    .map_err(|e| format!("cannot read {}: {e}", transcript.display()))?;
+    .map_err(|e| e.to_string())?;
     Ok(Loaded {
         transcript,
         table_origin,
@@ -105,292 +95,6 @@ pub(crate) fn load(
         replay,
         recent,
     })
-}
-
-/// Fold `input` into `replay`, calling `after` with the state after each folded event.
-///
-/// Reading a line is most of the work and each line reads on its own, so a reader thread cuts the
-/// input into batches of whole lines, worker threads (one per core, at most four) read them with
-/// [`prepare_line`], and this thread folds them strictly in file order: batch `i` goes to worker
-/// `i % n` and comes back in the same rotation. The fast path keeps each line's strings as places in
-/// the batch and folds them into one reused event, so hardly anything is allocated per line.
-fn fold(
-    input: impl Read + Send,
-    table: &TransitionTable,
-    replay: &mut Replay,
-    mut after: impl FnMut(&State),
-) -> std::io::Result<()> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .clamp(1, 4);
-    let mut chunker = Chunker::new(input);
-    if workers == 1 {
-        while let Some(batch) = chunker.next_batch()? {
-            batch.prepare().fold(table, replay, &mut after);
-        }
-        return Ok(());
-    }
-    std::thread::scope(|scope| {
-        let mut inputs = Vec::with_capacity(workers);
-        let mut outputs = Vec::with_capacity(workers);
-        for _ in 0..workers {
-            let (to_worker, batches) = mpsc::sync_channel::<Batch>(2);
-            let (results, from_worker) = mpsc::sync_channel::<PreparedBatch>(2);
-            scope.spawn(move || {
-                for batch in batches {
-                    if results.send(batch.prepare()).is_err() {
-                        return;
-                    }
-                }
-            });
-            inputs.push(to_worker);
-            outputs.push(from_worker);
-        }
-        let reader = scope.spawn(move || -> std::io::Result<()> {
-            let mut index = 0usize;
-            while let Some(batch) = chunker.next_batch()? {
-                if inputs[index % inputs.len()].send(batch).is_err() {
-                    break;
-                }
-                index += 1;
-            }
-            Ok(())
-        });
-        let mut index = 0usize;
-        while let Ok(batch) = outputs[index % outputs.len()].recv() {
-            batch.fold(table, replay, &mut after);
-            index += 1;
-        }
-        reader
-            .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("the transcript reader panicked")))
-    })
-}
-
-/// Whole lines of the transcript, a batch at a time.
-struct Batch {
-    /// Line number of the first line.
-    first_line: u64,
-    bytes: Vec<u8>,
-    /// Start and end (exclusive, newline not included) of each line in `bytes`.
-    ranges: Vec<(usize, usize)>,
-    /// Lines longer than [`MAX_LINE_BYTES`]: index in `ranges` and length; their bytes were dropped.
-    too_long: Vec<(usize, u64)>,
-}
-
-impl Batch {
-    /// Read every line (on any thread). When the whole batch is UTF-8 it becomes text and each
-    /// line is prepared ([`prepare_line`]); otherwise its lines are left for [`Replay::feed_line`].
-    fn prepare(self) -> PreparedBatch {
-        let content = match String::from_utf8(self.bytes) {
-            Ok(text) => {
-                let lines = self
-                    .ranges
-                    .iter()
-                    .map(|&(start, end)| prepare_line(&text[start..end]))
-                    .collect();
-                Content::Text(text, lines)
-            }
-            Err(not_text) => Content::Bytes(not_text.into_bytes()),
-        };
-        PreparedBatch {
-            first_line: self.first_line,
-            ranges: self.ranges,
-            too_long: self.too_long,
-            content,
-        }
-    }
-}
-
-/// A batch after [`Batch::prepare`].
-struct PreparedBatch {
-    first_line: u64,
-    ranges: Vec<(usize, usize)>,
-    too_long: Vec<(usize, u64)>,
-    content: Content,
-}
-
-enum Content {
-    /// The batch as text, with one prepared line per range.
-    Text(String, Vec<Prepared>),
-    /// Some line is not UTF-8: the bytes, read line by line when folded.
-    Bytes(Vec<u8>),
-}
-
-impl PreparedBatch {
-    /// Fold the lines in order.
-    fn fold(self, table: &TransitionTable, replay: &mut Replay, after: &mut impl FnMut(&State)) {
-        let mut too_long = self.too_long.iter().peekable();
-        let (text, bytes, mut prepared) = match self.content {
-            Content::Text(text, lines) => (text, Vec::new(), lines.into_iter()),
-            Content::Bytes(bytes) => (String::new(), bytes, Vec::new().into_iter()),
-        };
-        for (index, &(start, end)) in self.ranges.iter().enumerate() {
-            let line_no = self.first_line + index as u64;
-            let line_prepared = prepared.next();
-            let folded = if let Some((_, len)) = too_long.next_if(|(i, _)| *i == index) {
-                let reason =
-                    format!("line of {len} bytes is longer than the {MAX_LINE_BYTES}-byte limit");
-                replay.feed_parsed(table, line_no, Parsed::Skip(reason))
-            } else if let Some(line_prepared) = line_prepared {
-                replay.feed_prepared(table, line_no, &text[start..end], line_prepared)
-            } else {
-                replay.feed_line(table, line_no, &bytes[start..end])
-            };
-            if folded {
-                after(&replay.state);
-            }
-        }
-    }
-}
-
-/// Cuts a byte stream into batches of whole lines without ever buffering more than
-/// [`MAX_LINE_BYTES`] of one line.
-struct Chunker<R> {
-    input: R,
-    chunk: Vec<u8>,
-    /// The unfinished last line of the previous read.
-    carry: Vec<u8>,
-    /// Bytes of an over-long line dropped so far.
-    dropping: Option<u64>,
-    /// Longest line kept.
-    max_line: u64,
-    next_line: u64,
-    eof: bool,
-}
-
-impl<R: Read> Chunker<R> {
-    fn new(input: R) -> Self {
-        Chunker {
-            input,
-            chunk: vec![0; CHUNK_BYTES],
-            carry: Vec::new(),
-            dropping: None,
-            max_line: MAX_LINE_BYTES,
-            next_line: 1,
-            eof: false,
-        }
-    }
-
-    fn next_batch(&mut self) -> std::io::Result<Option<Batch>> {
-        loop {
-            if self.eof {
-                return Ok(None);
-            }
-            let read = match self.input.read(&mut self.chunk) {
-                Ok(read) => read,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            let mut batch = Batch {
-                first_line: self.next_line,
-                bytes: Vec::with_capacity(read + self.carry.len()),
-                ranges: Vec::new(),
-                too_long: Vec::new(),
-            };
-            if read == 0 {
-                self.eof = true;
-                if let Some(len) = self.dropping.take() {
-                    batch.too_long.push((0, len));
-                    batch.ranges.push((0, 0));
-                } else if !self.carry.is_empty() {
-                    batch.bytes.append(&mut self.carry);
-                    batch.ranges.push((0, batch.bytes.len()));
-                }
-            } else {
-                self.split(read, &mut batch);
-            }
-            self.next_line += batch.ranges.len() as u64;
-            if !batch.ranges.is_empty() {
-                return Ok(Some(batch));
-            }
-        }
-    }
-
-    /// Move the lines completed by the first `read` bytes of `chunk` into `batch`: the carried
-    /// partial line and the block up to the last newline are each copied once.
-    fn split(&mut self, read: usize, batch: &mut Batch) {
-        let data = &self.chunk[..read];
-        let Some(last) = data.iter().rposition(|&b| b == b'\n') else {
-            let rest = data.to_vec();
-            self.carry_over(&rest);
-            return;
-        };
-        let mut block_start = 0;
-        if let Some(len) = self.dropping.take() {
-            // The over-long line ends at the first newline of this read.
-            let first = Newlines::new(data).next().unwrap_or(last);
-            batch
-                .too_long
-                .push((batch.ranges.len(), len + first as u64 + 1));
-            batch.ranges.push((0, 0));
-            block_start = first + 1;
-        } else {
-            batch.bytes.append(&mut self.carry);
-        }
-        let mut line_start = 0;
-        let prefix = batch.bytes.len();
-        let block = &data[block_start..=last];
-        batch.bytes.extend_from_slice(block);
-        for newline in Newlines::new(block) {
-            let end = prefix + newline;
-            batch.ranges.push((line_start, end));
-            line_start = end + 1;
-        }
-        let rest = self.chunk[last + 1..read].to_vec();
-        self.carry_over(&rest);
-    }
-
-    /// Keep an unfinished line for the next read, or count it as dropped once it is too long.
-    fn carry_over(&mut self, rest: &[u8]) {
-        if let Some(len) = &mut self.dropping {
-            *len += rest.len() as u64;
-            return;
-        }
-        self.carry.extend_from_slice(rest);
-        if self.carry.len() as u64 > self.max_line {
-            self.dropping = Some(self.carry.len() as u64);
-            self.carry = Vec::new();
-        }
-    }
-}
-
-/// Positions of every `\n` in a byte slice, eight bytes at a time.
-struct Newlines<'a> {
-    data: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Newlines<'a> {
-    fn new(data: &'a [u8]) -> Self {
-        Newlines { data, at: 0 }
-    }
-}
-
-impl Iterator for Newlines<'_> {
-    type Item = usize;
-
-    fn next(&mut self) -> Option<usize> {
-        const ONES: u64 = 0x0101_0101_0101_0101;
-        const HIGHS: u64 = 0x8080_8080_8080_8080;
-        const NEWLINES: u64 = 0x0a0a_0a0a_0a0a_0a0a;
-        while let Some(word) = self.data.get(self.at..self.at + 8) {
-            let mut bytes = [0u8; 8];
-            bytes.copy_from_slice(word);
-            let x = u64::from_le_bytes(bytes) ^ NEWLINES;
-            if (x.wrapping_sub(ONES) & !x & HIGHS) != 0 {
-                break;
-            }
-            self.at += 8;
-        }
-        while let Some(&byte) = self.data.get(self.at) {
-            self.at += 1;
-            if byte == b'\n' {
-                return Some(self.at - 1);
-            }
-        }
-        None
-    }
 }
 
 /// The transcript file and, when there is one, the session directory.
@@ -424,41 +128,19 @@ fn locate(reference: &str) -> Result<(PathBuf, Option<PathBuf>), String> {
 
 /// The session's frozen pipeline, else `--pipeline`, else the built-in casual pipeline.
 fn table_for(
-    session: Option<&Path>,
+    session: Option<&SessionDir>,
     pipeline: Option<&Path>,
 ) -> Result<(TransitionTable, String), String> {
-    let options = CompileOptions {
-        check_templates: false,
-    };
     let frozen = session.and_then(|dir| {
-        let meta = Meta::read(&dir.join(META_FILE)).ok()?;
-        Some(dir.join(meta.pipeline_file)).filter(|p| p.is_file())
+        let meta = dir.read_meta().ok()?;
+        Some(dir.frozen_pipeline(&meta)).filter(|p| p.is_file())
     });
-    let (compiled, origin) = match frozen.as_deref().or(pipeline) {
-        Some(path) => (compile_file(path, &options), path.display().to_string()),
-        None => (
-            compile_str(
-                BUILT_IN_CASUAL,
-                Path::new("pipelines/casual.yaml"),
-                &options,
-            ),
-            "built-in casual".to_owned(),
-        ),
+    let compiled = match frozen.as_deref().or(pipeline) {
+        Some(path) => compile_frozen(path).map(|t| (t, path.display().to_string())),
+        None => compile_source(BUILT_IN_CASUAL, Path::new("pipelines/casual.yaml"))
+            .map(|t| (t, "built-in casual".to_owned())),
     };
-    if let Some(table) = compiled.table {
-        return Ok((table, origin));
-    }
-    let errors: Vec<String> = compiled
-        .diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .take(5)
-        .map(ToString::to_string)
-        .collect();
-    Err(format!(
-        "{origin} is not a valid pipeline: {}",
-        errors.join("; ")
-    ))
+    compiled.map_err(|e| e.to_string())
 }
 
 /// The human summary of a replay.
@@ -660,84 +342,4 @@ fn write_verdict(out: &mut String, record: &VerdictRecord) {
             corrections.join(", ")
         }
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-
-    use super::Chunker;
-
-    /// Hands out at most `step` bytes per read, to put line ends at every chunk position.
-    struct Trickle<'a> {
-        data: &'a [u8],
-        step: usize,
-    }
-
-    impl std::io::Read for Trickle<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            let n = self.step.min(buf.len()).min(self.data.len());
-            buf[..n].copy_from_slice(&self.data[..n]);
-            self.data = &self.data[n..];
-            Ok(n)
-        }
-    }
-
-    /// (line number, Some(bytes) or None when dropped as too long) for every line.
-    fn lines(data: &[u8], step: usize, max_line: u64) -> Vec<(u64, Option<Vec<u8>>)> {
-        let mut chunker = Chunker::new(Trickle { data, step });
-        chunker.max_line = max_line;
-        let mut out = Vec::new();
-        while let Some(batch) = chunker.next_batch().expect("in-memory reads do not fail") {
-            for (index, &(start, end)) in batch.ranges.iter().enumerate() {
-                let dropped = batch.too_long.iter().any(|(i, _)| *i == index);
-                let bytes = (!dropped).then(|| batch.bytes[start..end].to_vec());
-                out.push((batch.first_line + index as u64, bytes));
-            }
-        }
-        out
-    }
-
-    proptest! {
-        #[test]
-        fn chunking_yields_exactly_the_lines_of_the_input(
-            raw in prop::collection::vec(prop::collection::vec(prop_oneof![Just(b'a'), Just(b'\r'), any::<u8>()], 0..40), 0..20),
-            step in 1usize..64,
-            final_newline: bool,
-        ) {
-            let raw: Vec<Vec<u8>> = raw.into_iter().map(|l| l.into_iter().filter(|&b| b != b'\n').collect()).collect();
-            let mut data = raw.join(&b'\n');
-            if final_newline && !raw.is_empty() {
-                data.push(b'\n');
-            }
-            let expected: Vec<(u64, Option<Vec<u8>>)> = if data.is_empty() {
-                Vec::new()
-            } else {
-                let mut parts: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
-                if data.last() == Some(&b'\n') {
-                    parts.pop();
-                }
-                parts.into_iter().enumerate().map(|(i, l)| (i as u64 + 1, Some(l.to_vec()))).collect()
-            };
-            prop_assert_eq!(lines(&data, step, u64::MAX), expected);
-        }
-    }
-
-    #[test]
-    fn over_long_lines_are_dropped_without_losing_their_neighbours() {
-        let data = b"short\nthis line is far too long\nok\nanother very long line at the end";
-        for step in 1..12 {
-            let got = lines(data, step, 10);
-            assert_eq!(
-                got,
-                vec![
-                    (1, Some(b"short".to_vec())),
-                    (2, None),
-                    (3, Some(b"ok".to_vec())),
-                    (4, None)
-                ],
-                "step {step}"
-            );
-        }
-    }
 }

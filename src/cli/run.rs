@@ -189,7 +189,13 @@ pub(crate) fn drive_and_report(
         .enable_all()
         .build()
         .map_err(|e| Failure::Internal(format!("cannot start the async runtime: {e}")))?;
-    let outcome = runtime.block_on(coordinator::drive(session, Options { wait }, &mut progress));
+    let shutdown = super::signals::interrupted();
+    let outcome = runtime.block_on(coordinator::drive(
+        session,
+        Options { wait },
+        &mut progress,
+        shutdown,
+    ));
     progress.finish();
     let outcome = match outcome {
         Ok(outcome) => outcome,
@@ -346,14 +352,7 @@ fn print_summary(summary: &Value) {
 }
 
 fn compile_frozen(path: &Path) -> Result<TransitionTable, Failure> {
-    compile_file(path, &CompileOptions::default())
-        .table
-        .ok_or_else(|| {
-            Failure::Internal(format!(
-                "the frozen pipeline {} does not compile",
-                path.display()
-            ))
-        })
+    crate::runtime::session_dir::compile_frozen(path).map_err(|e| Failure::Internal(e.to_string()))
 }
 
 /// Write `session.start` (the run configuration) and the `goal`.
@@ -388,13 +387,11 @@ fn write_header(dir: &SessionDir, config: &RunConfig, pitch: &str) -> Result<(),
 
 /// Load and compile a session's frozen pipeline and its recorded configuration (for resume).
 pub(crate) fn reopen(dir: &SessionDir) -> Result<Session, Failure> {
-    let meta = dir
-        .read_meta()
+    let table = dir.table().map_err(|e| Failure::Internal(e.to_string()))?;
+    let config = dir
+        .run_config()
         .map_err(|e| Failure::Internal(e.to_string()))?;
-    let table = compile_frozen(&dir.frozen_pipeline(&meta))?;
-    let (events, _) = crate::transcript::reader::read_path(&dir.transcript())
-        .map_err(|e| Failure::Internal(e.to_string()))?;
-    let config = RunConfig::from_events(&events).ok_or_else(|| {
+    let config = config.ok_or_else(|| {
         Failure::Internal(
             "the transcript has no readable session.start; it cannot be resumed".into(),
         )

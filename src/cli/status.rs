@@ -24,6 +24,9 @@ pub struct Args {
     /// The pipeline to read the session with when it has no frozen copy.
     #[arg(long, value_name = "PATH")]
     pub pipeline: Option<PathBuf>,
+    /// Print the folded state, what was read and the last events as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -35,6 +38,16 @@ pub fn run(args: &Args) -> ExitCode {
         }
     };
     let state = &loaded.replay.state;
+    if args.json {
+        let value = serde_json::json!({
+            "state": state,
+            "replay": loaded.replay.stats,
+            "recent": loaded.recent,
+        });
+        let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+        text.push('\n');
+        return print(&text, "status");
+    }
     let mut out = String::new();
     let _ = writeln!(
         out,

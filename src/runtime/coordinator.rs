@@ -8,9 +8,15 @@
 //! from the transcript and no line is applied twice. At most one spawn per role is live; more
 //! wait in a per-role queue. Every ending writes `done` + `session.end`, an idle stall included;
 //! waiting for a person is not an ending but a persisted state (`session.awaiting`, meta
-//! `awaiting`).
+//! `awaiting`), and neither is a shutdown: the caller's shutdown future stops live work without
+//! recording an outcome, so `crumb resume` redoes exactly that work.
+//!
+//! The transcript is read and folded the way every other reader does (see [`Catchup`] and
+//! `runtime::session_dir`), so the coordinator can never fold a file differently from `crumb
+//! status` or Studio.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,22 +24,28 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::{mpsc, oneshot};
 
 use super::dispatcher::{self, SharedWriter, SpawnJob, SpawnReport, append, runner_metadata};
 use super::inbox::{parse_line, read_after, rejection_draft, to_draft};
 use super::process;
-use super::prompt::{self, PromptInputs};
 use super::run_config::{Ending, RoleBinding, RunConfig};
 use super::session::SessionDir;
 use crate::adapters::AdapterKind;
-use crate::engine::State;
 use crate::engine::effect::{Cancel, Done, Effect, Spawn};
+use crate::engine::{Replay, State};
 use crate::pipeline::table::TransitionTable;
 use crate::runtime::inbox::InboxError;
+use crate::transcript::reader::Tolerant;
 use crate::transcript::tail::Tail;
 use crate::transcript::{Draft, Event, Kind};
+
+mod catchup;
+mod context;
+
+pub use catchup::Catchup;
+use catchup::{fold_item, inbox_offset, poll};
+use context::{Latest, render_prompt};
 
 /// How often the transcript and the inbox are polled.
 const POLL: Duration = Duration::from_millis(10);
@@ -99,48 +111,13 @@ enum TaskDone {
     Qa,
 }
 
-/// The latest events the prompts quote (the state keeps only summaries).
-#[derive(Default)]
-struct Latest {
-    spec: Option<Event>,
-    build: Option<Event>,
-    qa: Option<Event>,
-}
-
-/// Which effects already have outcome events.
-#[derive(Default)]
-struct Outcomes {
-    /// Effect ids with a completing event (anything but a bare `agent.wake`).
-    completed: HashSet<String>,
-    /// Spawn effect ids with an `agent.wake` (started), with the wake's log path.
-    woken: HashMap<String, Option<String>>,
-}
-
-impl Outcomes {
-    fn note(&mut self, event: &Event) {
-        let Some(id) = event.metadata.as_ref().and_then(|m| m.effect_id.as_deref()) else {
-            return;
-        };
-        if event.kind == Kind::AgentWake {
-            let log = event
-                .data
-                .as_ref()
-                .and_then(|d| d.get("log"))
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            self.woken.insert(id.to_owned(), log);
-        } else {
-            self.completed.insert(id.to_owned());
-        }
-    }
-}
-
 struct Coordinator<'o> {
     session: Session,
     pipeline_file: PathBuf,
     writer: SharedWriter,
-    state: State,
-    tail: Tail,
+    /// The fold of the transcript (the same [`Replay`] `crumb replay` folds with).
+    replay: Replay,
+    tail: Tail<Tolerant>,
     inbox_offset: u64,
     latest: Latest,
     /// Role → (effect id, cancel) of its live spawn.
@@ -152,7 +129,7 @@ struct Coordinator<'o> {
     tasks_tx: mpsc::UnboundedSender<TaskDone>,
     tasks: mpsc::UnboundedReceiver<TaskDone>,
     finishing: Option<(Done, Instant)>,
-    /// Set on Ctrl-C / SIGTERM: live turns are stopped without recording an outcome.
+    /// Set when the caller's shutdown fires: live turns are stopped without recording an outcome.
     shutdown: Arc<AtomicBool>,
     /// QA runs in flight (aborted on shutdown; their browser dies with them).
     qa_tasks: Vec<tokio::task::JoinHandle<()>>,
@@ -160,25 +137,29 @@ struct Coordinator<'o> {
     options: Options,
 }
 
-/// Drive `session` until it ends or waits for a person.
+/// Drive `session` until it ends, waits for a person, or `shutdown` completes. On shutdown nothing
+/// more is spawned, live turns and QA runs are stopped without recording an outcome (so the session
+/// stays resumable exactly where it was), and the ending is [`Ending::Interrupted`]. The caller
+/// decides what shuts it down (the CLI passes Ctrl-C and SIGTERM; tests pass a channel).
 pub async fn drive(
     session: Session,
     options: Options,
     observer: &mut dyn Observer,
+    shutdown: impl Future<Output = ()>,
 ) -> Result<Outcome, CoordinatorError> {
     let writer =
         crate::transcript::writer::Writer::open(session.dir.transcript(), session.dir.id())?;
     let (tasks_tx, tasks) = mpsc::unbounded_channel();
     let pipeline_file = session.dir.path().join(&session.config.pipeline_file);
-    let tail = Tail::new(session.dir.transcript());
+    let catchup = Catchup::read(&session.dir, &session.table, observer)?;
     let mut coordinator = Coordinator {
         session,
         pipeline_file,
         writer: Arc::new(std::sync::Mutex::new(writer)),
-        state: State::new(),
-        tail,
-        inbox_offset: 0,
-        latest: Latest::default(),
+        replay: catchup.replay,
+        tail: catchup.tail,
+        inbox_offset: catchup.inbox_offset,
+        latest: catchup.latest,
         live: HashMap::new(),
         spawns_running: 0,
         queued: HashMap::new(),
@@ -191,46 +172,35 @@ pub async fn drive(
         observer,
         options,
     };
-    coordinator.replay()?;
-    Box::pin(coordinator.run()).await
+    coordinator.reissue(catchup.issued, &catchup.outcomes);
+    Box::pin(coordinator.run(shutdown)).await
 }
 
 impl Coordinator<'_> {
-    /// Fold what is already in the transcript and re-issue the effects that have no outcome.
-    fn replay(&mut self) -> Result<(), CoordinatorError> {
-        let batch = self.poll_tail()?;
-        let mut issued: Vec<Effect> = Vec::new();
-        let mut outcomes = Outcomes::default();
-        for event in &batch {
-            outcomes.note(event);
-            self.inbox_offset = self.inbox_offset.max(inbox_offset(event));
-            self.latest.note(event);
-            issued.extend(self.state.apply(&self.session.table, event));
-            self.observer.event(event, &self.state, false);
-        }
+    /// Re-issue the effects of the initial fold that have no outcome.
+    fn reissue(&mut self, issued: Vec<Effect>, outcomes: &catchup::Outcomes) {
         for effect in issued {
             let id = effect.id().to_owned();
             if outcomes.completed.contains(&id) {
                 continue;
             }
-            if self.state.done.is_some() && effect.starts_work() {
+            if self.replay.state.done.is_some() && effect.starts_work() {
                 continue;
             }
-            let interrupted = outcomes.woken.get(&id).cloned();
-            if let (Effect::Spawn(spawn), Some(log)) = (&effect, &interrupted)
-                && self.recover_interrupted(spawn, log.as_deref())
+            let interrupted = outcomes.woken.get(&id);
+            if let (Effect::Spawn(spawn), Some(woken)) = (&effect, interrupted)
+                && self.recover_interrupted(spawn, woken)
             {
                 continue;
             }
             self.dispatch(effect, interrupted.is_some());
         }
-        Ok(())
     }
 
     /// A spawn whose coordinator died mid-turn: stop its orphan, then close it if the role already
     /// produced what it was asked for (true), or let it be re-issued (false).
-    fn recover_interrupted(&mut self, spawn: &Spawn, log: Option<&str>) -> bool {
-        if let Some(log) = log {
+    fn recover_interrupted(&mut self, spawn: &Spawn, woken: &catchup::Woken) -> bool {
+        if let Some(log) = &woken.log {
             let pgid = dispatcher::pgid_file(&self.session.dir.path().join(log));
             process::kill_orphan(&pgid, self.session.dir.id());
         }
@@ -238,17 +208,7 @@ impl Coordinator<'_> {
             return false;
         };
         let transcript = self.session.dir.transcript();
-        let Ok((events, _)) = crate::transcript::reader::read_path(&transcript) else {
-            return false;
-        };
-        let Some(wake) = events.iter().rev().find(|e| {
-            e.kind == Kind::AgentWake
-                && e.metadata.as_ref().and_then(|m| m.effect_id.as_deref())
-                    == Some(spawn.id.as_str())
-        }) else {
-            return false;
-        };
-        if !dispatcher::produced_since(&transcript, &wake.id, role) {
+        if !dispatcher::produced_since(&transcript, &woken.wake_id, role) {
             return false;
         }
         let mut data = Map::new();
@@ -265,28 +225,31 @@ impl Coordinator<'_> {
         true
     }
 
-    async fn run(mut self) -> Result<Outcome, CoordinatorError> {
+    async fn run(
+        mut self,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<Outcome, CoordinatorError> {
         let mut quiet = 0u32;
         let mut silent = 0u32;
-        let mut interrupt = signal(SignalKind::interrupt()).ok();
-        let mut terminate = signal(SignalKind::terminate()).ok();
+        let mut shutdown = std::pin::pin!(shutdown);
         loop {
-            let mut progressed = false;
-            for event in self.poll_tail()? {
+            let batch = poll(&mut self.tail, &self.session.dir, self.observer)?;
+            let mut progressed = batch.more;
+            for (line, item) in batch.lines.into_iter().zip(batch.items) {
                 progressed = true;
-                self.fold(&event);
+                self.fold(line, item);
             }
             while let Ok(done) = self.tasks.try_recv() {
                 progressed = true;
                 self.complete(done);
             }
-            if self.finishing.is_none() && self.state.done.is_none() {
+            if self.finishing.is_none() && self.replay.state.done.is_none() {
                 progressed |= self.read_inbox();
             }
             if let Some(ending) = self.finish_if_ready().await? {
                 return Ok(Outcome {
                     ending,
-                    state: self.state,
+                    state: self.replay.state,
                 });
             }
             silent = if progressed {
@@ -305,20 +268,20 @@ impl Coordinator<'_> {
                 quiet + 1
             };
             if quiet >= QUIET_POLLS {
-                if let Some(done) = &self.state.done {
+                if let Some(done) = &self.replay.state.done {
                     // Ended by an event someone else wrote (or ended before this run).
                     return Ok(Outcome {
                         ending: Ending::Done {
                             reason: done.reason.clone(),
                         },
-                        state: self.state,
+                        state: self.replay.state,
                     });
                 }
-                if self.state.awaiting.is_some() {
+                if self.replay.state.awaiting.is_some() {
                     if !self.options.wait {
                         return Ok(Outcome {
                             ending: Ending::Awaiting,
-                            state: self.state,
+                            state: self.replay.state,
                         });
                     }
                 } else if !self.is_paused() {
@@ -329,41 +292,25 @@ impl Coordinator<'_> {
             tokio::select! {
                 done = self.tasks.recv() => if let Some(done) = done { self.complete(done) },
                 () = tokio::time::sleep(pause) => {}
-                Some(()) = recv_signal(&mut interrupt) => return Ok(self.stop_now().await),
-                Some(()) = recv_signal(&mut terminate) => return Ok(self.stop_now().await),
+                () = &mut shutdown => return Ok(self.stop_now().await),
             }
         }
     }
 
-    fn poll_tail(&mut self) -> Result<Vec<Event>, CoordinatorError> {
-        let batch = self
-            .tail
-            .poll()
-            .map_err(|source| CoordinatorError::Transcript {
-                path: self.session.dir.transcript().display().to_string(),
-                source,
-            })?;
-        if batch.truncated {
-            self.observer
-                .warn("the transcript shrank; it was truncated or replaced by someone else");
-        }
-        let mut events = Vec::with_capacity(batch.items.len());
-        for item in batch.items {
-            match item {
-                Ok(event) => events.push(event),
-                Err(issue) => self
-                    .observer
-                    .warn(&format!("skipping an unreadable transcript line: {issue}")),
-            }
-        }
-        Ok(events)
-    }
-
-    fn fold(&mut self, event: &Event) {
-        self.latest.note(event);
-        self.inbox_offset = self.inbox_offset.max(inbox_offset(event));
-        let effects = self.state.apply(&self.session.table, event);
-        self.observer.event(event, &self.state, true);
+    /// Fold one line the tail read and run the effects it asks for.
+    fn fold(
+        &mut self,
+        line: u64,
+        item: Result<crate::engine::replay::Parsed, crate::transcript::reader::LineIssue>,
+    ) {
+        let table = Arc::clone(&self.session.table);
+        let Some((event, effects)) = fold_item(&mut self.replay, &table, line, item, self.observer)
+        else {
+            return;
+        };
+        self.latest.note(&event);
+        self.inbox_offset = self.inbox_offset.max(inbox_offset(&event));
+        self.observer.event(&event, &self.replay.state, true);
         for effect in effects {
             self.dispatch(effect, false);
         }
@@ -417,7 +364,14 @@ impl Coordinator<'_> {
             return;
         };
         let binding = self.binding_for(&spawn);
-        let prompt = self.render_prompt(&spawn, &role);
+        let prompt = render_prompt(
+            &self.session,
+            &self.pipeline_file,
+            &self.replay.state,
+            &self.latest,
+            &spawn,
+            &role,
+        );
         let job = SpawnJob {
             effect: spawn,
             role,
@@ -455,105 +409,6 @@ impl Coordinator<'_> {
             }
             _ => bound,
         }
-    }
-
-    fn render_prompt(
-        &self,
-        spawn: &Spawn,
-        role: &crate::pipeline::table::RoleSpec,
-    ) -> Result<String, String> {
-        let dir = &self.session.dir;
-        let inputs = PromptInputs {
-            goal: self.state.goal.as_deref().unwrap_or(""),
-            session: json!({
-                "id": dir.id(),
-                "dir": dir.path().display().to_string(),
-                "artifacts_dir": dir.artifacts().display().to_string(),
-                "transcript_path": dir.transcript().display().to_string(),
-            }),
-            spec: self.spec_context(),
-            build: self.build_context(),
-            qa: self.qa_context(),
-            verdict: self.verdict_context(),
-            feedback: spawn.feedback.as_ref(),
-            interventions: &spawn.interventions,
-            attempt: spawn.attempt,
-        };
-        let context = prompt::context(&self.session.table, role, &inputs);
-        let text =
-            prompt::render(&self.pipeline_file, role, &context).map_err(|e| e.to_string())?;
-        prompt::write(&dir.prompt_path(&role.id, spawn.attempt + 1), &text)
-            .map_err(|e| e.to_string())?;
-        Ok(text)
-    }
-
-    fn spec_context(&self) -> Value {
-        let Some(spec) = &self.state.spec else {
-            return Value::Null;
-        };
-        let predicates: Vec<Value> = spec
-            .ac_predicates
-            .iter()
-            .map(|p| {
-                let field = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-                json!({ "id": field("id"), "intent": field("intent"), "predicate": field("predicate") })
-            })
-            .collect();
-        json!({ "body": spec.body, "acceptance_criteria": spec.acceptance_criteria, "ac_predicates": predicates })
-    }
-
-    fn build_context(&self) -> Value {
-        let Some(build) = &self.latest.build else {
-            return Value::Null;
-        };
-        json!({ "body": build.body, "artifacts": build.artifacts.iter().map(|a| a.path.as_str()).collect::<Vec<_>>() })
-    }
-
-    fn qa_context(&self) -> Value {
-        let Some(qa) = &self.latest.qa else {
-            return Value::Null;
-        };
-        let data = qa.data.clone().unwrap_or_default();
-        let code = data.get("exec_exit_code").and_then(Value::as_i64);
-        let checks: Vec<Value> = data
-            .get("checks")
-            .and_then(Value::as_array)
-            .map(|checks| {
-                checks
-                    .iter()
-                    .map(|c| {
-                        let text = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_owned);
-                        let summary = text("summary").or_else(|| {
-                            c.get("findings")?.as_array()?.first()?.get("message")?.as_str().map(str::to_owned)
-                        });
-                        json!({ "id": text("id").unwrap_or_default(), "status": text("status").unwrap_or_default(), "summary": summary })
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let findings: Vec<String> = data
-            .get("findings")
-            .and_then(Value::as_array)
-            .map(|f| {
-                f.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
-        json!({ "exec_exit_code": code, "passed": code == Some(0), "findings": findings, "checks": checks })
-    }
-
-    fn verdict_context(&self) -> Value {
-        let Some(latest) = &self.state.verification.latest else {
-            return Value::Null;
-        };
-        json!({
-            "verdict": latest.corrected.verdict,
-            "aggregate": latest.corrected.aggregate,
-            "scores": latest.corrected.dimensions,
-            "audit": latest.corrections.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
-        })
     }
 
     fn complete(&mut self, done: TaskDone) {
@@ -664,8 +519,9 @@ impl Coordinator<'_> {
     }
 
     fn is_paused(&self) -> bool {
-        self.state.paused
+        self.replay.state.paused
             || self
+                .replay
                 .state
                 .roles
                 .values()
@@ -676,7 +532,8 @@ impl Coordinator<'_> {
     fn stall(&mut self) {
         let id = format!(
             "idle:{}",
-            self.state
+            self.replay
+                .state
                 .last_event
                 .as_ref()
                 .map_or("start", |e| e.id.as_str())
@@ -728,12 +585,17 @@ impl Coordinator<'_> {
                 .body(format!("session ended: {}", done.reason))
                 .metadata(runner_metadata(&done.id)),
         )?;
-        for event in self.poll_tail()? {
-            self.latest.note(&event);
-            let _ = self.state.apply(&self.session.table, &event);
-            self.observer.event(&event, &self.state, true);
+        let batch = poll(&mut self.tail, &self.session.dir, self.observer)?;
+        let table = Arc::clone(&self.session.table);
+        for (line, item) in batch.lines.into_iter().zip(batch.items) {
+            if let Some((event, _)) = fold_item(&mut self.replay, &table, line, item, self.observer)
+            {
+                self.latest.note(&event);
+                self.observer.event(&event, &self.replay.state, true);
+            }
         }
         let reason = self
+            .replay
             .state
             .done
             .as_ref()
@@ -760,7 +622,7 @@ impl Coordinator<'_> {
         }
         Outcome {
             ending: Ending::Interrupted,
-            state: self.state,
+            state: self.replay.state,
         }
     }
 
@@ -770,31 +632,4 @@ impl Coordinator<'_> {
                 .warn(&format!("could not append an event: {err}"));
         }
     }
-}
-
-impl Latest {
-    fn note(&mut self, event: &Event) {
-        match event.kind {
-            Kind::Spec | Kind::SpecUpdate => self.spec = Some(event.clone()),
-            Kind::Build => self.build = Some(event.clone()),
-            Kind::QaResult => self.qa = Some(event.clone()),
-            _ => {}
-        }
-    }
-}
-
-async fn recv_signal(signal: &mut Option<Signal>) -> Option<()> {
-    match signal {
-        Some(signal) => signal.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-fn inbox_offset(event: &Event) -> u64 {
-    event
-        .data
-        .as_ref()
-        .and_then(|d| d.get("inbox_offset"))
-        .and_then(Value::as_u64)
-        .unwrap_or(0)
 }

@@ -15,4 +15,5 @@ pub mod prompt;
 pub mod resolve;
 pub mod run_config;
 pub mod session;
+pub mod session_dir;
 pub mod stream_tap;

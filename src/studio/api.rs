@@ -27,7 +27,8 @@ const DEFAULT_SESSIONS: usize = 50;
 const MAX_SESSIONS: usize = 500;
 /// Lines read per batch while text-filtering.
 const SCAN_BATCH: usize = 1024;
-/// Most bytes of events in one page (lines may be up to 4 MiB each).
+/// Most bytes of events in one page past its first line (a line may be as long as the one
+/// transcript line limit, `transcript::reader::MAX_LINE_BYTES`).
 const PAGE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// D1–D6 as people read them.
@@ -195,7 +196,8 @@ pub async fn session(
             "meta": meta,
             "live": lock::is_held(hub.dir().path()),
             "events": inner.index.len(),
-            "unreadable_lines": inner.index.skipped,
+            // What the fold skipped: the same lines, for the same reasons, as `crumb replay`.
+            "unreadable_lines": inner.replay.stats.skipped,
             "state": inner.replay.state,
             "stats": inner.replay.stats,
             "table_error": inner.table_error,

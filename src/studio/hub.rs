@@ -2,30 +2,28 @@
 //! each route taken, and a change signal every live stream listens to.
 //!
 //! Nothing is ever re-read from the start unless the file was replaced: each refresh indexes the
-//! appended lines and folds just those into the kept [`Replay`]. Streams are woken through a
+//! appended lines, and each fold reads the appended lines with the folding readers' tail
+//! ([`SessionDir::tail`]: the same line rules and limit as `crumb replay` and the coordinator, not
+//! the index's, which keeps only real events for paging) into the kept [`Replay`]. Streams are woken through a
 //! `watch` channel carrying the number of indexed events and read the new lines themselves, so a
 //! slow client can never make the others wait and reconnecting clients never see duplicates.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::index::{IndexedLine, LineIndex, batch_end, read_lines};
+use super::index::LineIndex;
 use crate::engine::Replay;
-use crate::engine::replay::parse_line;
-use crate::pipeline::compile::{CompileOptions, compile_file};
+use crate::engine::replay::Parsed;
 use crate::pipeline::routing::{GOAL_KIND, JUDGE_SCORE_KIND, QA_RESULT_KIND};
 use crate::pipeline::table::TransitionTable;
-use crate::runtime::meta::Meta;
 use crate::runtime::session::SessionDir;
 use crate::transcript::Event;
-
-/// Events read from disk per fold step.
-const FOLD_BATCH: usize = 4096;
+use crate::transcript::reader::{LineIssue, Tolerant};
+use crate::transcript::tail::Tail;
 
 /// What a stream learns from the hub: how many events are indexed, and in which generation (the
 /// generation changes when the file was replaced and the index restarted).
@@ -53,18 +51,20 @@ pub struct Inner {
     /// `(route index, source node id)` → times taken.
     pub route_counts: BTreeMap<(usize, String), u64>,
     pub generation: u64,
-    /// Events folded into `replay` so far (the index may be ahead: paging needs no fold).
-    pub folded: usize,
+    /// Reads the lines not folded into `replay` yet (the index may be ahead: paging needs no
+    /// fold).
+    fold_tail: Tail<Tolerant>,
 }
 
 impl Hub {
     /// Watch the session in `dir`; compiles its frozen pipeline once.
     pub fn open(dir: SessionDir) -> Hub {
-        let (table, table_error) = match dir.read_meta() {
-            Ok(meta) => load_table(dir.path(), &meta),
+        let (table, table_error) = match dir.table() {
+            Ok(table) => (Some(Arc::new(table)), None),
             Err(err) => (None, Some(err.to_string())),
         };
         let index = LineIndex::new(dir.transcript());
+        let fold_tail = dir.tail();
         let (progress, _) = watch::channel(Progress::default());
         Hub {
             dir,
@@ -75,7 +75,7 @@ impl Hub {
                 table_error,
                 route_counts: BTreeMap::new(),
                 generation: 0,
-                folded: 0,
+                fold_tail,
             }),
             progress,
             polling: AtomicBool::new(false),
@@ -105,7 +105,7 @@ impl Hub {
             inner.generation += 1;
             inner.replay = Replay::new();
             inner.route_counts.clear();
-            inner.folded = 0;
+            inner.fold_tail = self.dir.tail();
         }
         let progress = Progress {
             generation: inner.generation,
@@ -120,23 +120,23 @@ impl Hub {
         Ok(progress)
     }
 
-    /// Index and fold every indexed event not folded yet into the reducer state.
+    /// Index, then fold every line not folded yet into the reducer state.
     pub fn fold(&self) -> std::io::Result<()> {
         self.refresh()?;
         let mut inner = self.lock();
-        while inner.folded < inner.index.len() {
-            let start = inner.folded;
-            let end = batch_end(inner.index.lines(), start, FOLD_BATCH);
-            let lines: Vec<IndexedLine> = inner.index.lines()[start..end].to_vec();
-            let texts = read_lines(&self.dir.transcript(), &lines)?;
-            for (offset, text) in texts.into_iter().enumerate() {
-                if let Some(text) = text {
-                    inner.fold_line(start + offset, &text);
-                }
+        loop {
+            let batch = inner.fold_tail.poll()?;
+            if batch.truncated {
+                inner.replay = Replay::new();
+                inner.route_counts.clear();
             }
-            inner.folded = end;
+            for (line, item) in batch.lines.into_iter().zip(batch.items) {
+                inner.fold_line(line, item);
+            }
+            if !batch.more {
+                return Ok(());
+            }
         }
-        Ok(())
     }
 
     /// Keep refreshing every `interval` while anyone listens. Idempotent.
@@ -165,14 +165,12 @@ impl Hub {
 }
 
 impl Inner {
-    /// Fold the line with sequence number `seq` into the state and count the route it takes.
-    fn fold_line(&mut self, seq: usize, text: &str) {
+    /// Fold line `line_no` into the state and count the route it takes.
+    fn fold_line(&mut self, line_no: u64, item: Result<Parsed, LineIssue>) {
         let Some(table) = self.table.clone() else {
             return;
         };
-        let line_no = seq as u64 + 1;
-        // The strict parser, as `crumb replay` uses for any line: legacy shapes are mapped the same.
-        let parsed = parse_line(text.as_bytes());
+        let parsed = item.unwrap_or_else(|issue| Parsed::Skip(issue.message));
         if let Some(event) = self.replay.fold_parsed(&table, line_no, parsed)
             && let Some(key) = self.route_taken(&table, &event)
         {
@@ -215,33 +213,6 @@ pub fn safe_id(name: &str) -> String {
     name.chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect()
-}
-
-fn load_table(session: &Path, meta: &Meta) -> (Option<Arc<TransitionTable>>, Option<String>) {
-    let file = session.join(&meta.pipeline_file);
-    let compiled = compile_file(
-        &file,
-        &CompileOptions {
-            check_templates: false,
-        },
-    );
-    if let Some(table) = compiled.table {
-        return (Some(Arc::new(table)), None);
-    }
-    let first = compiled
-        .diagnostics
-        .iter()
-        .find(|d| d.is_error())
-        .map(|d| format!("{}: {}", d.code, d.message))
-        .unwrap_or_default();
-    (
-        None,
-        Some(format!(
-            "the frozen pipeline {} does not compile: {}",
-            meta.pipeline_file,
-            crate::engine::state::clip(&first, 300)
-        )),
-    )
 }
 
 #[cfg(test)]

@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-/// Longest line indexed (4 MiB, the writer's limit). Longer lines are skipped without buffering.
-pub const MAX_INDEXED_LINE: usize = 4 * 1024 * 1024;
+/// Longest line indexed: the one transcript line limit every reader shares. Longer lines are
+/// skipped without buffering.
+pub use crate::transcript::reader::MAX_LINE_BYTES as MAX_INDEXED_LINE;
 
 /// Bytes read from the file per read call while extending.
 const READ_CHUNK: usize = 1 << 20;

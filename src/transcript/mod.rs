@@ -3,5 +3,6 @@
 
 pub use crumb_core::transcript::*;
 
+pub mod chunked;
 pub mod tail;
 pub mod writer;

@@ -11,7 +11,12 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::reader::{LineDecoder, LineIssue, MAX_READ_LINE_BYTES, Typed, decode_line};
+use super::reader::{LineDecoder, LineIssue, MAX_LINE_BYTES, Typed, decode_line, too_long};
+
+/// Most bytes one poll reads, so catching up with a long transcript (Studio opening a session,
+/// a coordinator resuming one) never holds more than this of the file at once; [`Batch::more`]
+/// says there is more to read.
+pub const POLL_MAX_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Default pause between polls in [`Tail::wait`].
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(50);
@@ -21,14 +26,19 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(50);
 pub struct Batch<T> {
     /// Decoded lines (or issues) in file order.
     pub items: Vec<Result<T, LineIssue>>,
+    /// The 1-based line number of each item (blank lines yield no item), so a fold reports a
+    /// skipped line by the same number `crumb replay` gives it.
+    pub lines: Vec<u64>,
     /// The file was shorter than the offset: the tail restarted at byte 0 before reading `items`.
     pub truncated: bool,
+    /// The file holds more than this poll read (see [`POLL_MAX_BYTES`]): poll again.
+    pub more: bool,
 }
 
 impl<T> Batch<T> {
     /// Nothing new.
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty() && !self.truncated
+        self.items.is_empty() && !self.truncated && !self.more
     }
 }
 
@@ -88,7 +98,9 @@ impl<D: LineDecoder> Tail<D> {
     pub fn poll(&mut self) -> io::Result<Batch<D::Item>> {
         let mut batch = Batch {
             items: Vec::new(),
+            lines: Vec::new(),
             truncated: false,
+            more: false,
         };
         let mut file = match File::open(&self.path) {
             Ok(file) => file,
@@ -112,9 +124,11 @@ impl<D: LineDecoder> Tail<D> {
             return Ok(batch);
         }
         file.seek(SeekFrom::Start(read_from))?;
+        let want = (len - read_from).min(POLL_MAX_BYTES);
+        batch.more = want < len - read_from;
         let mut fresh = Vec::new();
-        file.take(len - read_from).read_to_end(&mut fresh)?;
-        self.consume(&fresh, &mut batch.items);
+        file.take(want).read_to_end(&mut fresh)?;
+        self.consume(&fresh, &mut batch.items, &mut batch.lines);
         Ok(batch)
     }
 
@@ -136,7 +150,12 @@ impl<D: LineDecoder> Tail<D> {
         self.skipping = false;
     }
 
-    fn consume(&mut self, mut fresh: &[u8], items: &mut Vec<Result<D::Item, LineIssue>>) {
+    fn consume(
+        &mut self,
+        mut fresh: &[u8],
+        items: &mut Vec<Result<D::Item, LineIssue>>,
+        lines: &mut Vec<u64>,
+    ) {
         while let Some(newline) = fresh.iter().position(|&b| b == b'\n') {
             let (head, rest) = fresh.split_at(newline + 1);
             fresh = rest;
@@ -147,13 +166,11 @@ impl<D: LineDecoder> Tail<D> {
             if self.skipping {
                 self.skipping = false;
                 self.partial.clear();
+                lines.push(self.line);
                 items.push(Err(LineIssue {
                     line: self.line,
                     byte_offset: self.skip_start,
-                    message: format!(
-                        "line is {} bytes, longer than the {MAX_READ_LINE_BYTES}-byte limit; skipped",
-                        self.offset - self.skip_start
-                    ),
+                    message: too_long(self.offset - self.skip_start),
                 }));
                 continue;
             }
@@ -165,13 +182,14 @@ impl<D: LineDecoder> Tail<D> {
                 decode_line::<D>(&line, self.line, start)
             };
             if let Some(item) = decoded {
+                lines.push(self.line);
                 items.push(item);
             }
         }
         if self.skipping {
             self.offset += fresh.len() as u64;
             self.partial.clear();
-        } else if self.partial.len() + fresh.len() > MAX_READ_LINE_BYTES {
+        } else if self.partial.len() + fresh.len() > MAX_LINE_BYTES {
             self.skipping = true;
             self.skip_start = self.offset;
             self.offset += (self.partial.len() + fresh.len()) as u64;
@@ -179,5 +197,36 @@ impl<D: LineDecoder> Tail<D> {
         } else {
             self.partial.extend_from_slice(fresh);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{POLL_MAX_BYTES, Tail};
+    use crate::transcript::reader::Tolerant;
+
+    /// A poll reads at most `POLL_MAX_BYTES`, says there is more, and the next polls go on from
+    /// there with the right line numbers.
+    #[test]
+    fn catching_up_a_long_file_takes_bounded_polls_and_keeps_line_numbers() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.jsonl");
+        let filler = format!("{}\n", " ".repeat(1023));
+        let blank_lines = usize::try_from(POLL_MAX_BYTES / 1024 + 3).expect("small");
+        let mut text = filler.repeat(blank_lines);
+        text.push_str("garbage\n");
+        std::fs::write(&path, &text).expect("write");
+        let mut tail: Tail<Tolerant> = Tail::resume(&path, 0, 0);
+        let first = tail.poll().expect("poll");
+        assert!(first.more && first.items.is_empty());
+        let mut lines = Vec::new();
+        loop {
+            let batch = tail.poll().expect("poll");
+            lines.extend(batch.lines);
+            if !batch.more {
+                break;
+            }
+        }
+        assert_eq!(lines, vec![blank_lines as u64 + 1]);
     }
 }

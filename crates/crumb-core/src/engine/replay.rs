@@ -9,11 +9,21 @@
 //! checks a line and notes where its fields lie, and [`Replay::feed_prepared`] copies them into one
 //! reused event and folds it (see [`crate::transcript::borrowed_line`]). Whatever that fast path does not take goes
 //! through [`parse_line`], the strict parser; a property test holds both to the same result.
+//!
+//! Every reader that folds a session (replay and status, the coordinator on resume, Studio) folds
+//! through a [`Replay`], so they skip and report the same lines. One rule lives here rather than in
+//! the line parser because it needs memory: **an event whose id was folded among the last
+//! [`RECENT_IDS`] events is a duplicate**, skipped and reported. Our writer's ids strictly increase,
+//! so the common line costs one comparison with the highest id so far; only an id at or below it is
+//! looked up. The window is bounded (not every id ever seen) because the reference's transcripts
+//! are not monotonic (ULIDs minted in the same millisecond by different processes) and a set of a
+//! million ids would cost more memory than the whole replay.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::effect::Effect;
 use super::state::{State, clip};
 use crate::pipeline::table::TransitionTable;
 use crate::transcript::Event;
@@ -22,6 +32,8 @@ pub use crate::transcript::parse::{Parsed, Prepared, parse_line, prepare_line};
 
 /// Most skipped lines reported individually (the rest are only counted).
 const MAX_REPORTED: usize = 50;
+/// How many of the latest folded ids the duplicate check remembers.
+pub const RECENT_IDS: usize = 256;
 
 /// A fold in progress.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -30,6 +42,39 @@ pub struct Replay {
     pub stats: ReplayStats,
     #[serde(skip)]
     scratch: Scratch,
+    #[serde(skip)]
+    ids: RecentIds,
+}
+
+/// The ids of the latest folded events, for the duplicate rule (see the module docs).
+#[derive(Debug, Clone, Default)]
+pub struct RecentIds {
+    /// The last [`RECENT_IDS`] ids, overwritten in place (their buffers are reused).
+    ring: Vec<String>,
+    next: usize,
+    /// The highest id folded so far.
+    max: String,
+}
+
+impl RecentIds {
+    /// Remember `id` and return true, or return false when it is a duplicate.
+    pub fn admit(&mut self, id: &str) -> bool {
+        if id > self.max.as_str() {
+            self.max.clear();
+            self.max.push_str(id);
+        } else if self.ring.iter().any(|seen| seen == id) {
+            return false;
+        }
+        if self.ring.len() < RECENT_IDS {
+            self.ring.push(id.to_owned());
+        } else {
+            let slot = &mut self.ring[self.next];
+            slot.clear();
+            slot.push_str(id);
+        }
+        self.next = (self.next + 1) % RECENT_IDS;
+        true
+    }
 }
 
 /// What the replay read.
@@ -86,6 +131,11 @@ impl Replay {
             Prepared::Spans(spans) => {
                 if let Some(event) = self.scratch.fill(line, &spans) {
                     self.stats.lines += 1;
+                    if !self.ids.admit(&event.id) {
+                        let reason = duplicate(&event.id);
+                        self.skip_line(line_no, &reason);
+                        return false;
+                    }
                     self.stats.events += 1;
                     let effects = self.state.apply(table, event);
                     self.stats.effects += effects.len() as u64;
@@ -112,33 +162,64 @@ impl Replay {
         line_no: u64,
         parsed: Parsed,
     ) -> Option<Event> {
+        self.fold_line(table, line_no, parsed)
+            .ok()
+            .flatten()
+            .map(|(event, _)| event)
+    }
+
+    /// Fold a line parsed by [`parse_line`]: `Ok(Some)` with the event and the effects the reducer
+    /// asked for (the coordinator runs them), `Ok(None)` for a blank line, `Err(reason)` for a
+    /// skipped one (already counted and reported in the stats).
+    pub fn fold_line(
+        &mut self,
+        table: &TransitionTable,
+        line_no: u64,
+        parsed: Parsed,
+    ) -> Result<Option<(Event, Vec<Effect>)>, String> {
         self.stats.lines += 1;
-        match parsed {
-            Parsed::Blank => None,
-            Parsed::Event(event) => {
-                self.feed_event(table, &event);
-                Some(event)
+        let event = match parsed {
+            Parsed::Blank => return Ok(None),
+            Parsed::Skip(reason) => {
+                self.skip_line(line_no, &reason);
+                return Err(reason);
             }
+            Parsed::Event(event) => event,
             Parsed::Mapped(event, changes) => {
+                if !self.ids.admit(&event.id) {
+                    return Err(self.skip_duplicate(line_no, &event.id));
+                }
                 self.stats.mapped += 1;
                 for change in changes {
                     *self.stats.mapping_changes.entry(change).or_default() += 1;
                 }
-                self.feed_event(table, &event);
-                Some(event)
+                let effects = self.apply(table, &event);
+                return Ok(Some((event, effects)));
             }
-            Parsed::Skip(reason) => {
-                self.skip_line(line_no, &reason);
-                None
-            }
+        };
+        if !self.ids.admit(&event.id) {
+            return Err(self.skip_duplicate(line_no, &event.id));
         }
+        let effects = self.apply(table, &event);
+        Ok(Some((event, effects)))
     }
 
-    /// Fold one event.
+    /// Fold one event (the duplicate rule is the line readers' business, not this one's).
     pub fn feed_event(&mut self, table: &TransitionTable, event: &Event) {
+        self.apply(table, event);
+    }
+
+    fn apply(&mut self, table: &TransitionTable, event: &Event) -> Vec<Effect> {
         self.stats.events += 1;
         let effects = self.state.apply(table, event);
         self.stats.effects += effects.len() as u64;
+        effects
+    }
+
+    fn skip_duplicate(&mut self, line_no: u64, id: &str) -> String {
+        let reason = duplicate(id);
+        self.skip_line(line_no, &reason);
+        reason
     }
 
     /// Record a line that could not be used.
@@ -150,5 +231,41 @@ impl Replay {
                 reason: clip(reason, 200),
             });
         }
+    }
+}
+
+/// The reason a duplicate is skipped.
+fn duplicate(id: &str) -> String {
+    format!(
+        "duplicate id {} (an event with this id was already folded)",
+        clip(id, 40)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RECENT_IDS, RecentIds};
+
+    #[test]
+    fn a_recent_id_is_a_duplicate_and_out_of_order_new_ids_are_not() {
+        let mut ids = RecentIds::default();
+        assert!(ids.admit("01B"));
+        assert!(ids.admit("01A"), "below the highest id but never seen");
+        assert!(!ids.admit("01B"));
+        assert!(!ids.admit("01A"));
+        assert!(ids.admit("01C"));
+    }
+
+    #[test]
+    fn the_window_is_bounded() {
+        let mut ids = RecentIds::default();
+        for n in 0..=RECENT_IDS {
+            assert!(ids.admit(&format!("{n:08}")));
+        }
+        assert!(
+            ids.admit(&format!("{:08}", 0)),
+            "the oldest id has left the window"
+        );
+        assert!(!ids.admit(&format!("{RECENT_IDS:08}")));
     }
 }

@@ -4,17 +4,30 @@
 //! offset; it never aborts the read (the reference's reader died on the first bad line, which made
 //! replay and resume impossible). Tolerates a missing final newline, CRLF, a UTF-8 BOM and blank
 //! lines.
+//!
+//! Everything that folds a session into state (replay, status, resume's coordinator, Studio) reads
+//! lines with [`Tolerant`] — the classification of [`crate::transcript::parse::parse_line`] — and
+//! the one line limit [`MAX_LINE_BYTES`], then folds them through `engine::Replay`, which also
+//! applies the duplicate-id rule. [`Typed`] is the stricter view for tools that want only
+//! well-formed events of our own (the mock agent, the dispatcher's look-backs).
 
 use std::io::{self, BufRead};
 
 use serde::de::DeserializeOwned;
 
 use super::event::Event;
+use super::parse::{Parsed, parse_line};
 use super::validate::check_event;
 
-/// Longest line the reader parses (64 MiB). Longer lines are skipped (and reported) without being
-/// buffered, so a hostile file cannot make the reader allocate without bound.
-pub const MAX_READ_LINE_BYTES: usize = 64 * 1024 * 1024;
+/// Longest transcript line any reader parses (64 MiB): the one limit shared by replay's chunked
+/// reader, this reader, the live tail and Studio's index. Longer lines are skipped (and reported)
+/// without being buffered, so a hostile file cannot make a reader allocate without bound.
+pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Why a line over [`MAX_LINE_BYTES`] was skipped, worded the same by every reader.
+pub fn too_long(len: u64) -> String {
+    format!("line is {len} bytes, longer than the {MAX_LINE_BYTES}-byte limit; skipped")
+}
 
 /// A line that could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,7 +86,19 @@ impl LineDecoder for Raw {
     }
 }
 
+/// Classify lines as every folding reader does ([`parse_line`]): our envelope, a mapped legacy
+/// line, or a line to skip with its reason. Never an error: a skip is a [`Parsed::Skip`].
+pub struct Tolerant;
+
+impl LineDecoder for Tolerant {
+    type Item = Parsed;
+    fn decode(line: &[u8]) -> Result<Parsed, String> {
+        Ok(parse_line(line))
+    }
+}
+
 fn decode_json<T: DeserializeOwned>(line: &[u8]) -> Result<T, String> {
+    let line = line.strip_prefix(BOM).unwrap_or(line);
     serde_json::from_slice(line).map_err(|e| match e.classify() {
         serde_json::error::Category::Eof => format!("incomplete JSON (a torn line?): {e}"),
         serde_json::error::Category::Syntax | serde_json::error::Category::Io => {
@@ -83,12 +108,13 @@ fn decode_json<T: DeserializeOwned>(line: &[u8]) -> Result<T, String> {
     })
 }
 
-/// Strip a line terminator (`\n` or `\r\n`) and, on the first line, a UTF-8 BOM.
-pub fn clean_line(mut line: &[u8], first: bool) -> &[u8] {
-    if first {
-        line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-    }
-    line = line.strip_suffix(b"\n").unwrap_or(line);
+/// A UTF-8 byte-order mark. One at the start of any line is ignored, by every decoder (for
+/// [`Tolerant`], by [`parse_line`]), so a BOM is stripped exactly once whichever reader reads it.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Strip a line terminator (`\n` or `\r\n`); the decoders strip a leading BOM.
+pub fn clean_line(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
@@ -103,8 +129,8 @@ pub fn decode_line<D: LineDecoder>(
     line: u64,
     byte_offset: u64,
 ) -> Option<Result<D::Item, LineIssue>> {
-    let cleaned = clean_line(raw, byte_offset == 0);
-    if is_blank(cleaned) {
+    let cleaned = clean_line(raw);
+    if is_blank(cleaned.strip_prefix(BOM).unwrap_or(cleaned)) {
         return None;
     }
     Some(D::decode(cleaned).map_err(|message| LineIssue {
@@ -139,6 +165,13 @@ impl<R: BufRead> Reader<R, Raw> {
     }
 }
 
+impl<R: BufRead> Reader<R, Tolerant> {
+    /// A reader classifying lines as every folding reader does ([`Tolerant`]).
+    pub fn tolerant(input: R) -> Self {
+        Reader::with_decoder(input)
+    }
+}
+
 impl<R: BufRead, D: LineDecoder> Reader<R, D> {
     fn with_decoder(input: R) -> Self {
         Reader {
@@ -161,7 +194,7 @@ impl<R: BufRead, D: LineDecoder> Reader<R, D> {
         self.line
     }
 
-    /// Read the next line into `buf`, up to [`MAX_READ_LINE_BYTES`]. Returns the number of bytes
+    /// Read the next line into `buf`, up to [`MAX_LINE_BYTES`]. Returns the number of bytes
     /// consumed and whether the line was too long (its content then discarded).
     fn read_line(&mut self) -> io::Result<(usize, bool)> {
         self.buf.clear();
@@ -181,7 +214,7 @@ impl<R: BufRead, D: LineDecoder> Reader<R, D> {
                 None => (available, false),
             };
             let used = chunk.len();
-            if !overflow && self.buf.len() + used > MAX_READ_LINE_BYTES {
+            if !overflow && self.buf.len() + used > MAX_LINE_BYTES {
                 overflow = true;
                 self.buf.clear();
             }
@@ -224,9 +257,7 @@ impl<R: BufRead, D: LineDecoder> Iterator for Reader<R, D> {
                 return Some(Err(LineIssue {
                     line: self.line,
                     byte_offset: start,
-                    message: format!(
-                        "line is {consumed} bytes, longer than the {MAX_READ_LINE_BYTES}-byte limit; skipped"
-                    ),
+                    message: too_long(consumed as u64),
                 }));
             }
             if let Some(item) = decode_line::<D>(&self.buf, self.line, start) {
