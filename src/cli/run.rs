@@ -17,7 +17,7 @@ use super::output::compile_or_report;
 use super::run_progress::Progress;
 use crate::adapters::mock::Scenario;
 use crate::exit_codes::{FAILURE, USAGE_ERROR, exit};
-use crate::pipeline::compile::{CompileOptions, compile_file};
+use crate::pipeline::compile::CompileOptions;
 use crate::pipeline::table::TransitionTable;
 use crate::pipeline::units::parse_duration_ms;
 use crate::runtime::bindings;
