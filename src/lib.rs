@@ -7,6 +7,7 @@
 
 pub mod adapters;
 pub mod cli;
+pub mod process;
 pub mod qa;
 pub mod runtime;
 pub mod studio;

@@ -361,7 +361,7 @@ mod process {
     use std::path::{Path, PathBuf};
     use std::time::Duration;
 
-    use crumb::runtime::process::{AgentEnv, Outcome, SpawnReport, SpawnSpec, Stream, run};
+    use crumb::process::{AgentEnv, Outcome, SpawnReport, SpawnSpec, Stream, run};
 
     fn spec(dir: &Path, script: &str) -> SpawnSpec {
         SpawnSpec {
@@ -584,7 +584,7 @@ mod fake_clis {
     use crumb::adapters::{
         self, AdapterKind, Terminal, ToolCall, TurnRequest, TurnSummary, Usage, turn_failure,
     };
-    use crumb::runtime::process::{AgentEnv, Outcome, SpawnSpec, Stream, run};
+    use crumb::process::{AgentEnv, Outcome, SpawnSpec, Stream, run};
 
     use super::Sandbox;
     use crate::support::{crumb_bin, repo_root};

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::pipeline::preset::Effort;
-use crate::runtime::process::Outcome;
+use crate::process::Outcome;
 
 use super::AdapterKind;
 
@@ -44,14 +44,16 @@ pub struct Invocation {
 /// The adapter could not build an invocation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InvocationError {
-    #[error("the {0} adapter runs in process, not as an agent CLI")]
-    NotAProcess(AdapterKind),
-    #[error("the command adapter needs an argv template")]
+    #[error("the command adapter needs an argv (see `crumb explain crumb::command-without-argv`)")]
     EmptyCommand,
+    #[error("cannot locate the crumb binary for the mock agent: {0}")]
+    NoCrumb(String),
 }
 
 /// Token and cost accounting of one turn, normalised across CLIs: `tokens_in` never includes
-/// cached input, which is counted in `cache_read`.
+/// cached input, which is counted in `cache_read`; `thinking_tokens` are the reasoning tokens
+/// (Codex `reasoning_output_tokens`, Claude `thinkingTokens`). The one usage type: the dispatcher
+/// records it in `agent.stop` metadata as it is.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Usage {
     pub tokens_in: Option<u64>,

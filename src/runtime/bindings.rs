@@ -8,9 +8,14 @@
 //! 3. `.crumb/config.yaml` — its `roles.<role>`, then its `default`;
 //! 4. the preset (`--preset NAME`, else the config's `preset:`) — its `roles.<role>`, then its
 //!    `default`;
-//! 5. ambient — the agent CLI crumb was launched from, else the first of `claude`, `codex`,
+//! 5. the pipeline — the role's own `adapter:`;
+//! 6. ambient — the agent CLI crumb was launched from, else the first of `claude`, `codex`,
 //!    `gemini` on `PATH` (see [`ambient`]);
-//! 6. `mock`.
+//! 7. `mock`.
+//!
+//! A role bound to `command` takes its argv from the highest layer that gives one (a layer may
+//! choose the adapter and leave the program to the pipeline: `--adapter command`). A `command`
+//! role with no argv anywhere is refused here, before a session exists.
 //!
 //! Every resolved role records which layer decided it, for the one-line-per-role printout and for
 //! `session.start`. Unknown adapters, presets and `--bind` roles are typed errors the CLI maps to
@@ -18,16 +23,18 @@
 //! are not errors (presets are shared between pipelines); they are reported as notes.
 
 pub mod ambient;
+pub mod bind_flag;
 pub mod files;
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 use serde::Serialize;
 
 use crate::adapters::AdapterKind;
-use crate::pipeline::preset::{Binding, Effort, Preset};
+use crate::pipeline::model::RoleAdapter;
+use crate::pipeline::preset::{Binding, Effort};
 
 pub use ambient::{Ambient, Environment};
 pub use files::{FileError, ProjectConfig};
@@ -44,6 +51,8 @@ pub enum BindingSource {
     Config { entry: ConfigEntry },
     /// A preset (`roles.<role>` or `default`).
     Preset { name: String, entry: ConfigEntry },
+    /// The role's `adapter:` in the pipeline file.
+    Pipeline,
     /// The agent CLI around crumb.
     Ambient { reason: String },
     /// Nothing else applied.
@@ -69,6 +78,7 @@ impl fmt::Display for BindingSource {
             BindingSource::Adapter => f.write_str("--adapter"),
             BindingSource::Config { entry: e } => write!(f, ".crumb/config.yaml ({})", entry(e)),
             BindingSource::Preset { name, entry: e } => write!(f, "preset {name} ({})", entry(e)),
+            BindingSource::Pipeline => f.write_str("pipeline"),
             BindingSource::Ambient { reason } => write!(f, "ambient: {reason}"),
             BindingSource::Fallback => f.write_str("fallback: no agent CLI found"),
         }
@@ -85,6 +95,9 @@ pub struct ResolvedBinding {
     pub model: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub effort: Option<Effort>,
+    /// The `command` adapter's argv, its paths resolved against the file (or folder) that gave it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
     pub source: BindingSource,
 }
 
@@ -123,6 +136,7 @@ impl Bindings {
                     effort: binding.effort.map(|effort| effort_str(effort).to_owned()),
                     harness: binding.harness.clone(),
                     provider: binding.provider.clone(),
+                    command: binding.command.clone(),
                     decided_by: binding.source.to_string(),
                 };
                 (role.clone(), record)
@@ -159,6 +173,12 @@ pub struct Context {
     pub preset_dirs: Vec<PathBuf>,
     /// Environment variables and `PATH` for ambient detection.
     pub env: Environment,
+    /// The pipeline's own `adapter:` per role.
+    pub declared: IndexMap<String, RoleAdapter>,
+    /// The folder of the pipeline file, which its argv paths are relative to.
+    pub pipeline_dir: Option<PathBuf>,
+    /// The folder `--bind` argv paths are relative to (where crumb was started).
+    pub cwd: Option<PathBuf>,
 }
 
 /// Every role's binding.
@@ -187,8 +207,14 @@ pub enum BindingError {
         role: String,
         known: String,
     },
-    #[error("--bind {value}: expected ROLE=ADAPTER or ROLE=ADAPTER:MODEL")]
+    #[error(
+        "--bind {value}: expected ROLE=ADAPTER, ROLE=ADAPTER:MODEL or ROLE=command:'PROGRAM ARGS'"
+    )]
     MalformedBind { value: String },
+    #[error(
+        "role `{role}` runs on the command adapter ({layer}) but nothing says what program to run: declare `adapter: {{ command: [program, args] }}` for it in the pipeline, add `command: [program, args]` to its preset or .crumb/config.yaml binding, or pass --bind {role}=command:'program args'"
+    )]
+    MissingArgv { role: String, layer: String },
     #[error(transparent)]
     File(#[from] FileError),
 }
@@ -199,7 +225,7 @@ pub fn resolve(
     request: &Request,
     context: &Context,
 ) -> Result<Bindings, BindingError> {
-    let binds = parse_binds(&request.binds, roles)?;
+    let binds = bind_flag::parse_binds(&request.binds, roles, context.cwd.as_deref())?;
     let cli_adapter = request
         .adapter
         .as_deref()
@@ -210,10 +236,18 @@ pub fn resolve(
         None => ProjectConfig::default(),
     };
     let preset_name = request.preset.clone().or_else(|| config.preset.clone());
-    let preset: Option<Preset> = match &preset_name {
-        Some(name) => Some(files::load_preset(name, &context.preset_dirs)?.0),
-        None => None,
+    let (preset, preset_dir) = match &preset_name {
+        Some(name) => {
+            let (preset, path) = files::load_preset(name, &context.preset_dirs)?;
+            (Some(preset), path.parent().map(Path::to_path_buf))
+        }
+        None => (None, None),
     };
+    let config_dir = context
+        .config_path
+        .as_deref()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf);
     let mut notes = Vec::new();
     check_layer(
         ".crumb/config.yaml",
@@ -237,8 +271,9 @@ pub fn resolve(
 
     let mut resolved = IndexMap::new();
     for role in roles {
-        let binding = if let Some((kind, model)) = binds.get(role) {
-            from_kind(*kind, model.clone(), BindingSource::Bind)
+        let declared = context.declared.get(role);
+        let mut binding = if let Some(bind) = binds.get(role) {
+            from_kind(bind.adapter, bind.model.clone(), BindingSource::Bind)
         } else if let Some(kind) = cli_adapter {
             from_kind(kind, None, BindingSource::Adapter)
         } else if let Some((binding, entry)) = pick(config.default.as_ref(), &config.roles, role) {
@@ -252,6 +287,8 @@ pub fn resolve(
                 .map(|preset| preset.name.clone())
                 .unwrap_or_default();
             from_file(binding, BindingSource::Preset { name, entry })
+        } else if let Some(declared) = declared {
+            from_declared(declared)
         } else {
             if ambient.is_none() {
                 let detected =
@@ -273,6 +310,42 @@ pub fn resolve(
                 None => from_kind(AdapterKind::Mock, None, BindingSource::Fallback),
             }
         };
+        if binding.adapter == AdapterKind::Command {
+            // The argv of the highest layer that gives one, its paths resolved where written.
+            let file_argv = |binding: Option<(&Binding, ConfigEntry)>, dir: &Option<PathBuf>| {
+                binding
+                    .filter(|(b, _)| b.adapter == "command" && !b.command.is_empty())
+                    .map(|(b, _)| resolve_argv(&b.command, dir.as_deref()))
+            };
+            binding.command = binds
+                .get(role)
+                .map(|bind| bind.command.clone())
+                .filter(|argv| !argv.is_empty())
+                .or_else(|| {
+                    file_argv(
+                        pick(config.default.as_ref(), &config.roles, role),
+                        &config_dir,
+                    )
+                })
+                .or_else(|| {
+                    let preset = preset.as_ref()?;
+                    file_argv(
+                        pick(preset.default.as_ref(), &preset.roles, role),
+                        &preset_dir,
+                    )
+                })
+                .or_else(|| {
+                    let argv = declared?.command();
+                    (!argv.is_empty()).then(|| resolve_argv(argv, context.pipeline_dir.as_deref()))
+                })
+                .unwrap_or_default();
+            if binding.command.first().is_none_or(String::is_empty) {
+                return Err(BindingError::MissingArgv {
+                    role: role.clone(),
+                    layer: binding.source.to_string(),
+                });
+            }
+        }
         resolved.insert(role.clone(), binding);
     }
     Ok(Bindings {
@@ -282,47 +355,19 @@ pub fn resolve(
     })
 }
 
+fn resolve_argv(argv: &[String], dir: Option<&Path>) -> Vec<String> {
+    match dir {
+        Some(dir) => crate::pipeline::argv::resolve(argv, dir),
+        None => argv.to_vec(),
+    }
+}
+
 fn adapter(name: &str, origin: &str) -> Result<AdapterKind, BindingError> {
     name.parse::<AdapterKind>()
         .map_err(|_| BindingError::UnknownAdapter {
             origin: origin.to_owned(),
             name: name.chars().take(64).collect(),
         })
-}
-
-/// `ROLE=ADAPTER[:MODEL]` values, checked against the pipeline's roles. A later bind of the same
-/// role wins.
-fn parse_binds(
-    values: &[String],
-    roles: &[String],
-) -> Result<IndexMap<String, (AdapterKind, Option<String>)>, BindingError> {
-    let mut binds = IndexMap::new();
-    for value in values {
-        let malformed = || BindingError::MalformedBind {
-            value: value.clone(),
-        };
-        let (role, target) = value.split_once('=').ok_or_else(malformed)?;
-        let (name, model) = match target.split_once(':') {
-            Some((name, model)) if !model.is_empty() => (name, Some(model.to_owned())),
-            Some(_) => return Err(malformed()),
-            None => (target, None),
-        };
-        if role.is_empty() || name.is_empty() {
-            return Err(malformed());
-        }
-        if !roles.iter().any(|known| known == role) {
-            return Err(BindingError::UnknownRole {
-                value: value.clone(),
-                role: role.to_owned(),
-                known: roles.join(", "),
-            });
-        }
-        binds.insert(
-            role.to_owned(),
-            (adapter(name, &format!("--bind {value}"))?, model),
-        );
-    }
-    Ok(binds)
 }
 
 /// Validate every adapter named in a config or preset, and note roles this pipeline lacks.
@@ -365,8 +410,20 @@ fn from_kind(kind: AdapterKind, model: Option<String>, source: BindingSource) ->
         provider: kind.default_provider().to_owned(),
         model,
         effort: None,
+        command: Vec::new(),
         source,
     }
+}
+
+/// The pipeline's own `adapter:` (validated by `crumb validate`; an unknown name cannot reach
+/// here because the pipeline would not compile).
+fn from_declared(declared: &RoleAdapter) -> ResolvedBinding {
+    let kind = declared.name().parse().unwrap_or(AdapterKind::Mock);
+    let model = match declared {
+        RoleAdapter::Command(command) => command.model.clone(),
+        RoleAdapter::Name(_) => None,
+    };
+    from_kind(kind, model, BindingSource::Pipeline)
 }
 
 /// A file binding whose adapter was already validated by [`check_layer`].
@@ -393,6 +450,7 @@ fn from_file(binding: &Binding, source: BindingSource) -> ResolvedBinding {
         provider,
         model: binding.model.clone(),
         effort: binding.effort,
+        command: Vec::new(),
         source,
     }
 }

@@ -23,7 +23,6 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::dispatcher::{self, SharedWriter, SpawnJob, SpawnReport, append, runner_metadata};
 use super::inbox::{parse_line, read_after, rejection_draft, to_draft};
-use super::process;
 use super::prompt::{self, PromptInputs};
 use super::run_config::{Ending, RoleBinding, RunConfig};
 use super::session::SessionDir;
@@ -31,6 +30,7 @@ use crate::adapters::AdapterKind;
 use crate::engine::State;
 use crate::engine::effect::{Cancel, Done, Effect, Spawn};
 use crate::pipeline::table::TransitionTable;
+use crate::process;
 use crate::runtime::inbox::InboxError;
 use crate::transcript::tail::Tail;
 use crate::transcript::{Draft, Event, Kind};

@@ -52,6 +52,11 @@ pub struct Binding {
     /// The model provider, used by the same-provider scoring guard.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<Provider>,
+    /// For `adapter: command`: the program and its arguments (never run through a shell). Paths
+    /// containing `/` are relative to this file's folder. Without it, a role's own
+    /// `adapter: { command: [...] }` from the pipeline is used.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
 }
 
 /// Reasoning effort.
