@@ -3,6 +3,7 @@
 
 mod support;
 
+mod command_adapter;
 mod engine;
 mod pipelines;
 mod qa;

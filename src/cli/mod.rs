@@ -17,6 +17,7 @@ pub mod run_progress;
 pub mod say;
 pub mod schema;
 pub mod status;
+pub mod status_usage;
 pub mod studio;
 pub mod validate;
 

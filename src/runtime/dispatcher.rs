@@ -317,15 +317,10 @@ fn write_stop(
     metadata
         .adapter_session_id
         .clone_from(&summary.adapter_session_id);
-    metadata.tokens_in = usage.tokens_in;
-    metadata.tokens_out = usage.tokens_out;
-    metadata.thinking_tokens = usage.thinking_tokens;
-    metadata.cache_read = usage.cache_read;
-    metadata.cache_write = usage.cache_write;
-    metadata.cost_usd = usage.cost_usd;
     metadata.harness = Some(job.binding.harness.clone());
     metadata.provider = Some(job.binding.provider.clone());
-    metadata.model = usage.model.clone().or_else(|| job.binding.model.clone());
+    metadata.model.clone_from(&job.binding.model);
+    usage.write_to(&mut metadata);
     let mut data = Map::new();
     data.insert("outcome".into(), json!(outcome));
     data.insert("exit_code".into(), json!(exit_code));
