@@ -220,3 +220,23 @@ fn a_command_role_without_an_argv_is_refused_before_anything_runs() {
     );
     assert!(scratch.sessions().is_empty(), "no session was created");
 }
+
+#[test]
+fn status_shows_each_role_s_usage_with_cache_reasoning_cost_and_model() {
+    let scratch = Scratch::new();
+    scratch.run(&[], &[]).expect_code(0);
+    let (session, _) = scratch.events();
+    let status = crumb()
+        .arg("status")
+        .arg(&session)
+        .run_within(LIMIT)
+        .expect_code(0);
+    let usage: String = status
+        .stdout
+        .lines()
+        .skip_while(|line| !line.starts_with("usage"))
+        .take_while(|line| !line.is_empty())
+        .map(|line| format!("{line}\n"))
+        .collect();
+    insta::assert_snapshot!("status_usage_doc_review", usage);
+}

@@ -59,7 +59,7 @@ def main():
     }
     subprocess.run(["crumb", "event"], input=json.dumps(event), text=True, check=True,
                    stdout=subprocess.DEVNULL)
-    print(json.dumps({"usage": {"input_tokens": len(prompt) // 4, "output_tokens": len(text) // 4,
+    print(json.dumps({"usage": {"input_tokens": 1200, "output_tokens": len(text) // 4,
                                 "reasoning_tokens": 32, "cost_usd": 0.0,
                                 "model": "example-writer"}}))
 
