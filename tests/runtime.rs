@@ -722,6 +722,7 @@ mod fake_clis {
                 tokens_out: Some(310),
                 cache_read: Some(20480),
                 cache_write: Some(1500),
+                thinking_tokens: Some(96),
                 cost_usd: Some(0.042),
                 model: Some("claude-sonnet-4-6".into()),
                 ..Usage::default()
