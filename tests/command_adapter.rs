@@ -231,12 +231,12 @@ fn status_shows_each_role_s_usage_with_cache_reasoning_cost_and_model() {
         .arg(&session)
         .run_within(LIMIT)
         .expect_code(0);
-    let usage: String = status
+    let usage: Vec<&str> = status
         .stdout
         .lines()
         .skip_while(|line| !line.starts_with("usage"))
         .take_while(|line| !line.is_empty())
-        .map(|line| format!("{line}\n"))
         .collect();
+    let usage = usage.join("\n") + "\n";
     insta::assert_snapshot!("status_usage_doc_review", usage);
 }

@@ -725,7 +725,6 @@ mod fake_clis {
                 thinking_tokens: Some(96),
                 cost_usd: Some(0.042),
                 model: Some("claude-sonnet-4-6".into()),
-                ..Usage::default()
             }
         );
         assert_eq!(

@@ -266,8 +266,25 @@ pub fn resolve(
             &mut notes,
         )?;
     }
+    let layers: Vec<FileLayer> = [
+        Some(FileLayer {
+            default: config.default.as_ref(),
+            roles: &config.roles,
+            dir: config_dir.as_deref(),
+            preset: None,
+        }),
+        preset.as_ref().map(|preset| FileLayer {
+            default: preset.default.as_ref(),
+            roles: &preset.roles,
+            dir: preset_dir.as_deref(),
+            preset: Some(&preset.name),
+        }),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     // Ambient detection only runs when some role needs it (it may look at PATH).
-    let mut ambient: Option<Option<Ambient>> = None;
+    let mut ambient = AmbientCache::default();
 
     let mut resolved = IndexMap::new();
     for role in roles {
@@ -276,69 +293,16 @@ pub fn resolve(
             from_kind(bind.adapter, bind.model.clone(), BindingSource::Bind)
         } else if let Some(kind) = cli_adapter {
             from_kind(kind, None, BindingSource::Adapter)
-        } else if let Some((binding, entry)) = pick(config.default.as_ref(), &config.roles, role) {
-            from_file(binding, BindingSource::Config { entry })
-        } else if let Some((binding, entry)) = preset
-            .as_ref()
-            .and_then(|preset| pick(preset.default.as_ref(), &preset.roles, role))
-        {
-            let name = preset
-                .as_ref()
-                .map(|preset| preset.name.clone())
-                .unwrap_or_default();
-            from_file(binding, BindingSource::Preset { name, entry })
+        } else if let Some(binding) = layers.iter().find_map(|layer| layer.binding(role)) {
+            binding
         } else if let Some(declared) = declared {
             from_declared(declared)
         } else {
-            if ambient.is_none() {
-                let detected =
-                    ambient::detect(&context.env).map_err(|err| BindingError::UnknownAdapter {
-                        origin: ambient::AMBIENT_ENV.to_owned(),
-                        name: err.name,
-                    })?;
-                ambient = Some(detected);
-            }
-            let detected = ambient.clone().flatten();
-            match detected {
-                Some(found) => from_kind(
-                    found.adapter,
-                    None,
-                    BindingSource::Ambient {
-                        reason: found.reason,
-                    },
-                ),
-                None => from_kind(AdapterKind::Mock, None, BindingSource::Fallback),
-            }
+            ambient_binding(&mut ambient, &context.env)?
         };
         if binding.adapter == AdapterKind::Command {
-            // The argv of the highest layer that gives one, its paths resolved where written.
-            let file_argv = |binding: Option<(&Binding, ConfigEntry)>, dir: &Option<PathBuf>| {
-                binding
-                    .filter(|(b, _)| b.adapter == "command" && !b.command.is_empty())
-                    .map(|(b, _)| resolve_argv(&b.command, dir.as_deref()))
-            };
-            binding.command = binds
-                .get(role)
-                .map(|bind| bind.command.clone())
-                .filter(|argv| !argv.is_empty())
-                .or_else(|| {
-                    file_argv(
-                        pick(config.default.as_ref(), &config.roles, role),
-                        &config_dir,
-                    )
-                })
-                .or_else(|| {
-                    let preset = preset.as_ref()?;
-                    file_argv(
-                        pick(preset.default.as_ref(), &preset.roles, role),
-                        &preset_dir,
-                    )
-                })
-                .or_else(|| {
-                    let argv = declared?.command();
-                    (!argv.is_empty()).then(|| resolve_argv(argv, context.pipeline_dir.as_deref()))
-                })
-                .unwrap_or_default();
+            let bind = binds.get(role);
+            binding.command = argv_for(bind, &layers, role, declared, context);
             if binding.command.first().is_none_or(String::is_empty) {
                 return Err(BindingError::MissingArgv {
                     role: role.clone(),
@@ -353,6 +317,87 @@ pub fn resolve(
         preset: preset.map(|preset| preset.name),
         notes,
     })
+}
+
+/// Ambient detection's result, once it has run.
+#[derive(Default)]
+struct AmbientCache {
+    detected: bool,
+    found: Option<Ambient>,
+}
+
+/// The ambient binding (detected once, on first need) or the mock fallback.
+fn ambient_binding(
+    cache: &mut AmbientCache,
+    env: &Environment,
+) -> Result<ResolvedBinding, BindingError> {
+    if !cache.detected {
+        cache.found = ambient::detect(env).map_err(|err| BindingError::UnknownAdapter {
+            origin: ambient::AMBIENT_ENV.to_owned(),
+            name: err.name,
+        })?;
+        cache.detected = true;
+    }
+    Ok(match cache.found.clone() {
+        Some(found) => from_kind(
+            found.adapter,
+            None,
+            BindingSource::Ambient {
+                reason: found.reason,
+            },
+        ),
+        None => from_kind(AdapterKind::Mock, None, BindingSource::Fallback),
+    })
+}
+
+/// The argv of the highest layer that gives one (`--bind`, the config, the preset, the
+/// pipeline), its paths resolved against where it was written; empty when none does.
+fn argv_for(
+    bind: Option<&bind_flag::Bind>,
+    layers: &[FileLayer],
+    role: &str,
+    declared: Option<&RoleAdapter>,
+    context: &Context,
+) -> Vec<String> {
+    bind.map(|bind| bind.command.clone())
+        .filter(|argv| !argv.is_empty())
+        .or_else(|| layers.iter().find_map(|layer| layer.argv(role)))
+        .or_else(|| {
+            let argv = declared?.command();
+            (!argv.is_empty()).then(|| resolve_argv(argv, context.pipeline_dir.as_deref()))
+        })
+        .unwrap_or_default()
+}
+
+/// A binding file taking part in resolution: `.crumb/config.yaml` or the preset.
+struct FileLayer<'a> {
+    default: Option<&'a Binding>,
+    roles: &'a IndexMap<String, Binding>,
+    /// The folder its argv paths are relative to.
+    dir: Option<&'a Path>,
+    /// The preset's name; `None` for the config.
+    preset: Option<&'a str>,
+}
+
+impl FileLayer<'_> {
+    fn binding(&self, role: &str) -> Option<ResolvedBinding> {
+        let (binding, entry) = pick(self.default, self.roles, role)?;
+        let source = match self.preset {
+            None => BindingSource::Config { entry },
+            Some(name) => BindingSource::Preset {
+                name: name.to_owned(),
+                entry,
+            },
+        };
+        Some(from_file(binding, source))
+    }
+
+    /// The `command` argv this file gives `role`, resolved against the file's folder.
+    fn argv(&self, role: &str) -> Option<Vec<String>> {
+        let (binding, _) = pick(self.default, self.roles, role)?;
+        (binding.adapter == "command" && !binding.command.is_empty())
+            .then(|| resolve_argv(&binding.command, self.dir))
+    }
 }
 
 fn resolve_argv(argv: &[String], dir: Option<&Path>) -> Vec<String> {
