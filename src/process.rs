@@ -484,7 +484,7 @@ async fn open_log(spec: &SpawnSpec) -> std::io::Result<tokio::fs::File> {
         .collect();
     let header = format!(
         "=== {} spawn: {} (stdin: {}) ===\n",
-        crate::runtime::meta::now_rfc3339(),
+        chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         argv.join(" "),
         spec.stdin.as_ref().map_or_else(
             || "none".to_owned(),
