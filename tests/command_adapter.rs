@@ -43,6 +43,23 @@ impl Scratch {
         command.run_within(LIMIT)
     }
 
+    /// A writer at `relative` (inside the scratch folder) that prints its arguments, then runs
+    /// the shipped example writer.
+    fn wrapper(&self, relative: &str) -> PathBuf {
+        let wrapper = self.dir.path().join(relative);
+        let writer = repo_root().join("examples/agents/writer.py");
+        std::fs::create_dir_all(wrapper.parent().expect("a folder")).expect("mkdir");
+        std::fs::write(
+            &wrapper,
+            format!(
+                "import runpy, sys\nprint('wrapper got', sys.argv[1:])\nrunpy.run_path({:?}, run_name='__main__')\n",
+                writer.display().to_string()
+            ),
+        )
+        .expect("write wrapper");
+        wrapper.canonicalize().expect("canonical")
+    }
+
     fn sessions(&self) -> Vec<PathBuf> {
         let Ok(projects) = std::fs::read_dir(self.dir.path().join("home/projects")) else {
             return Vec::new();
@@ -152,17 +169,8 @@ fn adapter_command_uses_each_role_s_argv_and_a_scripted_failure_is_revised() {
 #[test]
 fn bind_role_to_a_command_line_overrides_the_pipeline_without_a_shell() {
     let scratch = Scratch::new();
-    // A wrapper that says who it is, then runs the shipped writer; `$HOME` stays literal.
-    let wrapper = scratch.dir.path().join("my writer.py");
-    let writer = repo_root().join("examples/agents/writer.py");
-    std::fs::write(
-        &wrapper,
-        format!(
-            "import runpy, sys\nprint('wrapper got', sys.argv[1:])\nrunpy.run_path({:?}, run_name='__main__')\n",
-            writer.display().to_string()
-        ),
-    )
-    .expect("write wrapper");
+    // `$HOME` stays literal: no shell ever sees the argv.
+    scratch.wrapper("my writer.py");
     let run = scratch
         .run(
             &["--bind", "writer=command:python3 './my writer.py' '$HOME'"],
@@ -239,4 +247,29 @@ fn status_shows_each_role_s_usage_with_cache_reasoning_cost_and_model() {
         .collect();
     let usage = usage.join("\n") + "\n";
     insta::assert_snapshot!("status_usage_doc_review", usage);
+}
+
+#[test]
+fn the_project_config_binds_a_command_with_paths_relative_to_its_folder() {
+    let scratch = Scratch::new();
+    let wrapper = scratch.wrapper("agents/w.py");
+    std::fs::create_dir_all(scratch.dir.path().join(".crumb")).expect("mkdir");
+    std::fs::write(
+        scratch.dir.path().join(".crumb/config.yaml"),
+        "roles:\n  writer: { adapter: command, command: [python3, ../agents/w.py, from-config] }\n",
+    )
+    .expect("write config");
+    let run = scratch.run(&[], &[]).expect_code(0);
+    let (session, events) = assert_passed_on_command(
+        &scratch,
+        &run,
+        &[
+            ("writer", ".crumb/config.yaml (role)"),
+            ("reviewer", "pipeline"),
+        ],
+    );
+    let argv = &events[0]["data"]["bindings"]["writer"]["command"];
+    assert_eq!(argv[1].as_str().map(PathBuf::from), Some(wrapper));
+    let log = std::fs::read_to_string(session.join("logs/writer-1.log")).expect("writer log");
+    assert!(log.contains("wrapper got ['from-config']"), "{log}");
 }
