@@ -12,9 +12,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crumb::adapters::{self, AdapterKind};
+use crumb::process::{SpawnSpec, run};
 use crumb::runtime::home::{CrumbHome, Project};
 use crumb::runtime::inbox::parse_line;
-use crumb::runtime::process::{SpawnSpec, run};
 use crumb::runtime::session;
 
 const SESSIONS: usize = 500;

@@ -8,6 +8,7 @@
 pub mod adapters;
 pub mod cli;
 pub mod exit_codes;
+pub mod process;
 pub mod qa;
 pub mod runtime;
 pub mod studio;

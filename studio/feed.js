@@ -17,10 +17,21 @@ function tone(kind) {
   return '';
 }
 
+/** A turn's usage as short parts: tokens in→out, cache read/write, reasoning, cost, model. */
+export function usage(m) {
+  const parts = [];
+  if (m.tokens_in != null || m.tokens_out != null) parts.push(`${m.tokens_in ?? 0}→${m.tokens_out ?? 0} tok`);
+  if (m.cache_read || m.cache_write) parts.push(`cache ${m.cache_read ?? 0}/${m.cache_write ?? 0}`);
+  if (m.thinking_tokens) parts.push(`reasoning ${m.thinking_tokens}`);
+  if (m.cost_usd != null) parts.push(`$${m.cost_usd.toFixed(4)}`);
+  if (m.model) parts.push(m.model);
+  return parts;
+}
+
 export function summary(e) {
   if (e.kind === 'judge.score' && e.scores) return `${e.scores.verdict || '?'} · claimed ${e.scores.aggregate ?? '?'}/30${e.body ? ' · ' + e.body : ''}`;
   if (e.kind === 'qa.result' && e.data) return `exit=${e.data.exec_exit_code ?? '?'}${e.body ? ' · ' + e.body : ''}`;
-  if (e.kind === 'agent.stop' && e.metadata) return `${e.body || ''} ${e.metadata.tokens_in != null ? `· ${e.metadata.tokens_in}→${e.metadata.tokens_out} tok` : ''}`;
+  if (e.kind === 'agent.stop' && e.metadata) return [e.body || '', ...usage(e.metadata)].join(' · ');
   if (e.artifacts && e.artifacts.length && !e.body) return e.artifacts.map(a => a.path).join(', ');
   return e.body || (e.data ? JSON.stringify(e.data) : '');
 }

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod command_adapter;
 mod engine;
 mod exit_codes;
 mod pipelines;

@@ -734,6 +734,8 @@ struct CliTurn {
     tokens_out: u64,
     adapter_session_id: &'static str,
     tool_call: &'static str,
+    /// Reasoning tokens the fake reports, recorded as `metadata.thinking_tokens`.
+    thinking_tokens: Option<u64>,
 }
 
 /// A whole `crumb run` with the planner bound to a fake agent CLI: it reads its prompt, writes its
@@ -769,6 +771,12 @@ fn planner_runs_through_an_agent_cli(expected: &CliTurn) -> Vec<serde_json::Valu
     assert_eq!(stop["metadata"]["tokens_in"], expected.tokens_in);
     assert_eq!(stop["metadata"]["tokens_out"], expected.tokens_out);
     assert_eq!(
+        stop["metadata"]
+            .get("thinking_tokens")
+            .and_then(Value::as_u64),
+        expected.thinking_tokens
+    );
+    assert_eq!(
         stop["metadata"]["adapter_session_id"],
         expected.adapter_session_id
     );
@@ -794,6 +802,7 @@ fn a_claude_code_role_runs_through_the_same_dispatcher_with_its_usage_recorded()
         tokens_out: 310,
         adapter_session_id: "fake-claude-1",
         tool_call: "Bash crumb event",
+        thinking_tokens: Some(96),
     });
     let stop = events
         .iter()
@@ -810,6 +819,7 @@ fn a_codex_role_runs_through_the_same_dispatcher_with_its_usage_recorded() {
         tokens_out: 122,
         adapter_session_id: "fake-thread-1",
         tool_call: "command_execution bash -lc crumb event",
+        thinking_tokens: Some(64),
     });
 }
 
@@ -821,6 +831,7 @@ fn a_gemini_cli_role_runs_through_the_same_dispatcher_with_its_usage_recorded() 
         tokens_out: 130,
         adapter_session_id: "fake-gemini-1",
         tool_call: "run_shell_command crumb event",
+        thinking_tokens: None,
     });
 }
 

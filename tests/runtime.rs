@@ -361,7 +361,7 @@ mod process {
     use std::path::{Path, PathBuf};
     use std::time::Duration;
 
-    use crumb::runtime::process::{AgentEnv, Outcome, SpawnReport, SpawnSpec, Stream, run};
+    use crumb::process::{AgentEnv, Outcome, SpawnReport, SpawnSpec, Stream, run};
 
     fn spec(dir: &Path, script: &str) -> SpawnSpec {
         SpawnSpec {
@@ -584,7 +584,7 @@ mod fake_clis {
     use crumb::adapters::{
         self, AdapterKind, Terminal, ToolCall, TurnRequest, TurnSummary, Usage, turn_failure,
     };
-    use crumb::runtime::process::{AgentEnv, Outcome, SpawnSpec, Stream, run};
+    use crumb::process::{AgentEnv, Outcome, SpawnSpec, Stream, run};
 
     use super::Sandbox;
     use crate::support::{crumb_bin, repo_root};
@@ -722,9 +722,9 @@ mod fake_clis {
                 tokens_out: Some(310),
                 cache_read: Some(20480),
                 cache_write: Some(1500),
+                thinking_tokens: Some(96),
                 cost_usd: Some(0.042),
                 model: Some("claude-sonnet-4-6".into()),
-                ..Usage::default()
             }
         );
         assert_eq!(

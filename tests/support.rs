@@ -83,8 +83,31 @@ impl Crumb {
         self
     }
 
+    /// Like [`Crumb::run`], but the process is killed if it is still running after `limit`.
+    pub fn run_within(self, limit: std::time::Duration) -> Run {
+        let (done, finished) = std::sync::mpsc::channel::<()>();
+        let pid = std::sync::Arc::new(std::sync::Mutex::new(None::<u32>));
+        let watched = std::sync::Arc::clone(&pid);
+        let watchdog = std::thread::spawn(move || {
+            if finished.recv_timeout(limit).is_err()
+                && let Some(pid) = *watched.lock().expect("pid lock")
+            {
+                let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid"));
+                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            }
+        });
+        let run = self.run_with(|child| *pid.lock().expect("pid lock") = Some(child));
+        let _ = done.send(());
+        watchdog.join().expect("watchdog");
+        run
+    }
+
     /// Run to completion and capture stdout, stderr and the exit code.
-    pub fn run(mut self) -> Run {
+    pub fn run(self) -> Run {
+        self.run_with(|_| {})
+    }
+
+    fn run_with(mut self, started: impl FnOnce(u32)) -> Run {
         use std::io::Write;
         self.cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         self.cmd.stdin(if self.stdin.is_some() {
@@ -93,6 +116,7 @@ impl Crumb {
             Stdio::null()
         });
         let mut child = self.cmd.spawn().expect("spawn crumb");
+        started(child.id());
         if let Some(input) = self.stdin.take() {
             let mut pipe = child.stdin.take().expect("stdin pipe");
             // A process may exit before reading all input; that is its answer, not a test failure.

@@ -151,6 +151,7 @@ fn result_usage(event: &Value) -> Usage {
                 usage.cache_write,
                 number(per_model, "cacheCreationInputTokens"),
             );
+            usage.thinking_tokens = add(usage.thinking_tokens, number(per_model, "thinkingTokens"));
         }
         // The main model is the one with the most output.
         usage.model = models

@@ -1,10 +1,12 @@
-//! The `command` adapter: any argv, the prompt on stdin.
+//! The `command` adapter: any program, run without a shell, with the same `CRUMB_*` environment,
+//! working directory (the session folder) and prompt (on stdin, and at `$CRUMB_PROMPT_PATH`) as
+//! the vendor adapters.
 //!
-//! The argv template may use `{prompt_file}`, `{session_dir}`, `{role}` and `{model}` (an unset
-//! model becomes an empty string). Output is free text; a stdout line that is a JSON object with
-//! `"type": "crumb.usage"` (or, as the mock agent prints it, `{"usage": {…}}`) reports usage in
-//! crumb's own terms (`tokens_in`, `tokens_out`, `cache_read`, `cache_write`, `cost_usd`,
-//! `model`), summed over the turn. The exit code alone decides success.
+//! The argv may use `{prompt_file}`, `{session_dir}`, `{role}` and `{model}` (an unset model
+//! becomes an empty string). Stdout is a log; a line that is a JSON object with a `usage` object
+//! (`{"usage": {"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+//! "reasoning_tokens", "cost_usd", "model"}}`, every field optional) reports usage, summed over
+//! the turn. The exit code and the role's `produces` event decide success.
 
 use serde_json::Value;
 
@@ -40,7 +42,7 @@ pub fn invocation(request: &TurnRequest) -> Result<Invocation, InvocationError> 
     })
 }
 
-/// Reads `crumb.usage` lines; everything else is free text.
+/// Reads `{"usage": {…}}` lines; everything else is free text.
 #[derive(Debug)]
 pub struct Parser {
     summary: TurnSummary,
@@ -65,20 +67,16 @@ impl StreamParser for Parser {
         let Ok(event) = serde_json::from_str::<Value>(line) else {
             return Vec::new();
         };
-        // `{"type": "crumb.usage", …}`, or the mock agent's `{"usage": {…}}` record.
-        let record = if event.get("type").and_then(Value::as_str) == Some("crumb.usage") {
-            &event
-        } else {
-            match event.get("usage") {
-                Some(inner) if event.get("type").is_none() && inner.is_object() => inner,
-                _ => return Vec::new(),
-            }
+        let record = match event.get("usage") {
+            Some(inner) if event.get("type").is_none() && inner.is_object() => inner,
+            _ => return Vec::new(),
         };
         let usage = &mut self.summary.usage;
-        usage.tokens_in = add(usage.tokens_in, number(record, "tokens_in"));
-        usage.tokens_out = add(usage.tokens_out, number(record, "tokens_out"));
-        usage.cache_read = add(usage.cache_read, number(record, "cache_read"));
-        usage.cache_write = add(usage.cache_write, number(record, "cache_write"));
+        usage.tokens_in = add(usage.tokens_in, number(record, "input_tokens"));
+        usage.tokens_out = add(usage.tokens_out, number(record, "output_tokens"));
+        usage.cache_read = add(usage.cache_read, number(record, "cache_read_tokens"));
+        usage.cache_write = add(usage.cache_write, number(record, "cache_write_tokens"));
+        usage.thinking_tokens = add(usage.thinking_tokens, number(record, "reasoning_tokens"));
         if let Some(cost) = record
             .get("cost_usd")
             .and_then(Value::as_f64)
@@ -137,18 +135,22 @@ mod tests {
     #[test]
     fn usage_lines_are_summed() {
         let mut parser = Parser::default();
-        parser.line(r#"{"type":"crumb.usage","tokens_in":10,"tokens_out":5,"cost_usd":0.5,"model":"local"}"#);
-        parser.line("free text");
-        parser.line(r#"{"type":"crumb.usage","tokens_in":1,"cost_usd":-3}"#);
         parser.line(
-            r#"{"usage":{"tokens_in":100,"tokens_out":50,"cache_read":7,"model":"mock@v1"}}"#,
+            r#"{"usage":{"input_tokens":10,"output_tokens":5,"cost_usd":0.5,"model":"local"}}"#,
         );
-        parser.line(r#"{"type":"other","usage":{"tokens_in":1000}}"#);
+        parser.line("free text");
+        parser.line(r#"{"usage":{"input_tokens":1,"cost_usd":-3}}"#);
+        parser.line(
+            r#"{"usage":{"input_tokens":100,"output_tokens":50,"cache_read_tokens":7,"cache_write_tokens":2,"reasoning_tokens":9,"model":"mock@v1"}}"#,
+        );
+        parser.line(r#"{"type":"other","usage":{"input_tokens":1000}}"#);
         let summary = parser.summary();
         assert_eq!(summary.terminal, Terminal::NotApplicable);
         assert_eq!(summary.usage.tokens_in, Some(111));
         assert_eq!(summary.usage.tokens_out, Some(55));
         assert_eq!(summary.usage.cache_read, Some(7));
+        assert_eq!(summary.usage.cache_write, Some(2));
+        assert_eq!(summary.usage.thinking_tokens, Some(9));
         assert_eq!(summary.usage.cost_usd, Some(0.5));
         assert_eq!(summary.usage.model.as_deref(), Some("mock@v1"));
     }
@@ -157,7 +159,7 @@ mod tests {
         #[test]
         fn never_panics_on_usage_shaped_lines(body in "[\\[\\]{}\":,a-z0-9. -]{0,120}") {
             let mut parser = Parser::default();
-            parser.line(&format!(r#"{{"type":"crumb.usage","tokens_in":{body},"cost_usd":{body}}}"#));
+            parser.line(&format!(r#"{{"usage":{{"input_tokens":{body},"cost_usd":{body}}}}}"#));
             parser.line(&format!(r#"{{"usage":{body}}}"#));
             let _ = parser.summary();
         }

@@ -14,14 +14,14 @@ pub use turn::{
     turn_failure,
 };
 
-/// How `kind` runs `request` as a process. The mock adapter runs in process and has none.
+/// How `kind` runs `request` as a process (every adapter, the mock included, is one).
 pub fn invocation(kind: AdapterKind, request: &TurnRequest) -> Result<Invocation, InvocationError> {
     match kind {
         AdapterKind::ClaudeCode => Ok(claude_code::invocation(request)),
         AdapterKind::Codex => Ok(codex::invocation(request)),
         AdapterKind::GeminiCli => Ok(gemini_cli::invocation(request)),
         AdapterKind::Command => command::invocation(request),
-        AdapterKind::Mock => Err(InvocationError::NotAProcess(kind)),
+        AdapterKind::Mock => mock::invocation(request),
     }
 }
 

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::pipeline::preset::Effort;
-use crate::runtime::process::Outcome;
+use crate::process::Outcome;
+use crate::transcript::Metadata;
 
 use super::AdapterKind;
 
@@ -44,14 +45,16 @@ pub struct Invocation {
 /// The adapter could not build an invocation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InvocationError {
-    #[error("the {0} adapter runs in process, not as an agent CLI")]
-    NotAProcess(AdapterKind),
-    #[error("the command adapter needs an argv template")]
+    #[error("the command adapter needs an argv (see `crumb explain crumb::command-without-argv`)")]
     EmptyCommand,
+    #[error("cannot locate the crumb binary for the mock agent: {0}")]
+    NoCrumb(String),
 }
 
 /// Token and cost accounting of one turn, normalised across CLIs: `tokens_in` never includes
-/// cached input, which is counted in `cache_read`.
+/// cached input, which is counted in `cache_read`; `thinking_tokens` are the reasoning tokens
+/// (Codex `reasoning_output_tokens`, Claude `thinkingTokens`). The one usage type: the dispatcher
+/// records it in `agent.stop` metadata as it is.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Usage {
     pub tokens_in: Option<u64>,
@@ -62,6 +65,49 @@ pub struct Usage {
     pub cost_usd: Option<f64>,
     /// The model the CLI reports having used.
     pub model: Option<String>,
+}
+
+impl Usage {
+    /// Record this usage in an `agent.stop`'s metadata (the model only when the CLI named one).
+    pub fn write_to(&self, metadata: &mut Metadata) {
+        metadata.tokens_in = self.tokens_in;
+        metadata.tokens_out = self.tokens_out;
+        metadata.thinking_tokens = self.thinking_tokens;
+        metadata.cache_read = self.cache_read;
+        metadata.cache_write = self.cache_write;
+        metadata.cost_usd = self.cost_usd;
+        if self.model.is_some() {
+            metadata.model.clone_from(&self.model);
+        }
+    }
+
+    /// The usage an `agent.stop` recorded.
+    pub fn from_metadata(metadata: &Metadata) -> Usage {
+        Usage {
+            tokens_in: metadata.tokens_in,
+            tokens_out: metadata.tokens_out,
+            thinking_tokens: metadata.thinking_tokens,
+            cache_read: metadata.cache_read,
+            cache_write: metadata.cache_write,
+            cost_usd: metadata.cost_usd,
+            model: metadata.model.clone(),
+        }
+    }
+
+    /// Add `other` (the later turn's model wins).
+    pub fn absorb(&mut self, other: &Usage) {
+        self.tokens_in = add(self.tokens_in, other.tokens_in);
+        self.tokens_out = add(self.tokens_out, other.tokens_out);
+        self.thinking_tokens = add(self.thinking_tokens, other.thinking_tokens);
+        self.cache_read = add(self.cache_read, other.cache_read);
+        self.cache_write = add(self.cache_write, other.cache_write);
+        if let Some(cost) = other.cost_usd {
+            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
+        }
+        if other.model.is_some() {
+            self.model.clone_from(&other.model);
+        }
+    }
 }
 
 /// A tool call seen in an agent's stream (becomes a `tool.call` event).

@@ -20,6 +20,7 @@ pub mod say;
 pub mod schema;
 pub mod signals;
 pub mod status;
+pub mod status_usage;
 pub mod studio;
 pub mod validate;
 

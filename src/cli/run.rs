@@ -100,7 +100,9 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         .map_err(Failure::Reported)?;
     let project = Project::current()
         .map_err(|e| Failure::Internal(format!("cannot determine the project: {e}")))?;
-    let bindings = resolve_bindings(args, &table, &project)?;
+    // Resolved here to refuse bad bindings before a session exists, and again below against the
+    // frozen copy, so a pipeline's argv points at the frozen agent scripts.
+    resolve_bindings(args, &table, &project, &args.pipeline, true)?;
     let idle_timeout_ms = duration_flag("--idle-timeout", args.idle_timeout.as_deref())?;
     let wall_timeout_ms = duration_flag("--wall-timeout", args.wall_timeout.as_deref())?;
     if args.pitch.trim().is_empty() {
@@ -126,6 +128,7 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         .map_err(|e| Failure::Internal(e.to_string()))?;
     let frozen_file = created.dir.path().join(&created.frozen.pipeline_file);
     let frozen_table = compile_frozen(&frozen_file)?;
+    let bindings = resolve_bindings(args, &frozen_table, &project, &frozen_file, false)?;
     let config = RunConfig {
         pipeline: table.name.clone(),
         pipeline_hash: created.frozen.hash.clone(),
@@ -419,13 +422,15 @@ fn duration_flag(flag: &str, value: Option<&str>) -> Result<Option<u64>, Failure
         .map(|ms| ms.filter(|&ms| ms > 0))
 }
 
-/// Every role's binding: `--bind` > `--adapter` > `.crumb/config.yaml` > preset > ambient > mock
-/// (see `runtime::bindings`). Presets are looked up next to the pipeline's folder, then in the
-/// project.
+/// Every role's binding: `--bind` > `--adapter` > `.crumb/config.yaml` > preset > the pipeline's
+/// `adapter:` > ambient > mock (see `runtime::bindings`). Presets are looked up next to the
+/// pipeline's folder, then in the project.
 fn resolve_bindings(
     args: &Args,
     table: &TransitionTable,
     project: &Project,
+    pipeline_file: &Path,
+    print_notes: bool,
 ) -> Result<IndexMap<String, RoleBinding>, Failure> {
     let roles: Vec<String> = table.roles.iter().map(|r| r.id.clone()).collect();
     let request = bindings::Request {
@@ -445,10 +450,20 @@ fn resolve_bindings(
             .chain([project.root.join("presets")])
             .collect(),
         env: bindings::Environment::from_process(),
+        declared: table
+            .roles
+            .iter()
+            .filter_map(|r| Some((r.id.clone(), r.adapter.clone()?)))
+            .collect(),
+        pipeline_dir: pipeline_file
+            .canonicalize()
+            .ok()
+            .and_then(|file| file.parent().map(Path::to_path_buf)),
+        cwd: std::env::current_dir().ok(),
     };
     let resolved =
         bindings::resolve(&roles, &request, &context).map_err(|e| Failure::Usage(e.to_string()))?;
-    if !args.json {
+    if print_notes && !args.json {
         for note in &resolved.notes {
             eprintln!("crumb run: note: {note}");
         }

@@ -80,6 +80,8 @@ pub fn run(args: &Args) -> ExitCode {
         );
     }
     out.push('\n');
+    out.push_str(&super::status_usage::usage_block(&loaded.transcript));
+    out.push('\n');
     out.push_str(&scorecard(state));
     print(&out, "status")
 }

@@ -13,8 +13,8 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
 use super::confine;
-use super::process_group::GroupGuard;
 use super::report::{CheckResult, CheckStatus, Finding};
+use crate::process::group::GroupGuard;
 
 /// Bytes kept from the start and from the end of each stream.
 const KEEP_HEAD: usize = 8 * 1024;

@@ -39,7 +39,6 @@ pub mod file_check;
 pub mod html_check;
 pub mod html_scan;
 pub mod predicate;
-pub mod process_group;
 pub mod report;
 pub mod runner;
 pub mod size_budget;

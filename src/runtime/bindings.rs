@@ -8,9 +8,14 @@
 //! 3. `.crumb/config.yaml` — its `roles.<role>`, then its `default`;
 //! 4. the preset (`--preset NAME`, else the config's `preset:`) — its `roles.<role>`, then its
 //!    `default`;
-//! 5. ambient — the agent CLI crumb was launched from, else the first of `claude`, `codex`,
+//! 5. the pipeline — the role's own `adapter:`;
+//! 6. ambient — the agent CLI crumb was launched from, else the first of `claude`, `codex`,
 //!    `gemini` on `PATH` (see [`ambient`]);
-//! 6. `mock`.
+//! 7. `mock`.
+//!
+//! A role bound to `command` takes its argv from the highest layer that gives one (a layer may
+//! choose the adapter and leave the program to the pipeline: `--adapter command`). A `command`
+//! role with no argv anywhere is refused here, before a session exists.
 //!
 //! Every resolved role records which layer decided it, for the one-line-per-role printout and for
 //! `session.start`. Unknown adapters, presets and `--bind` roles are typed errors the CLI maps to
@@ -18,16 +23,18 @@
 //! are not errors (presets are shared between pipelines); they are reported as notes.
 
 pub mod ambient;
+pub mod bind_flag;
 pub mod files;
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 use serde::Serialize;
 
 use crate::adapters::AdapterKind;
-use crate::pipeline::preset::{Binding, Effort, Preset};
+use crate::pipeline::model::RoleAdapter;
+use crate::pipeline::preset::{Binding, Effort};
 
 pub use ambient::{Ambient, Environment};
 pub use files::{FileError, ProjectConfig};
@@ -44,6 +51,8 @@ pub enum BindingSource {
     Config { entry: ConfigEntry },
     /// A preset (`roles.<role>` or `default`).
     Preset { name: String, entry: ConfigEntry },
+    /// The role's `adapter:` in the pipeline file.
+    Pipeline,
     /// The agent CLI around crumb.
     Ambient { reason: String },
     /// Nothing else applied.
@@ -69,6 +78,7 @@ impl fmt::Display for BindingSource {
             BindingSource::Adapter => f.write_str("--adapter"),
             BindingSource::Config { entry: e } => write!(f, ".crumb/config.yaml ({})", entry(e)),
             BindingSource::Preset { name, entry: e } => write!(f, "preset {name} ({})", entry(e)),
+            BindingSource::Pipeline => f.write_str("pipeline"),
             BindingSource::Ambient { reason } => write!(f, "ambient: {reason}"),
             BindingSource::Fallback => f.write_str("fallback: no agent CLI found"),
         }
@@ -85,6 +95,9 @@ pub struct ResolvedBinding {
     pub model: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub effort: Option<Effort>,
+    /// The `command` adapter's argv, its paths resolved against the file (or folder) that gave it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
     pub source: BindingSource,
 }
 
@@ -123,6 +136,7 @@ impl Bindings {
                     effort: binding.effort.map(|effort| effort_str(effort).to_owned()),
                     harness: binding.harness.clone(),
                     provider: binding.provider.clone(),
+                    command: binding.command.clone(),
                     decided_by: binding.source.to_string(),
                 };
                 (role.clone(), record)
@@ -159,6 +173,12 @@ pub struct Context {
     pub preset_dirs: Vec<PathBuf>,
     /// Environment variables and `PATH` for ambient detection.
     pub env: Environment,
+    /// The pipeline's own `adapter:` per role.
+    pub declared: IndexMap<String, RoleAdapter>,
+    /// The folder of the pipeline file, which its argv paths are relative to.
+    pub pipeline_dir: Option<PathBuf>,
+    /// The folder `--bind` argv paths are relative to (where crumb was started).
+    pub cwd: Option<PathBuf>,
 }
 
 /// Every role's binding.
@@ -187,8 +207,14 @@ pub enum BindingError {
         role: String,
         known: String,
     },
-    #[error("--bind {value}: expected ROLE=ADAPTER or ROLE=ADAPTER:MODEL")]
+    #[error(
+        "--bind {value}: expected ROLE=ADAPTER, ROLE=ADAPTER:MODEL or ROLE=command:'PROGRAM ARGS'"
+    )]
     MalformedBind { value: String },
+    #[error(
+        "role `{role}` runs on the command adapter ({layer}) but nothing says what program to run: declare `adapter: {{ command: [program, args] }}` for it in the pipeline, add `command: [program, args]` to its preset or .crumb/config.yaml binding, or pass --bind {role}=command:'program args'"
+    )]
+    MissingArgv { role: String, layer: String },
     #[error(transparent)]
     File(#[from] FileError),
 }
@@ -199,7 +225,7 @@ pub fn resolve(
     request: &Request,
     context: &Context,
 ) -> Result<Bindings, BindingError> {
-    let binds = parse_binds(&request.binds, roles)?;
+    let binds = bind_flag::parse_binds(&request.binds, roles, context.cwd.as_deref())?;
     let cli_adapter = request
         .adapter
         .as_deref()
@@ -210,10 +236,18 @@ pub fn resolve(
         None => ProjectConfig::default(),
     };
     let preset_name = request.preset.clone().or_else(|| config.preset.clone());
-    let preset: Option<Preset> = match &preset_name {
-        Some(name) => Some(files::load_preset(name, &context.preset_dirs)?.0),
-        None => None,
+    let (preset, preset_dir) = match &preset_name {
+        Some(name) => {
+            let (preset, path) = files::load_preset(name, &context.preset_dirs)?;
+            (Some(preset), path.parent().map(Path::to_path_buf))
+        }
+        None => (None, None),
     };
+    let config_dir = context
+        .config_path
+        .as_deref()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf);
     let mut notes = Vec::new();
     check_layer(
         ".crumb/config.yaml",
@@ -232,47 +266,50 @@ pub fn resolve(
             &mut notes,
         )?;
     }
+    let layers: Vec<FileLayer> = [
+        Some(FileLayer {
+            default: config.default.as_ref(),
+            roles: &config.roles,
+            dir: config_dir.as_deref(),
+            preset: None,
+        }),
+        preset.as_ref().map(|preset| FileLayer {
+            default: preset.default.as_ref(),
+            roles: &preset.roles,
+            dir: preset_dir.as_deref(),
+            preset: Some(&preset.name),
+        }),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     // Ambient detection only runs when some role needs it (it may look at PATH).
-    let mut ambient: Option<Option<Ambient>> = None;
+    let mut ambient = AmbientCache::default();
 
     let mut resolved = IndexMap::new();
     for role in roles {
-        let binding = if let Some((kind, model)) = binds.get(role) {
-            from_kind(*kind, model.clone(), BindingSource::Bind)
+        let declared = context.declared.get(role);
+        let mut binding = if let Some(bind) = binds.get(role) {
+            from_kind(bind.adapter, bind.model.clone(), BindingSource::Bind)
         } else if let Some(kind) = cli_adapter {
             from_kind(kind, None, BindingSource::Adapter)
-        } else if let Some((binding, entry)) = pick(config.default.as_ref(), &config.roles, role) {
-            from_file(binding, BindingSource::Config { entry })
-        } else if let Some((binding, entry)) = preset
-            .as_ref()
-            .and_then(|preset| pick(preset.default.as_ref(), &preset.roles, role))
-        {
-            let name = preset
-                .as_ref()
-                .map(|preset| preset.name.clone())
-                .unwrap_or_default();
-            from_file(binding, BindingSource::Preset { name, entry })
+        } else if let Some(binding) = layers.iter().find_map(|layer| layer.binding(role)) {
+            binding
+        } else if let Some(declared) = declared {
+            from_declared(declared)
         } else {
-            if ambient.is_none() {
-                let detected =
-                    ambient::detect(&context.env).map_err(|err| BindingError::UnknownAdapter {
-                        origin: ambient::AMBIENT_ENV.to_owned(),
-                        name: err.name,
-                    })?;
-                ambient = Some(detected);
-            }
-            let detected = ambient.clone().flatten();
-            match detected {
-                Some(found) => from_kind(
-                    found.adapter,
-                    None,
-                    BindingSource::Ambient {
-                        reason: found.reason,
-                    },
-                ),
-                None => from_kind(AdapterKind::Mock, None, BindingSource::Fallback),
-            }
+            ambient_binding(&mut ambient, &context.env)?
         };
+        if binding.adapter == AdapterKind::Command {
+            let bind = binds.get(role);
+            binding.command = argv_for(bind, &layers, role, declared, context);
+            if binding.command.first().is_none_or(String::is_empty) {
+                return Err(BindingError::MissingArgv {
+                    role: role.clone(),
+                    layer: binding.source.to_string(),
+                });
+            }
+        }
         resolved.insert(role.clone(), binding);
     }
     Ok(Bindings {
@@ -282,47 +319,100 @@ pub fn resolve(
     })
 }
 
+/// Ambient detection's result, once it has run.
+#[derive(Default)]
+struct AmbientCache {
+    detected: bool,
+    found: Option<Ambient>,
+}
+
+/// The ambient binding (detected once, on first need) or the mock fallback.
+fn ambient_binding(
+    cache: &mut AmbientCache,
+    env: &Environment,
+) -> Result<ResolvedBinding, BindingError> {
+    if !cache.detected {
+        cache.found = ambient::detect(env).map_err(|err| BindingError::UnknownAdapter {
+            origin: ambient::AMBIENT_ENV.to_owned(),
+            name: err.name,
+        })?;
+        cache.detected = true;
+    }
+    Ok(match cache.found.clone() {
+        Some(found) => from_kind(
+            found.adapter,
+            None,
+            BindingSource::Ambient {
+                reason: found.reason,
+            },
+        ),
+        None => from_kind(AdapterKind::Mock, None, BindingSource::Fallback),
+    })
+}
+
+/// The argv of the highest layer that gives one (`--bind`, the config, the preset, the
+/// pipeline), its paths resolved against where it was written; empty when none does.
+fn argv_for(
+    bind: Option<&bind_flag::Bind>,
+    layers: &[FileLayer],
+    role: &str,
+    declared: Option<&RoleAdapter>,
+    context: &Context,
+) -> Vec<String> {
+    bind.map(|bind| bind.command.clone())
+        .filter(|argv| !argv.is_empty())
+        .or_else(|| layers.iter().find_map(|layer| layer.argv(role)))
+        .or_else(|| {
+            let argv = declared?.command();
+            (!argv.is_empty()).then(|| resolve_argv(argv, context.pipeline_dir.as_deref()))
+        })
+        .unwrap_or_default()
+}
+
+/// A binding file taking part in resolution: `.crumb/config.yaml` or the preset.
+struct FileLayer<'a> {
+    default: Option<&'a Binding>,
+    roles: &'a IndexMap<String, Binding>,
+    /// The folder its argv paths are relative to.
+    dir: Option<&'a Path>,
+    /// The preset's name; `None` for the config.
+    preset: Option<&'a str>,
+}
+
+impl FileLayer<'_> {
+    fn binding(&self, role: &str) -> Option<ResolvedBinding> {
+        let (binding, entry) = pick(self.default, self.roles, role)?;
+        let source = match self.preset {
+            None => BindingSource::Config { entry },
+            Some(name) => BindingSource::Preset {
+                name: name.to_owned(),
+                entry,
+            },
+        };
+        Some(from_file(binding, source))
+    }
+
+    /// The `command` argv this file gives `role`, resolved against the file's folder.
+    fn argv(&self, role: &str) -> Option<Vec<String>> {
+        let (binding, _) = pick(self.default, self.roles, role)?;
+        (binding.adapter == "command" && !binding.command.is_empty())
+            .then(|| resolve_argv(&binding.command, self.dir))
+    }
+}
+
+fn resolve_argv(argv: &[String], dir: Option<&Path>) -> Vec<String> {
+    match dir {
+        Some(dir) => crate::pipeline::argv::resolve(argv, dir),
+        None => argv.to_vec(),
+    }
+}
+
 fn adapter(name: &str, origin: &str) -> Result<AdapterKind, BindingError> {
     name.parse::<AdapterKind>()
         .map_err(|_| BindingError::UnknownAdapter {
             origin: origin.to_owned(),
             name: name.chars().take(64).collect(),
         })
-}
-
-/// `ROLE=ADAPTER[:MODEL]` values, checked against the pipeline's roles. A later bind of the same
-/// role wins.
-fn parse_binds(
-    values: &[String],
-    roles: &[String],
-) -> Result<IndexMap<String, (AdapterKind, Option<String>)>, BindingError> {
-    let mut binds = IndexMap::new();
-    for value in values {
-        let malformed = || BindingError::MalformedBind {
-            value: value.clone(),
-        };
-        let (role, target) = value.split_once('=').ok_or_else(malformed)?;
-        let (name, model) = match target.split_once(':') {
-            Some((name, model)) if !model.is_empty() => (name, Some(model.to_owned())),
-            Some(_) => return Err(malformed()),
-            None => (target, None),
-        };
-        if role.is_empty() || name.is_empty() {
-            return Err(malformed());
-        }
-        if !roles.iter().any(|known| known == role) {
-            return Err(BindingError::UnknownRole {
-                value: value.clone(),
-                role: role.to_owned(),
-                known: roles.join(", "),
-            });
-        }
-        binds.insert(
-            role.to_owned(),
-            (adapter(name, &format!("--bind {value}"))?, model),
-        );
-    }
-    Ok(binds)
 }
 
 /// Validate every adapter named in a config or preset, and note roles this pipeline lacks.
@@ -365,8 +455,20 @@ fn from_kind(kind: AdapterKind, model: Option<String>, source: BindingSource) ->
         provider: kind.default_provider().to_owned(),
         model,
         effort: None,
+        command: Vec::new(),
         source,
     }
+}
+
+/// The pipeline's own `adapter:` (validated by `crumb validate`; an unknown name cannot reach
+/// here because the pipeline would not compile).
+fn from_declared(declared: &RoleAdapter) -> ResolvedBinding {
+    let kind = declared.name().parse().unwrap_or(AdapterKind::Mock);
+    let model = match declared {
+        RoleAdapter::Command(command) => command.model.clone(),
+        RoleAdapter::Name(_) => None,
+    };
+    from_kind(kind, model, BindingSource::Pipeline)
 }
 
 /// A file binding whose adapter was already validated by [`check_layer`].
@@ -393,223 +495,10 @@ fn from_file(binding: &Binding, source: BindingSource) -> ResolvedBinding {
         provider,
         model: binding.model.clone(),
         effort: binding.effort,
+        command: Vec::new(),
         source,
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn roles() -> Vec<String> {
-        ["planner-lead", "builder", "verifier"]
-            .map(String::from)
-            .to_vec()
-    }
-
-    fn shipped_presets() -> Vec<PathBuf> {
-        vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("presets")]
-    }
-
-    fn adapters(bindings: &Bindings) -> Vec<(&str, &str)> {
-        bindings
-            .roles
-            .iter()
-            .map(|(role, b)| (role.as_str(), b.adapter.as_str()))
-            .collect()
-    }
-
-    #[test]
-    fn nothing_anywhere_means_mock() {
-        let bindings = resolve(&roles(), &Request::default(), &Context::default()).unwrap();
-        assert!(
-            bindings
-                .roles
-                .values()
-                .all(|b| b.adapter == AdapterKind::Mock && b.source == BindingSource::Fallback)
-        );
-        assert_eq!(bindings.roles["builder"].provider, "none");
-    }
-
-    #[test]
-    fn bind_beats_adapter_beats_config_beats_preset_beats_ambient() {
-        let dir = tempfile::tempdir().unwrap();
-        let config = dir.path().join("config.yaml");
-        std::fs::write(
-            &config,
-            "preset: cross\nroles:\n  planner-lead: { adapter: gemini-cli, model: flash }\n",
-        )
-        .unwrap();
-        let context = Context {
-            config_path: Some(config),
-            preset_dirs: shipped_presets(),
-            env: Environment::from_pairs([("CODEX_SESSION_ID", "x")]),
-        };
-        let only_files = resolve(&roles(), &Request::default(), &context).unwrap();
-        assert_eq!(
-            adapters(&only_files),
-            [
-                ("planner-lead", "gemini-cli"),
-                ("builder", "claude-code"),
-                ("verifier", "codex")
-            ]
-        );
-        assert_eq!(
-            only_files.roles["planner-lead"].source,
-            BindingSource::Config {
-                entry: ConfigEntry::Role
-            }
-        );
-        assert_eq!(
-            only_files.roles["builder"].source,
-            BindingSource::Preset {
-                name: "cross".into(),
-                entry: ConfigEntry::Default
-            }
-        );
-        assert_eq!(only_files.roles["builder"].model.as_deref(), Some("sonnet"));
-        assert_eq!(only_files.roles["verifier"].provider, "openai");
-
-        let request = Request {
-            adapter: Some("codex".into()),
-            binds: vec!["verifier=claude-code:opus".into()],
-            preset: Some("mock".into()),
-        };
-        let flags = resolve(&roles(), &request, &context).unwrap();
-        assert_eq!(
-            adapters(&flags),
-            [
-                ("planner-lead", "codex"),
-                ("builder", "codex"),
-                ("verifier", "claude-code")
-            ]
-        );
-        assert_eq!(flags.roles["verifier"].model.as_deref(), Some("opus"));
-        assert_eq!(flags.roles["verifier"].source, BindingSource::Bind);
-        assert_eq!(flags.roles["builder"].source, BindingSource::Adapter);
-        assert_eq!(
-            flags.preset.as_deref(),
-            Some("mock"),
-            "--preset replaces the config's preset"
-        );
-
-        let ambient_only = Context {
-            env: Environment::from_pairs([("CODEX_SESSION_ID", "x")]),
-            ..Context::default()
-        };
-        let ambient = resolve(&roles(), &Request::default(), &ambient_only).unwrap();
-        assert!(
-            ambient
-                .roles
-                .values()
-                .all(|b| b.adapter == AdapterKind::Codex)
-        );
-        assert_eq!(
-            ambient.roles["builder"].describe(),
-            "codex (openai) ← ambient: launched from codex (CODEX_SESSION_ID is set)"
-        );
-    }
-
-    #[test]
-    fn preset_roles_beat_preset_default_and_foreign_roles_are_notes() {
-        let context = Context {
-            preset_dirs: shipped_presets(),
-            ..Context::default()
-        };
-        let request = Request {
-            preset: Some("gemini".into()),
-            ..Request::default()
-        };
-        let doc_roles = vec!["writer".to_owned(), "reviewer".to_owned()];
-        let bindings = resolve(&doc_roles, &request, &context).unwrap();
-        assert_eq!(bindings.roles["writer"].model.as_deref(), Some("pro"));
-        assert_eq!(
-            bindings.notes,
-            ["preset gemini binds `builder`, which this pipeline does not have (ignored)"]
-        );
-        let casual = resolve(&roles(), &request, &context).unwrap();
-        assert_eq!(casual.roles["builder"].model.as_deref(), Some("flash"));
-        assert_eq!(
-            casual.roles["builder"].describe(),
-            "gemini-cli (google, model flash) ← preset gemini (role)"
-        );
-    }
-
-    #[test]
-    fn typed_errors() {
-        let context = Context {
-            preset_dirs: shipped_presets(),
-            ..Context::default()
-        };
-        let err = |request: Request| {
-            resolve(&roles(), &request, &context)
-                .unwrap_err()
-                .to_string()
-        };
-        assert_eq!(
-            err(Request {
-                adapter: Some("gpt".into()),
-                ..Request::default()
-            }),
-            "--adapter: unknown adapter `gpt` (adapters: mock, claude-code, codex, gemini-cli, command)"
-        );
-        assert_eq!(
-            err(Request {
-                binds: vec!["ghost=mock".into()],
-                ..Request::default()
-            }),
-            "--bind ghost=mock: unknown role `ghost` (roles: planner-lead, builder, verifier)"
-        );
-        for bad in ["builder", "=mock", "builder=", "builder=mock:"] {
-            assert!(
-                err(Request {
-                    binds: vec![bad.into()],
-                    ..Request::default()
-                })
-                .contains("expected ROLE=ADAPTER"),
-                "{bad}"
-            );
-        }
-        assert!(
-            err(Request {
-                binds: vec!["builder=claude".into()],
-                ..Request::default()
-            })
-            .contains("unknown adapter `claude`")
-        );
-        assert!(
-            err(Request {
-                preset: Some("nope".into()),
-                ..Request::default()
-            })
-            .starts_with("unknown preset `nope`")
-        );
-
-        let dir = tempfile::tempdir().unwrap();
-        let config = dir.path().join("config.yaml");
-        std::fs::write(&config, "roles:\n  builder: { adapter: copilot }\n").unwrap();
-        let with_config = Context {
-            config_path: Some(config),
-            ..Context::default()
-        };
-        let message = resolve(&roles(), &Request::default(), &with_config)
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            message,
-            ".crumb/config.yaml roles.builder: unknown adapter `copilot` (adapters: mock, claude-code, codex, gemini-cli, command)"
-        );
-        let bad_ambient = Context {
-            env: Environment::from_pairs([("CRUMB_AMBIENT_ADAPTER", "x")]),
-            ..Context::default()
-        };
-        assert!(resolve(&roles(), &Request::default(), &bad_ambient).is_err());
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn bind_parsing_never_panics(values in proptest::collection::vec("[a-z:=-]{0,20}", 0..4)) {
-            let _ = resolve(&roles(), &Request { binds: values, ..Request::default() }, &Context::default());
-        }
-    }
-}
+mod tests;

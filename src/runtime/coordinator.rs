@@ -28,13 +28,13 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::dispatcher::{self, SharedWriter, SpawnJob, SpawnReport, append, runner_metadata};
 use super::inbox::{parse_line, read_after, rejection_draft, to_draft};
-use super::process;
 use super::run_config::{Ending, RoleBinding, RunConfig};
 use super::session::SessionDir;
 use crate::adapters::AdapterKind;
 use crate::engine::effect::{Cancel, Done, Effect, Spawn};
 use crate::engine::{Replay, State};
 use crate::pipeline::table::TransitionTable;
+use crate::process;
 use crate::runtime::inbox::InboxError;
 use crate::transcript::reader::Tolerant;
 use crate::transcript::tail::Tail;
@@ -405,7 +405,23 @@ impl Coordinator<'_> {
             .unwrap_or_else(|| RoleBinding::to_adapter(AdapterKind::Mock, "default"));
         match spawn.adapter.as_deref().map(str::parse::<AdapterKind>) {
             Some(Ok(kind)) if kind.as_str() != bound.adapter => {
-                RoleBinding::to_adapter(kind, "swap")
+                let mut swapped = RoleBinding::to_adapter(kind, "swap");
+                if kind == AdapterKind::Command {
+                    // A swap to `command` runs the program the pipeline declares for the role.
+                    let declared = self
+                        .session
+                        .table
+                        .role(&spawn.role)
+                        .and_then(|r| r.adapter.as_ref());
+                    let dir = self
+                        .pipeline_file
+                        .parent()
+                        .unwrap_or(std::path::Path::new("."));
+                    swapped.command = declared.map_or_else(Vec::new, |adapter| {
+                        crate::pipeline::argv::resolve(adapter.command(), dir)
+                    });
+                }
+                swapped
             }
             _ => bound,
         }

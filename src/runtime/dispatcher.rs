@@ -17,15 +17,15 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
-use super::process::{self, Outcome, SpawnSpec, Stream};
 use super::run_config::{RoleBinding, RunConfig};
 use super::session::SessionDir;
 use super::stream_tap::StreamTap;
 use crate::adapters::mock::agent::PRODUCES_ENV;
 use crate::adapters::mock::scenario::SCENARIO_ENV;
-use crate::adapters::{AdapterKind, TurnRequest};
+use crate::adapters::{AdapterKind, Terminal, TurnRequest, TurnSummary};
 use crate::engine::effect::{RunQa, Spawn};
 use crate::pipeline::table::{QaSpec, RoleSpec};
+use crate::process::{self, Outcome, SpawnSpec, Stream};
 use crate::transcript::writer::{WriteError, Writer};
 use crate::transcript::{Draft, Event, Kind, Metadata};
 
@@ -118,14 +118,12 @@ pub async fn run_spawn(
         // A dropped sender cancels too: nobody is left to receive the outcome.
         let _ = cancel.await;
     };
-    let mut tap = adapter_kind(&job)
-        .ok()
-        .filter(|kind| *kind != AdapterKind::Mock)
-        .map(StreamTap::new);
+    let (spec, kind) = launch;
+    let mut tap = StreamTap::new(kind);
     let finished = process::run(
-        launch,
+        spec,
         |stream, line| {
-            if let (Stream::Stdout, Some(tap)) = (stream, tap.as_mut()) {
+            if stream == Stream::Stdout {
                 tap.line(line);
             }
         },
@@ -139,22 +137,13 @@ pub async fn run_spawn(
             failure: None,
         };
     }
-    let usage = tap.as_ref().map_or_else(
-        || parse_usage(&finished.stdout_tail),
-        |tap| Usage::from(tap.summary()),
-    );
-    if let Some(tap) = &tap {
-        for draft in tap.tool_call_drafts(&role) {
-            let _ = append(&writer, draft);
-        }
+    let summary = tap.summary();
+    for draft in tap.tool_call_drafts(&role) {
+        let _ = append(&writer, draft);
     }
     let produced = produced_since(&job.session.transcript(), &wake_id, &job.role);
-    let failure = classify(&finished.outcome, produced, &job).map(|(reason, message)| {
-        (
-            reason,
-            in_the_cli_s_words(message, &finished.outcome, tap.as_ref()),
-        )
-    });
+    let failure = classify(&finished.outcome, produced, &job)
+        .map(|(reason, message)| (reason, in_the_cli_s_words(message, &finished.outcome, &tap)));
     let exit_code = match finished.outcome {
         Outcome::Exited { code } => Some(code),
         _ => None,
@@ -181,8 +170,8 @@ pub async fn run_spawn(
         outcome,
         exit_code,
         u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX),
-        &usage,
-        tap.as_ref().map_or(0, StreamTap::omitted),
+        &summary,
+        tap.omitted(),
     );
     SpawnReport {
         role,
@@ -193,10 +182,13 @@ pub async fn run_spawn(
 
 /// A failure message completed with the CLI's own account of the turn (a Gemini exit 0 that
 /// reported an error, a Claude run without a result line), which says more than the exit code.
-fn in_the_cli_s_words(message: String, outcome: &Outcome, tap: Option<&StreamTap>) -> String {
-    let told =
-        tap.and_then(|tap| crate::adapters::turn_failure(tap.kind(), outcome, &tap.summary()));
-    match told {
+/// Output formats without an end-of-turn event (mock, command) have nothing to add.
+fn in_the_cli_s_words(message: String, outcome: &Outcome, tap: &StreamTap) -> String {
+    let summary = tap.summary();
+    if summary.terminal == Terminal::NotApplicable {
+        return message;
+    }
+    match crate::adapters::turn_failure(tap.kind(), outcome, &summary) {
         Some(told) if matches!(outcome, Outcome::Exited { .. }) => format!("{message}: {told}"),
         _ => message,
     }
@@ -284,7 +276,15 @@ fn fail(
         .data(data)
         .metadata(runner_metadata(&job.effect.id));
     let _ = append(writer, error);
-    write_stop(writer, job, "failed", exit_code, 0, &Usage::default(), 0);
+    write_stop(
+        writer,
+        job,
+        "failed",
+        exit_code,
+        0,
+        &TurnSummary::default(),
+        0,
+    );
     SpawnReport {
         role: job.role.id.clone(),
         effect_id: job.effect.id.clone(),
@@ -308,22 +308,19 @@ fn write_stop(
     outcome: &str,
     exit_code: Option<i32>,
     latency_ms: u64,
-    usage: &Usage,
+    summary: &TurnSummary,
     tool_calls_omitted: u64,
 ) {
+    let usage = &summary.usage;
     let mut metadata = runner_metadata(&job.effect.id);
     metadata.latency_ms = Some(latency_ms);
     metadata
         .adapter_session_id
-        .clone_from(&usage.adapter_session_id);
-    metadata.tokens_in = usage.tokens_in;
-    metadata.tokens_out = usage.tokens_out;
-    metadata.cache_read = usage.cache_read;
-    metadata.cache_write = usage.cache_write;
-    metadata.cost_usd = usage.cost_usd;
+        .clone_from(&summary.adapter_session_id);
     metadata.harness = Some(job.binding.harness.clone());
     metadata.provider = Some(job.binding.provider.clone());
-    metadata.model = usage.model.clone().or_else(|| job.binding.model.clone());
+    metadata.model.clone_from(&job.binding.model);
+    usage.write_to(&mut metadata);
     let mut data = Map::new();
     data.insert("outcome".into(), json!(outcome));
     data.insert("exit_code".into(), json!(exit_code));
@@ -352,65 +349,47 @@ fn wall_ms(job: &SpawnJob) -> u64 {
         .unwrap_or(job.role.wall_timeout_ms)
 }
 
-/// The process to run for the job's adapter.
-fn launch(job: &SpawnJob, prompt_path: &Path, log_path: &Path) -> Result<SpawnSpec, String> {
+/// The process to run for the job's adapter, built by the adapter itself (the one seam).
+fn launch(
+    job: &SpawnJob,
+    prompt_path: &Path,
+    log_path: &Path,
+) -> Result<(SpawnSpec, AdapterKind), String> {
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot locate the crumb binary: {e}"))?;
     let adapter = adapter_kind(job)?;
     let session = &job.session;
-    let prompt = job.prompt.clone().unwrap_or_default();
-    let mut env = crumb_env(job, &exe, prompt_path);
-    let (program, args, env_remove, stdin) = if adapter == AdapterKind::Mock {
-        let scenario = job
-            .config
-            .mock_scenario
-            .clone()
-            .unwrap_or_else(|| "pass".into());
-        env.push((SCENARIO_ENV.into(), scenario.into()));
-        (
-            exe.into_os_string(),
-            vec!["mock-agent".into()],
-            Vec::new(),
-            Some(prompt.into_bytes()),
-        )
-    } else {
-        let request = TurnRequest {
-            prompt,
-            prompt_file: prompt_path.to_path_buf(),
-            session_dir: session.path().to_path_buf(),
-            role: job.role.id.clone(),
-            model: job.binding.model.clone(),
-            effort: job.binding.effort(),
-            command: Vec::new(),
-        };
-        let invocation =
-            crate::adapters::invocation(adapter, &request).map_err(|e| e.to_string())?;
-        env.extend(
-            invocation
-                .env
-                .into_iter()
-                .map(|(k, v)| (k.to_string_lossy().into_owned(), v)),
-        );
-        (
-            invocation.program,
-            invocation.args,
-            invocation.env_remove,
-            invocation.stdin,
-        )
+    let request = TurnRequest {
+        prompt: job.prompt.clone().unwrap_or_default(),
+        prompt_file: prompt_path.to_path_buf(),
+        session_dir: session.path().to_path_buf(),
+        role: job.role.id.clone(),
+        model: job.binding.model.clone(),
+        effort: job.binding.effort(),
+        command: job.binding.command.clone(),
     };
-    Ok(SpawnSpec {
-        program,
-        args,
+    let invocation = crate::adapters::invocation(adapter, &request).map_err(|e| e.to_string())?;
+    let mut env = crumb_env(job, &exe, prompt_path);
+    env.extend(
+        invocation
+            .env
+            .into_iter()
+            .map(|(k, v)| (k.to_string_lossy().into_owned(), v)),
+    );
+    let spec = SpawnSpec {
+        program: invocation.program,
+        args: invocation.args,
         cwd: session.path().to_path_buf(),
         env: env.into_iter().map(|(k, v)| (k.into(), v)).collect(),
-        env_remove,
-        stdin,
+        env_remove: invocation.env_remove,
+        stdin: invocation.stdin,
         log_path: log_path.to_path_buf(),
         wall_timeout: Duration::from_millis(wall_ms(job).max(1)),
         idle_timeout: Duration::from_millis(idle_ms(job).max(1)),
         kill_grace: KILL_GRACE,
         pgid_file: Some(pgid_file(log_path)),
-    })
+    };
+    Ok((spec, adapter))
 }
 
 fn adapter_kind(job: &SpawnJob) -> Result<AdapterKind, String> {
@@ -418,20 +397,6 @@ fn adapter_kind(job: &SpawnJob) -> Result<AdapterKind, String> {
         .adapter
         .parse()
         .map_err(|e: crate::adapters::UnknownAdapter| e.to_string())
-}
-
-impl From<crate::adapters::TurnSummary> for Usage {
-    fn from(summary: crate::adapters::TurnSummary) -> Self {
-        Usage {
-            tokens_in: summary.usage.tokens_in,
-            tokens_out: summary.usage.tokens_out,
-            cache_read: summary.usage.cache_read,
-            cache_write: summary.usage.cache_write,
-            cost_usd: summary.usage.cost_usd,
-            model: summary.usage.model,
-            adapter_session_id: summary.adapter_session_id,
-        }
-    }
 }
 
 /// The `CRUMB_*` environment of a turn, with the running `crumb` first on `PATH` so agents can
@@ -455,6 +420,15 @@ fn crumb_env(job: &SpawnJob, exe: &Path, prompt_path: &Path) -> Vec<(String, OsS
             job.effect.consumed_intervene_ids.join(",").into(),
         ),
         (PRODUCES_ENV.into(), job.role.produces.join(",").into()),
+        // Read only by the mock agent; set for every turn so no adapter is special-cased here.
+        (
+            SCENARIO_ENV.into(),
+            job.config
+                .mock_scenario
+                .clone()
+                .unwrap_or_else(|| "pass".into())
+                .into(),
+        ),
     ];
     if let Some(dir) = exe.parent() {
         let mut path = OsString::from(dir);
@@ -481,90 +455,6 @@ pub fn produced_since(transcript: &Path, wake_id: &str, role: &RoleSpec) -> bool
         .iter()
         .skip_while(|e| e.id != wake_id)
         .any(|e| e.from == role.id && role.produces.iter().any(|k| k == e.kind.as_str()))
-}
-
-/// Token and cost usage of one turn.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Usage {
-    pub tokens_in: Option<u64>,
-    pub tokens_out: Option<u64>,
-    pub cache_read: Option<u64>,
-    pub cache_write: Option<u64>,
-    pub cost_usd: Option<f64>,
-    pub model: Option<String>,
-    /// The agent CLI's own session or thread id.
-    pub adapter_session_id: Option<String>,
-}
-
-/// Usage from an agent's structured stdout (JSON lines). A Claude `result` line holds the turn's
-/// total and wins; otherwise every `usage` object is summed (Codex reports one per model call).
-pub fn parse_usage(stdout: &[u8]) -> Usage {
-    let text = String::from_utf8_lossy(stdout);
-    let lines: Vec<Value> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
-        .filter(Value::is_object)
-        .collect();
-    let mut total = Usage::default();
-    let result = lines.iter().rev().find(|v| {
-        v.get("type").and_then(Value::as_str) == Some("result") && v.get("usage").is_some()
-    });
-    let chosen: Vec<&Value> = result.map_or_else(
-        || lines.iter().filter(|v| v.get("usage").is_some()).collect(),
-        |r| vec![r],
-    );
-    for line in chosen {
-        let usage = &line["usage"];
-        let number = |keys: &[&str]| {
-            keys.iter()
-                .find_map(|k| usage.get(*k).and_then(Value::as_u64))
-        };
-        add(
-            &mut total.tokens_in,
-            number(&["input_tokens", "tokens_in", "prompt_tokens"]),
-        );
-        add(
-            &mut total.tokens_out,
-            number(&["output_tokens", "tokens_out", "completion_tokens"]),
-        );
-        add(
-            &mut total.cache_read,
-            number(&[
-                "cache_read_input_tokens",
-                "cache_read",
-                "cached_input_tokens",
-            ]),
-        );
-        add(
-            &mut total.cache_write,
-            number(&["cache_creation_input_tokens", "cache_write"]),
-        );
-        let cost = ["total_cost_usd", "cost_usd"]
-            .iter()
-            .find_map(|k| {
-                line.get(*k)
-                    .or_else(|| usage.get(*k))
-                    .and_then(Value::as_f64)
-            })
-            .filter(|c| c.is_finite() && *c >= 0.0);
-        if let Some(cost) = cost {
-            total.cost_usd = Some(total.cost_usd.unwrap_or(0.0) + cost);
-        }
-        if let Some(model) = usage
-            .get("model")
-            .or_else(|| line.get("model"))
-            .and_then(Value::as_str)
-        {
-            total.model = Some(model.chars().take(128).collect());
-        }
-    }
-    total
-}
-
-fn add(total: &mut Option<u64>, value: Option<u64>) {
-    if let Some(value) = value {
-        *total = Some(total.unwrap_or(0).saturating_add(value));
-    }
 }
 
 fn tail_chars(text: &str, max: usize) -> String {
@@ -622,47 +512,4 @@ fn failed_qa(message: &str, effect: &RunQa) -> Draft {
         .parent(effect.build_event_id.clone())
         .data(data)
         .metadata(runner_metadata(&effect.id))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn usage_parsing_never_panics_on_any_output(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
-            let _ = parse_usage(&bytes);
-        }
-
-        #[test]
-        fn usage_lines_are_summed(counts in proptest::collection::vec((0u64..1_000_000, 0u64..1_000_000), 1..20)) {
-            let mut text = String::new();
-            for (i, o) in &counts {
-                text.push_str(&serde_json::json!({"usage": {"input_tokens": i, "output_tokens": o}}).to_string());
-                text.push('\n');
-            }
-            let usage = parse_usage(text.as_bytes());
-            prop_assert_eq!(usage.tokens_in, Some(counts.iter().map(|c| c.0).sum()));
-            prop_assert_eq!(usage.tokens_out, Some(counts.iter().map(|c| c.1).sum()));
-        }
-    }
-
-    #[test]
-    fn usage_sums_calls_but_a_result_line_wins() {
-        let codex = b"{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,\"output_tokens\":5}}\nnoise\n{\"usage\":{\"input_tokens\":1,\"cached_input_tokens\":3}}\n";
-        let usage = parse_usage(codex);
-        assert_eq!(
-            (usage.tokens_in, usage.tokens_out, usage.cache_read),
-            (Some(11), Some(5), Some(3))
-        );
-        let claude = b"{\"type\":\"assistant\",\"usage\":{\"input_tokens\":99}}\n{\"type\":\"result\",\"total_cost_usd\":0.5,\"usage\":{\"input_tokens\":7,\"output_tokens\":2}}\n";
-        let usage = parse_usage(claude);
-        assert_eq!((usage.tokens_in, usage.cost_usd), (Some(7), Some(0.5)));
-        assert_eq!(parse_usage(b"\xff\xfe garbage {"), Usage::default());
-        assert_eq!(
-            parse_usage(b"{\"usage\":{\"input_tokens\":-4},\"cost_usd\":-1}").tokens_in,
-            None
-        );
-    }
 }

@@ -3,7 +3,9 @@
 //! folders skipped — what an `{% include %}` can reach) are copied under `<session>/pipeline/`,
 //! keeping their relative layout so the copied YAML resolves its templates
 //! (`../templates/x.md.j2`) and their includes exactly as the original did. Only template files
-//! are swept up, so a pipeline pointing into a big or sensitive folder copies nothing else.
+//! are swept up, so a pipeline pointing into a big or sensitive folder copies nothing else. The
+//! files a role's `adapter: { command: [...] }` names (its agent scripts) are copied the same
+//! way, so the frozen pipeline's argv resolves to the frozen scripts.
 //!
 //! The content hash covers every copied file (path and bytes, in path order), so `session.start`
 //! pins what a replay will see, and later edits to the working tree never change it.
@@ -71,6 +73,8 @@ struct Outline {
 #[derive(Deserialize)]
 struct OutlineRole {
     template: String,
+    #[serde(default)]
+    adapter: Option<crate::pipeline::model::RoleAdapter>,
 }
 
 /// Copy `pipeline_path` and its template directories into `<session_dir>/pipeline/`.
@@ -101,6 +105,16 @@ pub fn freeze(pipeline_path: &Path, session_dir: &Path) -> Result<FrozenPipeline
         sources.push(template);
         if !template_dirs.contains(&dir) {
             template_dirs.push(dir);
+        }
+        // The files a role's `command` argv names travel with the pipeline, so a resumed or
+        // replayed session runs the agent it started with.
+        let argv = role.adapter.as_ref().map_or(&[][..], |a| a.command());
+        for arg in argv
+            .iter()
+            .filter(|arg| crate::pipeline::argv::is_path(arg))
+        {
+            let script = pipeline_dir.join(arg);
+            sources.push(script.canonicalize().map_err(read_err(&script))?);
         }
     }
     let mut total = 0u64;

@@ -10,7 +10,6 @@ pub mod inbox;
 pub mod listing;
 pub mod lock;
 pub mod meta;
-pub mod process;
 pub mod prompt;
 pub mod resolve;
 pub mod run_config;

@@ -292,6 +292,7 @@ mod tests {
 
     fn role(template: &str) -> RoleSpec {
         RoleSpec {
+            adapter: None,
             id: "builder".into(),
             template: template.into(),
             produces: vec!["build".into()],

@@ -21,7 +21,10 @@ pub struct RoleBinding {
     pub effort: Option<String>,
     pub harness: String,
     pub provider: String,
-    /// `--bind`, `--adapter`, `preset <name>`, `default`.
+    /// The `command` adapter's argv (paths already resolved).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+    /// `--bind`, `--adapter`, `preset <name>`, `pipeline`, `default`.
     pub decided_by: String,
 }
 
@@ -41,6 +44,7 @@ impl RoleBinding {
             effort: None,
             harness: adapter.default_harness().to_owned(),
             provider: adapter.default_provider().to_owned(),
+            command: Vec::new(),
             decided_by: decided_by.into(),
         }
     }

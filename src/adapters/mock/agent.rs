@@ -67,25 +67,25 @@ fn execute() -> Result<ExitCode, String> {
     let usage = match produced.as_str() {
         "spec" => {
             turn.plan()?;
-            json!({"tokens_in": 2000, "tokens_out": 800, "cache_read": 1500, "cost_usd": 0.05})
+            json!({"input_tokens": 2000, "output_tokens": 800, "cache_read_tokens": 1500, "cost_usd": 0.05})
         }
         "build" => {
             if let Some(code) = turn.misbehave_as_builder() {
                 return Ok(code);
             }
             turn.build()?;
-            json!({"tokens_in": 5000, "tokens_out": 3000, "cache_read": 3500, "cost_usd": 0.12})
+            json!({"input_tokens": 5000, "output_tokens": 3000, "cache_read_tokens": 3500, "cost_usd": 0.12})
         }
         "judge.score" => {
             turn.judge()?;
-            json!({"tokens_in": 4000, "tokens_out": 1500, "cache_read": 3000, "cost_usd": 0.08})
+            json!({"input_tokens": 4000, "output_tokens": 1500, "cache_read_tokens": 3000, "cost_usd": 0.08})
         }
         _ => {
             turn.pause();
             if !produced.is_empty() {
                 emit(&json!({"kind": produced, "body": format!("mock {} output", turn.actor)}))?;
             }
-            json!({"tokens_in": 1000, "tokens_out": 400, "cache_read": 0, "cost_usd": 0.02})
+            json!({"input_tokens": 1000, "output_tokens": 400, "cache_read_tokens": 0, "cost_usd": 0.02})
         }
     };
     let mut usage = usage;

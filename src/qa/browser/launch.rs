@@ -20,7 +20,7 @@ use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
 use super::reap;
-use crate::qa::process_group::GroupGuard;
+use crate::process::group::GroupGuard;
 
 /// Viewport of every page: the size the casual games are designed for.
 pub const VIEWPORT: (u32, u32) = (800, 600);

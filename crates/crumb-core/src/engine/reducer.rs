@@ -21,7 +21,7 @@ use super::effect::{self, Append, Effect, Feedback, Intervention, RunQa, Spawn, 
 use super::guards::{self, Evidence, RawScores};
 use super::state::{
     Awaiting, BuildSnapshot, EventSummary, MAX_LIST, MAX_PENDING_INTERVENTIONS, MAX_TEXT, PREVIEW,
-    QaSnapshot, QueuedSpawn, SpawnContext, SpecSnapshot, State, Terminal, VerdictRecord, clip,
+    QaSnapshot, SpawnContext, SpecSnapshot, State, Terminal, VerdictRecord, clip,
 };
 use crate::pipeline::table::CircuitAction;
 use crate::pipeline::table::{Action, CompiledRoute, TransitionTable};
@@ -665,7 +665,7 @@ impl Step<'_> {
                     let scope = if self.state.paused { "global" } else { "role" };
                     let role = spawn.role.clone();
                     self.state.next_role = Some(role.clone());
-                    self.state.role_mut(&role).queued = Some(QueuedSpawn {
+                    self.state.role_mut(&role).queued = Some(SpawnContext {
                         effect_id: spawn.id,
                         cause: spawn.cause,
                         feedback: spawn.feedback,

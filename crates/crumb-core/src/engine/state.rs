@@ -206,7 +206,7 @@ pub struct RoleState {
     pub paused: bool,
     /// A spawn held back by a pause, released by `/resume`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub queued: Option<QueuedSpawn>,
+    pub queued: Option<SpawnContext>,
     /// Messages for the next spawn of this role.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pending_interventions: Vec<Intervention>,
@@ -215,22 +215,11 @@ pub struct RoleState {
     pub last_spawn: Option<SpawnContext>,
 }
 
-/// The context of a spawn, kept for retries and pause queues.
+/// The context of a spawn: what the last one was given (for retries), or one held back by a
+/// pause (for `/resume`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SpawnContext {
-    /// The effect id of the spawn.
-    pub effect_id: String,
-    pub cause: SpawnCause,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub feedback: Option<Feedback>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub interventions: Vec<Intervention>,
-}
-
-/// A spawn held back by a pause.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct QueuedSpawn {
-    /// The id the spawn effect would have had.
+    /// The effect id of the spawn (for a queued one, the id it would have had).
     pub effect_id: String,
     pub cause: SpawnCause,
     #[serde(skip_serializing_if = "Option::is_none")]

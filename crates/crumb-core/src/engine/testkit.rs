@@ -38,6 +38,7 @@ pub fn casual() -> TransitionTable {
 )]
 pub fn casual_by_hand() -> TransitionTable {
     let role = |id: &str, produces: &str, fallback: &[&str]| RoleSpec {
+        adapter: None,
         id: id.to_owned(),
         template: format!("../templates/{id}.md.j2"),
         produces: vec![produces.to_owned()],

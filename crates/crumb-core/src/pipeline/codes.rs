@@ -149,6 +149,12 @@ codes! {
     UNKNOWN_ADAPTER = "crumb::unknown-adapter", Error,
         "A preset or fallback names an adapter crumb does not have.",
         "Use one of: mock, claude-code, codex, gemini-cli, command.";
+    COMMAND_WITHOUT_ARGV = "crumb::command-without-argv", Error,
+        "A role is bound to the `command` adapter but no argv says what program to run.",
+        "Write `adapter: { command: [python3, ../agents/<role>.py] }`, or give the argv in a preset, `.crumb/config.yaml` (`command: [...]`) or `--bind <role>=command:'program args'`.";
+    COMMAND_PATH = "crumb::command-path", Error,
+        "A path in a role's `command` argv does not exist or leads outside the project (the folder holding the pipeline's folder).",
+        "Argv elements containing `/` are relative to the pipeline file; keep them inside the project (e.g. `../agents/writer.py`), or use a bare program name looked up on PATH.";
 }
 
 /// Adapters a preset or a role's `fallback` may name.

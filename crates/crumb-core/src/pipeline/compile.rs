@@ -238,6 +238,7 @@ fn lower(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> TransitionTable {
                 sees: role.sees.clone(),
                 fallback: role.fallback.clone(),
                 description: role.description.clone(),
+                adapter: role.adapter.clone(),
             }
         })
         .collect();

@@ -1,5 +1,6 @@
 //! Pipeline files: the YAML model, its schema, validation and compilation to a transition table.
 
+pub mod argv;
 pub mod codes;
 pub mod compile;
 pub mod context;

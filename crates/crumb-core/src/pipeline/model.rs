@@ -61,6 +61,53 @@ pub struct Role {
     /// What the role does, shown in Studio and `crumb graph`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The pipeline's own binding for this role: an adapter name, or `{ command: [argv…] }`.
+    /// Presets, `.crumb/config.yaml` and the command line outrank it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<RoleAdapter>,
+}
+
+/// A role's default adapter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RoleAdapter {
+    /// `mock`, `claude-code`, `codex`, `gemini-cli` or `command` (which then needs an argv from
+    /// a preset, the config or `--bind`).
+    Name(String),
+    /// The `command` adapter running this program.
+    Command(CommandAdapter),
+}
+
+/// `{ command: [program, args…] }`: the `command` adapter with its argv.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CommandAdapter {
+    /// The program and its arguments, never run through a shell. Elements containing `/` are
+    /// paths relative to this pipeline file and must stay inside the project; a bare program
+    /// name is looked up on `PATH`. `{prompt_file}`, `{session_dir}`, `{role}` and `{model}` are
+    /// expanded.
+    pub command: Vec<String>,
+    /// Model name passed to the program (`CRUMB_MODEL`, `{model}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+impl RoleAdapter {
+    /// The adapter name this declares.
+    pub fn name(&self) -> &str {
+        match self {
+            RoleAdapter::Name(name) => name,
+            RoleAdapter::Command(_) => "command",
+        }
+    }
+
+    /// The declared argv (empty for a bare name).
+    pub fn command(&self) -> &[String] {
+        match self {
+            RoleAdapter::Name(_) => &[],
+            RoleAdapter::Command(command) => &command.command,
+        }
+    }
 }
 
 /// Wall-clock and idle limits of one spawn.

@@ -52,6 +52,11 @@ pub struct Binding {
     /// The model provider, used by the same-provider scoring guard.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<Provider>,
+    /// For `adapter: command`: the program and its arguments (never run through a shell). Paths
+    /// containing `/` are relative to this file's folder. Without it, a role's own
+    /// `adapter: { command: [...] }` from the pipeline is used.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
 }
 
 /// Reasoning effort.
@@ -95,6 +100,21 @@ pub fn check_preset_bytes(bytes: &[u8], origin: &Path) -> (Option<Preset>, Vec<D
                 .map(|(role, b)| (format!("/roles/{}", escape_segment(role)), b)),
         );
     for (pointer, binding) in bindings {
+        if !binding.command.is_empty() && binding.adapter != "command" {
+            out.push(
+                Diagnostic::new(
+                    &codes::INVALID_VALUE,
+                    origin,
+                    format!(
+                        "`command` is only used by the command adapter, not `{}`",
+                        binding.adapter
+                    ),
+                )
+                .at(document.index.value_span(&format!("{pointer}/command")))
+                .label("ignored by this adapter")
+                .hint("set `adapter: command`, or remove `command`"),
+            );
+        }
         if !KNOWN_ADAPTERS.contains(&binding.adapter.as_str()) {
             out.push(
                 Diagnostic::new(

@@ -8,7 +8,7 @@ use globset::GlobBuilder;
 use crate::pipeline::codes::{self, KNOWN_ADAPTERS};
 use crate::pipeline::compile::{Ctx, VERDICT_TRIGGER};
 use crate::pipeline::located_yaml::escape_segment;
-use crate::pipeline::model::{Check, OneOrMany, Pipeline, Qa};
+use crate::pipeline::model::{Check, OneOrMany, Pipeline, Qa, RoleAdapter};
 use crate::pipeline::suggest;
 use crate::pipeline::table::{CheckKindSpec, CheckSpec, TransitionTable};
 use crate::vocab::RESERVED_ACTORS;
@@ -54,6 +54,9 @@ fn roles(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
                 ));
             ctx.emit(d);
         }
+        if let Some(adapter) = &role.adapter {
+            role_adapter(adapter, &format!("{base}/adapter"), ctx);
+        }
         for (i, adapter) in role.fallback.iter().enumerate() {
             if !KNOWN_ADAPTERS.contains(&adapter.as_str()) {
                 let d = ctx
@@ -67,6 +70,36 @@ fn roles(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
                 ctx.emit(d);
             }
         }
+    }
+}
+
+/// A role's `adapter:` names a known adapter, and `command` comes with a program to run.
+fn role_adapter(adapter: &RoleAdapter, pointer: &str, ctx: &mut Ctx<'_>) {
+    let name = adapter.name();
+    if !KNOWN_ADAPTERS.contains(&name) {
+        let d = ctx
+            .at(
+                &codes::UNKNOWN_ADAPTER,
+                pointer,
+                format!("unknown adapter `{name}`"),
+            )
+            .label("no such adapter")
+            .hint(adapter_hint(name));
+        ctx.emit(d);
+    } else if name == "command" && adapter.command().first().is_none_or(String::is_empty) {
+        let (at, label) = match adapter {
+            RoleAdapter::Name(_) => (pointer.to_owned(), "no argv"),
+            RoleAdapter::Command(_) => (format!("{pointer}/command"), "empty argv"),
+        };
+        let d = ctx
+            .at(
+                &codes::COMMAND_WITHOUT_ARGV,
+                &at,
+                "the `command` adapter needs the program to run",
+            )
+            .label(label)
+            .hint("write `adapter: { command: [python3, ../agents/<role>.py] }`");
+        ctx.emit(d);
     }
 }
 

@@ -46,6 +46,9 @@ pub struct RoleSpec {
     pub sees: Vec<String>,
     pub fallback: Vec<String>,
     pub description: Option<String>,
+    /// The pipeline's binding for the role (`adapter:`), if it declares one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<crate::pipeline::model::RoleAdapter>,
 }
 
 /// A route after compilation.

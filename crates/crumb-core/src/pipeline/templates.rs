@@ -60,6 +60,10 @@ pub(crate) fn check(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> Vec<(PathBuf, Str
     for (id, role) in &pipeline.roles {
         let pointer = format!("/roles/{}/template", escape_segment(id));
         checker.role_template(&pipeline_dir, &canonical_dir, &role.template, &pointer, ctx);
+        if let Some(adapter) = &role.adapter {
+            let pointer = format!("/roles/{}/adapter/command", escape_segment(id));
+            checker.argv_paths(&canonical_dir, adapter.command(), &pointer, ctx);
+        }
     }
     checker.sources
 }
@@ -112,6 +116,38 @@ impl Checker {
             return;
         }
         self.template_file(&real, &shown, ctx);
+    }
+
+    /// The path elements of a role's `command` argv exist inside the project, under the same
+    /// confinement as templates (the program runs with the session as its working directory, so
+    /// the runtime passes these paths resolved).
+    fn argv_paths(&self, real_dir: &Path, argv: &[String], pointer: &str, ctx: &mut Ctx<'_>) {
+        for (i, arg) in argv.iter().enumerate() {
+            if !crate::pipeline::argv::is_path(arg) {
+                continue;
+            }
+            let real = normalize(&real_dir.join(arg));
+            let problem = if Path::new(arg).is_absolute() || !self.inside_root(&real) {
+                Some(("is outside the project", "leaves the project folder"))
+            } else if !real.is_file() {
+                Some(("not found", "no such file"))
+            } else {
+                None
+            };
+            if let Some((what, label)) = problem {
+                let d = ctx
+                    .at(
+                        &codes::COMMAND_PATH,
+                        &format!("{pointer}/{i}"),
+                        format!("command path `{arg}` {what}"),
+                    )
+                    .label(label)
+                    .hint(
+                        "argv paths are relative to the pipeline file and stay inside the project",
+                    );
+                ctx.emit(d);
+            }
+        }
     }
 
     fn inside_root(&self, real: &Path) -> bool {

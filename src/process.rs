@@ -8,6 +8,7 @@
 //! coordinator resumed after a crash can stop the orphan ([`kill_orphan`]).
 
 pub mod agent_env;
+pub mod group;
 mod lines;
 
 use std::ffi::OsString;
@@ -16,8 +17,6 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
@@ -393,7 +392,7 @@ pub fn kill_orphan(pgid_file: &std::path::Path, session_id: &str) -> bool {
     let ours = std::fs::read(format!("/proc/{pgid}/environ"))
         .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == marker.as_bytes()));
     if ours {
-        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        group::kill(pgid);
     }
     ours
 }
@@ -428,20 +427,19 @@ async fn pump(
 /// SIGTERM the group, wait up to `grace` for it to empty, then SIGKILL whatever is left and reap
 /// the leader.
 async fn terminate_group(pgid: i32, grace: Duration, child: &mut tokio::process::Child) {
-    let group = Pid::from_raw(pgid);
-    if killpg(group, None).is_err() {
+    if !group::alive(pgid) {
         let _ = child.wait().await;
         return; // the group is already empty
     }
-    let _ = killpg(group, Signal::SIGTERM);
+    group::terminate(pgid);
     let deadline = tokio::time::Instant::now() + grace;
     // The leader is reaped as soon as it exits; other members are polled (they are not our
     // children, so there is nothing to wait on).
     let _ = tokio::time::timeout_at(deadline, child.wait()).await;
-    while tokio::time::Instant::now() < deadline && killpg(group, None).is_ok() {
+    while tokio::time::Instant::now() < deadline && group::alive(pgid) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let _ = killpg(group, Signal::SIGKILL);
+    group::kill(pgid);
     let _ = child.wait().await;
 }
 
@@ -486,7 +484,7 @@ async fn open_log(spec: &SpawnSpec) -> std::io::Result<tokio::fs::File> {
         .collect();
     let header = format!(
         "=== {} spawn: {} (stdin: {}) ===\n",
-        crate::runtime::meta::now_rfc3339(),
+        chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         argv.join(" "),
         spec.stdin.as_ref().map_or_else(
             || "none".to_owned(),

@@ -1,0 +1,68 @@
+//! The one place that signals process groups. Every child crumb starts (agents, QA commands,
+//! Chromium) leads its own group, so a timeout, an error or a dropped future stops every process
+//! the child started, not just the child.
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+/// A usable group id (never 0, 1 or negative, which would hit far more than one group).
+fn group(pgid: i32) -> Option<Pid> {
+    (pgid > 1).then(|| Pid::from_raw(pgid))
+}
+
+/// Whether any process of the group is still alive.
+pub fn alive(pgid: i32) -> bool {
+    group(pgid).is_some_and(|pid| killpg(pid, None).is_ok())
+}
+
+/// Ask every process of the group to stop (SIGTERM). Harmless if the group is gone.
+pub fn terminate(pgid: i32) {
+    if let Some(pid) = group(pgid) {
+        let _ = killpg(pid, Signal::SIGTERM);
+    }
+}
+
+/// SIGKILL every process of the group now. Harmless if the group is already gone.
+pub fn kill(pgid: i32) {
+    if let Some(pid) = group(pgid) {
+        let _ = killpg(pid, Signal::SIGKILL);
+    }
+}
+
+/// Kills a process group with SIGKILL when dropped (unless [`GroupGuard::disarm`]ed).
+#[derive(Debug)]
+pub struct GroupGuard {
+    pgid: Option<i32>,
+}
+
+impl GroupGuard {
+    /// Guard the group led by `pid` (a child spawned with `process_group(0)`).
+    pub fn new(pid: Option<u32>) -> Self {
+        GroupGuard {
+            pgid: pid.and_then(|p| i32::try_from(p).ok()).filter(|&p| p > 1),
+        }
+    }
+
+    /// The group id, if any.
+    pub fn pgid(&self) -> Option<i32> {
+        self.pgid
+    }
+
+    /// SIGKILL every process of the group now. Harmless if the group is already gone.
+    pub fn kill(&self) {
+        if let Some(pgid) = self.pgid {
+            kill(pgid);
+        }
+    }
+
+    /// Stop guarding (the group was reaped and its id may be reused).
+    pub fn disarm(&mut self) {
+        self.pgid = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
