@@ -4,12 +4,11 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{Run, crumb, crumb_bin, repo_root};
+use crate::support::{Run, Running, crumb, eventually, repo_root};
 
 const PITCH: &str = "60-second match-3 with combo bonus";
 
@@ -62,22 +61,15 @@ impl Scratch {
     }
 
     /// The same run as a background process (for mid-run inbox lines and kills).
-    fn spawn_run(&self, scenario: &str, delay_ms: u64, extra: &[&str]) -> Child {
-        Command::new(crumb_bin())
-            .current_dir(self.dir.path())
-            .env("CRUMB_HOME", self.home())
-            .env("CRUMB_STUDIO_PORT", "1")
+    fn spawn_run(&self, scenario: &str, delay_ms: u64, extra: &[&str]) -> Running {
+        self.command(&["run"])
             .env("CRUMB_MOCK_DELAY_MS", delay_ms.to_string())
             .env_remove("CRUMB_IDLE_TIMEOUT")
-            .arg("run")
             .arg(self.pipeline())
             .arg(PITCH)
             .args(["--adapter", "mock", "--json", "--mock-scenario", scenario])
             .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
             .spawn()
-            .unwrap()
     }
 
     /// The only session of this home.
@@ -184,24 +176,19 @@ fn wait_for(
     session_dir: impl Fn() -> Option<PathBuf>,
     ready: impl Fn(&[Value]) -> bool,
 ) -> PathBuf {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(dir) = session_dir() {
+    eventually(
+        "the session to reach the expected state",
+        Duration::from_secs(60),
+        || {
+            let dir = session_dir()?;
             let text = std::fs::read_to_string(dir.join("transcript.jsonl")).unwrap_or_default();
             let events: Vec<Value> = text
                 .lines()
                 .filter_map(|l| serde_json::from_str(l).ok())
                 .collect();
-            if ready(&events) {
-                return dir;
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the session never reached the expected state"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+            ready(&events).then_some(dir)
+        },
+    )
 }
 
 /// A condition on the transcript so far.
@@ -492,21 +479,17 @@ fn a_hanging_builder_is_killed_at_its_idle_timeout_with_its_children() {
         .and_then(|pid| pid.parse().ok())
         .unwrap_or_else(|| panic!("the hanging builder logged its child: {log}"));
     // The child was SIGKILLed with its group; once reaped it is gone (or at most a zombie).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
-        let alive = state
-            .as_deref()
-            .is_some_and(|s| s.contains("(sleep)") && !s.contains(") Z "));
-        if !alive {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the hanging builder's child {pid} survived the timeout"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    eventually(
+        &format!("the hanging builder's child {pid} to be gone"),
+        Duration::from_secs(10),
+        || {
+            let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
+            let alive = state
+                .as_deref()
+                .is_some_and(|s| s.contains("(sleep)") && !s.contains(") Z "));
+            (!alive).then_some(())
+        },
+    );
 }
 
 #[test]
@@ -711,7 +694,7 @@ fn resume_refuses_unknown_sessions_and_a_live_coordinator() {
         .command(&["resume", "01ZZZZZZZZZZZZZZZZZZZZZZZZ"])
         .run()
         .expect_code(2);
-    let (mut child, session) = partial_run_awaiting(&scratch);
+    let (child, session) = partial_run_awaiting(&scratch);
     let second = scratch
         .command(&["resume"])
         .arg(&session)
@@ -722,8 +705,7 @@ fn resume_refuses_unknown_sessions_and_a_live_coordinator() {
         "{}",
         second.stderr
     );
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.kill();
 }
 
 /// What a fake agent CLI's planner turn must leave in the transcript.
@@ -956,15 +938,10 @@ fn a_session_without_its_header_cannot_be_resumed_and_says_why() {
 
 #[test]
 fn ctrl_c_stops_the_live_turn_without_recording_it_and_resume_redoes_it() {
-    use nix::sys::signal::{Signal, kill};
-    use nix::unistd::Pid;
+    use nix::sys::signal::Signal;
     let scratch = Scratch::new();
     let (child, session) = run_until(&scratch, |e| count(e, "builder", "agent.wake") == 1);
-    kill(
-        Pid::from_raw(i32::try_from(child.id()).unwrap()),
-        Signal::SIGINT,
-    )
-    .unwrap();
+    child.signal(Signal::SIGINT);
     expect_exit(child, 130);
     let events = transcript(&session);
     assert_eq!(
@@ -1045,14 +1022,13 @@ fn run_new_starts_fresh_even_when_a_dead_session_matches() {
 /// Start a slowed mock run, SIGKILL its coordinator once `ready` holds, and return the session
 /// it left behind (meta still says running, the lock is free).
 fn kill_mid_run(scratch: &Scratch, ready: Ready) -> PathBuf {
-    let (mut child, session) = run_until(scratch, ready);
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let (child, session) = run_until(scratch, ready);
+    child.kill();
     session
 }
 
 /// Start a `partial` mock run that waits for a person, and return it once it first asks for one.
-fn partial_run_awaiting(scratch: &Scratch) -> (Child, PathBuf) {
+fn partial_run_awaiting(scratch: &Scratch) -> (Running, PathBuf) {
     let child = scratch.spawn_run("partial", 0, &["--wait"]);
     let home = scratch.home();
     let session = wait_for(
@@ -1070,19 +1046,13 @@ fn wait_until_awaiting(session: &Path, times: usize) {
     );
 }
 
-/// Wait for a background run to end and check its exit code, showing its stderr if it differs.
-fn expect_exit(child: Child, code: i32) {
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+/// Wait for a background run to end and check its exit code, showing its output if it differs.
+fn expect_exit(child: Running, code: i32) {
+    child.wait().expect_code(code);
 }
 
 /// Start a slowed mock run in the background and wait until its transcript satisfies `ready`.
-fn run_until(scratch: &Scratch, ready: Ready) -> (Child, PathBuf) {
+fn run_until(scratch: &Scratch, ready: Ready) -> (Running, PathBuf) {
     let child = scratch.spawn_run("pass", 300, &[]);
     let home = scratch.home();
     let session = wait_for(|| any_session(&home), ready);

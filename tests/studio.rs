@@ -1004,22 +1004,16 @@ fn tiles_png(width: u32, height: u32) -> Vec<u8> {
 
 /// Poll `probe` in the page until it returns true, up to `limit` (a condition wait, not a sleep).
 async fn wait_in_page(page: &chromiumoxide::Page, probe: &str, limit: Duration) -> bool {
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        let ok = page
-            .evaluate(probe)
+    crate::support::eventually_async(limit, || async {
+        page.evaluate(probe)
             .await
             .ok()
             .and_then(|v| v.into_value::<bool>().ok())
-            .unwrap_or(false);
-        if ok {
-            return true;
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+            .unwrap_or(false)
+            .then_some(())
+    })
+    .await
+    .is_some()
 }
 
 /// Fail with what the page shows, keeping a screenshot of it.
@@ -1055,11 +1049,8 @@ fn end_to_end_in_headless_chromium_approve_from_the_command_bar() {
     use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
     use chromiumoxide::page::ScreenshotParams;
     use crumb::qa::browser::launch::Chromium;
-    use crumb::qa::browser::locate::locate;
 
-    let exe = locate().unwrap_or_else(|err| {
-        panic!("the Studio browser test needs Chromium (./scripts/ensure-chromium.sh): {err}")
-    });
+    let exe = crate::support::chromium();
     let home = temp_home();
     let mut done = Fixture::new(home.path());
     done.run_to_verdict([5.0, 5.0, 4.0, 5.0, 4.0, 4.0], Verdict::Pass);
@@ -1101,11 +1092,11 @@ fn end_to_end_in_headless_chromium_approve_from_the_command_bar() {
         input.type_str("/approve").await.unwrap();
         input.press_key("Enter").await.unwrap();
         let inbox = fixture.session.dir.inbox();
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while std::fs::read_to_string(&inbox).unwrap_or_default() != "/approve\n" {
-            assert!(std::time::Instant::now() < deadline, "the line never reached inbox.txt");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let reached = crate::support::eventually_async(Duration::from_secs(10), || async {
+            (std::fs::read_to_string(&inbox).unwrap_or_default() == "/approve\n").then_some(())
+        })
+        .await;
+        assert!(reached.is_some(), "the line never reached inbox.txt");
         let written = fixture.coordinate_inbox();
         assert!(written.iter().any(|e| e.kind == Kind::Done));
         if !wait_in_page(&page, "!!document.querySelector('.sent .ack.good') && !!document.querySelector('.banner.done')", Duration::from_secs(15)).await {
@@ -1152,22 +1143,14 @@ fn end_to_end_in_headless_chromium_approve_from_the_command_bar() {
 
 /// Wait (bounded) until the session's state satisfies `ready`, polling the API.
 fn wait_for_state(server: &Server, id: &str, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    loop {
+    crate::support::eventually(what, Duration::from_secs(120), || {
         let reply = server.get(&format!("/api/sessions/{id}"));
-        if reply.status == 200 {
-            let state: Value = serde_json::from_str(&reply.body).unwrap();
-            if ready(&state) {
-                return state;
-            }
+        if reply.status != 200 {
+            return None;
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "timed out waiting for {what}: {}",
-            reply.body
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        let state: Value = serde_json::from_str(&reply.body).unwrap();
+        ready(&state).then_some(state)
+    })
 }
 
 #[test]
@@ -1256,11 +1239,8 @@ fn end_to_end_a_real_mock_run_is_approved_from_the_page() {
     use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
     use chromiumoxide::page::ScreenshotParams;
     use crumb::qa::browser::launch::Chromium;
-    use crumb::qa::browser::locate::locate;
 
-    let exe = locate().unwrap_or_else(|err| {
-        panic!("the Studio browser test needs Chromium (./scripts/ensure-chromium.sh): {err}")
-    });
+    let exe = crate::support::chromium();
     let home = temp_home();
     let server = Server::start(home.path());
     // Started the way the page's form does: `crumb run --wait` in the background.
@@ -1374,11 +1354,8 @@ fn a_100k_event_session_stays_usable_in_the_browser() {
     use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
     use chromiumoxide::page::ScreenshotParams;
     use crumb::qa::browser::launch::Chromium;
-    use crumb::qa::browser::locate::locate;
 
-    let exe = locate().unwrap_or_else(|err| {
-        panic!("the Studio browser test needs Chromium (./scripts/ensure-chromium.sh): {err}")
-    });
+    let exe = crate::support::chromium();
     let home = temp_home();
     let mut fixture = Fixture::new(home.path());
     fixture.run_to_verdict([5.0, 5.0, 4.0, 5.0, 4.0, 4.0], Verdict::Pass);

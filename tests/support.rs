@@ -51,7 +51,18 @@ impl Default for Crumb {
 impl Crumb {
     /// A `crumb` invocation from the repository root, hermetic for the variables crumb reads.
     pub fn new() -> Crumb {
-        let mut cmd = Command::new(crumb_bin());
+        Crumb::program(Command::new(crumb_bin()))
+    }
+
+    /// `sh -c script` with the same environment and `$CRUMB` naming the binary, for tests that
+    /// drive crumb from a shell loop; the timeout covers the shell and every crumb it starts.
+    pub fn shell(script: &str) -> Crumb {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(script).env("CRUMB", crumb_bin());
+        Crumb::program(cmd)
+    }
+
+    fn program(mut cmd: Command) -> Crumb {
         cmd.current_dir(repo_root());
         for var in [
             "GITHUB_ACTIONS",

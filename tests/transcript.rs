@@ -6,7 +6,6 @@
 use std::fs;
 use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use crumb::transcript::reader::{LineIssue, Reader};
 use crumb::transcript::schema;
@@ -20,7 +19,7 @@ use crumb::vocab::{Severity, Verdict};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use crate::support::{crumb, crumb_bin, repo_root};
+use crate::support::{Crumb, crumb, repo_root};
 
 // ---------------------------------------------------------------------------------------------
 // helpers
@@ -993,24 +992,18 @@ fn crumb_event_concurrent_appends_never_interleave() {
     let script = format!(
         r#"i=0; while [ $i -lt {EACH} ]; do printf '{{"kind":"note","body":"w%s-%s"}}' "$W" "$i" | "$CRUMB" event > /dev/null || exit 1; i=$((i+1)); done"#
     );
-    let children: Vec<_> = (0..WRITERS)
+    let writers: Vec<_> = (0..WRITERS)
         .map(|w| {
-            Command::new("sh")
-                .arg("-c")
-                .arg(&script)
+            Crumb::shell(&script)
                 .env("W", w.to_string())
-                .env("CRUMB", crumb_bin())
                 .env("CRUMB_ACTOR", "builder")
                 .env("CRUMB_SESSION_ID", "sess-1")
                 .env("CRUMB_TRANSCRIPT_PATH", &path)
-                .env_remove("CRUMB_SESSION_DIR")
-                .stdout(Stdio::null())
                 .spawn()
-                .expect("spawn writer")
         })
         .collect();
-    for mut child in children {
-        assert!(child.wait().unwrap().success(), "a writer failed");
+    for writer in writers {
+        writer.wait().expect_code(0);
     }
     let text = fs::read_to_string(&path).unwrap();
     assert!(text.ends_with('\n'));
