@@ -118,7 +118,7 @@ fn assert_screenshot(result: &Value) {
         "not a PNG: {}",
         path.display()
     );
-    let digest = sha256_hex(&bytes);
+    let digest = crumb_core::digest::sha256_hex(&bytes);
     assert_eq!(artifact["sha256"], digest);
     assert_eq!(result["data"]["screenshot"], artifact["path"]);
 }
@@ -595,18 +595,6 @@ fn processes_in_group(pgid: i64) -> Vec<String> {
         }
     }
     found
-}
-
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    use std::fmt::Write;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .fold(String::new(), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
 }
 
 /// chromiumoxide silently drops flags written with dashes; ours are our own argv, and this reads

@@ -251,7 +251,7 @@ fn pass_runs_every_role_once_and_leaves_a_game() {
     let build = of_kind(&events, "build")[0];
     for artifact in build["artifacts"].as_array().unwrap() {
         let bytes = std::fs::read(session.join(artifact["path"].as_str().unwrap())).unwrap();
-        let hex = crumb::adapters::mock::agent::sha256_hex(&bytes);
+        let hex = crumb_core::digest::sha256_hex(&bytes);
         assert_eq!(artifact["sha256"], hex);
     }
 }

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crumb_core::digest::sha256_hex;
 use futures::StreamExt;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 use tokio::task::JoinHandle;
 
 use super::browser::acceptance;
@@ -468,7 +468,7 @@ impl Shared {
                 .unwrap_or(&path)
                 .to_string_lossy()
                 .into_owned();
-            let sha256 = hex(&Sha256::digest(&bytes));
+            let sha256 = sha256_hex(&bytes);
             let artifact = ArtifactRef {
                 path: shown,
                 sha256,
@@ -668,7 +668,7 @@ fn entry_facts(spec: &QaSpec, request: &QaRequest) -> Option<EntryFacts> {
     let (bundle_bytes, bundle_file_count) = full.parent().map_or((0, 0), bundle_size);
     Some(EntryFacts {
         path: entry.to_owned(),
-        sha256: hex(&Sha256::digest(&bytes)),
+        sha256: sha256_hex(&bytes),
         bytes: bytes.len() as u64,
         bundle_bytes,
         bundle_file_count,
@@ -701,16 +701,6 @@ fn bundle_size(dir: &Path) -> (u64, u64) {
         }
     }
     (bytes, files)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
 }
 
 #[cfg(test)]

@@ -7,8 +7,6 @@
 
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 /// Environment variable that overrides the crumb home directory.
 pub const HOME_ENV: &str = "CRUMB_HOME";
 
@@ -94,13 +92,9 @@ impl Project {
 
 /// The stable short id of a project root.
 pub fn project_id(root: &Path) -> String {
-    let digest = Sha256::digest(root.as_os_str().as_encoded_bytes());
-    let mut hex = String::with_capacity(PROJECT_ID_LEN);
-    for byte in digest.iter().take(PROJECT_ID_LEN / 2) {
-        use std::fmt::Write;
-        let _ = write!(hex, "{byte:02x}");
-    }
-    hex
+    let mut id = crumb_core::digest::sha256_hex(root.as_os_str().as_encoded_bytes());
+    id.truncate(PROJECT_ID_LEN);
+    id
 }
 
 /// The nearest ancestor of `dir` (itself included) holding a `.git` directory or file.

@@ -18,6 +18,7 @@
 use std::fmt;
 
 use crate::adapters::AdapterKind;
+use crate::pipeline::suggest::edit_distance;
 
 /// Longest inbox line accepted, in bytes.
 pub const MAX_LINE_BYTES: usize = 16 * 1024;
@@ -421,20 +422,6 @@ fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<
         .filter(|(distance, _)| *distance <= 2)
         .min_by_key(|(distance, _)| *distance)
         .map(|(_, candidate)| candidate)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = previous[j] + usize::from(ca != *cb);
-            current.push(substitute.min(previous[j + 1] + 1).min(current[j] + 1));
-        }
-        previous = current;
-    }
-    previous[b.len()]
 }
 
 #[cfg(test)]

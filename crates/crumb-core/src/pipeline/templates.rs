@@ -9,6 +9,7 @@ use std::path::{Component, Path, PathBuf};
 
 use minijinja::Environment;
 
+use crate::confine::real_location;
 use crate::pipeline::codes;
 use crate::pipeline::compile::Ctx;
 use crate::pipeline::context::is_provided;
@@ -115,12 +116,9 @@ impl Checker {
     }
 
     fn inside_root(&self, real: &Path) -> bool {
-        if !real.starts_with(&self.root) {
-            return false;
-        }
         // Symlinks could still lead out; check the resolved path when it exists.
-        real.canonicalize()
-            .map_or(true, |resolved| resolved.starts_with(&self.root))
+        real.starts_with(&self.root)
+            && real_location(&self.root, real) != crate::confine::Location::Outside
     }
 
     /// Compile one template file and check its variables, then follow its includes.
