@@ -3,7 +3,7 @@
 //! The project root is the git work tree that contains the working directory (found by walking up
 //! to the first `.git` entry, without running git), or the working directory itself outside git.
 //! Keying sessions by the repository rather than the raw cwd means `crumb ls`, `say` and `resume`
-//! find the same sessions from any subdirectory, which the reference's cwd hash did not.
+//! find the same sessions from any subdirectory, which a hash of the working directory would not.
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! Every path is resolved component by component (no `..`, no root, no prefix), then
 //! canonicalised and required to stay under the canonical area root — so traversal, encoded
 //! traversal and symlinks pointing out all fail, and a sibling like `artifacts-x/` can never pass
-//! a string-prefix check (the reference's escape).
+//! a string-prefix check.
 
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
@@ -417,7 +417,7 @@ mod tests {
     }
 
     #[test]
-    fn the_reference_sibling_escape_is_refused() {
+    fn a_sibling_sharing_the_prefix_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("artifacts");
         std::fs::create_dir_all(&root).unwrap();

@@ -35,7 +35,7 @@ pub const ENGINE_TOOL: &str = "crumb-engine@v1";
 /// The `done` reason of a `done: pass` route.
 const PASS_REASON: &str = "verdict_pass";
 
-/// Fold `event` into a copy of `state`: the pure form the issue asks for.
+/// Fold `event` into a copy of `state`: the pure form, for callers that keep the old state.
 pub fn reduce(table: &TransitionTable, state: &State, event: &Event) -> (State, Vec<Effect>) {
     let mut next = state.clone();
     let effects = next.apply(table, event);
