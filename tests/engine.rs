@@ -142,10 +142,7 @@ fn replay_legacy(file: &str) {
         .expect("stem")
         .to_string_lossy()
         .into_owned();
-    insta::assert_snapshot!(
-        format!("replay_legacy_{name}"),
-        redact(&run.stdout, &path)
-    );
+    insta::assert_snapshot!(format!("replay_legacy_{name}"), redact(&run.stdout, &path));
 }
 
 #[test]
