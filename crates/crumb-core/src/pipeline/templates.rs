@@ -9,7 +9,7 @@ use std::path::{Component, Path, PathBuf};
 
 use minijinja::Environment;
 
-use crate::confine::real_location;
+use crate::confine::stays_inside;
 use crate::pipeline::codes;
 use crate::pipeline::compile::Ctx;
 use crate::pipeline::context::is_provided;
@@ -116,9 +116,7 @@ impl Checker {
     }
 
     fn inside_root(&self, real: &Path) -> bool {
-        // Symlinks could still lead out; check the resolved path when it exists.
-        real.starts_with(&self.root)
-            && real_location(&self.root, real) != crate::confine::Location::Outside
+        stays_inside(&self.root, real)
     }
 
     /// Compile one template file and check its variables, then follow its includes.
