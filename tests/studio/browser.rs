@@ -2,6 +2,32 @@
 //! the artifacts panel, a real mock run approved from the page, and a 100k-event session.
 
 use super::*;
+use crumb::qa::browser::launch::Chromium;
+
+/// A runtime for one browser test: Chromium's protocol handler runs beside the test's own task.
+fn browser_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Launch Chromium and open `url` in a 1440×1100 page.
+async fn open_studio(exe: &Path, url: &str) -> (Chromium, chromiumoxide::Page) {
+    use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+    let chromium = Chromium::launch(exe).await.expect("launch Chromium");
+    let page = chromium
+        .browser
+        .new_page("about:blank")
+        .await
+        .expect("page");
+    page.execute(SetDeviceMetricsOverrideParams::new(1440, 1100, 1.0, false))
+        .await
+        .expect("viewport");
+    page.goto(url).await.expect("open Studio");
+    (chromium, page)
+}
 
 /// Where browser screenshots are kept.
 pub fn artifact_dir() -> PathBuf {
@@ -79,10 +105,8 @@ async fn page_text(page: &chromiumoxide::Page, expression: &str) -> String {
 
 #[test]
 fn end_to_end_in_headless_chromium_approve_from_the_command_bar() {
-    use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
     use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
     use chromiumoxide::page::ScreenshotParams;
-    use crumb::qa::browser::launch::Chromium;
 
     let exe = crate::support::chromium();
     let home = temp_home();
@@ -98,16 +122,8 @@ fn end_to_end_in_headless_chromium_approve_from_the_command_bar() {
     let shots = artifact_dir();
     std::fs::create_dir_all(&shots).unwrap();
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let chromium = Chromium::launch(&exe).await.expect("launch Chromium");
-        let page = chromium.browser.new_page("about:blank").await.expect("page");
-        page.execute(SetDeviceMetricsOverrideParams::new(1440, 1100, 1.0, false)).await.expect("viewport");
-        page.goto(url.as_str()).await.expect("open Studio");
+    browser_runtime().block_on(async {
+        let (chromium, page) = open_studio(&exe, &url).await;
         if !wait_in_page(&page, "document.querySelectorAll('#sessions .session').length === 2 && !!document.querySelector('#aggregate')", Duration::from_secs(20)).await {
             page_failure(&page, "Studio shows both sessions and the scorecard").await;
         }
@@ -177,10 +193,8 @@ fn end_to_end_in_headless_chromium_approve_from_the_command_bar() {
 
 #[test]
 fn end_to_end_a_real_mock_run_is_approved_from_the_page() {
-    use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
     use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
     use chromiumoxide::page::ScreenshotParams;
-    use crumb::qa::browser::launch::Chromium;
 
     let exe = crate::support::chromium();
     let home = temp_home();
@@ -201,16 +215,8 @@ fn end_to_end_a_real_mock_run_is_approved_from_the_page() {
     let url = format!("http://127.0.0.1:{}/#/session/{id}", server.addr.port());
     let shots = artifact_dir();
     std::fs::create_dir_all(&shots).unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let chromium = Chromium::launch(&exe).await.expect("launch Chromium");
-        let page = chromium.browser.new_page("about:blank").await.expect("page");
-        page.execute(SetDeviceMetricsOverrideParams::new(1440, 1100, 1.0, false)).await.expect("viewport");
-        page.goto(url.as_str()).await.expect("open Studio");
+    browser_runtime().block_on(async {
+        let (chromium, page) = open_studio(&exe, &url).await;
         if !wait_in_page(&page, "!!document.querySelector('.banner.await') && !!document.querySelector('#aggregate') && !!document.querySelector('#graph .node.current')", Duration::from_secs(20)).await {
             page_failure(&page, "an awaiting session with its scorecard and graph").await;
         }
@@ -268,10 +274,8 @@ fn append_many(fixture: &Fixture, n: usize) {
 
 #[test]
 fn a_100k_event_session_stays_usable_in_the_browser() {
-    use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
     use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
     use chromiumoxide::page::ScreenshotParams;
-    use crumb::qa::browser::launch::Chromium;
 
     let exe = crate::support::chromium();
     let home = temp_home();
@@ -281,18 +285,8 @@ fn a_100k_event_session_stays_usable_in_the_browser() {
     let server = Server::start(home.path());
     let id = fixture.id();
     let url = format!("http://127.0.0.1:{}/#/session/{id}", server.addr.port());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let chromium = Chromium::launch(&exe).await.expect("launch Chromium");
-        let page = chromium.browser.new_page("about:blank").await.expect("page");
-        page.execute(SetDeviceMetricsOverrideParams::new(1440, 1100, 1.0, false))
-            .await
-            .expect("viewport");
-        page.goto(url.as_str()).await.expect("open Studio");
+    browser_runtime().block_on(async {
+        let (chromium, page) = open_studio(&exe, &url).await;
         if !wait_in_page(
             &page,
             "document.querySelectorAll('.feed .ev').length > 0",
