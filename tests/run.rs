@@ -72,6 +72,14 @@ impl Scratch {
             .spawn()
     }
 
+    /// `crumb resume --json` on `session`, expected to finish (exit 0).
+    fn resume(&self, session: &Path) -> Run {
+        self.command(&["resume", "--json"])
+            .arg(session)
+            .run()
+            .expect_code(0)
+    }
+
     /// The only session of this home.
     fn session(&self) -> PathBuf {
         let projects = self.home().join("projects");

@@ -18,11 +18,7 @@ fn resume_skips_a_torn_or_garbage_transcript_line_and_still_finishes() {
             .unwrap();
     }
     scratch.say(&session, "/approve");
-    let resumed = scratch
-        .command(&["resume", "--json"])
-        .arg(&session)
-        .run()
-        .expect_code(0);
+    let resumed = scratch.resume(&session);
     assert_eq!(summary(&resumed)["reason"], "approved");
     assert!(
         resumed.stderr.contains("unreadable transcript line"),
@@ -77,11 +73,7 @@ fn ctrl_c_stops_the_live_turn_without_recording_it_and_resume_redoes_it() {
         !session.join("logs/builder-1.pgid").exists(),
         "the builder's process group was stopped and unregistered"
     );
-    let resumed = scratch
-        .command(&["resume", "--json"])
-        .arg(&session)
-        .run()
-        .expect_code(0);
+    let resumed = scratch.resume(&session);
     assert_eq!(summary(&resumed)["reason"], "verdict_pass");
     let events = transcript(&session);
     assert_effects_once(&events);

@@ -57,22 +57,14 @@ fn partial_waits_for_a_person_then_approve_and_resume_finish_it() {
     );
 
     scratch.say(&session, "/approve");
-    let resumed = scratch
-        .command(&["resume", "--json"])
-        .arg(&session)
-        .run()
-        .expect_code(0);
+    let resumed = scratch.resume(&session);
     assert_eq!(summary(&resumed)["reason"], "approved");
     let events = transcript(&session);
     assert_effects_once(&events);
     assert_eq!(of_kind(&events, "user.approve").len(), 1);
     // Resuming a finished session changes nothing and applies no line twice.
     let lines = events.len();
-    scratch
-        .command(&["resume", "--json"])
-        .arg(&session)
-        .run()
-        .expect_code(0);
+    scratch.resume(&session);
     assert_eq!(transcript(&session).len(), lines);
 }
 
