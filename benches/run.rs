@@ -1,8 +1,7 @@
 //! A whole `crumb run` on the mock adapter, as a process, release build: the number a person feels
 //! for the main job without an agent CLI.
 //!
-//! - static QA only (`tests/fixtures/run/casual-static.yaml`): target median ≤ 200 ms
-//!   (the reference's mock run takes 2.0 s);
+//! - static QA only (`tests/fixtures/run/casual-static.yaml`): target median ≤ 200 ms;
 //! - the shipped `pipelines/casual.yaml` with browser QA (headless Chromium start, boot, input,
 //!   screenshot, AC predicates): target median ≤ 4 s. Skipped when Chromium is not installed.
 //!

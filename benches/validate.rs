@@ -1,5 +1,5 @@
 //! `crumb validate pipelines/casual.yaml` as a whole process, release build: the number people
-//! feel in CI and pre-commit hooks. Target: median ≤ 20 ms on the 2-core reference machine.
+//! feel in CI and pre-commit hooks. Target: median ≤ 20 ms on a 2-core machine.
 //!
 //! Run with `cargo bench --bench validate`. Benches are not told where the `crumb` binary is, so
 //! this program builds `target/release/crumb` itself (`cargo build --release`) when it is missing

@@ -40,7 +40,7 @@ impl Scratch {
         for (key, value) in env {
             command = command.env(key, value);
         }
-        command.run_within(LIMIT)
+        command.timeout(LIMIT).run()
     }
 
     /// A writer at `relative` (inside the scratch folder) that prints its arguments, then runs
@@ -200,7 +200,7 @@ fn a_command_role_without_an_argv_is_refused_before_anything_runs() {
     let fixture = "tests/pipelines/invalid/command-without-argv.yaml";
     let validate = crumb()
         .args(["validate", fixture])
-        .run_within(LIMIT)
+        .timeout(LIMIT).run()
         .expect_code(1);
     assert!(
         validate.stdout.contains(&format!("{fixture}:7:")),
@@ -215,7 +215,7 @@ fn a_command_role_without_an_argv_is_refused_before_anything_runs() {
         .arg("pipelines/casual.yaml")
         .arg("a pitch")
         .args(["--adapter", "command"])
-        .run_within(LIMIT)
+        .timeout(LIMIT).run()
         .expect_code(2);
     assert!(
         run.stderr
@@ -237,7 +237,7 @@ fn status_shows_each_role_s_usage_with_cache_reasoning_cost_and_model() {
     let status = crumb()
         .arg("status")
         .arg(&session)
-        .run_within(LIMIT)
+        .timeout(LIMIT).run()
         .expect_code(0);
     let usage: Vec<&str> = status
         .stdout

@@ -1,5 +1,5 @@
 //! Integration tests: `crumb replay` and `crumb status` through the real binary, on real
-//! transcripts (ours, hostile ones, and the reference's own).
+//! transcripts (ours, hostile ones, and legacy ones written in older event shapes).
 
 use std::path::{Path, PathBuf};
 
@@ -7,23 +7,6 @@ use crate::support::{crumb, repo_root};
 
 fn fixture(name: &str) -> PathBuf {
     repo_root().join("tests/fixtures/engine").join(name)
-}
-
-/// The reference's transcripts: `../shared/fixtures/reference-transcripts` next to the repository.
-fn reference_transcripts() -> Vec<PathBuf> {
-    let dir = repo_root().join("../shared/fixtures/reference-transcripts");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{} must exist: {e}", dir.display()))
-        .map(|entry| entry.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
-    assert!(
-        files.len() >= 5,
-        "expected the reference transcripts in {}",
-        dir.display()
-    );
-    files
 }
 
 /// Replace the machine-specific path of `path` in `text`.
@@ -138,26 +121,33 @@ fn replay_reads_a_five_megabyte_event_body() {
     assert!(value["state"]["goal"].as_str().expect("goal").len() < 10_000);
 }
 
-#[test]
-fn replay_reads_every_reference_transcript() {
-    for path in reference_transcripts() {
-        let run = crumb().arg("replay").arg(&path).run();
-        assert_eq!(run.code, 0, "{}\n{}", path.display(), run.stderr);
-        let name = path
-            .file_stem()
-            .expect("stem")
-            .to_string_lossy()
-            .into_owned();
-        insta::assert_snapshot!(
-            format!("replay_reference_{name}"),
-            redact(&run.stdout, &path)
-        );
-    }
+fixture_tests! {
+    folder: "tests/fixtures/transcripts/legacy", suffix: ".jsonl", check: replay_legacy,
+    listed: every_legacy_transcript_has_a_test,
+    replay_reads_legacy_mock_run_1 => "mock-run-1.jsonl",
+    replay_reads_legacy_mock_run_2 => "mock-run-2.jsonl",
+    replay_reads_legacy_real_01kqms9e5m1z7tef32e81yxagt => "real-01KQMS9E5M1Z7TEF32E81YXAGT.jsonl",
+    replay_reads_legacy_real_01kqnak1cxtbdebx2wp2qqk891 => "real-01KQNAK1CXTBDEBX2WP2QQK891.jsonl",
+    replay_reads_legacy_real_01kqq40dcpnghf54p2bjkp10mh => "real-01KQQ40DCPNGHF54P2BJKP10MH.jsonl",
+}
+
+/// A transcript in older event shapes (scores under `data.scores`, budget endings, no ending at
+/// all): `crumb replay` reads it, maps what it can and reports the rest.
+fn replay_legacy(file: &str) {
+    let path = repo_root().join(file);
+    let run = crumb().arg("replay").arg(&path).run();
+    assert_eq!(run.code, 0, "{}\n{}", path.display(), run.stderr);
+    let name = path
+        .file_stem()
+        .expect("stem")
+        .to_string_lossy()
+        .into_owned();
+    insta::assert_snapshot!(format!("replay_legacy_{name}"), redact(&run.stdout, &path));
 }
 
 #[test]
-fn replay_of_the_reference_mock_run_reaches_verdict_pass() {
-    let path = repo_root().join("../shared/fixtures/reference-transcripts/mock-run-1.jsonl");
+fn replay_of_a_legacy_mock_run_reaches_verdict_pass() {
+    let path = repo_root().join("tests/fixtures/transcripts/legacy/mock-run-1.jsonl");
     let run = crumb()
         .args(["replay", "--json"])
         .arg(&path)

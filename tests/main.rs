@@ -1,6 +1,7 @@
 //! The one integration-test binary. Each module tests one area against the real `crumb` binary,
 //! real files and real subprocesses.
 
+#[macro_use]
 mod support;
 
 mod command_adapter;

@@ -61,53 +61,112 @@ fn snapshot_name(file: &Path, format: &str) -> String {
     format!("invalid_{}_{format}", stem.replace('-', "_"))
 }
 
-#[test]
-fn every_invalid_fixture_fails_with_its_code_at_its_line() {
-    let files = fixtures("tests/pipelines/invalid");
-    assert!(
-        files.len() >= 25,
-        "at least 25 failure modes, found {}",
-        files.len()
-    );
-    for file in &files {
-        let (code, line) = expectation(file);
-        let json = crumb()
-            .args(["validate", "--deny-warnings", "--format", "json"])
-            .arg(file)
-            .run()
-            .expect_code(i32::from(INVALID_PIPELINE));
-        let report: Value = serde_json::from_str(&json.stdout).expect("json report");
-        let diagnostics = report["files"][0]["diagnostics"]
-            .as_array()
-            .expect("diagnostics array");
-        let found = diagnostics
-            .iter()
-            .any(|d| d["code"] == code.as_str() && line.is_none_or(|l| d["line"] == l));
-        assert!(
-            found,
-            "{}: expected {code} at line {line:?}, got:\n{}",
-            file.display(),
-            json.stdout
-        );
-        insta::assert_snapshot!(snapshot_name(file, "json"), json.stdout);
+fixture_tests! {
+    folder: "tests/pipelines/invalid", suffix: ".yaml", check: check_invalid,
+    listed: every_invalid_fixture_has_a_test,
+    invalid_bad_duration => "bad-duration.yaml",
+    invalid_bad_glob => "bad-glob.yaml",
+    invalid_bad_size => "bad-size.yaml",
+    invalid_browser_check_without_entry => "browser-check-without-entry.yaml",
+    invalid_check_timeout_beyond_qa => "check-timeout-beyond-qa.yaml",
+    invalid_command_check_empty_argv => "command-check-empty-argv.yaml",
+    invalid_command_on_another_adapter_preset => "command-on-another-adapter.preset.yaml",
+    invalid_command_path_escapes_root => "command-path-escapes-root.yaml",
+    invalid_command_without_argv => "command-without-argv.yaml",
+    invalid_duplicate_check_id => "duplicate-check-id.yaml",
+    invalid_duplicate_key => "duplicate-key.yaml",
+    invalid_duplicate_role => "duplicate-role.yaml",
+    invalid_empty_file => "empty-file.yaml",
+    invalid_file_check_min_above_max => "file-check-min-above-max.yaml",
+    invalid_included_template_missing => "included-template-missing.yaml",
+    invalid_invalid_verdict => "invalid-verdict.yaml",
+    invalid_limits_hard_below_warn => "limits-hard-below-warn.yaml",
+    invalid_missing_key => "missing-key.yaml",
+    invalid_missing_template => "missing-template.yaml",
+    invalid_multiple_documents => "multiple-documents.yaml",
+    invalid_no_path_to_done => "no-path-to-done.yaml",
+    invalid_not_utf8 => "not-utf8.yaml",
+    invalid_qa_result_unhandled => "qa-result-unhandled.yaml",
+    invalid_reserved_role_id => "reserved-role-id.yaml",
+    invalid_role_never_spawned => "role-never-spawned.yaml",
+    invalid_route_with_two_actions => "route-with-two-actions.yaml",
+    invalid_route_without_action => "route-without-action.yaml",
+    invalid_run_qa_without_qa_block => "run-qa-without-qa-block.yaml",
+    invalid_scoring_thresholds_inverted => "scoring-thresholds-inverted.yaml",
+    invalid_shadowed_route => "shadowed-route.yaml",
+    invalid_tab_indentation => "tab-indentation.yaml",
+    invalid_template_escapes_root => "template-escapes-root.yaml",
+    invalid_template_syntax_error => "template-syntax-error.yaml",
+    invalid_unhandled_produced_kind => "unhandled-produced-kind.yaml",
+    invalid_unknown_check_kind => "unknown-check-kind.yaml",
+    invalid_unknown_event_kind => "unknown-event-kind.yaml",
+    invalid_unknown_fallback_adapter => "unknown-fallback-adapter.yaml",
+    invalid_unknown_guard => "unknown-guard.yaml",
+    invalid_unknown_key_in_check => "unknown-key-in-check.yaml",
+    invalid_unknown_key => "unknown-key.yaml",
+    invalid_unknown_preset_adapter => "unknown-preset-adapter.preset.yaml",
+    invalid_unknown_role_in_route => "unknown-role-in-route.yaml",
+    invalid_unknown_route_from => "unknown-route-from.yaml",
+    invalid_unknown_template_variable => "unknown-template-variable.yaml",
+    invalid_unrouted_verdict => "unrouted-verdict.yaml",
+    invalid_unsupported_version => "unsupported-version.yaml",
+    invalid_when_on_kind_route => "when-on-kind-route.yaml",
+    invalid_with_without_spawn => "with-without-spawn.yaml",
+    invalid_wrong_type => "wrong-type.yaml",
+    invalid_yaml_syntax_error => "yaml-syntax-error.yaml",
+    invalid_zero_budget => "zero-budget.yaml",
+    invalid_zero_duration => "zero-duration.yaml",
+}
 
-        let human = crumb()
-            .args(["validate", "--deny-warnings"])
-            .arg(file)
-            .run()
-            .expect_code(i32::from(INVALID_PIPELINE));
-        assert!(
-            human.stdout.contains(&format!("[{code}]")),
-            "{}: human output lacks {code}",
-            file.display()
-        );
-        assert!(
-            human.stderr.contains("— invalid"),
-            "summary line on stderr: {}",
-            human.stderr
-        );
-        insta::assert_snapshot!(snapshot_name(file, "human"), human.stdout);
-    }
+/// One invalid fixture: its `# expect:` diagnostic in the JSON report, an explained code, and
+/// both reports snapshotted.
+fn check_invalid(file: &str) {
+    let file = Path::new(file);
+    let (code, line) = expectation(file);
+    let json = crumb()
+        .args(["validate", "--deny-warnings", "--format", "json"])
+        .arg(file)
+        .run()
+        .expect_code(i32::from(INVALID_PIPELINE));
+    let report: Value = serde_json::from_str(&json.stdout).expect("json report");
+    let diagnostics = report["files"][0]["diagnostics"]
+        .as_array()
+        .expect("diagnostics array");
+    let found = diagnostics
+        .iter()
+        .any(|d| d["code"] == code.as_str() && line.is_none_or(|l| d["line"] == l));
+    assert!(
+        found,
+        "{}: expected {code} at line {line:?}, got:\n{}",
+        file.display(),
+        json.stdout
+    );
+    insta::assert_snapshot!(snapshot_name(file, "json"), json.stdout);
+
+    let human = crumb()
+        .args(["validate", "--deny-warnings"])
+        .arg(file)
+        .run()
+        .expect_code(i32::from(INVALID_PIPELINE));
+    assert!(
+        human.stdout.contains(&format!("[{code}]")),
+        "{}: human output lacks {code}",
+        file.display()
+    );
+    assert!(
+        human.stderr.contains("— invalid"),
+        "summary line on stderr: {}",
+        human.stderr
+    );
+    insta::assert_snapshot!(snapshot_name(file, "human"), human.stdout);
+
+    crumb().args(["explain", &code]).run().expect_code(0);
+}
+
+#[test]
+fn there_are_at_least_25_failure_modes() {
+    let count = fixtures("tests/pipelines/invalid").len();
+    assert!(count >= 25, "at least 25 failure modes, found {count}");
 }
 
 #[test]
@@ -312,7 +371,7 @@ fn collect_undocumented(schema: &Value, at: &str, out: &mut Vec<String>) {
     }
 }
 
-/// Every `"crumb::…"` literal in the pipeline module (where all diagnostics are made).
+/// Every `"crumb::…"` literal in the core's pipeline module (where all diagnostics are made).
 fn code_literals_in_sources() -> BTreeSet<String> {
     let mut codes = BTreeSet::new();
     let mut stack = vec![repo_root().join("crates/crumb-core/src/pipeline")];
@@ -372,19 +431,6 @@ fn every_code_has_an_explain_entry() {
         "explain_unknown_role",
         crumb().args(["explain", "unknown-role"]).run().stdout
     );
-}
-
-#[test]
-fn every_fixture_code_is_an_explained_code() {
-    let listed = crumb().arg("explain").run().expect_code(0).stdout;
-    for file in fixtures("tests/pipelines/invalid") {
-        let (code, _) = expectation(&file);
-        assert!(
-            listed.contains(&code),
-            "{} expects unknown code {code}",
-            file.display()
-        );
-    }
 }
 
 #[test]
@@ -471,212 +517,4 @@ fn graph_of_an_invalid_pipeline_explains_why() {
     assert!(run.stdout.is_empty());
 }
 
-#[test]
-fn casual_compiles_to_the_expected_table() {
-    let compiled = compile_file(
-        &repo_root().join("pipelines/casual.yaml"),
-        &CompileOptions::default(),
-    );
-    assert!(
-        compiled.diagnostics.is_empty(),
-        "{:?}",
-        compiled.diagnostics
-    );
-    assert_eq!(compiled.source_hash.len(), 64);
-    let table = compiled.table.expect("table");
-    assert_eq!(table.name, "casual");
-    assert_eq!(
-        table.route_for("goal", "user").map(|r| &r.action),
-        Some(&Action::Spawn {
-            role: "planner-lead".into()
-        })
-    );
-    assert_eq!(
-        table.route_for("build", "builder").map(|r| &r.action),
-        Some(&Action::RunQa)
-    );
-    let pass = table
-        .route_for_verdict(Verdict::Pass, Severity::Minor)
-        .expect("PASS routed");
-    assert_eq!(
-        pass.action,
-        Action::Done {
-            reason: "verdict_pass".into()
-        }
-    );
-    let redesign = table
-        .route_for_verdict(Verdict::Reject, Severity::Critical)
-        .expect("routed");
-    assert_eq!(
-        redesign.action,
-        Action::Spawn {
-            role: "planner-lead".into()
-        }
-    );
-    assert!(redesign.with_feedback);
-    let repair = table
-        .route_for_verdict(Verdict::Fail, Severity::Minor)
-        .expect("routed");
-    assert_eq!(
-        repair.action,
-        Action::Spawn {
-            role: "builder".into()
-        }
-    );
-    assert!(
-        table.verdict_matrix.iter().flatten().all(Option::is_some),
-        "exhaustive"
-    );
-    assert!(matches!(table.routes[4].trigger, Trigger::Verdict { .. }));
-    assert_eq!(
-        table.role("builder").map(|r| r.wall_timeout_ms),
-        Some(30 * 60 * 1000)
-    );
-    assert_eq!(table.limits.wall_clock_hard_ms, 60 * 60 * 1000);
-}
-
-#[test]
-fn compile_str_without_templates_needs_no_files() {
-    let text =
-        std::fs::read_to_string(repo_root().join("pipelines/casual.yaml")).expect("readable");
-    // A path where nothing exists: the frozen copy inside a session.
-    let origin = Path::new("/nonexistent/session/pipeline.yaml");
-    let compiled = compile_str(
-        &text,
-        origin,
-        &CompileOptions {
-            check_templates: false,
-        },
-    );
-    assert!(compiled.table.is_some(), "{:?}", compiled.diagnostics);
-    let same = compile_file(
-        &repo_root().join("pipelines/casual.yaml"),
-        &CompileOptions::default(),
-    );
-    assert_eq!(compiled.table, same.table, "one compiler, one meaning");
-    assert_eq!(compiled.source_hash, same.source_hash);
-}
-
-#[test]
-fn template_escape_is_refused_even_through_a_symlink() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let project = dir.path().join("project");
-    std::fs::create_dir_all(project.join("pipelines")).expect("mkdir");
-    let outside = dir.path().join("secret.md.j2");
-    std::fs::write(&outside, "{{ goal }}").expect("write");
-    std::os::unix::fs::symlink(&outside, project.join("link.md.j2")).expect("symlink");
-    let pipeline = project.join("pipelines/p.yaml");
-    std::fs::write(
-        &pipeline,
-        "version: 1\nname: p\nroles:\n  w: { template: ../link.md.j2, produces: [build] }\nroutes:\n  - { on: goal, spawn: w }\n  - { on: build, done: ok }\n",
-    )
-    .expect("write");
-    let compiled = compile_file(&pipeline, &CompileOptions::default());
-    assert!(
-        compiled
-            .diagnostics
-            .iter()
-            .any(|d| d.code == "crumb::template-escapes-root"),
-        "{:?}",
-        compiled.diagnostics
-    );
-}
-
-const CASUAL: &str = include_str!("../pipelines/casual.yaml");
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
-
-    #[test]
-    fn arbitrary_bytes_never_panic_the_loader(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
-        let compiled = compile_bytes(&bytes, Path::new("fuzz.yaml"), &CompileOptions { check_templates: false });
-        prop_assert!(compiled.table.is_none() || compiled.diagnostics.iter().all(|d| !d.is_error()));
-        let _ = check_preset_bytes(&bytes, Path::new("fuzz.preset.yaml"));
-    }
-
-    #[test]
-    fn unit_parsers_never_panic_and_round_trip(text in "\\PC{0,40}", n in 0u64..=u64::MAX) {
-        let _ = parse_duration_ms(&text);
-        let _ = parse_size_bytes(&text);
-        prop_assert_eq!(parse_duration_ms(&format!("{n}ms")), Ok(n));
-        prop_assert_eq!(parse_size_bytes(&format!("{n}B")), Ok(n));
-        let minutes = format!("{n}m");
-        match n.checked_mul(60_000) {
-            Some(ms) => prop_assert_eq!(parse_duration_ms(&minutes), Ok(ms)),
-            None => prop_assert!(parse_duration_ms(&minutes).is_err()),
-        }
-        let mebibytes = format!("{n}MiB");
-        match n.checked_mul(1 << 20) {
-            Some(bytes) => prop_assert_eq!(parse_size_bytes(&mebibytes), Ok(bytes)),
-            None => prop_assert!(parse_size_bytes(&mebibytes).is_err()),
-        }
-    }
-
-    #[test]
-    fn yaml_ish_text_never_panics_the_loader(text in "[a-z_:{}\\[\\], \\-\\n\\t#'\"&*!|>%@.0-9]{0,400}") {
-        let compiled = compile_str(&text, Path::new("fuzz.yaml"), &CompileOptions { check_templates: false });
-        prop_assert!(compiled.has_errors() || compiled.table.is_some());
-    }
-
-    #[test]
-    fn mutated_pipelines_never_panic_and_errors_have_locations(
-        at in 0usize..CASUAL.len(),
-        cut in 0usize..40,
-        insert in "[a-z:{}\\[\\],\\- \\n]{0,8}",
-    ) {
-        let start = (0..=at).rev().find(|i| CASUAL.is_char_boundary(*i)).unwrap_or(0);
-        let end = (start + cut..=CASUAL.len()).find(|i| CASUAL.is_char_boundary(*i)).unwrap_or(CASUAL.len());
-        let text = format!("{}{insert}{}", &CASUAL[..start], &CASUAL[end..]);
-        let compiled = compile_str(&text, Path::new("mutant.yaml"), &CompileOptions { check_templates: false });
-        for diagnostic in &compiled.diagnostics {
-            // Whole-file problems are the only ones allowed to lack a position.
-            let whole_file = ["crumb::empty-file", "crumb::wrong-type"].contains(&diagnostic.code);
-            prop_assert!(diagnostic.span.is_some() || whole_file, "{diagnostic:?}");
-        }
-    }
-}
-
-#[test]
-fn graph_node_ids_stay_distinct_when_names_sanitise_alike() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let pipeline = dir.path().join("p.yaml");
-    std::fs::write(
-        &pipeline,
-        "version: 1\nname: p\nroles:\n  a-b: { template: t.j2, produces: [spec] }\n  a_b: { template: t.j2, produces: [build] }\nroutes:\n  - { on: goal, spawn: a-b }\n  - { on: spec, spawn: a_b }\n  - { on: build, done: \"said \\\"done\\\"\" }\n",
-    )
-    .expect("write");
-    std::fs::write(dir.path().join("t.j2"), "{{ goal }}").expect("write");
-    let mermaid = crumb()
-        .arg("graph")
-        .arg(&pipeline)
-        .run()
-        .expect_code(0)
-        .stdout;
-    assert!(
-        mermaid.contains("role_a_b[\"a-b\"]") && mermaid.contains("role_a_b_2[\"a_b\"]"),
-        "{mermaid}"
-    );
-    assert!(
-        mermaid.contains("role_a_b -->|\"#1 spec\"| role_a_b_2"),
-        "{mermaid}"
-    );
-    let dot = crumb()
-        .args(["graph", "--format", "dot"])
-        .arg(&pipeline)
-        .run()
-        .expect_code(0)
-        .stdout;
-    assert!(
-        dot.contains("[label=\"done: said \\\"done\\\"\", shape=doublecircle]"),
-        "{dot}"
-    );
-}
-
-#[test]
-fn presets_are_recognised_by_content_outside_the_presets_folder() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let copy = dir.path().join("mine.yaml");
-    std::fs::copy(repo_root().join("presets/cross.yaml"), &copy).expect("copy");
-    let run = crumb().arg("validate").arg(&copy).run().expect_code(0);
-    assert!(run.stdout.starts_with("ok: "), "{}", run.stdout);
-}
+mod compiler;

@@ -42,16 +42,10 @@ fn casual_on(name: &str) -> (Run, Value, tempfile::TempDir) {
     qa_json(&repo_root().join(CASUAL), &fixture(name), &[])
 }
 
-/// These tests need a real browser; fail loudly with the fix instead of silently skipping.
+/// These tests need a real browser, found the way `crumb qa` finds it; fail loudly with the fix
+/// instead of silently skipping.
 fn assert_chromium() {
-    let found = std::env::var_os("PATH").is_some_and(|p| {
-        std::env::split_paths(&p)
-            .any(|d| d.join("chromium").is_file() || d.join("google-chrome").is_file())
-    });
-    assert!(
-        found || std::env::var_os("CRUMB_CHROMIUM").is_some(),
-        "no Chromium on PATH: run ./scripts/ensure-chromium.sh (apt-get install chromium)"
-    );
+    crate::support::chromium();
 }
 
 fn check<'a>(result: &'a Value, id: &str) -> &'a Value {
@@ -124,7 +118,7 @@ fn assert_screenshot(result: &Value) {
         "not a PNG: {}",
         path.display()
     );
-    let digest = sha256_hex(&bytes);
+    let digest = crumb_core::digest::sha256_hex(&bytes);
     assert_eq!(artifact["sha256"], digest);
     assert_eq!(result["data"]["screenshot"], artifact["path"]);
 }
@@ -378,39 +372,47 @@ fn without_chromium_the_browser_checks_are_unavailable_never_a_pass() {
     assert!(result["artifacts"].is_null() || result["artifacts"].as_array().unwrap().is_empty());
 }
 
-/// The mock builder's game, for each mechanic, passes every check of the casual pipeline with the
-/// mock planner's own predicates.
-#[test]
-fn the_mock_game_passes_casual_qa_for_every_mechanic() {
+/// The mock builder's game for `pitch` passes every check of the casual pipeline with the mock
+/// planner's own predicates.
+fn mock_game_passes_casual_qa(pitch: &str) {
     assert_chromium();
-    for pitch in [
-        "60-second match-3 with combo bonus",
-        "30 second asteroid dodge",
-        "whack-a-mole clicker",
-    ] {
-        let dir = tempfile::tempdir().unwrap();
-        for (rel, content) in crumb::adapters::mock::game::render(pitch, 0) {
-            let path = dir.path().join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, content).unwrap();
-        }
-        let (_criteria, predicates) = crumb::adapters::mock::game::acceptance(pitch);
-        let ac = dir.path().join("ac.json");
-        std::fs::write(&ac, Value::Array(predicates).to_string()).unwrap();
-        let (run, result, _out) = qa_json(
-            &repo_root().join(CASUAL),
-            dir.path(),
-            &["--ac", ac.to_str().unwrap()],
-        );
-        assert_eq!(run.code, 0, "{pitch}: {result:#}");
-        let acs = result["data"]["ac_results"].as_array().unwrap();
-        assert_eq!(acs.len(), 5);
-        assert!(
-            acs.iter().all(|a| a["status"] == "PASS"),
-            "{pitch}: {acs:#?}"
-        );
-        assert_screenshot(&result);
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, content) in crumb::adapters::mock::game::render(pitch, 0) {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
     }
+    let (_criteria, predicates) = crumb::adapters::mock::game::acceptance(pitch);
+    let ac = dir.path().join("ac.json");
+    std::fs::write(&ac, Value::Array(predicates).to_string()).unwrap();
+    let (run, result, _out) = qa_json(
+        &repo_root().join(CASUAL),
+        dir.path(),
+        &["--ac", ac.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 0, "{pitch}: {result:#}");
+    let acs = result["data"]["ac_results"].as_array().unwrap();
+    assert_eq!(acs.len(), 5);
+    assert!(
+        acs.iter().all(|a| a["status"] == "PASS"),
+        "{pitch}: {acs:#?}"
+    );
+    assert_screenshot(&result);
+}
+
+#[test]
+fn the_mock_match3_game_passes_casual_qa() {
+    mock_game_passes_casual_qa("60-second match-3 with combo bonus");
+}
+
+#[test]
+fn the_mock_dodger_game_passes_casual_qa() {
+    mock_game_passes_casual_qa("30 second asteroid dodge");
+}
+
+#[test]
+fn the_mock_tapper_game_passes_casual_qa() {
+    mock_game_passes_casual_qa("whack-a-mole clicker");
 }
 
 /// A pipeline with only static and command checks, written next to its artifacts.
@@ -595,23 +597,12 @@ fn processes_in_group(pgid: i64) -> Vec<String> {
     found
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    use std::fmt::Write;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .fold(String::new(), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
-}
-
 /// chromiumoxide silently drops flags written with dashes; ours are our own argv, and this reads
 /// them back from the live browser's command line (the network containment depends on them).
 #[test]
 fn the_browser_really_runs_with_the_containment_flags() {
     assert_chromium();
-    let exe = crumb::qa::browser::locate::locate().expect("chromium");
+    let exe = crate::support::chromium();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -4,13 +4,11 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crumb::exit_codes::INVALID_PIPELINE;
 use serde_json::Value;
 
-use crate::support::{Run, crumb, crumb_bin, repo_root};
+use crate::support::{Run, Running, crumb, eventually, repo_root};
 
 const PITCH: &str = "60-second match-3 with combo bonus";
 
@@ -63,22 +61,23 @@ impl Scratch {
     }
 
     /// The same run as a background process (for mid-run inbox lines and kills).
-    fn spawn_run(&self, scenario: &str, delay_ms: u64, extra: &[&str]) -> Child {
-        Command::new(crumb_bin())
-            .current_dir(self.dir.path())
-            .env("CRUMB_HOME", self.home())
-            .env("CRUMB_STUDIO_PORT", "1")
+    fn spawn_run(&self, scenario: &str, delay_ms: u64, extra: &[&str]) -> Running {
+        self.command(&["run"])
             .env("CRUMB_MOCK_DELAY_MS", delay_ms.to_string())
             .env_remove("CRUMB_IDLE_TIMEOUT")
-            .arg("run")
             .arg(self.pipeline())
             .arg(PITCH)
             .args(["--adapter", "mock", "--json", "--mock-scenario", scenario])
             .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
             .spawn()
-            .unwrap()
+    }
+
+    /// `crumb resume --json` on `session`, expected to finish (exit 0).
+    fn resume(&self, session: &Path) -> Run {
+        self.command(&["resume", "--json"])
+            .arg(session)
+            .run()
+            .expect_code(0)
     }
 
     /// The only session of this home.
@@ -185,24 +184,19 @@ fn wait_for(
     session_dir: impl Fn() -> Option<PathBuf>,
     ready: impl Fn(&[Value]) -> bool,
 ) -> PathBuf {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(dir) = session_dir() {
+    eventually(
+        "the session to reach the expected state",
+        Duration::from_secs(60),
+        || {
+            let dir = session_dir()?;
             let text = std::fs::read_to_string(dir.join("transcript.jsonl")).unwrap_or_default();
             let events: Vec<Value> = text
                 .lines()
                 .filter_map(|l| serde_json::from_str(l).ok())
                 .collect();
-            if ready(&events) {
-                return dir;
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the session never reached the expected state"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+            ready(&events).then_some(dir)
+        },
+    )
 }
 
 /// A condition on the transcript so far.
@@ -265,7 +259,7 @@ fn pass_runs_every_role_once_and_leaves_a_game() {
     let build = of_kind(&events, "build")[0];
     for artifact in build["artifacts"].as_array().unwrap() {
         let bytes = std::fs::read(session.join(artifact["path"].as_str().unwrap())).unwrap();
-        let hex = crumb::adapters::mock::agent::sha256_hex(&bytes);
+        let hex = crumb_core::digest::sha256_hex(&bytes);
         assert_eq!(artifact["sha256"], hex);
     }
 }
@@ -366,705 +360,16 @@ fn a_running_studio_gets_the_session_s_deep_link() {
     );
 }
 
-#[test]
-fn fail_once_repairs_the_build_then_passes() {
-    let scratch = Scratch::new();
-    let summary = summary(&scratch.run("fail-once", &[]).expect_code(0));
-    assert_eq!(summary["reason"], "verdict_pass");
-    let session = scratch.session();
-    let events = transcript(&session);
-    assert_effects_once(&events);
-    let verdicts: Vec<_> = of_kind(&events, "judge.score")
-        .iter()
-        .map(|e| e["scores"]["verdict"].clone())
-        .collect();
-    assert_eq!(verdicts, ["FAIL", "PASS"]);
-    assert_eq!(count(&events, "builder", "build"), 2, "one repair build");
-    assert_eq!(count(&events, "planner-lead", "spec"), 1, "no redesign");
-    let repair_prompt = std::fs::read_to_string(session.join("prompts/builder-2.md")).unwrap();
-    assert!(
-        repair_prompt.contains("combo bonus is not signposted"),
-        "the repair gets the verifier's feedback"
-    );
-}
-
-#[test]
-fn critical_once_sends_the_planner_back_to_redesign() {
-    let scratch = Scratch::new();
-    summary(&scratch.run("critical-once", &[]).expect_code(0));
-    let session = scratch.session();
-    let events = transcript(&session);
-    assert_effects_once(&events);
-    assert_eq!(count(&events, "planner-lead", "spec"), 2, "a redesign");
-    assert_eq!(count(&events, "builder", "build"), 2);
-    let redesign = std::fs::read_to_string(session.join("prompts/planner-lead-2.md")).unwrap();
-    assert!(
-        redesign.contains("does not describe the mechanic"),
-        "the planner gets the feedback"
-    );
-}
-
-#[test]
-fn partial_waits_for_a_person_then_approve_and_resume_finish_it() {
-    let scratch = Scratch::new();
-    let first = summary(&scratch.run("partial", &[]).expect_code(10));
-    assert_eq!(first["status"], "awaiting");
-    let session = scratch.session();
-    let meta: Value =
-        serde_json::from_str(&std::fs::read_to_string(session.join("meta.json")).unwrap()).unwrap();
-    assert_eq!(meta["status"], "awaiting");
-    assert_eq!(of_kind(&transcript(&session), "session.awaiting").len(), 1);
-    assert!(
-        of_kind(&transcript(&session), "done").is_empty(),
-        "waiting is not an ending"
-    );
-
-    scratch.say(&session, "/approve");
-    let resumed = scratch
-        .command(&["resume", "--json"])
-        .arg(&session)
-        .run()
-        .expect_code(0);
-    assert_eq!(summary(&resumed)["reason"], "approved");
-    let events = transcript(&session);
-    assert_effects_once(&events);
-    assert_eq!(of_kind(&events, "user.approve").len(), 1);
-    // Resuming a finished session changes nothing and applies no line twice.
-    let lines = events.len();
-    scratch
-        .command(&["resume", "--json"])
-        .arg(&session)
-        .run()
-        .expect_code(0);
-    assert_eq!(transcript(&session).len(), lines);
-}
-
-#[test]
-fn crash_once_is_retried() {
-    let scratch = Scratch::new();
-    summary(&scratch.run("crash-once", &[]).expect_code(0));
-    let events = transcript(&scratch.session());
-    assert_effects_once(&events);
-    let errors = of_kind(&events, "error");
-    assert_eq!(errors.len(), 1);
-    assert_eq!(errors[0]["data"]["reason"], "exit_nonzero");
-    assert_eq!(errors[0]["data"]["role"], "builder");
-}
-
-#[test]
-fn a_builder_that_always_crashes_opens_the_circuit_swaps_then_stops() {
-    let scratch = Scratch::new();
-    let summary = summary(&scratch.run("crash-always", &[]).expect_code(20));
-    assert_eq!(summary["reason"], "circuit_open:builder");
-    let events = transcript(&scratch.session());
-    assert_effects_once(&events);
-    let swaps: Vec<_> = of_kind(&events, "audit")
-        .into_iter()
-        .filter(|e| e["data"]["event"] == "adapter_swapped")
-        .collect();
-    assert_eq!(swaps.len(), 1, "one swap before stopping");
-    assert_eq!(
-        of_kind(&events, "error").len(),
-        6,
-        "three failures before the swap, three after"
-    );
-    assert_eq!(count(&events, "verifier", "agent.wake"), 0);
-}
-
-#[test]
-fn a_hanging_builder_is_killed_at_its_idle_timeout_with_its_children() {
-    let scratch = Scratch::new();
-    summary(
-        &scratch
-            .run("hang-once", &["--idle-timeout", "1s"])
-            .expect_code(0),
-    );
-    let session = scratch.session();
-    let events = transcript(&session);
-    assert_effects_once(&events);
-    let errors = of_kind(&events, "error");
-    assert_eq!(errors.len(), 1);
-    assert_eq!(errors[0]["data"]["reason"], "idle_timeout");
-    let log = std::fs::read_to_string(session.join("logs/builder-1.log")).unwrap();
-    let pid: u32 = log
-        .split("hanging with child pid ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|pid| pid.parse().ok())
-        .unwrap_or_else(|| panic!("the hanging builder logged its child: {log}"));
-    // The child was SIGKILLed with its group; once reaped it is gone (or at most a zombie).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
-        let alive = state
-            .as_deref()
-            .is_some_and(|s| s.contains("(sleep)") && !s.contains(") Z "));
-        if !alive {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the hanging builder's child {pid} survived the timeout"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-#[test]
-fn kill_and_resume_completes_without_losing_or_repeating_anything() {
-    // Kill points: mid-planner, mid-builder, after the build (QA / verifier), mid-verifier.
-    let points: [(&str, Ready); 4] = [
-        ("planner running", |e| {
-            count(e, "planner-lead", "agent.wake") == 1
-        }),
-        ("builder running", |e| {
-            count(e, "builder", "agent.wake") == 1
-        }),
-        ("build written", |e| count(e, "builder", "build") == 1),
-        ("verifier running", |e| {
-            count(e, "verifier", "agent.wake") == 1
-        }),
-    ];
-    for (name, ready) in points {
-        let scratch = Scratch::new();
-        let session = kill_mid_run(&scratch, ready);
-        let resumed = scratch
-            .command(&["resume", "--json"])
-            .env("CRUMB_MOCK_DELAY_MS", "50")
-            .arg(&session)
-            .run();
-        assert_eq!(
-            resumed.code, 0,
-            "resume after a kill at `{name}`:\n{}\n{}",
-            resumed.stdout, resumed.stderr
-        );
-        assert_eq!(
-            summary(&resumed)["reason"],
-            "verdict_pass",
-            "kill at `{name}`"
-        );
-        let events = transcript(&session);
-        assert_effects_once(&events);
-        for (from, kind) in [
-            ("planner-lead", "spec"),
-            ("builder", "build"),
-            ("system", "qa.result"),
-            ("verifier", "judge.score"),
-        ] {
-            assert_eq!(
-                count(&events, from, kind),
-                1,
-                "kill at `{name}`: exactly one {kind}"
-            );
-        }
-        for role in ["planner-lead", "builder", "verifier"] {
-            assert_eq!(
-                count(&events, role, "agent.stop"),
-                1,
-                "kill at `{name}`: {role} stopped once"
-            );
-        }
-    }
-}
-
-#[test]
-fn veto_and_approve_sent_to_a_live_waiting_session_each_apply_once() {
-    let scratch = Scratch::new();
-    let (child, session) = partial_run_awaiting(&scratch);
-    scratch.say(&session, "/veto the difficulty never ramps up");
-    wait_until_awaiting(&session, 2);
-    scratch.say(&session, "/approve");
-    expect_exit(child, 0);
-    let events = transcript(&session);
-    assert_effects_once(&events);
-    assert_eq!(of_kind(&events, "user.veto").len(), 1);
-    assert_eq!(of_kind(&events, "user.approve").len(), 1);
-    assert_eq!(
-        of_kind(&events, "ack").len(),
-        2,
-        "each line acknowledged once"
-    );
-    assert_eq!(
-        count(&events, "builder", "build"),
-        2,
-        "the veto repaired the build once"
-    );
-    let repair = std::fs::read_to_string(session.join("prompts/builder-2.md")).unwrap();
-    assert!(repair.contains("the difficulty never ramps up"));
-}
-
-#[test]
-fn pause_and_resume_mid_run_hold_and_release_the_next_spawn_once() {
-    let scratch = Scratch::new();
-    let (child, session) = run_until(&scratch, |e| count(e, "builder", "agent.wake") == 1);
-    scratch.say(&session, "/pause");
-    let held = |e: &[Value]| {
-        of_kind(e, "hook")
-            .iter()
-            .any(|h| h["data"]["hook"] == "queued")
-    };
-    wait_for(|| Some(session.clone()), held);
-    assert_eq!(
-        count(&transcript(&session), "verifier", "agent.wake"),
-        0,
-        "held while paused"
-    );
-    scratch.say(&session, "/resume");
-    expect_exit(child, 0);
-    let events = transcript(&session);
-    assert_effects_once(&events);
-    assert_eq!(of_kind(&events, "user.pause").len(), 1);
-    assert_eq!(of_kind(&events, "user.resume").len(), 1);
-    assert_eq!(of_kind(&events, "ack").len(), 2);
-    assert_eq!(
-        count(&events, "verifier", "agent.wake"),
-        1,
-        "released exactly once"
-    );
-}
-
-#[test]
-fn direct_messages_and_goto_each_spawn_their_role_once() {
-    let scratch = Scratch::new();
-    let (child, session) = partial_run_awaiting(&scratch);
-    scratch.say(&session, "@builder make the gems bigger");
-    wait_until_awaiting(&session, 2);
-    scratch.say(&session, "/goto planner-lead start over with a dodger");
-    wait_until_awaiting(&session, 3);
-    // `crumb say` refuses an unknown role itself; a line written straight into the inbox (as any
-    // other writer could) must still be answered, with an error ack.
-    {
-        use std::io::Write;
-        let mut inbox = std::fs::OpenOptions::new()
-            .append(true)
-            .open(session.join("inbox.txt"))
-            .unwrap();
-        inbox.write_all(b"@nobody hello\n").unwrap();
-    }
-    wait_for(|| Some(session.clone()), |e| of_kind(e, "ack").len() == 3);
-    scratch.say(&session, "/approve");
-    expect_exit(child, 0);
-    let events = transcript(&session);
-    assert_effects_once(&events);
-    let builder_two = std::fs::read_to_string(session.join("prompts/builder-2.md")).unwrap();
-    assert!(builder_two.contains("make the gems bigger"));
-    let planner_two = std::fs::read_to_string(session.join("prompts/planner-lead-2.md")).unwrap();
-    assert!(planner_two.contains("start over with a dodger"));
-    let acks = of_kind(&events, "ack");
-    assert!(
-        acks.iter()
-            .any(|a| a["data"]["ok"] == false && a["body"].as_str().unwrap().contains("nobody")),
-        "unknown role answered with an error ack"
-    );
-    assert_eq!(
-        of_kind(&events, "user.intervene").len(),
-        2,
-        "the bad line became an ack, not an event"
-    );
-}
-
-#[test]
-fn invalid_pipelines_unknown_adapters_and_bad_binds_are_refused_before_anything_runs() {
-    let scratch = Scratch::new();
-    let broken = scratch.dir.path().join("pipelines/broken.yaml");
-    std::fs::write(
-        &broken,
-        "version: 1\nname: broken\nroles: {}\nroutes: [[[\n",
-    )
-    .unwrap();
-    let run = scratch
-        .command(&["run"])
-        .arg(&broken)
-        .arg(PITCH)
-        .run()
-        .expect_code(i32::from(INVALID_PIPELINE));
-    assert!(
-        run.stderr.contains("not a valid pipeline"),
-        "{}",
-        run.stderr
-    );
-    // Each bad option, and what the usage error must say about it ("" = only the exit code).
-    for (option, says) in [
-        (["--adapter", "gpt"], "unknown adapter `gpt`"),
-        (["--bind", "ghost=mock"], "unknown role `ghost`"),
-        (["--preset", "../etc"], ""),
-        (["--mock-scenario", "explode"], ""),
-    ] {
-        let run = scratch
-            .command(&["run"])
-            .arg(scratch.pipeline())
-            .arg(PITCH)
-            .args(option)
-            .run()
-            .expect_code(2);
-        assert!(run.stderr.contains(says), "{option:?}: {}", run.stderr);
-    }
-    assert!(
-        !scratch.home().join("projects").exists(),
-        "no session was created"
-    );
-}
-
-#[test]
-fn resume_refuses_unknown_sessions_and_a_live_coordinator() {
-    let scratch = Scratch::new();
-    scratch
-        .command(&["resume", "01ZZZZZZZZZZZZZZZZZZZZZZZZ"])
-        .run()
-        .expect_code(2);
-    let (mut child, session) = partial_run_awaiting(&scratch);
-    let second = scratch
-        .command(&["resume"])
-        .arg(&session)
-        .run()
-        .expect_code(2);
-    assert!(
-        second.stderr.contains("already driven"),
-        "{}",
-        second.stderr
-    );
-    child.kill().unwrap();
-    child.wait().unwrap();
-}
-
-/// What a fake agent CLI's planner turn must leave in the transcript.
-struct CliTurn {
-    adapter: &'static str,
-    tokens_in: u64,
-    tokens_out: u64,
-    adapter_session_id: &'static str,
-    tool_call: &'static str,
-    /// Reasoning tokens the fake reports, recorded as `metadata.thinking_tokens`.
-    thinking_tokens: Option<u64>,
-}
-
-/// A whole `crumb run` with the planner bound to a fake agent CLI: it reads its prompt, writes its
-/// spec back through the real `crumb event`, and the dispatcher's tap records its usage and tools.
-fn planner_runs_through_an_agent_cli(expected: &CliTurn) -> Vec<serde_json::Value> {
-    let scratch = Scratch::new();
-    let binding = format!("planner-lead={}", expected.adapter);
-    let run = scratch
-        .command(&["run"])
-        .env("PATH", fake_clis_path())
-        .arg(scratch.pipeline())
-        .arg(PITCH)
-        .args(["--adapter", "mock", "--bind", &binding, "--json"])
-        .run()
-        .expect_code(0);
-    assert_eq!(summary(&run)["reason"], "verdict_pass", "{}", run.stderr);
-    let session = scratch.session();
-    let events = transcript(&session);
-    assert_effects_once(&events);
-    let start = &events[0]["data"]["bindings"]["planner-lead"];
-    assert_eq!(start["adapter"], expected.adapter);
-    assert_eq!(start["decided_by"], "--bind");
-    let spec = of_kind(&events, "spec")[0];
-    assert_eq!(spec["from"], "planner-lead");
-    assert_eq!(
-        spec["metadata"]["harness"], expected.adapter,
-        "crumb event stamps the binding"
-    );
-    let stop = events
-        .iter()
-        .find(|e| e["from"] == "planner-lead" && e["kind"] == "agent.stop")
-        .unwrap();
-    assert_eq!(stop["metadata"]["tokens_in"], expected.tokens_in);
-    assert_eq!(stop["metadata"]["tokens_out"], expected.tokens_out);
-    assert_eq!(
-        stop["metadata"]
-            .get("thinking_tokens")
-            .and_then(Value::as_u64),
-        expected.thinking_tokens
-    );
-    assert_eq!(
-        stop["metadata"]["adapter_session_id"],
-        expected.adapter_session_id
-    );
-    let prompt = std::fs::read_to_string(session.join("prompts/planner-lead-1.md")).unwrap();
-    assert!(prompt.contains(PITCH));
-    let tool_calls = of_kind(&events, "tool.call");
-    assert_eq!(tool_calls.len(), 1, "one tool call in the fake's stream");
-    assert_eq!(tool_calls[0]["from"], "planner-lead");
-    assert_eq!(tool_calls[0]["body"], expected.tool_call);
-    assert_eq!(tool_calls[0]["metadata"]["visibility"], "private");
-    assert_eq!(
-        tool_calls[0]["metadata"]["tool"],
-        format!("{}-stream@v1", expected.adapter)
-    );
-    events
-}
-
-#[test]
-fn a_claude_code_role_runs_through_the_same_dispatcher_with_its_usage_recorded() {
-    let events = planner_runs_through_an_agent_cli(&CliTurn {
-        adapter: "claude-code",
-        tokens_in: 12,
-        tokens_out: 310,
-        adapter_session_id: "fake-claude-1",
-        tool_call: "Bash crumb event",
-        thinking_tokens: Some(96),
-    });
-    let stop = events
-        .iter()
-        .find(|e| e["from"] == "planner-lead" && e["kind"] == "agent.stop")
-        .unwrap();
-    assert_eq!(stop["metadata"]["cost_usd"], 0.042);
-}
-
-#[test]
-fn a_codex_role_runs_through_the_same_dispatcher_with_its_usage_recorded() {
-    planner_runs_through_an_agent_cli(&CliTurn {
-        adapter: "codex",
-        tokens_in: 315,
-        tokens_out: 122,
-        adapter_session_id: "fake-thread-1",
-        tool_call: "command_execution bash -lc crumb event",
-        thinking_tokens: Some(64),
-    });
-}
-
-#[test]
-fn a_gemini_cli_role_runs_through_the_same_dispatcher_with_its_usage_recorded() {
-    planner_runs_through_an_agent_cli(&CliTurn {
-        adapter: "gemini-cli",
-        tokens_in: 800,
-        tokens_out: 130,
-        adapter_session_id: "fake-gemini-1",
-        tool_call: "run_shell_command crumb event",
-        thinking_tokens: None,
-    });
-}
-
-/// `PATH` with the fake agent CLIs first.
-fn fake_clis_path() -> String {
-    format!(
-        "{}:{}",
-        repo_root().join("tests/fixtures/fake-clis").display(),
-        std::env::var("PATH").unwrap_or_default()
-    )
-}
-
-#[test]
-fn an_agent_cli_failure_is_reported_in_the_cli_s_own_words() {
-    let scratch = Scratch::new();
-    let run = scratch
-        .command(&["run"])
-        .env("PATH", fake_clis_path())
-        .env("FAKE_CLI_MODE", "error")
-        .arg(scratch.pipeline())
-        .arg(PITCH)
-        .args([
-            "--adapter",
-            "mock",
-            "--bind",
-            "builder=claude-code",
-            "--json",
-        ])
-        .run()
-        .expect_code(0);
-    assert_eq!(summary(&run)["reason"], "verdict_pass");
-    let events = transcript(&scratch.session());
-    assert_effects_once(&events);
-    let errors = of_kind(&events, "error");
-    assert_eq!(errors.len(), 3, "three failed turns open the circuit");
-    for error in &errors {
-        assert_eq!(error["data"]["reason"], "exit_nonzero");
-        let message = error["data"]["message"].as_str().unwrap();
-        assert!(message.contains("fake failure"), "{message}");
-    }
-    let tool_calls = of_kind(&events, "tool.call");
-    assert_eq!(tool_calls.len(), 3, "one per failed turn");
-    assert!(tool_calls.iter().all(|e| e["from"] == "builder"));
-}
-
-#[test]
-fn a_missing_agent_cli_is_an_error_event_then_the_circuit_swaps_to_the_fallback() {
-    let scratch = Scratch::new();
-    let run = scratch
-        .command(&["run"])
-        .env("PATH", "/nonexistent")
-        .arg(scratch.pipeline())
-        .arg(PITCH)
-        .args(["--adapter", "mock", "--bind", "builder=codex", "--json"])
-        .run()
-        .expect_code(0);
-    assert_eq!(summary(&run)["reason"], "verdict_pass");
-    let events = transcript(&scratch.session());
-    assert_effects_once(&events);
-    let errors = of_kind(&events, "error");
-    assert_eq!(errors.len(), 3, "three failed spawns open the circuit");
-    assert!(
-        errors
-            .iter()
-            .all(|e| e["data"]["reason"] == "missing_binary"),
-        "{errors:?}"
-    );
-    // The builder's declared fallback is `mock`: the circuit swaps to it once, and it builds.
-    let swap = of_kind(&events, "audit")
-        .into_iter()
-        .find(|e| e["data"]["event"] == "adapter_swapped")
-        .unwrap();
-    assert_eq!(swap["data"]["new_adapter"], "mock");
-    let last_wake = events
-        .iter()
-        .rev()
-        .find(|e| e["from"] == "builder" && e["kind"] == "agent.wake")
-        .unwrap();
-    assert_eq!(last_wake["data"]["adapter"], "mock");
-}
-
-#[test]
-fn resume_skips_a_torn_or_garbage_transcript_line_and_still_finishes() {
-    let scratch = Scratch::new();
-    scratch.run("partial", &[]).expect_code(10);
-    let session = scratch.session();
-    {
-        use std::io::Write;
-        let mut file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(session.join("transcript.jsonl"))
-            .unwrap();
-        file.write_all(b"{\"id\": garbage \xff\xfe\n{\"half\": ")
-            .unwrap();
-    }
-    scratch.say(&session, "/approve");
-    let resumed = scratch
-        .command(&["resume", "--json"])
-        .arg(&session)
-        .run()
-        .expect_code(0);
-    assert_eq!(summary(&resumed)["reason"], "approved");
-    assert!(
-        resumed.stderr.contains("unreadable transcript line"),
-        "the skipped lines are reported: {}",
-        resumed.stderr
-    );
-    let text = std::fs::read(session.join("transcript.jsonl")).unwrap();
-    let readable: Vec<Value> = text
-        .split(|&b| b == b'\n')
-        .filter_map(|line| serde_json::from_slice(line).ok())
-        .collect();
-    assert_eq!(of_kind(&readable, "done").len(), 1);
-    assert_eq!(readable.last().unwrap()["kind"], "session.end");
-}
-
-#[test]
-fn a_session_without_its_header_cannot_be_resumed_and_says_why() {
-    let scratch = Scratch::new();
-    scratch.run("partial", &[]).expect_code(10);
-    let session = scratch.session();
-    std::fs::write(session.join("transcript.jsonl"), b"").unwrap();
-    let resumed = scratch
-        .command(&["resume"])
-        .arg(&session)
-        .run()
-        .expect_code(1);
-    assert!(
-        resumed.stderr.contains("session.start"),
-        "{}",
-        resumed.stderr
-    );
-}
-
-#[test]
-fn ctrl_c_stops_the_live_turn_without_recording_it_and_resume_redoes_it() {
-    use nix::sys::signal::{Signal, kill};
-    use nix::unistd::Pid;
-    let scratch = Scratch::new();
-    let (child, session) = run_until(&scratch, |e| count(e, "builder", "agent.wake") == 1);
-    kill(
-        Pid::from_raw(i32::try_from(child.id()).unwrap()),
-        Signal::SIGINT,
-    )
-    .unwrap();
-    expect_exit(child, 130);
-    let events = transcript(&session);
-    assert_eq!(
-        count(&events, "builder", "agent.stop"),
-        0,
-        "the cut-short turn has no outcome"
-    );
-    assert!(
-        of_kind(&events, "done").is_empty(),
-        "an interruption is not an ending"
-    );
-    assert!(
-        !session.join("logs/builder-1.pgid").exists(),
-        "the builder's process group was stopped and unregistered"
-    );
-    let resumed = scratch
-        .command(&["resume", "--json"])
-        .arg(&session)
-        .run()
-        .expect_code(0);
-    assert_eq!(summary(&resumed)["reason"], "verdict_pass");
-    let events = transcript(&session);
-    assert_effects_once(&events);
-    assert_eq!(count(&events, "builder", "build"), 1);
-    assert_eq!(count(&events, "builder", "agent.stop"), 1);
-}
-
-#[test]
-fn run_resumes_a_dead_coordinator_s_session_of_the_same_pipeline_and_pitch() {
-    let scratch = Scratch::new();
-    let session = kill_mid_run(&scratch, |e| count(e, "builder", "agent.wake") == 1);
-    let sessions_dir = session.parent().unwrap().to_path_buf();
-    let sessions = || std::fs::read_dir(&sessions_dir).unwrap().count();
-
-    // Another pitch is another job: a fresh session, the dead one left alone.
-    let other = scratch
-        .command(&["run"])
-        .arg(scratch.pipeline())
-        .arg("a different pitch")
-        .args(["--adapter", "mock", "--json"])
-        .run()
-        .expect_code(0);
-    assert!(!other.stderr.contains("resuming"), "{}", other.stderr);
-    assert_eq!(sessions(), 2);
-
-    let resumed = scratch.run("pass", &[]).expect_code(0);
-    let id = session.file_name().unwrap().to_string_lossy().into_owned();
-    assert!(
-        resumed.stderr.contains(&format!("resuming session {id}")),
-        "one line says so: {}",
-        resumed.stderr
-    );
-    assert_eq!(summary(&resumed)["session_id"], id.as_str());
-    assert_eq!(summary(&resumed)["reason"], "verdict_pass");
-    assert_eq!(sessions(), 2, "no new session");
-    let events = transcript(&session);
-    assert_effects_once(&events);
-    for (from, kind) in [("builder", "build"), ("verifier", "judge.score")] {
-        assert_eq!(count(&events, from, kind), 1, "exactly one {kind}");
-    }
-
-    // Done now: the next run of the same pitch starts afresh, and so does `--new`.
-    let again = scratch.run("pass", &[]).expect_code(0);
-    assert_ne!(summary(&again)["session_id"], id.as_str());
-    assert_eq!(sessions(), 3);
-}
-
-#[test]
-fn run_new_starts_fresh_even_when_a_dead_session_matches() {
-    let scratch = Scratch::new();
-    let session = kill_mid_run(&scratch, |e| count(e, "planner-lead", "agent.wake") == 1);
-    let id = session.file_name().unwrap().to_string_lossy().into_owned();
-    let fresh = scratch.run("pass", &["--new"]).expect_code(0);
-    assert!(!fresh.stderr.contains("resuming"), "{}", fresh.stderr);
-    assert_ne!(summary(&fresh)["session_id"], id.as_str());
-}
-
 /// Start a slowed mock run, SIGKILL its coordinator once `ready` holds, and return the session
 /// it left behind (meta still says running, the lock is free).
 fn kill_mid_run(scratch: &Scratch, ready: Ready) -> PathBuf {
-    let (mut child, session) = run_until(scratch, ready);
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let (child, session) = run_until(scratch, ready);
+    child.kill();
     session
 }
 
 /// Start a `partial` mock run that waits for a person, and return it once it first asks for one.
-fn partial_run_awaiting(scratch: &Scratch) -> (Child, PathBuf) {
+fn partial_run_awaiting(scratch: &Scratch) -> (Running, PathBuf) {
     let child = scratch.spawn_run("partial", 0, &["--wait"]);
     let home = scratch.home();
     let session = wait_for(
@@ -1082,21 +387,21 @@ fn wait_until_awaiting(session: &Path, times: usize) {
     );
 }
 
-/// Wait for a background run to end and check its exit code, showing its stderr if it differs.
-fn expect_exit(child: Child, code: i32) {
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+/// Wait for a background run to end and check its exit code, showing its output if it differs.
+fn expect_exit(child: Running, code: i32) {
+    child.wait().expect_code(code);
 }
 
 /// Start a slowed mock run in the background and wait until its transcript satisfies `ready`.
-fn run_until(scratch: &Scratch, ready: Ready) -> (Child, PathBuf) {
+fn run_until(scratch: &Scratch, ready: Ready) -> (Running, PathBuf) {
     let child = scratch.spawn_run("pass", 300, &[]);
     let home = scratch.home();
     let session = wait_for(|| any_session(&home), ready);
     (child, session)
 }
+
+mod agent_clis;
+mod live;
+mod refusals;
+mod resume;
+mod scenarios;

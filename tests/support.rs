@@ -1,8 +1,22 @@
-//! Shared helpers for the integration tests: run the real `crumb` binary and capture what it did.
+//! Shared helpers for the integration tests: run the real `crumb` binary with a timeout, wait for
+//! a condition with a deadline, find Chromium, and expand one `#[test]` per fixture file.
 #![allow(dead_code)]
 
+use std::future::Future;
+use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use wait_timeout::ChildExt;
+
+/// How long a `crumb` process may run unless the test says otherwise: long enough for a whole
+/// mock session with browser QA on a loaded machine, short enough that a hang fails the test.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The repository root (where `Cargo.toml` lives).
 pub fn repo_root() -> PathBuf {
@@ -14,46 +28,76 @@ pub fn crumb_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_crumb"))
 }
 
-/// A `crumb` invocation being built, in the style of `just`'s test builder.
+/// A `crumb` invocation being built, in the style of `just`'s test builder. Every run is bounded:
+/// past its timeout the process group is killed and the test panics saying what hung.
 pub struct Crumb {
     cmd: Command,
     stdin: Option<Vec<u8>>,
+    timeout: Duration,
 }
 
 /// Start building a `crumb` invocation run from the repository root, with a clean environment
 /// for the variables crumb reads.
 pub fn crumb() -> Crumb {
-    let mut cmd = Command::new(crumb_bin());
-    cmd.current_dir(repo_root());
-    for var in [
-        "GITHUB_ACTIONS",
-        "CRUMB_ACTOR",
-        "CRUMB_HARNESS",
-        "CRUMB_PROVIDER",
-        "CRUMB_MODEL",
-        "CRUMB_SESSION_DIR",
-        "CRUMB_SESSION_ID",
-        "CRUMB_TRANSCRIPT_PATH",
-        "CRUMB_HOME",
-        // Markers of an enclosing agent CLI: ambient binding detection must not see them.
-        "CLAUDECODE",
-        "CLAUDE_CODE_SESSION_ID",
-        "CLAUDE_CODE_ENTRYPOINT",
-        "CODEX_SESSION_ID",
-        "OPENAI_AGENT_SESSION",
-        "GEMINI_CLI",
-        "GEMINI_SESSION_ID",
-        "GEMINI_CLI_SESSION",
-    ] {
-        cmd.env_remove(var);
+    Crumb::new()
+}
+
+impl Default for Crumb {
+    fn default() -> Self {
+        Self::new()
     }
-    // Hermetic bindings: an agent CLI installed on the developer's PATH must not be picked up.
-    cmd.env("CRUMB_AMBIENT_ADAPTER", "mock");
-    cmd.env("NO_COLOR", "1");
-    Crumb { cmd, stdin: None }
 }
 
 impl Crumb {
+    /// A `crumb` invocation from the repository root, hermetic for the variables crumb reads.
+    pub fn new() -> Crumb {
+        Crumb::program(Command::new(crumb_bin()))
+    }
+
+    /// `sh -c script` with the same environment and `$CRUMB` naming the binary, for tests that
+    /// drive crumb from a shell loop; the timeout covers the shell and every crumb it starts.
+    pub fn shell(script: &str) -> Crumb {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(script).env("CRUMB", crumb_bin());
+        Crumb::program(cmd)
+    }
+
+    fn program(mut cmd: Command) -> Crumb {
+        cmd.current_dir(repo_root());
+        for var in [
+            "GITHUB_ACTIONS",
+            "CRUMB_ACTOR",
+            "CRUMB_HARNESS",
+            "CRUMB_PROVIDER",
+            "CRUMB_MODEL",
+            "CRUMB_SESSION_DIR",
+            "CRUMB_SESSION_ID",
+            "CRUMB_TRANSCRIPT_PATH",
+            "CRUMB_HOME",
+            // Markers of an enclosing agent CLI: ambient binding detection must not see them.
+            "CLAUDECODE",
+            "CLAUDE_CODE_SESSION_ID",
+            "CLAUDE_CODE_ENTRYPOINT",
+            "CODEX_SESSION_ID",
+            "OPENAI_AGENT_SESSION",
+            "GEMINI_CLI",
+            "GEMINI_SESSION_ID",
+            "GEMINI_CLI_SESSION",
+        ] {
+            cmd.env_remove(var);
+        }
+        // Hermetic bindings: an agent CLI installed on the developer's PATH must not be picked up.
+        cmd.env("CRUMB_AMBIENT_ADAPTER", "mock");
+        cmd.env("NO_COLOR", "1");
+        // Its own process group, so a timeout kills crumb and everything it started at once.
+        cmd.process_group(0);
+        Crumb {
+            cmd,
+            stdin: None,
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+
     pub fn args<I, S>(mut self, args: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -73,6 +117,11 @@ impl Crumb {
         self
     }
 
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.cmd.env_remove(key);
+        self
+    }
+
     pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.cmd.current_dir(dir);
         self
@@ -83,47 +132,155 @@ impl Crumb {
         self
     }
 
-    /// Like [`Crumb::run`], but the process is killed if it is still running after `limit`.
-    pub fn run_within(self, limit: std::time::Duration) -> Run {
-        let (done, finished) = std::sync::mpsc::channel::<()>();
-        let pid = std::sync::Arc::new(std::sync::Mutex::new(None::<u32>));
-        let watched = std::sync::Arc::clone(&pid);
-        let watchdog = std::thread::spawn(move || {
-            if finished.recv_timeout(limit).is_err()
-                && let Some(pid) = *watched.lock().expect("pid lock")
-            {
-                let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid"));
-                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-            }
-        });
-        let run = self.run_with(|child| *pid.lock().expect("pid lock") = Some(child));
-        let _ = done.send(());
-        watchdog.join().expect("watchdog");
-        run
+    /// How long the process may run before it is killed and the test fails.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
     }
 
-    /// Run to completion and capture stdout, stderr and the exit code.
+    /// Run to completion (bounded by the timeout) and capture stdout, stderr and the exit code.
+    #[track_caller]
     pub fn run(self) -> Run {
-        self.run_with(|_| {})
+        self.spawn().wait()
     }
 
-    fn run_with(mut self, started: impl FnOnce(u32)) -> Run {
-        use std::io::Write;
+    /// Start the process in the background; [`Running::wait`] collects it, dropping it kills it.
+    #[track_caller]
+    pub fn spawn(mut self) -> Running {
+        let shown = format!("{:?}", self.cmd);
         self.cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         self.cmd.stdin(if self.stdin.is_some() {
             Stdio::piped()
         } else {
             Stdio::null()
         });
-        let mut child = self.cmd.spawn().expect("spawn crumb");
-        started(child.id());
-        if let Some(input) = self.stdin.take() {
-            let mut pipe = child.stdin.take().expect("stdin pipe");
+        let mut child = self
+            .cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {shown}: {e}"));
+        if let (Some(input), Some(mut pipe)) = (self.stdin.take(), child.stdin.take()) {
             // A process may exit before reading all input; that is its answer, not a test failure.
-            let _ = pipe.write_all(&input);
+            std::thread::spawn(move || {
+                let _ = pipe.write_all(&input);
+            });
         }
-        Run::from(child.wait_with_output().expect("wait for crumb"))
+        let stdout = drain(child.stdout.take());
+        let stderr = drain(child.stderr.take());
+        Running {
+            child: Some(child),
+            deadline: Instant::now() + self.timeout,
+            timeout: self.timeout,
+            shown,
+            stdout,
+            stderr,
+        }
     }
+}
+
+/// Read a pipe to its end on a thread, so a chatty process never blocks on a full pipe.
+fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    if let Some(mut pipe) = pipe {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            let _ = tx.send(bytes);
+        });
+    }
+    rx
+}
+
+/// A `crumb` process running in the background, killed with its group when dropped.
+pub struct Running {
+    child: Option<Child>,
+    deadline: Instant,
+    timeout: Duration,
+    shown: String,
+    stdout: mpsc::Receiver<Vec<u8>>,
+    stderr: mpsc::Receiver<Vec<u8>>,
+}
+
+impl Running {
+    /// The process id (also its process group id).
+    pub fn id(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
+    /// Send `signal` to the process alone (not its group), as a terminal or supervisor would.
+    pub fn signal(&self, signal: Signal) {
+        let pid = Pid::from_raw(i32::try_from(self.id()).expect("pid fits"));
+        nix::sys::signal::kill(pid, signal).expect("signal crumb");
+    }
+
+    /// SIGKILL the process alone and reap it; what it started is left as a crash would leave it.
+    pub fn kill(mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Wait for the process to exit (bounded by its timeout) and capture what it wrote.
+    #[track_caller]
+    pub fn wait(mut self) -> Run {
+        let mut child = self.child.take().expect("not yet collected");
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        let status = child.wait_timeout(left).expect("wait for crumb");
+        let Some(status) = status else {
+            kill_group(&mut child);
+            let grace = Duration::from_secs(2);
+            panic!(
+                "crumb did not finish within {:?} and was killed with its process group: {}\n--- stdout\n{}\n--- stderr\n{}",
+                self.timeout,
+                self.shown,
+                collect(&self.stdout, grace),
+                collect(&self.stderr, grace),
+            );
+        };
+        // The pipes close when every process holding them exits; bound that wait too.
+        let grace = self
+            .deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_secs(5));
+        let (Ok(stdout), Ok(stderr)) = (
+            self.stdout.recv_timeout(grace),
+            self.stderr.recv_timeout(grace),
+        ) else {
+            panic!(
+                "crumb exited ({status}) but something it started still holds its stdout or stderr: {}",
+                self.shown
+            );
+        };
+        Run {
+            code: status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(child) = self.child.as_mut() {
+            kill_group(child);
+        }
+    }
+}
+
+/// SIGKILL the child's whole process group and reap the child.
+fn kill_group(child: &mut Child) {
+    if let Ok(pgid) = i32::try_from(child.id()) {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+    let _ = child.wait();
+}
+
+/// What a reader thread captured, or a note that it did not finish in `grace`.
+fn collect(rx: &mpsc::Receiver<Vec<u8>>, grace: Duration) -> String {
+    rx.recv_timeout(grace).map_or_else(
+        |_| "[still open]".to_owned(),
+        |bytes| String::from_utf8_lossy(&bytes).into_owned(),
+    )
 }
 
 /// What a finished `crumb` process did.
@@ -132,16 +289,6 @@ pub struct Run {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
-}
-
-impl From<Output> for Run {
-    fn from(out: Output) -> Self {
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
-    }
 }
 
 impl Run {
@@ -155,4 +302,117 @@ impl Run {
         );
         self
     }
+}
+
+/// Longest pause between two polls: short enough to notice a change quickly.
+const MAX_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Poll `probe` until it returns `Some`, backing off from 5 ms to 100 ms; panic naming `what`
+/// once `limit` has passed. The one way tests wait for a file, a line or a state.
+#[track_caller]
+pub fn eventually<T>(what: &str, limit: Duration, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + limit;
+    let mut pause = Duration::from_millis(5);
+    loop {
+        if let Some(value) = probe() {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// [`eventually`] inside an async test (it never blocks the runtime's thread). Returns `None` at
+/// the deadline instead of panicking, so the caller can record what the page showed first.
+pub async fn eventually_async<T, F>(limit: Duration, mut probe: impl FnMut() -> F) -> Option<T>
+where
+    F: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut pause = Duration::from_millis(5);
+    loop {
+        if let Some(value) = probe().await {
+            return Some(value);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// The Chromium the product itself would use (`crumb::qa::browser::locate`); browser tests fail
+/// loudly with the install hint instead of silently skipping.
+#[track_caller]
+pub fn chromium() -> PathBuf {
+    crumb::qa::browser::locate::locate()
+        .unwrap_or_else(|err| panic!("this test needs a real Chromium: {err}"))
+}
+
+/// Every file directly in `folder` (relative to the repository root) whose name ends with
+/// `suffix`, as names relative to the folder, sorted.
+pub fn fixture_names(folder: &str, suffix: &str) -> Vec<String> {
+    let dir = repo_root().join(folder);
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.expect("readable entry").file_name())
+        .filter_map(|name| name.into_string().ok())
+        .filter(|name| name.ends_with(suffix))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Fail when `folder` holds a fixture that has no test of its own (or a listed one is gone).
+#[track_caller]
+pub fn assert_fixtures_listed(folder: &str, suffix: &str, listed: &[&str]) {
+    let on_disk = fixture_names(folder, suffix);
+    let mut listed: Vec<&str> = listed.to_vec();
+    listed.sort_unstable();
+    let unlisted: Vec<&String> = on_disk
+        .iter()
+        .filter(|name| !listed.contains(&name.as_str()))
+        .collect();
+    let missing: Vec<&&str> = listed
+        .iter()
+        .filter(|name| !on_disk.iter().any(|n| n == *name))
+        .collect();
+    assert!(
+        unlisted.is_empty() && missing.is_empty(),
+        "{folder}: fixtures without a test (add them to the fixture_tests! list): {unlisted:?}; listed but absent: {missing:?}"
+    );
+}
+
+/// One `#[test]` per fixture file, so one failing fixture never hides the others, plus a test
+/// that fails when the folder holds a fixture missing from the list.
+///
+/// ```ignore
+/// fixture_tests! {
+///     folder: "tests/pipelines/invalid", suffix: ".yaml", check: check_invalid, listed: every_invalid_fixture_has_a_test,
+///     invalid_bad_duration => "bad-duration.yaml",
+/// }
+/// ```
+/// Each test calls `check("<folder>/<file>")`.
+macro_rules! fixture_tests {
+    (
+        folder: $folder:literal, suffix: $suffix:literal, check: $check:path, listed: $listed:ident,
+        $($test:ident => $file:literal),* $(,)?
+    ) => {
+        $(
+            #[test]
+            fn $test() {
+                $check(concat!($folder, "/", $file));
+            }
+        )*
+
+        #[test]
+        fn $listed() {
+            $crate::support::assert_fixtures_listed($folder, $suffix, &[$($file),*]);
+        }
+    };
 }

@@ -34,7 +34,8 @@
 
 pub mod browser;
 pub mod command_check;
-pub mod confine;
+/// Path confinement lives in the core, shared with the Studio and the template loader.
+pub use crumb_core::confine;
 pub mod file_check;
 pub mod html_check;
 pub mod html_scan;

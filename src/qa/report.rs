@@ -135,7 +135,8 @@ pub struct QaReport {
     pub entry: Option<EntryFacts>,
 }
 
-/// Facts about the entry artifact (reference-compatible `artifact_sha256`, `loc_own_bytes`).
+/// Facts about the entry artifact (`artifact_sha256`, `loc_own_bytes`: the names legacy
+/// transcripts use too).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EntryFacts {
     pub path: String,

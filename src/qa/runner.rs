@@ -9,23 +9,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
-use serde_json::json;
-use sha2::{Digest, Sha256};
+use crumb_core::digest::sha256_hex;
 use tokio::task::JoinHandle;
 
-use super::browser::acceptance;
 use super::browser::boot::{BootPlan, millis};
-use super::browser::launch::Chromium;
-use super::browser::locate;
-use super::browser::server::ArtifactServer;
-use super::browser::smoke::{self, ShotTarget, SmokePlan};
+use super::browser::smoke::SmokePlan;
 use super::command_check::{self, CommandCheck};
 use super::predicate::AcPredicate;
 use super::report::{AcResult, AcStatus, CheckResult, CheckStatus, EntryFacts, Finding, QaReport};
 use super::{confine, file_check, html_check, size_budget};
 use crate::pipeline::table::{CheckKindSpec, CheckSpec, QaSpec};
-use crate::transcript::{ArtifactRef, ArtifactRole};
+use crate::transcript::ArtifactRef;
+
+mod slot;
+use slot::BrowserSlot;
 
 /// Acceptance predicates evaluated at the same time (each in its own browser context).
 const AC_CONCURRENCY: usize = 3;
@@ -285,18 +282,6 @@ struct Shared {
     screenshot: Mutex<Option<ArtifactRef>>,
 }
 
-enum BrowserSlot {
-    NotStarted,
-    Running {
-        chromium: Arc<Chromium>,
-        server: Arc<ArtifactServer>,
-    },
-    Failed {
-        status: CheckStatus,
-        finding: Finding,
-    },
-}
-
 impl Shared {
     fn new(spec: &QaSpec, request: &QaRequest) -> Self {
         let boot_plan = spec
@@ -404,178 +389,6 @@ impl Shared {
         Ok(entry.clone())
     }
 
-    /// Start the browser and the server once; later callers get the same (or the same failure).
-    async fn browser(
-        &self,
-    ) -> Result<(Arc<Chromium>, Arc<ArtifactServer>), (CheckStatus, Finding)> {
-        let mut slot = self.browser.lock().await;
-        if matches!(*slot, BrowserSlot::NotStarted) {
-            *slot = match start_browser(&self.root).await {
-                Ok((chromium, server)) => BrowserSlot::Running {
-                    chromium: Arc::new(chromium),
-                    server: Arc::new(server),
-                },
-                Err((status, finding)) => BrowserSlot::Failed { status, finding },
-            };
-        }
-        match &*slot {
-            BrowserSlot::Running { chromium, server } => {
-                Ok((Arc::clone(chromium), Arc::clone(server)))
-            }
-            BrowserSlot::Failed { status, finding } => Err((*status, finding.clone())),
-            BrowserSlot::NotStarted => unreachable!("just started"),
-        }
-    }
-
-    async fn run_browser(&self, id: &str, blocking: bool, plan: &SmokePlan) -> CheckResult {
-        let entry = match self.entry_path() {
-            Ok(e) => e,
-            Err(f) => {
-                let mut r = CheckResult::new(id, "browser", blocking, CheckStatus::Pass);
-                r.fail(f);
-                return r;
-            }
-        };
-        let (chromium, server) = match self.browser().await {
-            Ok(pair) => pair,
-            Err((status, finding)) => {
-                let mut r = CheckResult::new(id, "browser", blocking, status);
-                r.findings.push(finding);
-                return r;
-            }
-        };
-        let file_name = if self.request.label.is_empty() {
-            format!("{id}.png")
-        } else {
-            format!("{id}-{}.png", self.request.label)
-        };
-        let shot = ShotTarget {
-            file: self.request.out_dir.join(file_name),
-        };
-        let (result, output) = smoke::run(
-            id,
-            blocking,
-            &chromium,
-            &server.origin(),
-            &server.url(&entry),
-            plan,
-            Some(&shot),
-        )
-        .await;
-        if let Some((path, bytes)) = output.screenshot {
-            let shown = path
-                .strip_prefix(&self.request.report_base)
-                .unwrap_or(&path)
-                .to_string_lossy()
-                .into_owned();
-            let sha256 = hex(&Sha256::digest(&bytes));
-            let artifact = ArtifactRef {
-                path: shown,
-                sha256,
-                role: Some(ArtifactRole::Screenshot),
-            };
-            *self
-                .screenshot
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(artifact);
-        }
-        result
-    }
-
-    async fn run_predicates(&self, id: &str, blocking: bool, limit: Duration) -> CheckResult {
-        let started = Instant::now();
-        let mut result = CheckResult::new(id, "ac_predicates", blocking, CheckStatus::Pass);
-        for problem in &self.request.predicate_problems {
-            result.fail(Finding::new("invalid_predicate", problem.clone()));
-        }
-        let predicates = &self.request.predicates;
-        if predicates.is_empty() {
-            if result.status == CheckStatus::Pass {
-                result.status = CheckStatus::Skipped;
-            }
-            result.details = json!({ "note": "the spec supplied no acceptance predicates" });
-            return result;
-        }
-        let prepared = match self.entry_path() {
-            Ok(entry) => self.browser().await.map(|pair| (entry, pair)),
-            Err(f) => Err((CheckStatus::Fail, f)),
-        };
-        let (entry, (chromium, server)) = match prepared {
-            Ok(ready) => ready,
-            Err((status, finding)) => {
-                // Nothing can be verified: every AC is SKIP with the reason, and the check carries
-                // the failure (so a blocking AC check fails QA — an unverified AC is never a pass).
-                let reason = format!("not run: {}", finding.message);
-                self.record_all(predicates.iter().map(|p| AcResult {
-                    ac_id: p.id.clone(),
-                    status: AcStatus::Skip,
-                    reason: reason.clone(),
-                    runtime_ms: 0,
-                }));
-                result.status = if status == CheckStatus::Fail {
-                    CheckStatus::Fail
-                } else {
-                    status
-                };
-                result.findings.push(finding);
-                return result;
-            }
-        };
-        let url = server.url(&entry);
-        // Each AC has its own browser context, so they can run side by side; a small bound keeps
-        // two cores from being swamped (results stay in declaration order).
-        let chromium = &chromium;
-        let url = &url;
-        let jobs: Vec<futures::future::BoxFuture<'_, AcResult>> = predicates
-            .iter()
-            .map(|ac| -> futures::future::BoxFuture<'_, AcResult> {
-                Box::pin(self.run_ac(chromium, url, ac, limit, started))
-            })
-            .collect();
-        let mut outcomes = futures::stream::iter(jobs).buffered(AC_CONCURRENCY);
-        while let Some(outcome) = outcomes.next().await {
-            if outcome.status != AcStatus::Pass {
-                result.fail(Finding::new(
-                    "ac_failed",
-                    format!("{}: {}", outcome.ac_id, outcome.reason),
-                ));
-            }
-            self.record_all(std::iter::once(outcome));
-        }
-        let passed = self.ac_results.lock().map_or(0, |r| {
-            r.iter().filter(|a| a.status == AcStatus::Pass).count()
-        });
-        result.details = json!({ "passed": passed, "total": predicates.len() });
-        result
-    }
-
-    async fn run_ac(
-        &self,
-        chromium: &Chromium,
-        url: &str,
-        ac: &AcPredicate,
-        limit: Duration,
-        started: Instant,
-    ) -> AcResult {
-        let left = limit.saturating_sub(started.elapsed());
-        if left.is_zero() {
-            return AcResult {
-                ac_id: ac.id.clone(),
-                status: AcStatus::Fail,
-                reason: "not run: no time left".into(),
-                runtime_ms: 0,
-            };
-        }
-        acceptance::run_one(chromium, url, &self.boot_plan, ac, left).await
-    }
-
-    fn record_all(&self, results: impl Iterator<Item = AcResult>) {
-        self.ac_results
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .extend(results);
-    }
-
     fn take_ac_results(&self) -> Vec<AcResult> {
         let mut got = std::mem::take(
             &mut *self
@@ -603,62 +416,6 @@ impl Shared {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take()
     }
-
-    /// Stop the browser and reap it. Returns its version.
-    async fn finish(&self) -> Option<(String, i32)> {
-        let slot = std::mem::replace(&mut *self.browser.lock().await, BrowserSlot::NotStarted);
-        let BrowserSlot::Running { chromium, server } = slot else {
-            return None;
-        };
-        drop(server);
-        let facts = (
-            chromium.version.clone().unwrap_or_default(),
-            chromium.pid().unwrap_or(0),
-        );
-        // A check cancelled by a timeout releases its handle when its task is dropped, which
-        // happens on the runtime's next turns; wait for that briefly so the shutdown can reap.
-        let mut chromium = chromium;
-        for _ in 0..100 {
-            match Arc::try_unwrap(chromium) {
-                Ok(owned) => {
-                    owned.shutdown().await;
-                    return Some(facts);
-                }
-                Err(still_shared) => chromium = still_shared,
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        // Still held: dropping the last handle kills the group synchronously.
-        drop(chromium);
-        Some(facts)
-    }
-}
-
-/// Only the `ac_predicates` check needs the predicates, but when the run has no QA-able ACs
-/// the result should still list them; this is used only by `take_ac_results`.
-async fn start_browser(root: &Path) -> Result<(Chromium, ArtifactServer), (CheckStatus, Finding)> {
-    let exe = locate::locate().map_err(|e| {
-        (
-            CheckStatus::Unavailable,
-            Finding::new("chromium_unavailable", e.to_string()),
-        )
-    })?;
-    let server = ArtifactServer::start(root).await.map_err(|e| {
-        (
-            CheckStatus::Error,
-            Finding::new(
-                "server_failed",
-                format!("could not serve the artifacts: {e}"),
-            ),
-        )
-    })?;
-    let chromium = Chromium::launch(&exe).await.map_err(|e| {
-        (
-            CheckStatus::Error,
-            Finding::new("browser_launch_failed", e.to_string()),
-        )
-    })?;
-    Ok((chromium, server))
 }
 
 fn entry_facts(spec: &QaSpec, request: &QaRequest) -> Option<EntryFacts> {
@@ -668,7 +425,7 @@ fn entry_facts(spec: &QaSpec, request: &QaRequest) -> Option<EntryFacts> {
     let (bundle_bytes, bundle_file_count) = full.parent().map_or((0, 0), bundle_size);
     Some(EntryFacts {
         path: entry.to_owned(),
-        sha256: hex(&Sha256::digest(&bytes)),
+        sha256: sha256_hex(&bytes),
         bytes: bytes.len() as u64,
         bundle_bytes,
         bundle_file_count,
@@ -701,16 +458,6 @@ fn bundle_size(dir: &Path) -> (u64, u64) {
         }
     }
     (bytes, files)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
 }
 
 #[cfg(test)]

@@ -3,11 +3,9 @@
 //! The project root is the git work tree that contains the working directory (found by walking up
 //! to the first `.git` entry, without running git), or the working directory itself outside git.
 //! Keying sessions by the repository rather than the raw cwd means `crumb ls`, `say` and `resume`
-//! find the same sessions from any subdirectory, which the reference's cwd hash did not.
+//! find the same sessions from any subdirectory, which a hash of the working directory would not.
 
 use std::path::{Path, PathBuf};
-
-use sha2::{Digest, Sha256};
 
 /// Environment variable that overrides the crumb home directory.
 pub const HOME_ENV: &str = "CRUMB_HOME";
@@ -94,13 +92,9 @@ impl Project {
 
 /// The stable short id of a project root.
 pub fn project_id(root: &Path) -> String {
-    let digest = Sha256::digest(root.as_os_str().as_encoded_bytes());
-    let mut hex = String::with_capacity(PROJECT_ID_LEN);
-    for byte in digest.iter().take(PROJECT_ID_LEN / 2) {
-        use std::fmt::Write;
-        let _ = write!(hex, "{byte:02x}");
-    }
-    hex
+    let mut id = crumb_core::digest::sha256_hex(root.as_os_str().as_encoded_bytes());
+    id.truncate(PROJECT_ID_LEN);
+    id
 }
 
 /// The nearest ancestor of `dir` (itself included) holding a `.git` directory or file.

@@ -1,9 +1,9 @@
 //! The coordinator lock: an exclusive advisory lock (`flock`) on `<session>/coordinator.lock`,
 //! held for the coordinator's whole lifetime.
 //!
-//! The kernel releases it when the process dies, however it dies, so there is no stale-PID guessing
-//! as in the reference: a session whose meta says `running` while its lock is free was left by a
-//! dead coordinator and may be resumed.
+//! The kernel releases it when the process dies, however it dies, so there is no stale-PID
+//! guessing: a session whose meta says `running` while its lock is free was left by a dead
+//! coordinator and may be resumed.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;

@@ -4,13 +4,15 @@
 //! Every key a template may read is always present (absent things are `none`), because strict
 //! undefined turns a missing attribute into a render error rather than an empty string.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use minijinja::{Environment, UndefinedBehavior};
 use serde_json::{Value, json};
 
 use crate::engine::{Feedback, Intervention};
 use crate::pipeline::table::{RoleSpec, TransitionTable};
+use crate::pipeline::templates;
+use crumb_core::confine;
 
 /// Largest template file read (prompts are a few KB).
 const MAX_TEMPLATE_BYTES: u64 = 1024 * 1024;
@@ -84,7 +86,8 @@ pub fn render(
     let loader_root = root.clone();
     env.set_loader(move |name| {
         let path = normalize(Path::new(name));
-        if !path.starts_with(&loader_root) {
+        // Lexically and through symlinks: a frozen folder cannot lead out either way.
+        if !confine::stays_inside(&loader_root, &path) {
             return Ok(None);
         }
         read_template(&path).map(Some).map_err(|message| {
@@ -193,22 +196,11 @@ fn frozen_root(pipeline_file: &Path) -> PathBuf {
 
 /// Resolve `.` and `..` lexically, making the path absolute against the current directory.
 fn normalize(path: &Path) -> PathBuf {
-    let joined = if path.is_absolute() {
-        path.to_path_buf()
+    if path.is_absolute() {
+        templates::normalize(path)
     } else {
-        std::env::current_dir().unwrap_or_default().join(path)
-    };
-    let mut out = PathBuf::new();
-    for component in joined.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
+        templates::normalize(&std::env::current_dir().unwrap_or_default().join(path))
     }
-    out
 }
 
 #[cfg(test)]

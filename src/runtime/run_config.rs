@@ -1,6 +1,6 @@
 //! What a run is configured with, recorded once in `session.start` so that `crumb resume` reuses
-//! exactly the same bindings, scenario and timeouts (the reference forgot them on resume), and
-//! how a finished run is summarised.
+//! exactly the same bindings, scenario and timeouts (a resumed run never falls back to defaults),
+//! and how a finished run is summarised.
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};

@@ -43,18 +43,12 @@ impl StudioConfig {
 
 /// A fresh unguessable token: 160 random bits from two ULIDs' random parts, hashed.
 pub fn new_token() -> String {
-    use sha2::{Digest, Sha256};
-    let mut hasher = Sha256::new();
+    let mut seed = Vec::with_capacity(36);
     for _ in 0..2 {
-        hasher.update(ulid::Ulid::new().0.to_le_bytes());
+        seed.extend_from_slice(&ulid::Ulid::new().0.to_le_bytes());
     }
-    hasher.update(std::process::id().to_le_bytes());
-    let digest = hasher.finalize();
-    digest[..20]
-        .iter()
-        .fold(String::with_capacity(40), |mut out, b| {
-            use std::fmt::Write;
-            let _ = write!(out, "{b:02x}");
-            out
-        })
+    seed.extend_from_slice(&std::process::id().to_le_bytes());
+    let mut token = crumb_core::digest::sha256_hex(&seed);
+    token.truncate(40);
+    token
 }

@@ -4,9 +4,9 @@
 //! Every path is resolved component by component (no `..`, no root, no prefix), then
 //! canonicalised and required to stay under the canonical area root — so traversal, encoded
 //! traversal and symlinks pointing out all fail, and a sibling like `artifacts-x/` can never pass
-//! a string-prefix check (the reference's escape).
+//! a string-prefix check.
 
-use std::path::{Component, Path as FsPath, PathBuf};
+use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
 
 use axum::Router;
@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use super::api::ApiError;
 use super::security::{host_allowed, preview_csp};
 use super::server::Shared;
+use crate::qa::confine;
 use crate::transcript::validate::is_actor_name;
 
 /// Areas of a session directory Studio may serve files from.
@@ -56,25 +57,20 @@ impl From<PathRefusal> for ApiError {
 
 /// Resolve `relative` (already percent-decoded) inside `root`, refusing every way out.
 pub fn confine(root: &FsPath, relative: &str) -> Result<PathBuf, PathRefusal> {
-    if relative.contains('\0') || relative.contains('\\') {
+    if relative.contains('\\') {
         return Err(PathRefusal::Forbidden);
     }
-    let mut joined = root.to_path_buf();
-    for component in FsPath::new(relative).components() {
-        match component {
-            Component::Normal(part) => joined.push(part),
-            Component::CurDir => {}
-            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
-                return Err(PathRefusal::Forbidden);
-            }
-        }
-    }
+    let joined = if relative.is_empty() {
+        root.to_path_buf()
+    } else {
+        confine::join_inside(root, relative).map_err(|_| PathRefusal::Forbidden)?
+    };
     let root = root.canonicalize().map_err(|_| PathRefusal::Missing)?;
-    let real = joined.canonicalize().map_err(|_| PathRefusal::Missing)?;
-    if !real.starts_with(&root) {
-        return Err(PathRefusal::Forbidden);
+    match confine::real_location(&root, &joined) {
+        confine::Location::Inside(real) => Ok(real),
+        confine::Location::Outside => Err(PathRefusal::Forbidden),
+        confine::Location::Missing => Err(PathRefusal::Missing),
     }
-    Ok(real)
 }
 
 /// `area/rest` split into a known area and the rest.
@@ -421,7 +417,7 @@ mod tests {
     }
 
     #[test]
-    fn the_reference_sibling_escape_is_refused() {
+    fn a_sibling_sharing_the_prefix_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("artifacts");
         std::fs::create_dir_all(&root).unwrap();

@@ -1,8 +1,8 @@
 //! Finding a running Studio, for `crumb run` to print its session's deep link.
 //!
 //! The probe asks `/api/health` and requires Studio's signature (`studio_version`), so another
-//! server that happens to listen on the port is not mistaken for Studio (the reference took any
-//! HTTP answer below 500 as "Studio is running").
+//! server that happens to listen on the port is not mistaken for Studio (any HTTP answer is not
+//! enough).
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};

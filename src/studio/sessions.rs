@@ -1,5 +1,5 @@
 //! Finding sessions and summarising them for the list: `meta.json` plus a bounded read of the
-//! transcript's end, never the whole history (the reference sent every event of every session).
+//! transcript's end, never the whole history (the list stays cheap however long sessions grow).
 
 use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom};

@@ -2,8 +2,8 @@
 //! one whole line under an exclusive file lock.
 //!
 //! Many processes append to the same transcript (the runner, every `crumb event`). The lock makes
-//! each append atomic whatever its size (the reference relied on `O_APPEND` atomicity, which only
-//! holds up to `PIPE_BUF`), and reading the last line's id under the lock makes ids increase in
+//! each append atomic whatever its size (`O_APPEND` alone is atomic only up to `PIPE_BUF`), and
+//! reading the last line's id under the lock makes ids increase in
 //! file order across processes, not just within one.
 
 use std::fs::{File, OpenOptions};

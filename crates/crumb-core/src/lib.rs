@@ -7,6 +7,8 @@
 //! dependencies, so the compiler keeps the engine from doing I/O, reading the time or drawing
 //! random numbers. The `crumb` crate carries the effects out.
 
+pub mod confine;
+pub mod digest;
 pub mod engine;
 pub mod pipeline;
 pub mod transcript;

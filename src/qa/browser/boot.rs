@@ -1,7 +1,7 @@
 //! The one boot procedure shared by the browser check and every acceptance predicate: navigate,
 //! wait for the declared selector, then send the declared keys and clicks. Sharing it means a game
-//! that needs a key press to start is started the same way for both (the reference's AC runner had
-//! no such fallback and failed every AC of such games).
+//! that needs a key press to start is started the same way for both (otherwise every acceptance
+//! predicate of such a game would fail on a game that never started).
 
 use std::time::{Duration, Instant};
 

@@ -69,7 +69,7 @@ pub struct Rework {
 }
 
 impl Rework {
-    /// The highest D4 this much rework allows (the reference's convergence rule): 5 with none;
+    /// The highest D4 this much rework allows (the convergence rule): 5 with none;
     /// re-planning 1–2 times → 3, 3–4 → 2, 5+ → 1; rebuilding 1–2 times → at most 4, 3+ → at most 2;
     /// 3+ vetoes → at most 2.
     pub fn convergence_cap(self) -> f64 {

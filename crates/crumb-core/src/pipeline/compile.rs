@@ -7,8 +7,6 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 use crate::pipeline::codes::{self, Code};
 use crate::pipeline::diagnostic::Diagnostic;
 use crate::pipeline::loader::{self, FileKind};
@@ -76,7 +74,7 @@ pub fn compile_file(path: &Path, options: &CompileOptions) -> Compiled {
 
 /// Compile raw file content; `origin` is where it came from (templates resolve against it).
 pub fn compile_bytes(bytes: &[u8], origin: &Path, options: &CompileOptions) -> Compiled {
-    let source_hash = hex_sha256(bytes);
+    let source_hash = crate::digest::sha256_hex(bytes);
     let mut diagnostics = Vec::new();
     let Some(text) = loader::decode(bytes, origin, &mut diagnostics) else {
         return Compiled {
@@ -127,16 +125,6 @@ fn compile_text(text: &str, origin: &Path, options: CompileOptions) -> Compiled 
         source_hash: String::new(),
         sources,
     }
-}
-
-fn hex_sha256(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    Sha256::digest(bytes)
-        .iter()
-        .fold(String::with_capacity(64), |mut out, b| {
-            let _ = write!(out, "{b:02x}");
-            out
-        })
 }
 
 /// Shared state of pass 3: where we are and what we found.

@@ -9,6 +9,7 @@ use std::path::{Component, Path, PathBuf};
 
 use minijinja::Environment;
 
+use crate::confine::stays_inside;
 use crate::pipeline::codes;
 use crate::pipeline::compile::Ctx;
 use crate::pipeline::context::is_provided;
@@ -151,12 +152,7 @@ impl Checker {
     }
 
     fn inside_root(&self, real: &Path) -> bool {
-        if !real.starts_with(&self.root) {
-            return false;
-        }
-        // Symlinks could still lead out; check the resolved path when it exists.
-        real.canonicalize()
-            .map_or(true, |resolved| resolved.starts_with(&self.root))
+        stays_inside(&self.root, real)
     }
 
     /// Compile one template file and check its variables, then follow its includes.

@@ -65,7 +65,7 @@ pub struct Event {
     pub metadata: Option<Box<Metadata>>,
 }
 
-/// Workflow step an event belongs to (the reference's 13 steps). Nothing routes on it.
+/// Workflow step an event belongs to (13 steps, informational). Nothing routes on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum Step {
     /// Clarifying questions with the user.

@@ -1,5 +1,5 @@
-//! The event kind vocabulary: the reference's 36 kinds plus the few crumb adds, each with its wire
-//! string and the explanation `crumb explain <kind>` prints.
+//! The event kind vocabulary: the 36 kinds of the transcript format plus the few crumb adds for
+//! itself, each with its wire string and the explanation `crumb explain <kind>` prints.
 //!
 //! One macro table declares everything so the enum, `as_str`, `FromStr`, `ALL` and the explanations
 //! can never disagree.
@@ -152,7 +152,7 @@ impl Kind {
         )
     }
 
-    /// Kinds crumb adds to the reference's vocabulary (absent from the reference schema).
+    /// Kinds crumb adds to the base vocabulary (absent from the legacy transcript schema).
     pub fn is_crumb_addition(self) -> bool {
         matches!(self, Kind::SessionAwaiting | Kind::Hook)
     }

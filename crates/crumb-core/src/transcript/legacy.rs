@@ -1,11 +1,11 @@
-//! Reading foreign (reference) transcript lines: map legacy shapes onto our [`Event`] where the
-//! meaning is clear, and say what was dropped.
+//! Reading transcript lines in older shapes (written by earlier versions of the format): map them
+//! onto our [`Event`] where the meaning is clear, and say what was dropped.
 //!
 //! Mappings:
 //! - scores under `data.scores` (dimensions as `{value|score, source}` objects or bare numbers), with
 //!   `data.verdict` / `data.aggregate` / `data.feedback` / `data.deviation`, become `scores`;
 //! - `in_reply_to` becomes `parent_event_id`;
-//! - a dimension `source` of `hybrid` (removed in the reference) becomes `verifier-llm`;
+//! - a dimension `source` of `hybrid` (no longer a source) becomes `verifier-llm`;
 //! - top-level, `metadata` and `scores` keys our envelope does not declare are dropped and listed;
 //! - artifacts without a valid `sha256` are dropped.
 //!

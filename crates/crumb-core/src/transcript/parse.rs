@@ -71,7 +71,7 @@ pub fn parse_line(line: &[u8]) -> Parsed {
     }
 }
 
-/// Try a line that is not our envelope as a legacy (reference) line.
+/// Try a line that is not our envelope as a line in an older shape.
 fn parse_legacy(line: &[u8], why: &str) -> Parsed {
     match serde_json::from_slice::<serde_json::Value>(line) {
         Err(syntax) => Parsed::Skip(format!("not JSON ({syntax})")),

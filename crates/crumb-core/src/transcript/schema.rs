@@ -32,8 +32,8 @@ pub fn draft_schema() -> Value {
     schema
 }
 
-/// Optional fields are omitted, never `null` (the reference wrote `lookup: null`, which its own
-/// schema rejected). schemars describes `Option<T>` as "T or null"; drop the null branch.
+/// Optional fields are omitted, never `null` (a `null` would be one more shape for every reader to
+/// accept). schemars describes `Option<T>` as "T or null"; drop the null branch.
 fn forbid_null(schema: &mut Value) {
     match schema {
         Value::Object(object) => {

@@ -1,6 +1,6 @@
 //! `scores` of a `judge.score` event: six dimensions, the claimed aggregate and verdict, and the
-//! verifier's feedback. Everything is declared and enum-checked (the reference left `deviation`
-//! and `suggested_change` undeclared and silently defaulted unknown severities).
+//! verifier's feedback. Everything is declared and enum-checked (`deviation` and
+//! `suggested_change` included; an unknown severity is an error, never a silent default).
 //!
 //! The object is closed: a misspelt field is an error returned to the agent, not silently ignored.
 

@@ -125,8 +125,8 @@ pub fn check_draft(draft: &Draft) -> Vec<Violation> {
 }
 
 /// Kind-specific payloads the engine relies on, checked when written rather than guessed when read
-/// (the reference read a `qa.result` without an exit code as exit 1, and scored a `judge.score`
-/// without scores as zeros).
+/// (so a `qa.result` without an exit code or a `judge.score` without scores never gets a made-up
+/// value).
 fn check_payload(
     out: &mut Vec<Violation>,
     kind: Kind,

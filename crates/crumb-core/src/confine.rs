@@ -1,8 +1,9 @@
-//! Keeping every path a check names inside the artifacts folder.
+//! Keeping an untrusted path inside its folder: QA's artifacts, the Studio's session files and a
+//! pipeline's templates all resolve through here.
 //!
-//! A path from a pipeline or an agent is untrusted: `..`, an absolute path or a symlink pointing
-//! outside would make QA read (or run in) files the build never wrote. Such a path becomes a failing
-//! finding, never a read outside.
+//! A path from a pipeline, an agent or a browser is untrusted: `..`, an absolute path or a symlink
+//! pointing outside would read (or run in) files that were never meant to be reached. Such a path is
+//! refused, never followed.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -50,17 +51,46 @@ pub fn join_inside(root: &Path, relative: &str) -> Result<PathBuf, Escape> {
 pub fn resolve_inside(root: &Path, relative: &str) -> Result<PathBuf, Escape> {
     let joined = join_inside(root, relative)?;
     let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    match joined.canonicalize() {
-        Ok(real) if real.starts_with(&real_root) => Ok(joined),
-        Ok(_) => Err(Escape::Symlink(relative.chars().take(200).collect())),
-        Err(_) => Ok(joined),
+    match real_location(&real_root, &joined) {
+        Location::Outside => Err(Escape::Symlink(relative.chars().take(200).collect())),
+        Location::Inside(_) | Location::Missing => Ok(joined),
     }
+}
+
+/// Where a path really is once symlinks are resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// It exists, and its canonical path (held here) is under the root.
+    Inside(PathBuf),
+    /// It exists, but resolves outside the root.
+    Outside,
+    /// Nothing is there (or it cannot be resolved).
+    Missing,
+}
+
+/// The one symlink check: where `path` really is relative to `real_root` (already canonical).
+pub fn real_location(real_root: &Path, path: &Path) -> Location {
+    match path.canonicalize() {
+        Ok(real) if real.starts_with(real_root) => Location::Inside(real),
+        Ok(_) => Location::Outside,
+        Err(_) => Location::Missing,
+    }
+}
+
+/// Whether `path` (absolute, already normalised) is under `root`, both as written and, when it
+/// exists, once symlinks are resolved: how both template loaders (the compiler's check and the
+/// runtime's renderer) keep includes inside their folder.
+pub fn stays_inside(root: &Path, path: &Path) -> bool {
+    if !path.starts_with(root) {
+        return false;
+    }
+    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    real_location(&real_root, path) != Location::Outside
 }
 
 /// Whether `path` (already under `root`) really lives under `root` after resolving symlinks.
 pub fn really_inside(real_root: &Path, path: &Path) -> bool {
-    path.canonicalize()
-        .is_ok_and(|real| real.starts_with(real_root))
+    matches!(real_location(real_root, path), Location::Inside(_))
 }
 
 #[cfg(test)]
@@ -96,6 +126,20 @@ mod tests {
             resolve_inside(dir.path(), "link"),
             Err(Escape::Symlink(_))
         ));
+    }
+
+    #[test]
+    fn stays_inside_checks_the_written_path_and_the_real_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("t.j2"), "x").unwrap();
+        std::fs::write(dir.path().join("own.j2"), "x").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("t.j2"), dir.path().join("link.j2"))
+            .unwrap();
+        assert!(stays_inside(dir.path(), &dir.path().join("own.j2")));
+        assert!(stays_inside(dir.path(), &dir.path().join("not-yet.j2")));
+        assert!(!stays_inside(dir.path(), &dir.path().join("link.j2")));
+        assert!(!stays_inside(dir.path(), &outside.path().join("t.j2")));
     }
 
     proptest::proptest! {

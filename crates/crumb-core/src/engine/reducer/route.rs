@@ -1,0 +1,251 @@
+//! Stage 3 of the reducer: the table's route for the event. A `judge.score` goes through the
+//! guards first; its corrected verdict picks the route and an `audit` event lists the corrections.
+
+use serde_json::{Map, json};
+
+use super::{PASS_REASON, Step};
+use crate::engine::effect::{Effect, Feedback, RunQa, SpawnCause};
+use crate::engine::guards::{self, Evidence, RawScores};
+use crate::engine::state::{Awaiting, MAX_TEXT, VerdictRecord, clip};
+use crate::pipeline::table::{Action, CompiledRoute};
+use crate::transcript::{Draft, Kind, Metadata};
+use crate::vocab::{Severity, Verdict};
+
+impl Step<'_> {
+    // ---- stage 3: the table's route ----------------------------------------------------------
+
+    pub(super) fn route(&mut self) {
+        let event = self.event;
+        if event.kind == Kind::JudgeScore {
+            self.judge();
+            return;
+        }
+        // `spec.update` fills the same slot as `spec`: without its own route it takes the spec route.
+        let route = self
+            .table
+            .route_for(event.kind.as_str(), &event.from)
+            .or_else(|| {
+                (event.kind == Kind::SpecUpdate)
+                    .then(|| self.table.route_for(Kind::Spec.as_str(), &event.from))
+                    .flatten()
+            });
+        let Some(route) = route else {
+            if !event.kind.as_str().starts_with("user.") {
+                self.state.unrouted_events += 1;
+            }
+            return;
+        };
+        if matches!(event.kind, Kind::Spec | Kind::SpecUpdate)
+            && self.state.budgets.respecs > self.table.limits.max_respec
+        {
+            self.stop("too_many_respec");
+            return;
+        }
+        self.fire(route, None, SpawnCause::Route);
+    }
+
+    /// Carry out a route's action.
+    pub(in crate::engine) fn fire(
+        &mut self,
+        route: &CompiledRoute,
+        feedback: Option<Feedback>,
+        cause: SpawnCause,
+    ) {
+        match &route.action {
+            Action::Spawn { role } => {
+                let feedback = if route.with_feedback { feedback } else { None };
+                self.spawn(role, cause, feedback, Vec::new());
+            }
+            Action::RunQa => {
+                let build_event_id = if self.event.kind == Kind::Build {
+                    self.event.id.clone()
+                } else {
+                    self.state
+                        .build
+                        .as_ref()
+                        .map_or_else(|| self.event.id.clone(), |b| b.event_id.clone())
+                };
+                let id = self.next_id();
+                self.effects.push(Effect::RunQa(RunQa {
+                    id,
+                    build_event_id,
+                    entry: self.table.qa.as_ref().and_then(|qa| qa.entry.clone()),
+                    ac_predicates: self
+                        .state
+                        .spec
+                        .as_ref()
+                        .map(|s| s.ac_predicates.clone())
+                        .unwrap_or_default(),
+                }));
+            }
+            Action::Done { reason } => {
+                let reason = if reason == "pass" {
+                    PASS_REASON
+                } else {
+                    reason.as_str()
+                };
+                self.stop(reason);
+            }
+            Action::AwaitHuman => {
+                let judge_event_id = self
+                    .state
+                    .verification
+                    .latest
+                    .as_ref()
+                    .map_or_else(|| self.event.id.clone(), |v| v.event_id.clone());
+                self.state.awaiting = Some(Awaiting {
+                    judge_event_id: judge_event_id.clone(),
+                });
+                let body = match &self.state.verification.latest {
+                    Some(v) => format!(
+                        "verdict {} (aggregate {}) needs a person: /approve to accept, /veto <reason> to repair",
+                        v.corrected.verdict, v.corrected.aggregate
+                    ),
+                    None => "waiting for a person: /approve or /veto <reason>".to_owned(),
+                };
+                let mut data = Map::new();
+                data.insert("reason".into(), json!("await_human"));
+                data.insert("judge_event_id".into(), json!(judge_event_id));
+                self.append(
+                    Draft::new("system", Kind::SessionAwaiting)
+                        .body(body)
+                        .data(data),
+                );
+            }
+        }
+    }
+
+    /// `judge.score`: guards, one audit event for every correction, then the verdict route.
+    fn judge(&mut self) {
+        let event = self.event;
+        let Some((verdict, severity)) = self.assess(true) else {
+            return;
+        };
+        let scores = event.scores.as_ref();
+        let Some(route) = self.table.route_for_verdict(verdict, severity) else {
+            let mut data = Map::new();
+            data.insert("verdict".into(), json!(verdict));
+            data.insert("severity".into(), json!(severity));
+            self.hook(
+                "unrouted_verdict",
+                format!("no route handles {verdict} × {severity}"),
+                data,
+            );
+            return;
+        };
+        let repairs = matches!(route.action, Action::Spawn { .. } | Action::RunQa);
+        if repairs && self.state.verification.count >= self.table.limits.max_verify {
+            self.stop("too_many_verify");
+            return;
+        }
+        let feedback = Feedback {
+            source_event_id: event.id.clone(),
+            verdict,
+            severity,
+            text: clip(
+                scores
+                    .and_then(|s| s.feedback.as_deref())
+                    .or(event.body.as_deref())
+                    .unwrap_or("verification failed"),
+                MAX_TEXT,
+            ),
+            suggested_change: scores
+                .and_then(|s| s.suggested_change.as_deref())
+                .map(|s| clip(s, MAX_TEXT)),
+        };
+        self.fire(route, Some(feedback), SpawnCause::Route);
+    }
+
+    /// Apply the guards to a `judge.score` and record the verdict. With `live`, corrections are
+    /// also published in an `audit` event and the corrected verdict and severity are returned for
+    /// routing; a terminal session only records (so replay still shows the last verdict).
+    pub(super) fn assess(&mut self, live: bool) -> Option<(Verdict, Severity)> {
+        let event = self.event;
+        let scores = event.scores.as_ref();
+        let raw = RawScores {
+            dimensions: scores.map_or([None; 6], |s| {
+                s.dimensions().map(|(_, d)| d.map(|d| d.score))
+            }),
+            aggregate: scores.and_then(|s| s.aggregate),
+            verdict: scores.and_then(|s| s.verdict),
+        };
+        let declared = scores.and_then(|s| s.deviation).map(|d| d.kind);
+        let severity = declared.unwrap_or(Severity::Important);
+        let evidence = Evidence {
+            qa_exit_code: self.state.qa.as_ref().and_then(|q| q.exec_exit_code),
+            ac_failed: self.state.qa.as_ref().is_some_and(|q| q.ac_failed > 0),
+            judge_provider: event.metadata.as_ref().and_then(|m| m.provider.as_deref()),
+            builder_provider: self
+                .state
+                .build
+                .as_ref()
+                .and_then(|b| b.provider.as_deref()),
+            rework: guards::Rework {
+                respecs: self.state.budgets.respecs,
+                builds: self.state.budgets.builds,
+                vetoes: self.state.budgets.vetoes,
+            },
+        };
+        let judgement = guards::judge(&self.table.scoring, &raw, &evidence);
+        let verdict = judgement.corrected.verdict;
+
+        if live && !judgement.corrections.is_empty() {
+            self.audit(&raw, &judgement);
+        }
+        let record = VerdictRecord {
+            event_id: event.id.clone(),
+            raw,
+            corrected: judgement.corrected,
+            corrections: judgement.corrections,
+            severity,
+            severity_defaulted: declared.is_none(),
+        };
+        let verification = &mut self.state.verification;
+        verification.count += 1;
+        verification.previous = verification.latest.replace(record);
+        if !live {
+            return None;
+        }
+        self.state.awaiting = None;
+        Some((verdict, severity))
+    }
+
+    fn audit(&mut self, raw: &RawScores, judgement: &guards::Judgement) {
+        let tags: Vec<String> = judgement
+            .corrections
+            .iter()
+            .map(|c| c.as_str().to_owned())
+            .collect();
+        let corrected = &judgement.corrected;
+        let mut data = Map::new();
+        data.insert("corrections".into(), json!(tags));
+        data.insert(
+            "raw".into(),
+            json!({ "dimensions": raw.dimensions, "aggregate": raw.aggregate, "verdict": raw.verdict }),
+        );
+        data.insert(
+            "corrected".into(),
+            json!({ "dimensions": corrected.dimensions, "aggregate": corrected.aggregate, "verdict": corrected.verdict }),
+        );
+        let body = format!(
+            "corrected {}: {} {} → {} {}",
+            tags.join(", "),
+            raw.verdict
+                .map_or_else(|| "(no verdict)".to_owned(), |v| v.to_string()),
+            raw.aggregate
+                .map_or_else(|| "(no aggregate)".to_owned(), |a| a.to_string()),
+            corrected.verdict,
+            corrected.aggregate,
+        );
+        let metadata = Metadata {
+            audit_violations: tags,
+            ..Metadata::default()
+        };
+        self.append(
+            Draft::new("validator", Kind::Audit)
+                .body(body)
+                .data(data)
+                .metadata(metadata),
+        );
+    }
+}

@@ -1,0 +1,190 @@
+//! Roles run through fake `claude`, `codex` and `gemini` CLIs by the same dispatcher: usage
+//! recorded, failures in the CLI's own words, a missing CLI swapped to the fallback.
+
+use super::*;
+
+/// What a fake agent CLI's planner turn must leave in the transcript.
+struct CliTurn {
+    adapter: &'static str,
+    tokens_in: u64,
+    tokens_out: u64,
+    adapter_session_id: &'static str,
+    tool_call: &'static str,
+    /// Reasoning tokens the fake reports, recorded as `metadata.thinking_tokens`.
+    thinking_tokens: Option<u64>,
+}
+
+/// A whole `crumb run` with the planner bound to a fake agent CLI: it reads its prompt, writes its
+/// spec back through the real `crumb event`, and the dispatcher's tap records its usage and tools.
+fn planner_runs_through_an_agent_cli(expected: &CliTurn) -> Vec<serde_json::Value> {
+    let scratch = Scratch::new();
+    let binding = format!("planner-lead={}", expected.adapter);
+    let run = scratch
+        .command(&["run"])
+        .env("PATH", fake_clis_path())
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .args(["--adapter", "mock", "--bind", &binding, "--json"])
+        .run()
+        .expect_code(0);
+    assert_eq!(summary(&run)["reason"], "verdict_pass", "{}", run.stderr);
+    let session = scratch.session();
+    let events = transcript(&session);
+    assert_effects_once(&events);
+    let start = &events[0]["data"]["bindings"]["planner-lead"];
+    assert_eq!(start["adapter"], expected.adapter);
+    assert_eq!(start["decided_by"], "--bind");
+    let spec = of_kind(&events, "spec")[0];
+    assert_eq!(spec["from"], "planner-lead");
+    assert_eq!(
+        spec["metadata"]["harness"], expected.adapter,
+        "crumb event stamps the binding"
+    );
+    let stop = events
+        .iter()
+        .find(|e| e["from"] == "planner-lead" && e["kind"] == "agent.stop")
+        .unwrap();
+    assert_eq!(stop["metadata"]["tokens_in"], expected.tokens_in);
+    assert_eq!(stop["metadata"]["tokens_out"], expected.tokens_out);
+    assert_eq!(
+        stop["metadata"]
+            .get("thinking_tokens")
+            .and_then(Value::as_u64),
+        expected.thinking_tokens
+    );
+    assert_eq!(
+        stop["metadata"]["adapter_session_id"],
+        expected.adapter_session_id
+    );
+    let prompt = std::fs::read_to_string(session.join("prompts/planner-lead-1.md")).unwrap();
+    assert!(prompt.contains(PITCH));
+    let tool_calls = of_kind(&events, "tool.call");
+    assert_eq!(tool_calls.len(), 1, "one tool call in the fake's stream");
+    assert_eq!(tool_calls[0]["from"], "planner-lead");
+    assert_eq!(tool_calls[0]["body"], expected.tool_call);
+    assert_eq!(tool_calls[0]["metadata"]["visibility"], "private");
+    assert_eq!(
+        tool_calls[0]["metadata"]["tool"],
+        format!("{}-stream@v1", expected.adapter)
+    );
+    events
+}
+
+#[test]
+fn a_claude_code_role_runs_through_the_same_dispatcher_with_its_usage_recorded() {
+    let events = planner_runs_through_an_agent_cli(&CliTurn {
+        adapter: "claude-code",
+        tokens_in: 12,
+        tokens_out: 310,
+        adapter_session_id: "fake-claude-1",
+        tool_call: "Bash crumb event",
+        thinking_tokens: Some(96),
+    });
+    let stop = events
+        .iter()
+        .find(|e| e["from"] == "planner-lead" && e["kind"] == "agent.stop")
+        .unwrap();
+    assert_eq!(stop["metadata"]["cost_usd"], 0.042);
+}
+
+#[test]
+fn a_codex_role_runs_through_the_same_dispatcher_with_its_usage_recorded() {
+    planner_runs_through_an_agent_cli(&CliTurn {
+        adapter: "codex",
+        tokens_in: 315,
+        tokens_out: 122,
+        adapter_session_id: "fake-thread-1",
+        tool_call: "command_execution bash -lc crumb event",
+        thinking_tokens: Some(64),
+    });
+}
+
+#[test]
+fn a_gemini_cli_role_runs_through_the_same_dispatcher_with_its_usage_recorded() {
+    planner_runs_through_an_agent_cli(&CliTurn {
+        adapter: "gemini-cli",
+        tokens_in: 800,
+        tokens_out: 130,
+        adapter_session_id: "fake-gemini-1",
+        tool_call: "run_shell_command crumb event",
+        thinking_tokens: None,
+    });
+}
+
+/// `PATH` with the fake agent CLIs first.
+fn fake_clis_path() -> String {
+    format!(
+        "{}:{}",
+        repo_root().join("tests/fixtures/fake-clis").display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+#[test]
+fn an_agent_cli_failure_is_reported_in_the_cli_s_own_words() {
+    let scratch = Scratch::new();
+    let run = scratch
+        .command(&["run"])
+        .env("PATH", fake_clis_path())
+        .env("FAKE_CLI_MODE", "error")
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .args([
+            "--adapter",
+            "mock",
+            "--bind",
+            "builder=claude-code",
+            "--json",
+        ])
+        .run()
+        .expect_code(0);
+    assert_eq!(summary(&run)["reason"], "verdict_pass");
+    let events = transcript(&scratch.session());
+    assert_effects_once(&events);
+    let errors = of_kind(&events, "error");
+    assert_eq!(errors.len(), 3, "three failed turns open the circuit");
+    for error in &errors {
+        assert_eq!(error["data"]["reason"], "exit_nonzero");
+        let message = error["data"]["message"].as_str().unwrap();
+        assert!(message.contains("fake failure"), "{message}");
+    }
+    let tool_calls = of_kind(&events, "tool.call");
+    assert_eq!(tool_calls.len(), 3, "one per failed turn");
+    assert!(tool_calls.iter().all(|e| e["from"] == "builder"));
+}
+
+#[test]
+fn a_missing_agent_cli_is_an_error_event_then_the_circuit_swaps_to_the_fallback() {
+    let scratch = Scratch::new();
+    let run = scratch
+        .command(&["run"])
+        .env("PATH", "/nonexistent")
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .args(["--adapter", "mock", "--bind", "builder=codex", "--json"])
+        .run()
+        .expect_code(0);
+    assert_eq!(summary(&run)["reason"], "verdict_pass");
+    let events = transcript(&scratch.session());
+    assert_effects_once(&events);
+    let errors = of_kind(&events, "error");
+    assert_eq!(errors.len(), 3, "three failed spawns open the circuit");
+    assert!(
+        errors
+            .iter()
+            .all(|e| e["data"]["reason"] == "missing_binary"),
+        "{errors:?}"
+    );
+    // The builder's declared fallback is `mock`: the circuit swaps to it once, and it builds.
+    let swap = of_kind(&events, "audit")
+        .into_iter()
+        .find(|e| e["data"]["event"] == "adapter_swapped")
+        .unwrap();
+    assert_eq!(swap["data"]["new_adapter"], "mock");
+    let last_wake = events
+        .iter()
+        .rev()
+        .find(|e| e["from"] == "builder" && e["kind"] == "agent.wake")
+        .unwrap();
+    assert_eq!(last_wake["data"]["adapter"], "mock");
+}
