@@ -200,8 +200,9 @@ fn a_command_role_without_an_argv_is_refused_before_anything_runs() {
     let fixture = "tests/pipelines/invalid/command-without-argv.yaml";
     let validate = crumb()
         .args(["validate", fixture])
-        .timeout(LIMIT).run()
-        .expect_code(1);
+        .timeout(LIMIT)
+        .run()
+        .expect_code(i32::from(crumb::exit_codes::INVALID_PIPELINE));
     assert!(
         validate.stdout.contains(&format!("{fixture}:7:")),
         "{}",
@@ -215,7 +216,8 @@ fn a_command_role_without_an_argv_is_refused_before_anything_runs() {
         .arg("pipelines/casual.yaml")
         .arg("a pitch")
         .args(["--adapter", "command"])
-        .timeout(LIMIT).run()
+        .timeout(LIMIT)
+        .run()
         .expect_code(2);
     assert!(
         run.stderr
@@ -237,7 +239,8 @@ fn status_shows_each_role_s_usage_with_cache_reasoning_cost_and_model() {
     let status = crumb()
         .arg("status")
         .arg(&session)
-        .timeout(LIMIT).run()
+        .timeout(LIMIT)
+        .run()
         .expect_code(0);
     let usage: Vec<&str> = status
         .stdout

@@ -7,9 +7,7 @@ use serde_json::{Map, json};
 use super::Step;
 use crate::engine::ask;
 use crate::engine::effect::{Effect, Intervention, SpawnCause};
-use crate::engine::state::{
-    MAX_PENDING_INTERVENTIONS, MAX_TEXT, SpawnContext, State, clip,
-};
+use crate::engine::state::{MAX_PENDING_INTERVENTIONS, MAX_TEXT, SpawnContext, State, clip};
 use crate::pipeline::table::CircuitAction;
 use crate::transcript::{Draft, Kind};
 
