@@ -10,6 +10,7 @@
 use crate::transcript::Metadata;
 
 mod commands;
+mod declared;
 mod routes;
 mod stops;
 

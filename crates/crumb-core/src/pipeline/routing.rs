@@ -124,7 +124,7 @@ fn role_hint(wrong: &str, table: &TransitionTable) -> String {
     }
 }
 
-/// Whether some route handles an event of `kind` (`judge.score` is handled by verdict routes).
+/// Whether some route handles an event of `kind` (`judge.score` also by verdict routes).
 fn handled(table: &TransitionTable, kind: &str) -> bool {
     table.by_kind.contains_key(kind)
         || (kind == JUDGE_SCORE_KIND
@@ -327,31 +327,31 @@ fn reachability(table: &TransitionTable, ctx: &mut Ctx<'_>) {
             continue;
         }
         let (kind, actor) = &event;
-        let routes: Vec<usize> = if kind == JUDGE_SCORE_KIND {
-            table
+        let mut routes: Vec<usize> = table
+            .by_kind
+            .get(kind)
+            .map(|indexes| {
+                indexes
+                    .iter()
+                    .copied()
+                    .filter(|&i| match &table.routes[i].trigger {
+                        Trigger::Kind { from: Some(f), .. } => {
+                            actor.as_ref().is_none_or(|a| a == f)
+                        }
+                        _ => true,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        // A `judge.score` no kind route takes goes to the verdict routes.
+        if kind == JUDGE_SCORE_KIND && routes.is_empty() {
+            routes = table
                 .routes
                 .iter()
                 .filter(|r| matches!(r.trigger, Trigger::Verdict { .. }))
                 .map(|r| r.index)
-                .collect()
-        } else {
-            table
-                .by_kind
-                .get(kind)
-                .map(|indexes| {
-                    indexes
-                        .iter()
-                        .copied()
-                        .filter(|&i| match &table.routes[i].trigger {
-                            Trigger::Kind { from: Some(f), .. } => {
-                                actor.as_ref().is_none_or(|a| a == f)
-                            }
-                            _ => true,
-                        })
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
+                .collect();
+        }
         for index in routes {
             fired.insert(index);
             match &table.routes[index].action {

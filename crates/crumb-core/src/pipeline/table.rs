@@ -218,7 +218,8 @@ pub enum Guard {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CircuitAction {
-    /// Swap to the next fallback adapter once, then stop with `circuit_open:<role>`.
+    /// Swap to the role's next fallback adapter, in declared order, one per opening; when the
+    /// list is exhausted, stop with `circuit_open:<role>`.
     #[default]
     Swap,
     /// Stop with `circuit_open:<role>` straight away.
