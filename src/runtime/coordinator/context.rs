@@ -1,5 +1,6 @@
 //! What a role's prompt is rendered from: the session's state plus the latest spec, build and QA
-//! events (the state keeps only summaries of those).
+//! events (the state keeps only summaries of those). A role that declares `sees:` gets only what
+//! comes from those kinds; `goal`, routed feedback and the person's messages always reach it.
 
 use serde_json::{Value, json};
 
@@ -47,10 +48,12 @@ pub(super) fn render_prompt(
             "artifacts_dir": dir.artifacts().display().to_string(),
             "transcript_path": dir.transcript().display().to_string(),
         }),
-        spec: spec_context(state),
-        build: build_context(latest),
-        qa: qa_context(latest),
-        verdict: verdict_context(state),
+        spec: shown(role, &[Kind::Spec, Kind::SpecUpdate], || {
+            spec_context(state)
+        }),
+        build: shown(role, &[Kind::Build], || build_context(latest)),
+        qa: shown(role, &[Kind::QaResult], || qa_context(latest)),
+        verdict: shown(role, &[Kind::JudgeScore], || verdict_context(state)),
         feedback: spawn.feedback.as_ref(),
         interventions: &spawn.interventions,
         attempt: spawn.attempt,
@@ -60,6 +63,16 @@ pub(super) fn render_prompt(
     prompt::write(&dir.prompt_path(&role.id, spawn.attempt + 1), &text)
         .map_err(|e| e.to_string())?;
     Ok(text)
+}
+
+/// The context built by `build` when `role` sees any of `kinds` (an empty `sees` sees everything
+/// public), else none.
+fn shown(role: &RoleSpec, kinds: &[Kind], build: impl FnOnce() -> Value) -> Value {
+    let sees = role.sees.is_empty()
+        || kinds
+            .iter()
+            .any(|kind| role.sees.iter().any(|seen| seen == kind.as_str()));
+    if sees { build() } else { Value::Null }
 }
 
 fn spec_context(state: &State) -> Value {

@@ -1,0 +1,141 @@
+//! Every declaration is honoured, over the real binary on small scripted agents (the `command`
+//! adapter): two judges in sequence through an `on: judge.score` route, and `sees:` deciding what
+//! a role's prompt holds.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::crumb;
+
+/// Each run takes a few seconds; this only bounds a hang.
+const LIMIT: Duration = Duration::from_secs(120);
+const SPEC_MARKER: &str = "SPEC-BODY-7f3a";
+
+/// One agent for every role: `agent.py <role>` writes the event its role produces.
+const AGENT: &str = r#"
+import json, subprocess, sys
+role = sys.argv[1]
+sys.stdin.read()
+dims = [5, 5, 4, 5, 4, 4]
+scores = {f"D{i + 1}": {"score": s, "source": "verifier-llm"} for i, s in enumerate(dims)}
+scores.update(aggregate=sum(dims), verdict="PASS")
+event = {
+    "planner": {"kind": "spec", "body": "SPEC-BODY-7f3a: one page"},
+    "writer": {"kind": "build", "body": "wrote it"},
+    "judge-a": {"kind": "judge.score", "body": "a: fine", "scores": scores},
+    "judge-b": {"kind": "judge.score", "body": "b: fine", "scores": scores},
+}[role]
+subprocess.run(["crumb", "event"], input=json.dumps(event), text=True, check=True,
+               stdout=subprocess.DEVNULL)
+"#;
+
+const TEMPLATE: &str = "goal: {{ goal }}\nspec: {% if spec %}{{ spec.body }}{% else %}none{% endif %}\nbuild: {% if build %}{{ build.body }}{% else %}none{% endif %}\n";
+
+const PIPELINE: &str = r"
+version: 1
+name: two-judges
+roles:
+  planner:
+    template: ../templates/role.md.j2
+    produces: [spec]
+    adapter: { command: [python3, ../agents/agent.py, planner] }
+  writer:
+    template: ../templates/role.md.j2
+    produces: [build]
+    adapter: { command: [python3, ../agents/agent.py, writer] }
+  judge-a:
+    template: ../templates/role.md.j2
+    produces: [judge.score]
+    sees: [goal, build]
+    adapter: { command: [python3, ../agents/agent.py, judge-a] }
+  judge-b:
+    template: ../templates/role.md.j2
+    produces: [judge.score]
+    sees: [goal]
+    adapter: { command: [python3, ../agents/agent.py, judge-b] }
+scoring: { guards: [] }
+routes:
+  - { on: goal, spawn: planner }
+  - { on: spec, spawn: writer }
+  - { on: build, spawn: judge-a }
+  - { on: judge.score, from: judge-a, spawn: judge-b }
+  - { on: verdict, when: { verdict: PASS }, done: pass }
+  - { on: verdict, spawn: writer, with: feedback }
+";
+
+/// A project folder holding the pipeline, its template and its agent.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (path, text) in [
+        ("pipelines/two-judges.yaml", PIPELINE),
+        ("templates/role.md.j2", TEMPLATE),
+        ("agents/agent.py", AGENT),
+    ] {
+        let file = dir.path().join(path);
+        std::fs::create_dir_all(file.parent().expect("a folder")).expect("mkdir");
+        std::fs::write(file, text).expect("write");
+    }
+    dir
+}
+
+fn only_session(home: &Path) -> PathBuf {
+    let sessions: Vec<PathBuf> = std::fs::read_dir(home.join("projects"))
+        .expect("projects")
+        .flat_map(|p| {
+            std::fs::read_dir(p.expect("entry").path().join("sessions")).expect("sessions")
+        })
+        .map(|s| s.expect("entry").path())
+        .collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    sessions[0].clone()
+}
+
+#[test]
+fn two_judges_in_sequence_pass_and_sees_decides_what_each_prompt_holds() {
+    let dir = project();
+    let run = crumb()
+        .current_dir(dir.path())
+        .env("CRUMB_HOME", dir.path().join("home"))
+        .env("CRUMB_STUDIO_PORT", "1")
+        .args([
+            "run",
+            "pipelines/two-judges.yaml",
+            "a one-page note",
+            "--json",
+        ])
+        .args(["--wall-timeout", "60s", "--idle-timeout", "30s"])
+        .timeout(LIMIT)
+        .run()
+        .expect_code(0);
+    let summary: Value = serde_json::from_str(&run.stdout).expect("a JSON summary");
+    assert_eq!(summary["reason"], "verdict_pass", "{}", run.stderr);
+    let session = only_session(&dir.path().join("home"));
+    let transcript = std::fs::read_to_string(session.join("transcript.jsonl")).expect("read");
+    let judges: Vec<String> = transcript
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("JSON"))
+        .filter(|e| e["kind"] == "judge.score")
+        .map(|e| e["from"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(judges, ["judge-a", "judge-b"]);
+
+    let prompt = |name: &str| {
+        std::fs::read_to_string(session.join("prompts").join(name)).expect("a prompt file")
+    };
+    // The writer sees everything public; judge-a sees the build but no spec; judge-b only the goal.
+    let writer = prompt("writer-1.md");
+    assert!(writer.contains(SPEC_MARKER), "{writer}");
+    let judge_a = prompt("judge-a-1.md");
+    assert!(
+        judge_a.contains("spec: none") && judge_a.contains("build: wrote it"),
+        "{judge_a}"
+    );
+    let judge_b = prompt("judge-b-1.md");
+    assert!(!judge_b.contains(SPEC_MARKER), "{judge_b}");
+    assert!(
+        judge_b.contains("goal: a one-page note") && judge_b.contains("build: none"),
+        "{judge_b}"
+    );
+}
