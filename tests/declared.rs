@@ -139,3 +139,109 @@ fn two_judges_in_sequence_pass_and_sees_decides_what_each_prompt_holds() {
         "{judge_b}"
     );
 }
+
+// ---- long goals: `--pitch-file`, `-` (stdin), and the warning ----------------------------------
+
+/// `crumb run pipelines/two-judges.yaml` plus `args` in a fresh project; the project is returned
+/// so the session outlives the call.
+fn run_goal(args: &[&str], stdin: Option<&str>) -> (tempfile::TempDir, crate::support::Run) {
+    let dir = project();
+    std::fs::write(dir.path().join("long.txt"), long_goal()).expect("write");
+    let mut command = crumb()
+        .current_dir(dir.path())
+        .env("CRUMB_HOME", dir.path().join("home"))
+        .env("CRUMB_STUDIO_PORT", "1")
+        .args(["run", "pipelines/two-judges.yaml", "--json"])
+        .args(["--wall-timeout", "60s", "--idle-timeout", "30s"])
+        .args(args)
+        .timeout(LIMIT);
+    if let Some(input) = stdin {
+        command = command.stdin(input);
+    }
+    let run = command.run();
+    (dir, run)
+}
+
+/// A goal of 10 000 bytes whose last words are a marker, past the 8 KiB prompts quote.
+fn long_goal() -> String {
+    let mut goal = "write a note. ".repeat(714);
+    goal.push_str("TAIL-MARKER\n");
+    goal
+}
+
+fn events(dir: &Path) -> Vec<Value> {
+    let session = only_session(&dir.join("home"));
+    std::fs::read_to_string(session.join("transcript.jsonl"))
+        .expect("read")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect()
+}
+
+#[test]
+fn a_goal_from_a_pitch_file_past_the_prompt_limit_is_warned_about_once_and_kept_whole() {
+    let (dir, run) = run_goal(&["--pitch-file", "long.txt"], None);
+    let run = run.expect_code(0);
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("warning"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", run.stderr);
+    assert!(
+        warnings[0].contains("8 KiB") && warnings[0].contains("--pitch-file"),
+        "{}",
+        warnings[0]
+    );
+    let events = events(dir.path());
+    let goal = events.iter().find(|e| e["kind"] == "goal").expect("a goal");
+    assert_eq!(goal["body"].as_str(), Some(long_goal().trim_end()));
+    let hook = events
+        .iter()
+        .find(|e| e["kind"] == "hook" && e["data"]["hook"] == "goal_truncated")
+        .expect("a goal_truncated hook");
+    assert_eq!(hook["data"]["limit"], 8192);
+    let session = only_session(&dir.path().join("home"));
+    let prompt = std::fs::read_to_string(session.join("prompts/planner-1.md")).expect("prompt");
+    assert!(!prompt.contains("TAIL-MARKER"), "the prompt quotes 8 KiB");
+}
+
+#[test]
+fn a_dash_reads_the_goal_from_stdin_and_a_short_goal_warns_nothing() {
+    let (dir, run) = run_goal(&["-"], Some("a note from stdin\n"));
+    let run = run.expect_code(0);
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+    let events = events(dir.path());
+    let goal = events.iter().find(|e| e["kind"] == "goal").expect("a goal");
+    assert_eq!(goal["body"], "a note from stdin");
+    assert!(!events.iter().any(|e| e["kind"] == "hook"));
+}
+
+#[test]
+fn a_pitch_and_a_pitch_file_together_or_an_oversized_file_are_usage_errors() {
+    let (_dir, run) = run_goal(&["a pitch", "--pitch-file", "long.txt"], None);
+    run.expect_code(2);
+    let (_dir, run) = run_goal(&[], None);
+    run.expect_code(2);
+    let dir = project();
+    let huge = dir.path().join("huge.txt");
+    std::fs::write(&huge, vec![b'a'; 1024 * 1024 + 1]).expect("write");
+    let run = crumb()
+        .current_dir(dir.path())
+        .env("CRUMB_HOME", dir.path().join("home"))
+        .args([
+            "run",
+            "pipelines/two-judges.yaml",
+            "--pitch-file",
+            "huge.txt",
+        ])
+        .timeout(LIMIT)
+        .run()
+        .expect_code(2);
+    assert!(
+        run.stderr.contains("larger than 1024 KiB"),
+        "{}",
+        run.stderr
+    );
+    assert!(!dir.path().join("home/projects").exists(), "no session");
+}
