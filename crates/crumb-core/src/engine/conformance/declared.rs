@@ -67,7 +67,7 @@ fn table(yaml: &str) -> TransitionTable {
 
 fn judge_as(s: &mut Script, from: &str, scores: Scores) -> Vec<crate::engine::Effect> {
     s.send(from, Kind::JudgeScore, |e| {
-        e.scores = Some(Box::new(scores))
+        e.scores = Some(Box::new(scores));
     })
 }
 
