@@ -209,11 +209,11 @@ fn shadowed_routes(table: &TransitionTable, ctx: &mut Ctx<'_>) {
 }
 
 fn exhaustiveness(table: &TransitionTable, ctx: &mut Ctx<'_>) {
-    // Verdicts only exist when some role produces judge scores.
-    let judged = table
-        .roles
-        .iter()
-        .any(|r| r.produces.iter().any(|k| k == JUDGE_SCORE_KIND));
+    // Verdicts only route when some role produces judge scores no `on: judge.score` route takes.
+    let judged = table.roles.iter().any(|r| {
+        r.produces.iter().any(|k| k == JUDGE_SCORE_KIND)
+            && table.route_for(JUDGE_SCORE_KIND, &r.id).is_none()
+    });
     let has_verdict_routes = table
         .routes
         .iter()

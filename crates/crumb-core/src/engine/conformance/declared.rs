@@ -180,3 +180,26 @@ fn c26_no_spawn_at_the_token_hard_cap() {
     assert_eq!(done_reason(&stopped), Some("token_exhausted"));
     assert!(spawns(&stopped).is_empty());
 }
+
+#[test]
+fn c27_a_judge_whose_scores_a_kind_route_takes_needs_no_verdict_routes() {
+    let mut s = Script::with(table(
+        r"
+version: 1
+name: recorded-review
+roles:
+  writer: { template: w.md.j2, produces: [build] }
+  judge: { template: j.md.j2, produces: [judge.score] }
+scoring: { guards: [] }
+routes:
+  - { on: goal, spawn: writer }
+  - { on: build, spawn: judge }
+  - { on: judge.score, done: reviewed }
+",
+    ));
+    s.goal();
+    s.send("writer", Kind::Build, |_| {});
+    let done = judge_as(&mut s, "judge", fail(Severity::Minor, "meh"));
+    assert_eq!(done_reason(&done), Some("reviewed"));
+    assert_eq!(s.state.verification.count, 1);
+}
