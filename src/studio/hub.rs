@@ -186,7 +186,10 @@ impl Inner {
             if latest.event_id != event.id {
                 return None;
             }
-            let route = table.route_for_verdict(latest.corrected.verdict, latest.severity)?;
+            // As the reducer: a kind route on `judge.score` from this judge first, else the verdict's.
+            let route = table
+                .route_for(kind, &event.from)
+                .or_else(|| table.route_for_verdict(latest.corrected.verdict, latest.severity))?;
             return Some((route.index, role_node(&event.from)));
         }
         let route = table.route_for(kind, &event.from)?;
