@@ -95,20 +95,7 @@ fn only_session(home: &Path) -> PathBuf {
 #[test]
 fn two_judges_in_sequence_pass_and_sees_decides_what_each_prompt_holds() {
     let dir = project();
-    let run = crumb()
-        .current_dir(dir.path())
-        .env("CRUMB_HOME", dir.path().join("home"))
-        .env("CRUMB_STUDIO_PORT", "1")
-        .args([
-            "run",
-            "pipelines/two-judges.yaml",
-            "a one-page note",
-            "--json",
-        ])
-        .args(["--wall-timeout", "60s", "--idle-timeout", "30s"])
-        .timeout(LIMIT)
-        .run()
-        .expect_code(0);
+    let run = run_in(dir.path(), &["a one-page note"], None).expect_code(0);
     let summary: Value = serde_json::from_str(&run.stdout).expect("a JSON summary");
     assert_eq!(summary["reason"], "verdict_pass", "{}", run.stderr);
     let session = only_session(&dir.path().join("home"));
@@ -142,14 +129,11 @@ fn two_judges_in_sequence_pass_and_sees_decides_what_each_prompt_holds() {
 
 // ---- long goals: `--pitch-file`, `-` (stdin), and the warning ----------------------------------
 
-/// `crumb run pipelines/two-judges.yaml` plus `args` in a fresh project; the project is returned
-/// so the session outlives the call.
-fn run_goal(args: &[&str], stdin: Option<&str>) -> (tempfile::TempDir, crate::support::Run) {
-    let dir = project();
-    std::fs::write(dir.path().join("long.txt"), long_goal()).expect("write");
+/// `crumb run pipelines/two-judges.yaml --json` plus `args` in the project at `dir`.
+fn run_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> crate::support::Run {
     let mut command = crumb()
-        .current_dir(dir.path())
-        .env("CRUMB_HOME", dir.path().join("home"))
+        .current_dir(dir)
+        .env("CRUMB_HOME", dir.join("home"))
         .env("CRUMB_STUDIO_PORT", "1")
         .args(["run", "pipelines/two-judges.yaml", "--json"])
         .args(["--wall-timeout", "60s", "--idle-timeout", "30s"])
@@ -158,7 +142,15 @@ fn run_goal(args: &[&str], stdin: Option<&str>) -> (tempfile::TempDir, crate::su
     if let Some(input) = stdin {
         command = command.stdin(input);
     }
-    let run = command.run();
+    command.run()
+}
+
+/// [`run_in`] a fresh project that also holds `long.txt`; the project is returned so the
+/// session outlives the call.
+fn run_goal(args: &[&str], stdin: Option<&str>) -> (tempfile::TempDir, crate::support::Run) {
+    let dir = project();
+    std::fs::write(dir.path().join("long.txt"), long_goal()).expect("write");
+    let run = run_in(dir.path(), args, stdin);
     (dir, run)
 }
 
@@ -226,18 +218,7 @@ fn a_pitch_and_a_pitch_file_together_or_an_oversized_file_are_usage_errors() {
     let dir = project();
     let huge = dir.path().join("huge.txt");
     std::fs::write(&huge, vec![b'a'; 1024 * 1024 + 1]).expect("write");
-    let run = crumb()
-        .current_dir(dir.path())
-        .env("CRUMB_HOME", dir.path().join("home"))
-        .args([
-            "run",
-            "pipelines/two-judges.yaml",
-            "--pitch-file",
-            "huge.txt",
-        ])
-        .timeout(LIMIT)
-        .run()
-        .expect_code(2);
+    let run = run_in(dir.path(), &["--pitch-file", "huge.txt"], None).expect_code(2);
     assert!(
         run.stderr.contains("larger than 1024 KiB"),
         "{}",

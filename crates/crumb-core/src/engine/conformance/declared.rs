@@ -71,6 +71,12 @@ fn judge_as(s: &mut Script, from: &str, scores: Scores) -> Vec<crate::engine::Ef
     })
 }
 
+/// The session stopped with `reason` and nothing was spawned.
+fn assert_stopped_without_a_spawn(effects: &[crate::engine::Effect], reason: &str) {
+    assert_eq!(done_reason(effects), Some(reason));
+    assert!(spawns(effects).is_empty(), "{effects:#?}");
+}
+
 fn fail(severity: Severity, text: &str) -> Scores {
     scores(FAIL_DIMS, Verdict::Fail, Some(severity), Some(text))
 }
@@ -131,9 +137,7 @@ fn c23_fallbacks_are_tried_in_declared_order_then_the_circuit_stops() {
         (&data["previous_adapter"], &data["new_adapter"]),
         (&json!("codex"), &json!("gemini-cli"))
     );
-    let stopped = s.error("writer");
-    assert_eq!(done_reason(&stopped), Some("circuit_open:writer"));
-    assert!(spawns(&stopped).is_empty());
+    assert_stopped_without_a_spawn(&s.error("writer"), "circuit_open:writer");
 }
 
 #[test]
@@ -150,8 +154,7 @@ fn c24_max_respec_stops_before_spawning_the_planner_past_the_budget() {
     s.send("builder", Kind::Build, |_| {});
     // A second re-plan would exceed it: stop now, without spawning the planner.
     let stopped = judge_as(&mut s, "judge", fail(Severity::Critical, "still wrong"));
-    assert_eq!(done_reason(&stopped), Some("too_many_respec"));
-    assert!(spawns(&stopped).is_empty(), "{stopped:#?}");
+    assert_stopped_without_a_spawn(&stopped, "too_many_respec");
 }
 
 #[test]
@@ -166,8 +169,7 @@ fn c25_a_judging_role_is_not_spawned_past_max_verify() {
     s.send("writer", Kind::Build, |_| {});
     // The third score is the last one allowed: judge-b would write a fourth.
     let stopped = judge_as(&mut s, "judge-a", fail(Severity::Minor, "a"));
-    assert_eq!(done_reason(&stopped), Some("too_many_verify"));
-    assert!(spawns(&stopped).is_empty(), "{stopped:#?}");
+    assert_stopped_without_a_spawn(&stopped, "too_many_verify");
 }
 
 #[test]
@@ -177,8 +179,7 @@ fn c26_no_spawn_at_the_token_hard_cap() {
     let stopped = s.send("planner", Kind::Spec, |e| {
         e.metadata = Some(Box::new(super::usage(1000)));
     });
-    assert_eq!(done_reason(&stopped), Some("token_exhausted"));
-    assert!(spawns(&stopped).is_empty());
+    assert_stopped_without_a_spawn(&stopped, "token_exhausted");
 }
 
 #[test]
