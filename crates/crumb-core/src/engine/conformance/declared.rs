@@ -167,11 +167,16 @@ fn c25_a_judging_role_is_not_spawned_past_max_verify() {
     judge_as(&mut s, "judge-a", fail(Severity::Minor, "a"));
     judge_as(&mut s, "judge-b", fail(Severity::Minor, "b"));
     s.send("writer", Kind::Build, |_| {});
-    // The third score is the last one allowed: judge-b would write a fourth.
-    let stopped = judge_as(&mut s, "judge-a", fail(Severity::Minor, "a"));
+    // The third score is the last one allowed: even on a PASS, judge-b would write a fourth.
+    let stopped = judge_as(
+        &mut s,
+        "judge-a",
+        scores(PASS_DIMS, Verdict::Pass, None, None),
+    );
     assert_stopped_without_a_spawn(&stopped, "too_many_verify");
 }
 
+/// Pins the token cap (already enforced by the limits stage) on the same path.
 #[test]
 fn c26_no_spawn_at_the_token_hard_cap() {
     let mut s = Script::with(table(ONE_RESPEC));
