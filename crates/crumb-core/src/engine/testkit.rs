@@ -55,6 +55,7 @@ pub fn casual_by_hand() -> TransitionTable {
         },
         action,
         with_feedback: false,
+        max: None,
     };
     let verdict_route = |index: usize,
                          verdicts: &[Verdict],
@@ -69,6 +70,7 @@ pub fn casual_by_hand() -> TransitionTable {
             },
             action,
             with_feedback,
+            max: None,
         }
     };
     let spawn = |role: &str| Action::Spawn {

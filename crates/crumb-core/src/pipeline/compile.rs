@@ -356,6 +356,7 @@ fn lower_route(index: usize, route: &Route) -> CompiledRoute {
         trigger,
         action,
         with_feedback: route.with == Some(With::Feedback),
+        max: route.max,
     }
 }
 
