@@ -314,7 +314,7 @@ fn collect_undocumented(schema: &Value, at: &str, out: &mut Vec<String>) {
 /// Every `"crumb::…"` literal in the pipeline module (where all diagnostics are made).
 fn code_literals_in_sources() -> BTreeSet<String> {
     let mut codes = BTreeSet::new();
-    let mut stack = vec![repo_root().join("src/pipeline")];
+    let mut stack = vec![repo_root().join("crates/crumb-core/src/pipeline")];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).expect("src readable") {
             let path = entry.expect("entry").path();

@@ -96,8 +96,8 @@ codes! {
         "A role produces an event kind that no route handles, so the pipeline would stall after it.",
         "Add a route `{ on: <kind>, ... }`, or remove the kind from `produces`.";
     UNREACHABLE_ROUTE = "crumb::unreachable-route", Warning,
-        "A route can never fire: earlier routes already match everything it matches (first match wins).",
-        "Remove the route, or move it above the route that shadows it and narrow that one.";
+        "A route can never fire: earlier routes already match everything it matches (first match wins), or nothing reachable from `goal` writes the event it waits for.",
+        "Remove the route, or move it above the route that shadows it and narrow that one; if nothing writes its event, add the kind to the `produces` of a role that is spawned.";
     UNROUTED_VERDICT = "crumb::unrouted-verdict", Error,
         "A verdict × severity combination has no route, so a verifier's verdict could leave the session stuck.",
         "Add `on: verdict` routes until every verdict (PASS, PARTIAL, FAIL, REJECT) × severity (Critical, Important, Minor) is covered; a route without `when` covers all.";
@@ -105,8 +105,11 @@ codes! {
         "Starting from the `goal` event, no sequence of routes ever reaches a `done` action.",
         "Make sure `goal` is routed, each spawned role's `produces` kinds are routed, and some route ends with `done:`.";
     ROLE_NEVER_SPAWNED = "crumb::role-never-spawned", Warning,
-        "A role is declared but no route spawns it.",
-        "Add a route that spawns it, or remove the role.";
+        "A role is declared but no route that can ever fire spawns it.",
+        "Add a route that spawns it on an event that can happen, or remove the role.";
+    UNBOUNDED_LOOP = "crumb::unbounded-loop", Error,
+        "A cycle of routes can repeat forever: none of its routes has a `max:`, is a verdict route (bounded by `limits.max_verify`) or a spec route (bounded by `limits.max_respec`), and no `await: human` breaks it.",
+        "Add `max: <n>` to one route of the named cycle (the session stops with `route_budget:<route>` when it would fire once more), or route the cycle through a verifier's verdict or `await: human`.";
     ROUTE_ACTION = "crumb::route-action", Error,
         "A route must have exactly one action: `spawn`, `run`, `done` or `await`.",
         "Keep one action per route; split the route in two if you meant both.";

@@ -4,6 +4,9 @@ pub mod codes;
 pub mod compile;
 pub mod context;
 pub mod diagnostic;
+pub mod flow;
+#[cfg(test)]
+mod flow_tests;
 pub mod loader;
 pub mod located_yaml;
 pub mod model;
