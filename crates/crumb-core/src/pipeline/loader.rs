@@ -6,11 +6,13 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
+use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
 use crate::pipeline::codes;
 use crate::pipeline::diagnostic::Diagnostic;
 use crate::pipeline::located_yaml::{self, Document, Span};
+use crate::pipeline::salvage::Salvage;
 use crate::pipeline::schema;
 
 /// Largest file accepted. Pipelines and presets are a few KB; anything near this is a mistake
@@ -28,7 +30,10 @@ pub enum FileKind {
 #[derive(Debug)]
 pub struct Front<T> {
     pub document: Option<Document>,
+    /// The typed model; after schema errors, of the parts that typed (see `salvage`).
     pub model: Option<T>,
+    /// What was cut from the document so the rest could be typed.
+    pub salvage: Salvage,
 }
 
 /// Check size and encoding. Returns the text, or `None` after reporting why not.
@@ -82,6 +87,7 @@ pub fn parse<T: DeserializeOwned>(
     let nothing = Front {
         document: None,
         model: None,
+        salvage: Salvage::default(),
     };
     let document = match located_yaml::load(text) {
         Ok(document) => document,
@@ -129,32 +135,81 @@ pub fn parse<T: DeserializeOwned>(
         );
     }
     let (schema, validator) = validator(kind);
+    let before_schema = out.len();
     schema::check(validator, schema, &document, file, out);
-    if out.len() > before {
-        return Front {
-            document: Some(document),
-            model: None,
+    // Schema errors cut the parts they are in; the rest is typed and checked for meaning too.
+    let (value, salvage) = if out.len() > before_schema {
+        let errors = |value: &Value| -> Vec<(String, Vec<String>)> {
+            validator
+                .iter_errors(value)
+                .map(|e| {
+                    let unexpected = match e.kind() {
+                        ValidationErrorKind::AdditionalProperties { unexpected } => {
+                            unexpected.clone()
+                        }
+                        _ => Vec::new(),
+                    };
+                    (deepest(&e), unexpected)
+                })
+                .collect()
         };
-    }
-    match serde_json::from_value::<T>(document.value.clone()) {
+        match Salvage::cut_until_valid(document.value.clone(), errors) {
+            Some(salvaged) => salvaged,
+            None => {
+                return Front {
+                    document: Some(document),
+                    model: None,
+                    salvage: Salvage::default(),
+                };
+            }
+        }
+    } else {
+        (document.value.clone(), Salvage::default())
+    };
+    let reported = out.len() > before;
+    match serde_json::from_value::<T>(value) {
         Ok(model) => Front {
             document: Some(document),
             model: Some(model),
+            salvage,
         },
         Err(err) => {
             // The schema is generated from the same types, so this is rare (e.g. a number too
-            // large for its field); still a diagnostic, never a panic.
-            out.push(Diagnostic::new(
-                &codes::WRONG_TYPE,
-                file,
-                format!("cannot read the file: {err}"),
-            ));
+            // large for its field); still a diagnostic (unless a cut part already explains
+            // it), never a panic.
+            if !reported {
+                out.push(Diagnostic::new(
+                    &codes::WRONG_TYPE,
+                    file,
+                    format!("cannot read the file: {err}"),
+                ));
+            }
             Front {
                 document: Some(document),
                 model: None,
+                salvage,
             }
         }
     }
+}
+
+/// Where a violation really is: `anyOf`/`oneOf` (an optional section, a check kind) report at
+/// the section; the deepest place any branch complains about is the item to cut.
+fn deepest(error: &jsonschema::ValidationError<'_>) -> String {
+    let here = error.instance_path().as_str().to_string();
+    let branches = match error.kind() {
+        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            context
+        }
+        _ => return here,
+    };
+    branches
+        .iter()
+        .flatten()
+        .map(deepest)
+        .chain(std::iter::once(here))
+        .max_by_key(|p| p.matches('/').count())
+        .unwrap_or_default()
 }
 
 fn report_syntax(

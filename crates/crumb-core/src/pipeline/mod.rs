@@ -9,9 +9,12 @@ pub mod flow;
 mod flow_tests;
 pub mod loader;
 pub mod located_yaml;
+#[cfg(test)]
+mod passes_tests;
 pub mod model;
 pub mod preset;
 pub mod routing;
+pub mod salvage;
 pub mod schema;
 pub mod semantic;
 pub mod suggest;

@@ -27,6 +27,10 @@ pub(crate) fn check(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<
     let before = ctx.diagnostics.len();
     let unknown_trigger = unknown_kinds(pipeline, ctx);
     unknown_roles(pipeline, table, ctx);
+    if ctx.salvage.is_partial() {
+        // Schema errors cut parts of the file: what the whole graph would say is not known.
+        return;
+    }
     if !unknown_trigger {
         // A misspelt `on:` is the cause of the kind it meant going unhandled.
         unhandled_kinds(table, ctx);
@@ -100,6 +104,7 @@ fn unknown_roles(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>
     for (i, route) in pipeline.routes.iter().enumerate() {
         if let Some(role) = &route.spawn
             && !table.is_role(role)
+            && !cut_role(role, ctx)
         {
             let d = ctx
                 .at(
@@ -113,6 +118,7 @@ fn unknown_roles(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>
         }
         if let Some(from) = &route.from
             && !table.is_role(from)
+            && !cut_role(from, ctx)
             && !RESERVED_ACTORS.contains(&from.as_str())
         {
             let d = ctx
@@ -126,6 +132,14 @@ fn unknown_roles(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>
             ctx.emit(d);
         }
     }
+}
+
+/// A role declared in the file but cut for a schema error (already reported).
+fn cut_role(id: &str, ctx: &Ctx<'_>) -> bool {
+    ctx.salvage.was_cut(&format!(
+        "/roles/{}",
+        crate::pipeline::located_yaml::escape_segment(id)
+    ))
 }
 
 fn role_hint(wrong: &str, table: &TransitionTable) -> String {
