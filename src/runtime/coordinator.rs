@@ -105,6 +105,7 @@ struct Latest {
     spec: Option<Event>,
     build: Option<Event>,
     qa: Option<Event>,
+    outputs: super::outputs::Outputs,
 }
 
 /// Which effects already have outcome events.
@@ -478,6 +479,8 @@ impl Coordinator<'_> {
             feedback: spawn.feedback.as_ref(),
             interventions: &spawn.interventions,
             attempt: spawn.attempt,
+            outputs: self.latest.outputs.to_value(),
+            goal_truncated: self.latest.outputs.goal_truncated(),
         };
         let context = prompt::context(&self.session.table, role, &inputs);
         let text =
@@ -526,7 +529,8 @@ impl Coordinator<'_> {
                         let summary = text("summary").or_else(|| {
                             c.get("findings")?.as_array()?.first()?.get("message")?.as_str().map(str::to_owned)
                         });
-                        json!({ "id": text("id").unwrap_or_default(), "status": text("status").unwrap_or_default(), "summary": summary })
+                        json!({ "id": text("id").unwrap_or_default(), "status": text("status").unwrap_or_default(), "summary": summary,
+                            "stdout_tail": super::outputs::check_tail(c, "stdout"), "stderr_tail": super::outputs::check_tail(c, "stderr") })
                     })
                     .collect()
             })
@@ -774,6 +778,7 @@ impl Coordinator<'_> {
 
 impl Latest {
     fn note(&mut self, event: &Event) {
+        self.outputs.note(event);
         match event.kind {
             Kind::Spec | Kind::SpecUpdate => self.spec = Some(event.clone()),
             Kind::Build => self.build = Some(event.clone()),

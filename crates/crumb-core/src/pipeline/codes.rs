@@ -90,8 +90,11 @@ codes! {
         "A prompt template (or a file it includes) does not compile.",
         "Fix the minijinja syntax at the reported line of the template.";
     UNKNOWN_TEMPLATE_VARIABLE = "crumb::unknown-template-variable", Error,
-        "A template reads a variable the engine does not provide; rendering would fail (strict undefined).",
-        "Use one of: goal, role, pipeline, session, spec, build, qa, verdict, feedback, interventions, attempt.";
+        "A template reads a variable, or a field of one, that the engine does not provide; rendering would fail (strict undefined).",
+        "Use one of: goal, goal_truncated, role{id, produces, description}, pipeline{name, description, roles, pass_at, partial_at}, session{id, dir, artifacts_dir, transcript_path}, spec{body, acceptance_criteria, ac_predicates[{id, intent, predicate}]}, build{body, artifacts}, qa{exec_exit_code, passed, findings, checks[{id, status, summary, stdout_tail, stderr_tail}]}, verdict{verdict, aggregate, scores, audit}, feedback{text, suggested_change, severity}, outputs{by_kind[kind], by_role[role]} → {kind, from, body, data}, interventions, attempt.";
+    TEMPLATE_RENDER = "crumb::template-render", Error,
+        "A prompt template fails when rendered once with every variable present: a runaway loop or `range` (out of fuel), endless recursion (a self-include, a recursive macro), or an include whose name is not a template path.",
+        "Bound the loop, remove the self-reference, or include a quoted path relative to the template (`{% include \"_part.md.j2\" %}`); the location is where rendering failed.";
     UNHANDLED_KIND = "crumb::unhandled-kind", Error,
         "A role produces an event kind that no route handles, so the pipeline would stall after it.",
         "Add a route `{ on: <kind>, ... }`, or remove the kind from `produces`.";

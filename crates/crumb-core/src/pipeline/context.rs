@@ -1,49 +1,266 @@
-//! The variables a role's prompt template may use.
+//! The variables a role's prompt template may use, and the shape of each.
 //!
-//! The runtime renders every template with exactly these top-level names (strict undefined), and
-//! `crumb validate` rejects a template that reads any other name (`crumb::unknown-template-variable`).
-//! Keeping the list here makes both sides agree.
+//! The runtime renders every template with exactly these names (strict undefined), and
+//! `crumb validate` checks every use against this table down to the field
+//! (`{{ feedback.txt }}` is `crumb::unknown-template-variable`), then renders each template once
+//! against [`sample`] under [`TEMPLATE_FUEL`] and [`TEMPLATE_RECURSION_LIMIT`]. Keeping the table
+//! here makes both sides agree.
 
-/// Top-level template variables the engine provides, with what each holds.
-pub const PROVIDED_VARIABLES: &[(&str, &str)] = &[
-    ("goal", "the person's one-line goal (string)"),
-    ("role", "this role: `{id, produces, description}`"),
+use serde_json::{Map, Value, json};
+
+/// What a template value holds, as deep as validation can check it.
+#[derive(Debug, Clone, Copy)]
+pub enum Shape {
+    Text,
+    Number,
+    Bool,
+    /// A list; its items have this shape.
+    List(&'static Shape),
+    /// A record with exactly these fields.
+    Record(&'static [(&'static str, Shape)]),
+    /// A map with any keys (event kinds, role ids); each value has this shape.
+    Map(&'static Shape),
+    /// Whatever an agent wrote (an event's `data`): fields are not checked.
+    Any,
+}
+
+/// The latest event of one kind or from one role, in `outputs`.
+const OUTPUT: Shape = Shape::Record(&[
+    ("kind", Shape::Text),
+    ("from", Shape::Text),
+    ("body", Shape::Text),
+    ("data", Shape::Any),
+]);
+
+const CHECK: Shape = Shape::Record(&[
+    ("id", Shape::Text),
+    ("status", Shape::Text),
+    ("summary", Shape::Text),
+    ("stdout_tail", Shape::Text),
+    ("stderr_tail", Shape::Text),
+]);
+
+const PREDICATE: Shape = Shape::Record(&[
+    ("id", Shape::Text),
+    ("intent", Shape::Text),
+    ("predicate", Shape::Text),
+]);
+
+/// Top-level template variables the engine provides: name, what it holds, its shape.
+pub const PROVIDED_VARIABLES: &[(&str, &str, Shape)] = &[
+    (
+        "goal",
+        "the person's one-line goal (string; clipped at 8 KiB, see `goal_truncated`)",
+        Shape::Text,
+    ),
+    (
+        "goal_truncated",
+        "whether `goal` was clipped (the prompt should say so)",
+        Shape::Bool,
+    ),
+    (
+        "role",
+        "this role: `{id, produces, description}`",
+        Shape::Record(&[
+            ("id", Shape::Text),
+            ("produces", Shape::List(&Shape::Text)),
+            ("description", Shape::Text),
+        ]),
+    ),
     (
         "pipeline",
         "the pipeline: `{name, description, roles, pass_at, partial_at}`",
+        Shape::Record(&[
+            ("name", Shape::Text),
+            ("description", Shape::Text),
+            ("roles", Shape::List(&Shape::Text)),
+            ("pass_at", Shape::Number),
+            ("partial_at", Shape::Number),
+        ]),
     ),
     (
         "session",
         "paths: `{id, dir, artifacts_dir, transcript_path}`",
+        Shape::Record(&[
+            ("id", Shape::Text),
+            ("dir", Shape::Text),
+            ("artifacts_dir", Shape::Text),
+            ("transcript_path", Shape::Text),
+        ]),
     ),
     (
         "spec",
-        "the latest spec: `{body, acceptance_criteria, ac_predicates}` or none",
+        "the latest spec: `{body, acceptance_criteria, ac_predicates[{id, intent, predicate}]}` or none",
+        Shape::Record(&[
+            ("body", Shape::Text),
+            ("acceptance_criteria", Shape::List(&Shape::Text)),
+            ("ac_predicates", Shape::List(&PREDICATE)),
+        ]),
     ),
-    ("build", "the latest build: `{body, artifacts}` or none"),
+    (
+        "build",
+        "the latest build: `{body, artifacts}` or none",
+        Shape::Record(&[
+            ("body", Shape::Text),
+            ("artifacts", Shape::List(&Shape::Text)),
+        ]),
+    ),
     (
         "qa",
-        "the latest QA result summary: `{exec_exit_code, passed, findings, checks}` or none",
+        "the latest QA result: `{exec_exit_code, passed, findings, checks[{id, status, summary, stdout_tail, stderr_tail}]}` or none",
+        Shape::Record(&[
+            ("exec_exit_code", Shape::Number),
+            ("passed", Shape::Bool),
+            ("findings", Shape::List(&Shape::Text)),
+            ("checks", Shape::List(&CHECK)),
+        ]),
     ),
     (
         "verdict",
         "the latest corrected verdict: `{verdict, aggregate, scores, audit}` or none",
+        Shape::Record(&[
+            ("verdict", Shape::Text),
+            ("aggregate", Shape::Number),
+            ("scores", Shape::List(&Shape::Number)),
+            ("audit", Shape::List(&Shape::Text)),
+        ]),
     ),
     (
         "feedback",
-        "feedback routed to this spawn (`with: feedback`): `{text, suggested_change, severity}` or none",
+        "the last verdict's feedback routed to this spawn (`with: feedback`): `{text, suggested_change, severity}` or none",
+        Shape::Record(&[
+            ("text", Shape::Text),
+            ("suggested_change", Shape::Text),
+            ("severity", Shape::Text),
+        ]),
+    ),
+    (
+        "outputs",
+        "prior outputs: `{by_kind, by_role}`, each a map to the latest `{kind, from, body, data}` (absent keys: nothing yet)",
+        Shape::Record(&[
+            ("by_kind", Shape::Map(&OUTPUT)),
+            ("by_role", Shape::Map(&OUTPUT)),
+        ]),
     ),
     (
         "interventions",
         "the person's messages aimed at this role since its last spawn (list of strings)",
+        Shape::List(&Shape::Text),
     ),
     (
         "attempt",
         "how many times this role has been spawned before, counting from 0",
+        Shape::Number,
     ),
 ];
 
+/// Most instructions one render may run: far above any prompt (a few thousand), far below a
+/// runaway loop. The runtime uses the same limit, so what validates also renders.
+pub const TEMPLATE_FUEL: u64 = 2_000_000;
+
+/// Deepest include/macro nesting a render may reach.
+pub const TEMPLATE_RECURSION_LIMIT: usize = 64;
+
 /// Whether `name` is a variable templates may use.
 pub fn is_provided(name: &str) -> bool {
-    PROVIDED_VARIABLES.iter().any(|(n, _)| *n == name)
+    shape_of(name).is_some()
+}
+
+/// The shape of the top-level variable `name`.
+pub fn shape_of(name: &str) -> Option<Shape> {
+    PROVIDED_VARIABLES
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, _, s)| *s)
+}
+
+/// Why the dotted path `a.b.c` does not exist in the context, or `None` when it does.
+/// The first segment must already be a provided variable.
+pub fn missing_field(path: &str) -> Option<String> {
+    let mut segments = path.split('.');
+    let top = segments.next()?;
+    let mut shape = shape_of(top)?;
+    let mut at = top.to_string();
+    for segment in segments {
+        shape = match shape {
+            Shape::Record(fields) => match fields.iter().find(|(n, _)| *n == segment) {
+                Some((_, s)) => *s,
+                None => {
+                    let names: Vec<&str> = fields.iter().map(|(n, _)| *n).collect();
+                    return Some(format!(
+                        "`{at}` has no field `{segment}`; its fields: {}",
+                        names.join(", ")
+                    ));
+                }
+            },
+            Shape::Map(values) => *values,
+            Shape::Any => return None,
+            Shape::List(_) => return Some(format!("`{at}` is a list; loop over it")),
+            Shape::Text | Shape::Number | Shape::Bool => {
+                return Some(format!("`{at}` is a plain value with no fields"));
+            }
+        };
+        at = format!("{at}.{segment}");
+    }
+    None
+}
+
+/// A context with every variable present and every list holding one item, for rendering each
+/// template once at validate time. `kinds` and `roles` are the map keys `outputs` offers.
+pub fn sample(kinds: &[&str], roles: &[&str]) -> Value {
+    let mut out = Map::new();
+    for (name, _, shape) in PROVIDED_VARIABLES {
+        out.insert((*name).to_string(), sample_of(*shape, name, kinds, roles));
+    }
+    Value::Object(out)
+}
+
+fn sample_of(shape: Shape, name: &str, kinds: &[&str], roles: &[&str]) -> Value {
+    match shape {
+        Shape::Text => json!(format!("sample {name}")),
+        Shape::Number => json!(1),
+        Shape::Bool => json!(true),
+        Shape::Any => json!({}),
+        Shape::List(item) => json!([sample_of(*item, name, kinds, roles)]),
+        Shape::Record(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(n, s)| ((*n).to_string(), sample_of(*s, n, kinds, roles)))
+                .collect(),
+        ),
+        Shape::Map(values) => {
+            let keys = if name == "by_role" { roles } else { kinds };
+            Value::Object(
+                keys.iter()
+                    .map(|k| ((*k).to_string(), sample_of(*values, k, kinds, roles)))
+                    .collect(),
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_paths_are_checked_against_the_shape() {
+        assert_eq!(missing_field("feedback.text"), None);
+        assert_eq!(missing_field("outputs.by_kind.spec.body"), None);
+        assert_eq!(missing_field("qa.checks"), None);
+        assert!(missing_field("feedback.txt").is_some_and(|m| m.contains("`feedback` has no field `txt`")));
+        assert!(missing_field("spec.bdy").is_some());
+        assert!(missing_field("goal.x").is_some());
+        assert!(missing_field("outputs.by_kind.spec.bdy").is_some());
+    }
+
+    #[test]
+    fn the_sample_has_every_variable() {
+        let sample = sample(&["spec"], &["writer"]);
+        for (name, _, _) in PROVIDED_VARIABLES {
+            assert!(sample.get(*name).is_some(), "{name}");
+        }
+        assert_eq!(sample["outputs"]["by_kind"]["spec"]["body"], "sample body");
+        assert!(sample["outputs"]["by_role"]["writer"].is_object());
+    }
 }

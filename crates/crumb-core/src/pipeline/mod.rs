@@ -19,6 +19,7 @@ pub mod schema;
 pub mod semantic;
 pub mod suggest;
 pub mod table;
+pub mod template_render;
 pub mod templates;
 pub mod units;
 

@@ -4,17 +4,39 @@
 //! Files pulled in with `{% include %}`, `{% import %}`, `{% from %}` or `{% extends %}` (string
 //! literal names, resolved next to the including file) are checked the same way.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
 use minijinja::Environment;
 
 use crate::pipeline::codes;
 use crate::pipeline::compile::Ctx;
-use crate::pipeline::context::is_provided;
+use crate::pipeline::context::{is_provided, missing_field};
 use crate::pipeline::diagnostic::Diagnostic;
 use crate::pipeline::located_yaml::{Span, escape_segment};
 use crate::pipeline::model::Pipeline;
+use crate::pipeline::template_render::Renderer;
+
+/// Every variable `compiled` reads that the context lacks, with why when the top-level name
+/// exists but a field does not (`feedback.txt`). One report per top-level name.
+fn unknown_variables(compiled: &minijinja::Template<'_, '_>) -> Vec<(String, Option<String>)> {
+    let names: BTreeSet<String> = compiled.undeclared_variables(true).into_iter().collect();
+    let mut reported: BTreeSet<String> = BTreeSet::new();
+    let mut out = Vec::new();
+    for name in names {
+        let top = name.split('.').next().unwrap_or_default().to_string();
+        if TEMPLATE_BUILTINS.contains(&top.as_str()) || reported.contains(&top) {
+            continue;
+        }
+        if !is_provided(&top) {
+            reported.insert(top.clone());
+            out.push((top, None));
+        } else if let Some(why) = missing_field(&name) {
+            out.push((name, Some(why)));
+        }
+    }
+    out
+}
 
 /// Names minijinja itself provides (globals and block-scoped helpers); not engine variables.
 const TEMPLATE_BUILTINS: &[&str] = &[
@@ -56,10 +78,22 @@ pub(crate) fn check(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> Vec<(PathBuf, Str
         root,
         sources: Vec::new(),
         visited: BTreeSet::new(),
+        shown: BTreeMap::new(),
     };
     for (id, role) in &pipeline.roles {
         let pointer = format!("/roles/{}/template", escape_segment(id));
-        checker.role_template(&pipeline_dir, &canonical_dir, &role.template, &pointer, ctx);
+        let before = ctx.diagnostics.len();
+        let real =
+            checker.role_template(&pipeline_dir, &canonical_dir, &role.template, &pointer, ctx);
+        // Render only what checked clean, so one mistake is reported once.
+        if let Some(real) = real
+            && ctx.diagnostics.len() == before
+        {
+            let renderer = Renderer::new(&checker.root, pipeline, &checker.shown);
+            if let Some(d) = renderer.render(&real) {
+                ctx.emit(d);
+            }
+        }
     }
     checker.sources
 }
@@ -68,6 +102,8 @@ struct Checker {
     root: PathBuf,
     sources: Vec<(PathBuf, String)>,
     visited: BTreeSet<PathBuf>,
+    /// Real path of each template read → the path diagnostics show.
+    shown: BTreeMap<PathBuf, PathBuf>,
 }
 
 impl Checker {
@@ -78,7 +114,7 @@ impl Checker {
         template: &str,
         pointer: &str,
         ctx: &mut Ctx<'_>,
-    ) {
+    ) -> Option<PathBuf> {
         let written = Path::new(template);
         let real = normalize(&real_dir.join(written));
         if written.is_absolute() || !self.inside_root(&real) {
@@ -96,7 +132,7 @@ impl Checker {
                         .map_or_else(|| "/".into(), |n| n.to_string_lossy().into_owned())
                 ));
             ctx.emit(d);
-            return;
+            return None;
         }
         let shown = normalize(&shown_dir.join(written));
         if !real.is_file() {
@@ -109,9 +145,10 @@ impl Checker {
                 .label(format!("no file at {}", shown.display()))
                 .hint("template paths are relative to the pipeline file");
             ctx.emit(d);
-            return;
+            return None;
         }
         self.template_file(&real, &shown, ctx);
+        Some(real)
     }
 
     fn inside_root(&self, real: &Path) -> bool {
@@ -136,6 +173,7 @@ impl Checker {
             }
         };
         self.sources.push((shown.to_path_buf(), text.clone()));
+        self.shown.insert(real.to_path_buf(), shown.to_path_buf());
         let mut env = Environment::new();
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
         let name = shown.to_string_lossy().into_owned();
@@ -168,12 +206,12 @@ impl Checker {
                 );
             }
             Ok(compiled) => {
-                let names: BTreeSet<String> = compiled
-                    .undeclared_variables(false)
-                    .into_iter()
-                    .filter(|n| !is_provided(n) && !TEMPLATE_BUILTINS.contains(&n.as_str()))
-                    .collect();
-                for name in names {
+                for (name, why) in unknown_variables(&compiled) {
+                    let hint = if why.is_some() {
+                        "see the variables and their fields in `crumb explain crumb::unknown-template-variable`".to_string()
+                    } else {
+                        variable_hint(&name)
+                    };
                     ctx.emit(
                         Diagnostic::new(
                             &codes::UNKNOWN_TEMPLATE_VARIABLE,
@@ -181,8 +219,8 @@ impl Checker {
                             format!("template reads `{name}`, which the engine does not provide"),
                         )
                         .at(find_identifier(&text, &name))
-                        .label("undefined at render time")
-                        .hint(variable_hint(&name)),
+                        .label(why.unwrap_or_else(|| "undefined at render time".into()))
+                        .hint(hint),
                     );
                 }
             }
@@ -226,7 +264,7 @@ impl Checker {
 fn variable_hint(name: &str) -> String {
     let provided: Vec<&str> = crate::pipeline::context::PROVIDED_VARIABLES
         .iter()
-        .map(|(n, _)| *n)
+        .map(|(n, _, _)| *n)
         .collect();
     match crate::pipeline::suggest::closest(name, provided.iter().copied()) {
         Some(s) => format!("did you mean `{s}`? provided: {}", provided.join(", ")),
@@ -234,7 +272,7 @@ fn variable_hint(name: &str) -> String {
     }
 }
 
-fn read_limited(path: &Path) -> Result<String, String> {
+pub(crate) fn read_limited(path: &Path) -> Result<String, String> {
     let size = std::fs::metadata(path)
         .map_err(|e| format!("cannot read template: {e}"))?
         .len();
@@ -307,7 +345,7 @@ fn referenced_templates(text: &str) -> Vec<(String, usize)> {
 }
 
 /// Line/column span of a byte range.
-fn span_of(text: &str, start: usize, end: usize) -> Span {
+pub(crate) fn span_of(text: &str, start: usize, end: usize) -> Span {
     let start = floor_char_boundary(text, start.min(text.len()));
     let end = floor_char_boundary(text, end.min(text.len()).max(start));
     let before = &text[..start];

@@ -1,0 +1,152 @@
+//! Rendering prompt templates the one way both `crumb validate` and the runtime do it: strict
+//! undefined, bounded fuel and recursion, includes resolved next to the including file and
+//! confined to a root.
+//!
+//! Validation renders each role's template once against [`context::sample`], so what static
+//! checks cannot see — a self-include, a recursive macro, a runaway `range`, an include whose
+//! name is not a template path — is an error at file:line:col instead of a failed turn.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use minijinja::{Environment, ErrorKind, UndefinedBehavior};
+use serde_json::Value;
+
+use crate::pipeline::codes;
+use crate::pipeline::context::{self, TEMPLATE_FUEL, TEMPLATE_RECURSION_LIMIT};
+use crate::pipeline::diagnostic::Diagnostic;
+use crate::pipeline::located_yaml::Span;
+use crate::pipeline::model::Pipeline;
+use crate::pipeline::templates::{normalize, read_limited, span_of};
+
+/// An environment whose template names are absolute paths, loaded only from inside `root`.
+pub fn environment(root: PathBuf) -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_fuel(Some(TEMPLATE_FUEL));
+    env.set_recursion_limit(TEMPLATE_RECURSION_LIMIT);
+    env.set_loader(move |name| {
+        let path = normalize(Path::new(name));
+        if !path.is_absolute() || !path.starts_with(&root) {
+            return Ok(None);
+        }
+        read_limited(&path)
+            .map(Some)
+            .map_err(|message| minijinja::Error::new(ErrorKind::TemplateNotFound, message))
+    });
+    env.set_path_join_callback(|name, parent| {
+        let parent_dir = Path::new(parent).parent().unwrap_or(Path::new("/"));
+        normalize(&parent_dir.join(name))
+            .to_string_lossy()
+            .into_owned()
+            .into()
+    });
+    env
+}
+
+/// A JSON value as a template value (minijinja's `serde` bridge is not compiled in).
+pub fn template_value(value: &Value) -> minijinja::Value {
+    match value {
+        Value::Null => minijinja::Value::from(()),
+        Value::Bool(b) => minijinja::Value::from(*b),
+        Value::Number(n) => n
+            .as_i64()
+            .map(minijinja::Value::from)
+            .or_else(|| n.as_u64().map(minijinja::Value::from))
+            .unwrap_or_else(|| minijinja::Value::from(n.as_f64().unwrap_or(0.0))),
+        Value::String(s) => minijinja::Value::from(s.as_str()),
+        Value::Array(items) => {
+            minijinja::Value::from(items.iter().map(template_value).collect::<Vec<_>>())
+        }
+        Value::Object(map) => minijinja::Value::from(
+            map.iter()
+                .map(|(k, v)| (k.clone(), template_value(v)))
+                .collect::<BTreeMap<String, minijinja::Value>>(),
+        ),
+    }
+}
+
+/// Renders a pipeline's templates against the sample context.
+pub(crate) struct Renderer<'a> {
+    env: Environment<'static>,
+    sample: minijinja::Value,
+    /// Real path → the path diagnostics show.
+    shown: &'a BTreeMap<PathBuf, PathBuf>,
+}
+
+impl<'a> Renderer<'a> {
+    pub fn new(root: &Path, pipeline: &Pipeline, shown: &'a BTreeMap<PathBuf, PathBuf>) -> Self {
+        let mut kinds: Vec<&str> = pipeline
+            .roles
+            .values()
+            .flat_map(|r| r.produces.iter().map(String::as_str))
+            .collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        let roles: Vec<&str> = pipeline.roles.keys().map(String::as_str).collect();
+        Renderer {
+            env: environment(root.to_path_buf()),
+            sample: template_value(&context::sample(&kinds, &roles)),
+            shown,
+        }
+    }
+
+    /// Render the template at `real` once; a failure as a diagnostic located where it happened.
+    pub fn render(&self, real: &Path) -> Option<Diagnostic> {
+        let name = real.to_string_lossy();
+        let outer = match self.env.get_template(&name) {
+            Ok(template) => template.render(&self.sample).err()?,
+            Err(err) => err,
+        };
+        // An include wraps the failure inside it; report the innermost, where it happened.
+        let mut err = &outer;
+        while let Some(inner) = std::error::Error::source(err)
+            .and_then(|e| e.downcast_ref::<minijinja::Error>())
+        {
+            err = inner;
+        }
+        if err.kind() == ErrorKind::UndefinedError {
+            // Names and fields are checked statically; what is left undefined here is an
+            // agent's `data` or a map key, which only a real session has.
+            return None;
+        }
+        let at = err.name().map_or_else(|| real.to_path_buf(), PathBuf::from);
+        let shown = self.shown.get(&at).cloned().unwrap_or(at.clone());
+        let text = read_limited(&at).unwrap_or_default();
+        let span = err
+            .range()
+            .map(|r| span_of(&text, r.start, r.end))
+            .or_else(|| {
+                err.line().map(|line| Span {
+                    line: u32::try_from(line).unwrap_or(u32::MAX),
+                    col: 1,
+                    len: 1,
+                })
+            });
+        let detail = err
+            .detail()
+            .map_or_else(|| err.kind().to_string(), str::to_string);
+        let hint = match err.kind() {
+            _ if detail.contains("recursion") => {
+                "an include or macro calls itself without end; remove the self-reference".to_string()
+            }
+            _ if err.kind() == ErrorKind::OutOfFuel || detail.contains("range") => {
+                "a loop or `range` runs far longer than any prompt needs; bound it".to_string()
+            }
+            ErrorKind::TemplateNotFound => {
+                "`include` takes a quoted template path relative to this file, e.g. `{% include \"_part.md.j2\" %}`".to_string()
+            }
+            _ => "the template fails with every variable present; fix the expression here".to_string(),
+        };
+        Some(
+            Diagnostic::new(
+                &codes::TEMPLATE_RENDER,
+                &shown,
+                format!("template fails to render: {detail}"),
+            )
+            .at(span)
+            .label("fails here")
+            .hint(hint),
+        )
+    }
+}
