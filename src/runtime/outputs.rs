@@ -125,7 +125,9 @@ mod tests {
         outputs.note(&event("builder", Kind::ToolCall, "ls"));
         outputs.note(&event("system", Kind::Note, "runner"));
         let value = outputs.to_value();
-        let body = value["by_kind"]["spec"]["body"].as_str().unwrap_or_default();
+        let body = value["by_kind"]["spec"]["body"]
+            .as_str()
+            .unwrap_or_default();
         assert!(body.len() <= MAX_BODY + 3);
         assert_eq!(value["by_role"]["planner"]["kind"], "spec");
         assert!(value["by_role"].get("builder").is_none());
@@ -139,7 +141,10 @@ mod tests {
         assert!(outputs.goal_truncated());
         let check = json!({"details": {"stdout": format!("{}END", "a".repeat(5000))}});
         let tail = check_tail(&check, "stdout");
-        assert!(tail.as_str().is_some_and(|t| t.ends_with("END") && t.len() == MAX_TAIL));
+        assert!(
+            tail.as_str()
+                .is_some_and(|t| t.ends_with("END") && t.len() == MAX_TAIL)
+        );
         assert_eq!(check_tail(&check, "stderr"), Value::Null);
     }
 }

@@ -270,7 +270,11 @@ mod tests {
         };
         let ctx = context(&table, &table.roles[0], &inputs);
         assert_eq!(ctx["goal_truncated"], true);
-        assert!(ctx["goal"].as_str().is_some_and(|g| g.ends_with(GOAL_CLIPPED_NOTE)));
+        assert!(
+            ctx["goal"]
+                .as_str()
+                .is_some_and(|g| g.ends_with(GOAL_CLIPPED_NOTE))
+        );
     }
 
     fn role(template: &str) -> RoleSpec {

@@ -13,8 +13,8 @@ use crate::pipeline::codes::{self, Code};
 use crate::pipeline::diagnostic::Diagnostic;
 use crate::pipeline::loader::{self, FileKind};
 use crate::pipeline::located_yaml::SpanIndex;
-use crate::pipeline::salvage::Salvage;
 use crate::pipeline::model::{AwaitWho, Check, OneOrMany, Pipeline, Route, RunStep, With};
+use crate::pipeline::salvage::Salvage;
 use crate::pipeline::table::{
     Action, CheckKindSpec, CheckSpec, CompiledRoute, LimitsSpec, QaSpec, RoleSpec, ScoringSpec,
     TransitionTable, Trigger,

@@ -183,16 +183,16 @@ pub fn missing_field(path: &str) -> Option<String> {
     let mut at = top.to_string();
     for segment in segments {
         shape = match shape {
-            Shape::Record(fields) => match fields.iter().find(|(n, _)| *n == segment) {
-                Some((_, s)) => *s,
-                None => {
+            Shape::Record(fields) => {
+                let Some((_, s)) = fields.iter().find(|(n, _)| *n == segment) else {
                     let names: Vec<&str> = fields.iter().map(|(n, _)| *n).collect();
                     return Some(format!(
                         "`{at}` has no field `{segment}`; its fields: {}",
                         names.join(", ")
                     ));
-                }
-            },
+                };
+                *s
+            }
             Shape::Map(values) => *values,
             Shape::Any => return None,
             Shape::List(_) => return Some(format!("`{at}` is a list; loop over it")),
@@ -248,7 +248,10 @@ mod tests {
         assert_eq!(missing_field("feedback.text"), None);
         assert_eq!(missing_field("outputs.by_kind.spec.body"), None);
         assert_eq!(missing_field("qa.checks"), None);
-        assert!(missing_field("feedback.txt").is_some_and(|m| m.contains("`feedback` has no field `txt`")));
+        assert!(
+            missing_field("feedback.txt")
+                .is_some_and(|m| m.contains("`feedback` has no field `txt`"))
+        );
         assert!(missing_field("spec.bdy").is_some());
         assert!(missing_field("goal.x").is_some());
         assert!(missing_field("outputs.by_kind.spec.bdy").is_some());

@@ -246,7 +246,13 @@ fn produced(table: &TransitionTable, action: &Action) -> Vec<Event> {
 fn fires(table: &TransitionTable, (kind, from): &Event) -> BTreeSet<usize> {
     if kind == JUDGE_SCORE_KIND {
         // The corrected verdict can land in any cell.
-        return table.verdict_matrix.iter().flatten().flatten().copied().collect();
+        return table
+            .verdict_matrix
+            .iter()
+            .flatten()
+            .flatten()
+            .copied()
+            .collect();
     }
     let mut out = BTreeSet::new();
     let candidates = table.by_kind.get(kind.as_str()).or_else(|| {

@@ -45,7 +45,12 @@ fn max_a_verdict_or_a_person_bounds_a_loop() {
         codes(&format!("{looping}  - {{ on: note, spawn: looper }}\n")),
         ["crumb::unbounded-loop"]
     );
-    assert!(codes(&format!("{looping}  - {{ on: note, spawn: looper, max: 3 }}\n")).is_empty());
+    assert!(
+        codes(&format!(
+            "{looping}  - {{ on: note, spawn: looper, max: 3 }}\n"
+        ))
+        .is_empty()
+    );
     // (the looper is then never spawned, which is only a warning)
     assert_eq!(
         codes(&format!("{looping}  - {{ on: note, await: human }}\n")),
@@ -66,7 +71,10 @@ fn a_two_route_cycle_is_reported_once_at_the_route_that_closes_it() {
         .filter(|d| d.code == "crumb::unbounded-loop")
         .collect();
     assert_eq!(loops.len(), 1, "{:#?}", compiled.diagnostics);
-    assert_eq!(loops[0].message, "unbounded loop: build → b → note → a → build");
+    assert_eq!(
+        loops[0].message,
+        "unbounded loop: build → b → note → a → build"
+    );
     assert_eq!(loops[0].span.map(|s| s.line), Some(9));
 }
 

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use serde::de::DeserializeOwned;
 use jsonschema::error::ValidationErrorKind;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::pipeline::codes;
@@ -138,33 +138,17 @@ pub fn parse<T: DeserializeOwned>(
     let before_schema = out.len();
     schema::check(validator, schema, &document, file, out);
     // Schema errors cut the parts they are in; the rest is typed and checked for meaning too.
-    let (value, salvage) = if out.len() > before_schema {
-        let errors = |value: &Value| -> Vec<(String, Vec<String>)> {
-            validator
-                .iter_errors(value)
-                .map(|e| {
-                    let unexpected = match e.kind() {
-                        ValidationErrorKind::AdditionalProperties { unexpected } => {
-                            unexpected.clone()
-                        }
-                        _ => Vec::new(),
-                    };
-                    (deepest(&e), unexpected)
-                })
-                .collect()
-        };
-        match Salvage::cut_until_valid(document.value.clone(), errors) {
-            Some(salvaged) => salvaged,
-            None => {
-                return Front {
-                    document: Some(document),
-                    model: None,
-                    salvage: Salvage::default(),
-                };
-            }
-        }
+    let salvaged = if out.len() > before_schema {
+        salvage(validator, &document.value)
     } else {
-        (document.value.clone(), Salvage::default())
+        Some((document.value.clone(), Salvage::default()))
+    };
+    let Some((value, salvage)) = salvaged else {
+        return Front {
+            document: Some(document),
+            model: None,
+            salvage: Salvage::default(),
+        };
     };
     let reported = out.len() > before;
     match serde_json::from_value::<T>(value) {
@@ -193,15 +177,31 @@ pub fn parse<T: DeserializeOwned>(
     }
 }
 
+/// The document with the items schema errors are in cut out, or `None` when nothing can be cut.
+fn salvage(validator: &jsonschema::Validator, value: &Value) -> Option<(Value, Salvage)> {
+    let errors = |value: &Value| -> Vec<(String, Vec<String>)> {
+        validator
+            .iter_errors(value)
+            .map(|e| {
+                let unexpected = match e.kind() {
+                    ValidationErrorKind::AdditionalProperties { unexpected } => unexpected.clone(),
+                    _ => Vec::new(),
+                };
+                (deepest(&e), unexpected)
+            })
+            .collect()
+    };
+    Salvage::cut_until_valid(value.clone(), errors)
+}
+
 /// Where a violation really is: `anyOf`/`oneOf` (an optional section, a check kind) report at
 /// the section; the deepest place any branch complains about is the item to cut.
 fn deepest(error: &jsonschema::ValidationError<'_>) -> String {
     let here = error.instance_path().as_str().to_string();
-    let branches = match error.kind() {
-        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
-            context
-        }
-        _ => return here,
+    let (ValidationErrorKind::AnyOf { context: branches }
+    | ValidationErrorKind::OneOfNotValid { context: branches }) = error.kind()
+    else {
+        return here;
     };
     branches
         .iter()

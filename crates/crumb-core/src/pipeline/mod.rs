@@ -9,9 +9,9 @@ pub mod flow;
 mod flow_tests;
 pub mod loader;
 pub mod located_yaml;
+pub mod model;
 #[cfg(test)]
 mod passes_tests;
-pub mod model;
 pub mod preset;
 pub mod routing;
 pub mod salvage;

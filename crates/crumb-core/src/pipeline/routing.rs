@@ -41,7 +41,10 @@ pub(crate) fn check(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<
     // A broken route is one cause; what the graph would conclude from it (no path to `done`,
     // roles and routes that look unreachable) is not reported again.
     let incomplete = ctx.diagnostics[before..].iter().any(Diagnostic::is_error)
-        || ctx.diagnostics.iter().any(|d| d.code == codes::ROUTE_ACTION.name);
+        || ctx
+            .diagnostics
+            .iter()
+            .any(|d| d.code == codes::ROUTE_ACTION.name);
     flow::check(table, &shadowed, incomplete, ctx);
 }
 

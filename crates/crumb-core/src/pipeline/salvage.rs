@@ -100,7 +100,8 @@ impl Salvage {
         };
         match parent {
             Value::Object(map) => {
-                if map.shift_remove(last).is_some() {
+                let removed = map.shift_remove(last).is_some();
+                if removed {
                     self.cut.push(self.original(&pointer_of(target)));
                 }
             }
@@ -111,13 +112,13 @@ impl Salvage {
                 self.cut.push(self.original(&pointer_of(target)));
                 let len = items.len();
                 items.remove(i);
-                let slot = match self.remap.iter().position(|(l, _)| *l == parent_pointer) {
-                    Some(slot) => slot,
-                    None => {
+                let slot =
+                    if let Some(slot) = self.remap.iter().position(|(l, _)| *l == parent_pointer) {
+                        slot
+                    } else {
                         self.remap.push((parent_pointer, (0..len).collect()));
                         self.remap.len() - 1
-                    }
-                };
+                    };
                 self.remap[slot].1.remove(i);
             }
             _ => {}
@@ -142,10 +143,11 @@ fn item_of(value: &Value, segments: &[String]) -> Vec<String> {
 }
 
 fn pointer_of(segments: &[String]) -> String {
-    segments
-        .iter()
-        .map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1")))
-        .collect()
+    segments.iter().fold(String::new(), |mut out, s| {
+        out.push('/');
+        out.push_str(&s.replace('~', "~0").replace('/', "~1"));
+        out
+    })
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //!
 //! Validation renders each role's template once against [`context::sample`], so what static
 //! checks cannot see — a self-include, a recursive macro, a runaway `range`, an include whose
-//! name is not a template path — is an error at file:line:col instead of a failed turn.
+//! name is not a template path — is an error at its line and column instead of a failed turn.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -100,8 +100,8 @@ impl<'a> Renderer<'a> {
         };
         // An include wraps the failure inside it; report the innermost, where it happened.
         let mut err = &outer;
-        while let Some(inner) = std::error::Error::source(err)
-            .and_then(|e| e.downcast_ref::<minijinja::Error>())
+        while let Some(inner) =
+            std::error::Error::source(err).and_then(|e| e.downcast_ref::<minijinja::Error>())
         {
             err = inner;
         }
@@ -148,5 +148,43 @@ impl<'a> Renderer<'a> {
             .label("fails here")
             .hint(hint),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(text: &str) -> Result<String, minijinja::Error> {
+        let dir = tempfile::tempdir()
+            .map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
+        let root = dir.path().to_path_buf();
+        let file = root.join("t.j2");
+        std::fs::write(&file, text)
+            .map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
+        let env = environment(root);
+        let sample = template_value(&context::sample(&["spec"], &["writer"]));
+        env.get_template(&file.to_string_lossy())?.render(&sample)
+    }
+
+    #[test]
+    fn a_runaway_loop_runs_out_of_fuel() {
+        let err = render(
+            "{% for i in range(10000) %}{% for j in range(10000) %}.{% endfor %}{% endfor %}",
+        )
+        .expect_err("out of fuel");
+        assert_eq!(err.kind(), ErrorKind::OutOfFuel);
+    }
+
+    #[test]
+    fn an_ordinary_prompt_renders_within_the_limits() {
+        let text = "{{ goal }}{% for ac in spec.acceptance_criteria %}- {{ ac }}{% endfor %}{{ outputs.by_kind.spec.body }}";
+        assert!(render(text).is_ok_and(|t| t.contains("sample goal")));
+    }
+
+    #[test]
+    fn includes_cannot_leave_the_root() {
+        assert!(render("{% include \"/etc/hostname\" %}").is_err());
+        assert!(render("{% include \"../../../../etc/hostname\" %}").is_err());
     }
 }

@@ -19,7 +19,10 @@ use crate::pipeline::template_render::Renderer;
 
 /// Every variable `compiled` reads that the context lacks, with why when the top-level name
 /// exists but a field does not (`feedback.txt`). One report per top-level name.
-fn unknown_variables(compiled: &minijinja::Template<'_, '_>) -> Vec<(String, Option<String>)> {
+fn unknown_variables(
+    compiled: &minijinja::Template<'_, '_>,
+    text: &str,
+) -> Vec<(String, Option<String>)> {
     let names: BTreeSet<String> = compiled.undeclared_variables(true).into_iter().collect();
     let mut reported: BTreeSet<String> = BTreeSet::new();
     let mut out = Vec::new();
@@ -31,7 +34,10 @@ fn unknown_variables(compiled: &minijinja::Template<'_, '_>) -> Vec<(String, Opt
         if !is_provided(&top) {
             reported.insert(top.clone());
             out.push((top, None));
-        } else if let Some(why) = missing_field(&name) {
+        } else if let Some(why) = missing_field(&name)
+            // `spec.body.upper()` is a method call, not a field.
+            && !text.contains(&format!("{name}("))
+        {
             out.push((name, Some(why)));
         }
     }
@@ -206,7 +212,7 @@ impl Checker {
                 );
             }
             Ok(compiled) => {
-                for (name, why) in unknown_variables(&compiled) {
+                for (name, why) in unknown_variables(&compiled, &text) {
                     let hint = if why.is_some() {
                         "see the variables and their fields in `crumb explain crumb::unknown-template-variable`".to_string()
                     } else {
