@@ -18,6 +18,8 @@ pub enum Shape {
     List(&'static Shape),
     /// A record with exactly these fields.
     Record(&'static [(&'static str, Shape)]),
+    /// A record whose fields are all text.
+    Texts(&'static [&'static str]),
     /// A map with any keys (event kinds, role ids); each value has this shape.
     Map(&'static Shape),
     /// Whatever an agent wrote (an event's `data`): fields are not checked.
@@ -32,19 +34,9 @@ const OUTPUT: Shape = Shape::Record(&[
     ("data", Shape::Any),
 ]);
 
-const CHECK: Shape = Shape::Record(&[
-    ("id", Shape::Text),
-    ("status", Shape::Text),
-    ("summary", Shape::Text),
-    ("stdout_tail", Shape::Text),
-    ("stderr_tail", Shape::Text),
-]);
+const CHECK: Shape = Shape::Texts(&["id", "status", "summary", "stdout_tail", "stderr_tail"]);
 
-const PREDICATE: Shape = Shape::Record(&[
-    ("id", Shape::Text),
-    ("intent", Shape::Text),
-    ("predicate", Shape::Text),
-]);
+const PREDICATE: Shape = Shape::Texts(&["id", "intent", "predicate"]);
 
 /// Top-level template variables the engine provides: name, what it holds, its shape.
 pub const PROVIDED_VARIABLES: &[(&str, &str, Shape)] = &[
@@ -81,12 +73,7 @@ pub const PROVIDED_VARIABLES: &[(&str, &str, Shape)] = &[
     (
         "session",
         "paths: `{id, dir, artifacts_dir, transcript_path}`",
-        Shape::Record(&[
-            ("id", Shape::Text),
-            ("dir", Shape::Text),
-            ("artifacts_dir", Shape::Text),
-            ("transcript_path", Shape::Text),
-        ]),
+        Shape::Texts(&["id", "dir", "artifacts_dir", "transcript_path"]),
     ),
     (
         "spec",
@@ -128,11 +115,7 @@ pub const PROVIDED_VARIABLES: &[(&str, &str, Shape)] = &[
     (
         "feedback",
         "the last verdict's feedback routed to this spawn (`with: feedback`): `{text, suggested_change, severity}` or none",
-        Shape::Record(&[
-            ("text", Shape::Text),
-            ("suggested_change", Shape::Text),
-            ("severity", Shape::Text),
-        ]),
+        Shape::Texts(&["text", "suggested_change", "severity"]),
     ),
     (
         "outputs",
@@ -193,6 +176,15 @@ pub fn missing_field(path: &str) -> Option<String> {
                 };
                 *s
             }
+            Shape::Texts(fields) => {
+                if !fields.contains(&segment) {
+                    return Some(format!(
+                        "`{at}` has no field `{segment}`; its fields: {}",
+                        fields.join(", ")
+                    ));
+                }
+                Shape::Text
+            }
             Shape::Map(values) => *values,
             Shape::Any => return None,
             Shape::List(_) => return Some(format!("`{at}` is a list; loop over it")),
@@ -226,6 +218,12 @@ fn sample_of(shape: Shape, name: &str, kinds: &[&str], roles: &[&str]) -> Value 
             fields
                 .iter()
                 .map(|(n, s)| ((*n).to_string(), sample_of(*s, n, kinds, roles)))
+                .collect(),
+        ),
+        Shape::Texts(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|f| ((*f).to_string(), json!(format!("sample {f}"))))
                 .collect(),
         ),
         Shape::Map(values) => {

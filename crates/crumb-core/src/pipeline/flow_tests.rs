@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::pipeline::{CompileOptions, compile_str};
+use crate::pipeline::{CompileOptions, Diagnostic, compile_str};
 
 /// The codes `crumb validate` reports for `routes` over a writer (→ build, note) and a looper
 /// (→ note), in order.
@@ -21,19 +21,23 @@ fn codes(routes: &str) -> Vec<&'static str> {
         .collect()
 }
 
-#[test]
-fn a_loop_without_a_budget_is_an_error_naming_the_cycle() {
-    let source = "version: 1\nname: t\nroles:\n  looper: { template: w.j2, produces: [note, build] }\nroutes:\n  - { on: goal, spawn: looper }\n  - { on: note, spawn: looper }\n  - { on: build, done: built }\n";
+/// The `unbounded-loop` diagnostics of a whole pipeline file.
+fn loops(source: &str) -> Vec<Diagnostic> {
     let options = CompileOptions {
         check_templates: false,
     };
-    let compiled = compile_str(source, Path::new("t.yaml"), &options);
-    let loops: Vec<_> = compiled
+    compile_str(source, Path::new("t.yaml"), &options)
         .diagnostics
-        .iter()
+        .into_iter()
         .filter(|d| d.code == "crumb::unbounded-loop")
-        .collect();
-    assert_eq!(loops.len(), 1, "{:#?}", compiled.diagnostics);
+        .collect()
+}
+
+#[test]
+fn a_loop_without_a_budget_is_an_error_naming_the_cycle() {
+    let source = "version: 1\nname: t\nroles:\n  looper: { template: w.j2, produces: [note, build] }\nroutes:\n  - { on: goal, spawn: looper }\n  - { on: note, spawn: looper }\n  - { on: build, done: built }\n";
+    let loops = loops(source);
+    assert_eq!(loops.len(), 1, "{loops:#?}");
     assert_eq!(loops[0].message, "unbounded loop: note → looper → note");
     assert_eq!(loops[0].span.map(|s| s.line), Some(7));
 }
@@ -61,16 +65,8 @@ fn max_a_verdict_or_a_person_bounds_a_loop() {
 #[test]
 fn a_two_route_cycle_is_reported_once_at_the_route_that_closes_it() {
     let source = "version: 1\nname: t\nroles:\n  a: { template: w.j2, produces: [build] }\n  b: { template: w.j2, produces: [note, handoff.requested] }\nroutes:\n  - { on: goal, spawn: a }\n  - { on: build, spawn: b }\n  - { on: note, spawn: a }\n  - { on: handoff.requested, done: ok }\n";
-    let options = CompileOptions {
-        check_templates: false,
-    };
-    let compiled = compile_str(source, Path::new("t.yaml"), &options);
-    let loops: Vec<_> = compiled
-        .diagnostics
-        .iter()
-        .filter(|d| d.code == "crumb::unbounded-loop")
-        .collect();
-    assert_eq!(loops.len(), 1, "{:#?}", compiled.diagnostics);
+    let loops = loops(source);
+    assert_eq!(loops.len(), 1, "{loops:#?}");
     assert_eq!(
         loops[0].message,
         "unbounded loop: build → b → note → a → build"

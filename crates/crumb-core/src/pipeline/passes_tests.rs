@@ -41,38 +41,34 @@ routes:
     );
 }
 
-#[test]
-fn a_role_cut_for_a_schema_error_is_not_also_an_unknown_role() {
-    let found = report(
-        "version: 1
-name: t
-roles:
-  writer: { tempalte: w.j2, produces: [build] }
-routes:
+/// Routes every test below ends with.
+const ROUTES: &str = "routes:
   - { on: goal, spawn: writer }
   - { on: build, done: built }
-",
-    );
+";
+
+#[test]
+fn a_role_cut_for_a_schema_error_is_not_also_an_unknown_role() {
+    let found = report(&format!(
+        "version: 1\nname: t\nroles:\n  writer: {{ tempalte: w.j2, produces: [build] }}\n{ROUTES}"
+    ));
     let codes: Vec<&str> = found.iter().map(|(c, _)| *c).collect();
     assert_eq!(codes, ["crumb::missing-key", "crumb::unknown-key"]);
 }
 
 #[test]
 fn meaning_is_checked_past_a_cut_list_element_at_the_right_line() {
-    let found = report(
+    let found = report(&format!(
         "version: 1
 name: t
 roles:
-  writer: { template: w.j2, produces: [build] }
+  writer: {{ template: w.j2, produces: [build] }}
 qa:
   checks:
-    - { id: a, kind: max_bytes, glob: \"*\", limt: 5MB }
-    - { id: b, kind: max_bytes, glob: \"[\", limit: 5MB }
-routes:
-  - { on: goal, spawn: writer }
-  - { on: build, done: built }
-",
-    );
+    - {{ id: a, kind: max_bytes, glob: \"*\", limt: 5MB }}
+    - {{ id: b, kind: max_bytes, glob: \"[\", limit: 5MB }}
+{ROUTES}"
+    ));
     let codes: Vec<(&str, u32)> = found
         .into_iter()
         .filter(|(c, _)| *c == "crumb::bad-glob")

@@ -15,9 +15,8 @@ use serde_json::Value;
 use crate::pipeline::codes;
 use crate::pipeline::context::{self, TEMPLATE_FUEL, TEMPLATE_RECURSION_LIMIT};
 use crate::pipeline::diagnostic::Diagnostic;
-use crate::pipeline::located_yaml::Span;
 use crate::pipeline::model::Pipeline;
-use crate::pipeline::templates::{normalize, read_limited, span_of};
+use crate::pipeline::templates::{located, normalize, read_limited};
 
 /// An environment whose template names are absolute paths, loaded only from inside `root`.
 pub fn environment(root: PathBuf) -> Environment<'static> {
@@ -113,19 +112,7 @@ impl<'a> Renderer<'a> {
         let at = err.name().map_or_else(|| real.to_path_buf(), PathBuf::from);
         let shown = self.shown.get(&at).cloned().unwrap_or(at.clone());
         let text = read_limited(&at).unwrap_or_default();
-        let span = err
-            .range()
-            .map(|r| span_of(&text, r.start, r.end))
-            .or_else(|| {
-                err.line().map(|line| Span {
-                    line: u32::try_from(line).unwrap_or(u32::MAX),
-                    col: 1,
-                    len: 1,
-                })
-            });
-        let detail = err
-            .detail()
-            .map_or_else(|| err.kind().to_string(), str::to_string);
+        let (span, detail) = located(err, &text);
         let hint = match err.kind() {
             _ if detail.contains("recursion") => {
                 "an include or macro calls itself without end; remove the self-reference".to_string()

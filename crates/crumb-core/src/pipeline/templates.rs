@@ -185,19 +185,7 @@ impl Checker {
         let name = shown.to_string_lossy().into_owned();
         match env.template_from_named_str(&name, &text) {
             Err(err) => {
-                let span = err
-                    .range()
-                    .map(|r| span_of(&text, r.start, r.end))
-                    .or_else(|| {
-                        err.line().map(|line| Span {
-                            line: u32::try_from(line).unwrap_or(u32::MAX),
-                            col: 1,
-                            len: 1,
-                        })
-                    });
-                let detail = err
-                    .detail()
-                    .map_or_else(|| err.kind().to_string(), str::to_string);
+                let (span, detail) = located(&err, &text);
                 ctx.emit(
                     Diagnostic::new(
                         &codes::TEMPLATE_SYNTAX,
@@ -350,8 +338,26 @@ fn referenced_templates(text: &str) -> Vec<(String, usize)> {
     out
 }
 
+/// Where in `text` a minijinja error happened, and what it says.
+pub(crate) fn located(err: &minijinja::Error, text: &str) -> (Option<Span>, String) {
+    let span = err
+        .range()
+        .map(|r| span_of(text, r.start, r.end))
+        .or_else(|| {
+            err.line().map(|line| Span {
+                line: u32::try_from(line).unwrap_or(u32::MAX),
+                col: 1,
+                len: 1,
+            })
+        });
+    let detail = err
+        .detail()
+        .map_or_else(|| err.kind().to_string(), str::to_string);
+    (span, detail)
+}
+
 /// Line/column span of a byte range.
-pub(crate) fn span_of(text: &str, start: usize, end: usize) -> Span {
+fn span_of(text: &str, start: usize, end: usize) -> Span {
     let start = floor_char_boundary(text, start.min(text.len()));
     let end = floor_char_boundary(text, end.min(text.len()).max(start));
     let before = &text[..start];
