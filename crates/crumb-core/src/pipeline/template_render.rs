@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use minijinja::{Environment, ErrorKind, UndefinedBehavior};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::pipeline::codes;
 use crate::pipeline::context::{self, TEMPLATE_FUEL, TEMPLATE_RECURSION_LIMIT};
@@ -68,13 +68,15 @@ pub fn template_value(value: &Value) -> minijinja::Value {
 /// Renders a pipeline's templates against the sample context.
 pub(crate) struct Renderer<'a> {
     env: Environment<'static>,
-    sample: minijinja::Value,
+    /// [`context::sample`] with this pipeline's record filled in as the runtime fills it.
+    sample: Value,
+    pipeline: &'a Pipeline,
     /// Real path → the path diagnostics show.
     shown: &'a BTreeMap<PathBuf, PathBuf>,
 }
 
 impl<'a> Renderer<'a> {
-    pub fn new(root: &Path, pipeline: &Pipeline, shown: &'a BTreeMap<PathBuf, PathBuf>) -> Self {
+    pub fn new(root: &Path, pipeline: &'a Pipeline, shown: &'a BTreeMap<PathBuf, PathBuf>) -> Self {
         let mut kinds: Vec<&str> = pipeline
             .roles
             .values()
@@ -83,18 +85,41 @@ impl<'a> Renderer<'a> {
         kinds.sort_unstable();
         kinds.dedup();
         let roles: Vec<&str> = pipeline.roles.keys().map(String::as_str).collect();
+        let mut sample = context::sample(&kinds, &roles);
+        sample["pipeline"] = json!({
+            "name": pipeline.name,
+            "description": pipeline.description.as_deref().unwrap_or(""),
+            "roles": roles,
+            "pass_at": pipeline.scoring.pass_at,
+            "partial_at": pipeline.scoring.partial_at,
+        });
         Renderer {
             env: environment(root.to_path_buf()),
-            sample: template_value(&context::sample(&kinds, &roles)),
+            sample,
+            pipeline,
             shown,
         }
     }
 
+    /// The sample context seen by `role`: its real id, `produces` and description, so names
+    /// built from them (`{% include role.id ~ ".md.j2" %}`) resolve as they will at run time.
+    fn sample_for(&self, role: &str) -> minijinja::Value {
+        let mut sample = self.sample.clone();
+        if let Some(spec) = self.pipeline.roles.get(role) {
+            sample["role"] = json!({
+                "id": role,
+                "produces": spec.produces,
+                "description": spec.description.as_deref().unwrap_or(""),
+            });
+        }
+        template_value(&sample)
+    }
+
     /// Render the template at `real` once; a failure as a diagnostic located where it happened.
-    pub fn render(&self, real: &Path) -> Option<Diagnostic> {
+    pub fn render(&self, real: &Path, role: &str) -> Option<Diagnostic> {
         let name = real.to_string_lossy();
         let outer = match self.env.get_template(&name) {
-            Ok(template) => template.render(&self.sample).err()?,
+            Ok(template) => template.render(self.sample_for(role)).err()?,
             Err(err) => err,
         };
         // An include wraps the failure inside it; report the innermost, where it happened.
@@ -173,5 +198,28 @@ mod tests {
     fn includes_cannot_leave_the_root() {
         assert!(render("{% include \"/etc/hostname\" %}").is_err());
         assert!(render("{% include \"../../../../etc/hostname\" %}").is_err());
+    }
+
+    #[test]
+    fn an_include_built_from_the_role_id_resolves_as_at_run_time() -> Result<(), std::io::Error> {
+        let dir = tempfile::tempdir()?;
+        std::fs::create_dir_all(dir.path().join("pipelines"))?;
+        std::fs::create_dir_all(dir.path().join("templates/parts"))?;
+        let pipeline = dir.path().join("pipelines/p.yaml");
+        std::fs::write(
+            &pipeline,
+            "version: 1\nname: p\nroles:\n  writer: { template: ../templates/w.j2, produces: [build] }\nroutes:\n  - { on: goal, spawn: writer }\n  - { on: build, done: built }\n",
+        )?;
+        let main = dir.path().join("templates/w.j2");
+        std::fs::write(&main, "{% include \"parts/\" ~ role.id ~ \".j2\" %}")?;
+        std::fs::write(dir.path().join("templates/parts/writer.j2"), "{{ goal }}")?;
+        let options = crate::pipeline::CompileOptions::default();
+        let clean = crate::pipeline::compile_file(&pipeline, &options);
+        assert!(clean.diagnostics.is_empty(), "{:#?}", clean.diagnostics);
+        std::fs::write(&main, "{% include \"parts/\" ~ goal ~ \".j2\" %}")?;
+        let broken = crate::pipeline::compile_file(&pipeline, &options);
+        let codes: Vec<&str> = broken.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(codes, ["crumb::template-render"]);
+        Ok(())
     }
 }

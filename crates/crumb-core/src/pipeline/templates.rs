@@ -96,7 +96,7 @@ pub(crate) fn check(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> Vec<(PathBuf, Str
             && ctx.diagnostics.len() == before
         {
             let renderer = Renderer::new(&checker.root, pipeline, &checker.shown);
-            if let Some(d) = renderer.render(&real) {
+            if let Some(d) = renderer.render(&real, id) {
                 ctx.emit(d);
             }
         }
@@ -326,7 +326,14 @@ fn referenced_templates(text: &str) -> Vec<(String, usize)> {
                 && after[..q].trim().is_empty()
             {
                 let quote = after[q..].chars().next().unwrap_or('"');
-                if let Some(end) = after[q + 1..].find(quote) {
+                // A literal that starts an expression (`"parts/" ~ role.id`) is not the name;
+                // the render check follows such includes.
+                let literal = after[q + 1..].find(quote).filter(|end| {
+                    !after[q + 2 + end..]
+                        .trim_start()
+                        .starts_with(['~', '+', '|', '[', '.', '('])
+                });
+                if let Some(end) = literal {
                     let name = &after[q + 1..q + 1 + end];
                     let offset = start + (block.len() - trimmed.len()) + keyword_end + q;
                     out.push((name.to_string(), offset));
