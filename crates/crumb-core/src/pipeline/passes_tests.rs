@@ -75,3 +75,72 @@ qa:
         .collect();
     assert_eq!(codes, [("crumb::bad-glob", 8)]);
 }
+
+/// A clean pipeline whose values the property below breaks.
+const CLEAN: &str = r#"{"version": 1, "name": "t",
+  "roles": {"writer": {"template": "w.j2", "produces": ["build"], "timeout": {"wall": "1m"}},
+            "judge": {"template": "j.j2", "produces": ["judge.score"]}},
+  "qa": {"checks": [{"id": "a", "kind": "file", "path": "x"}, {"id": "b", "kind": "html", "path": "y"}]},
+  "routes": [{"on": "goal", "spawn": "writer"}, {"on": "build", "run": "qa"},
+             {"on": "qa.result", "spawn": "judge"}, {"on": "verdict", "done": "pass"}],
+  "limits": {"tokens": {"warn": 1, "hard": 2}}}"#;
+
+/// Places the property may overwrite.
+const POINTERS: &[&str] = &[
+    "/version",
+    "/roles/writer",
+    "/roles/writer/produces",
+    "/roles/writer/timeout/wall",
+    "/roles/judge/template",
+    "/qa/checks/0",
+    "/qa/checks/1/kind",
+    "/qa",
+    "/routes/0/spawn",
+    "/routes/1",
+    "/routes/2/on",
+    "/routes/3/when",
+    "/limits/tokens/hard",
+    "/limits",
+];
+
+fn junk() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::from),
+        any::<i64>().prop_map(serde_json::Value::from),
+        "[a-z.]{0,8}".prop_map(serde_json::Value::from),
+        Just(serde_json::json!([1, "x"])),
+        Just(serde_json::json!({"bogus": 1})),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+    /// Whatever the schema errors, the salvage never panics, every diagnostic is located inside
+    /// the file, and a broken file never yields a table.
+    #[test]
+    fn salvaging_broken_pipelines_never_panics_and_locates_everything(
+        edits in proptest::collection::vec((0..POINTERS.len(), junk()), 1..4)
+    ) {
+        let mut value: serde_json::Value = serde_json::from_str(CLEAN).expect("valid JSON");
+        for (i, junk) in edits {
+            if let Some(slot) = value.pointer_mut(POINTERS[i]) {
+                *slot = junk;
+            }
+        }
+        let text = serde_json::to_string_pretty(&value).expect("serialises");
+        let lines = u32::try_from(text.lines().count()).unwrap_or(u32::MAX);
+        let options = CompileOptions { check_templates: false };
+        let compiled = compile_str(&text, Path::new("t.yaml"), &options);
+        for d in &compiled.diagnostics {
+            if let Some(span) = d.span {
+                proptest::prop_assert!(span.line >= 1 && span.line <= lines, "{d:?}");
+            }
+        }
+        if compiled.has_errors() {
+            proptest::prop_assert!(compiled.table.is_none());
+        }
+    }
+}
