@@ -48,12 +48,12 @@ const ROUTES: &str = "routes:
 ";
 
 #[test]
-fn a_role_cut_for_a_schema_error_is_not_also_an_unknown_role() {
+fn a_misspelt_key_is_one_error_and_its_role_is_not_also_unknown() {
     let found = report(&format!(
         "version: 1\nname: t\nroles:\n  writer: {{ tempalte: w.j2, produces: [build] }}\n{ROUTES}"
     ));
     let codes: Vec<&str> = found.iter().map(|(c, _)| *c).collect();
-    assert_eq!(codes, ["crumb::missing-key", "crumb::unknown-key"]);
+    assert_eq!(codes, ["crumb::unknown-key"]);
 }
 
 #[test]
