@@ -26,115 +26,61 @@ pub enum Shape {
     Any,
 }
 
+const TEXT: Shape = Shape::Text;
+const NUMBER: Shape = Shape::Number;
+const LIST: Shape = Shape::List(&Shape::Text);
+
 /// The latest event of one kind or from one role, in `outputs`.
-const OUTPUT: Shape = Shape::Record(&[
-    ("kind", Shape::Text),
-    ("from", Shape::Text),
-    ("body", Shape::Text),
-    ("data", Shape::Any),
-]);
-
+#[rustfmt::skip]
+const OUTPUT: Shape =
+    Shape::Record(&[("kind", TEXT), ("from", TEXT), ("body", TEXT), ("data", Shape::Any)]);
+/// One QA check's result; the tails are the end of a command check's output.
 const CHECK: Shape = Shape::Texts(&["id", "status", "summary", "stdout_tail", "stderr_tail"]);
-
 const PREDICATE: Shape = Shape::Texts(&["id", "intent", "predicate"]);
 
-/// Top-level template variables the engine provides: name, what it holds, its shape.
-pub const PROVIDED_VARIABLES: &[(&str, &str, Shape)] = &[
-    (
-        "goal",
-        "the person's one-line goal (string; clipped at 8 KiB, see `goal_truncated`)",
-        Shape::Text,
-    ),
-    (
-        "goal_truncated",
-        "whether `goal` was clipped (the prompt should say so)",
-        Shape::Bool,
-    ),
-    (
-        "role",
-        "this role: `{id, produces, description}`",
-        Shape::Record(&[
-            ("id", Shape::Text),
-            ("produces", Shape::List(&Shape::Text)),
-            ("description", Shape::Text),
-        ]),
-    ),
-    (
-        "pipeline",
-        "the pipeline: `{name, description, roles, pass_at, partial_at}`",
-        Shape::Record(&[
-            ("name", Shape::Text),
-            ("description", Shape::Text),
-            ("roles", Shape::List(&Shape::Text)),
-            ("pass_at", Shape::Number),
-            ("partial_at", Shape::Number),
-        ]),
-    ),
-    (
-        "session",
-        "paths: `{id, dir, artifacts_dir, transcript_path}`",
-        Shape::Texts(&["id", "dir", "artifacts_dir", "transcript_path"]),
-    ),
-    (
-        "spec",
-        "the latest spec: `{body, acceptance_criteria, ac_predicates[{id, intent, predicate}]}` or none",
-        Shape::Record(&[
-            ("body", Shape::Text),
-            ("acceptance_criteria", Shape::List(&Shape::Text)),
-            ("ac_predicates", Shape::List(&PREDICATE)),
-        ]),
-    ),
-    (
-        "build",
-        "the latest build: `{body, artifacts}` or none",
-        Shape::Record(&[
-            ("body", Shape::Text),
-            ("artifacts", Shape::List(&Shape::Text)),
-        ]),
-    ),
-    (
-        "qa",
-        "the latest QA result: `{exec_exit_code, passed, findings, checks[{id, status, summary, stdout_tail, stderr_tail}]}` or none",
-        Shape::Record(&[
-            ("exec_exit_code", Shape::Number),
-            ("passed", Shape::Bool),
-            ("findings", Shape::List(&Shape::Text)),
-            ("checks", Shape::List(&CHECK)),
-        ]),
-    ),
-    (
-        "verdict",
-        "the latest corrected verdict: `{verdict, aggregate, scores, audit}` or none",
-        Shape::Record(&[
-            ("verdict", Shape::Text),
-            ("aggregate", Shape::Number),
-            ("scores", Shape::List(&Shape::Number)),
-            ("audit", Shape::List(&Shape::Text)),
-        ]),
-    ),
-    (
-        "feedback",
-        "the last verdict's feedback routed to this spawn (`with: feedback`): `{text, suggested_change, severity}` or none",
-        Shape::Texts(&["text", "suggested_change", "severity"]),
-    ),
-    (
-        "outputs",
-        "prior outputs: `{by_kind, by_role}`, each a map to the latest `{kind, from, body, data}` (absent keys: nothing yet)",
-        Shape::Record(&[
-            ("by_kind", Shape::Map(&OUTPUT)),
-            ("by_role", Shape::Map(&OUTPUT)),
-        ]),
-    ),
-    (
-        "interventions",
-        "the person's messages aimed at this role since its last spawn (list of strings)",
-        Shape::List(&Shape::Text),
-    ),
-    (
-        "attempt",
-        "how many times this role has been spawned before, counting from 0",
-        Shape::Number,
-    ),
+/// This role.
+const ROLE: Shape = Shape::Record(&[("id", TEXT), ("produces", LIST), ("description", TEXT)]);
+/// The pipeline's name, roles and scoring thresholds.
+#[rustfmt::skip]
+const PIPELINE: Shape = Shape::Record(&[
+    ("name", TEXT), ("description", TEXT), ("roles", LIST),
+    ("pass_at", NUMBER), ("partial_at", NUMBER),
+]);
+/// Paths of the session.
+const SESSION: Shape = Shape::Texts(&["id", "dir", "artifacts_dir", "transcript_path"]);
+/// The latest spec, or none.
+#[rustfmt::skip]
+const SPEC: Shape = Shape::Record(&[
+    ("body", TEXT), ("acceptance_criteria", LIST), ("ac_predicates", Shape::List(&PREDICATE)),
+]);
+/// The latest build, or none.
+const BUILD: Shape = Shape::Record(&[("body", TEXT), ("artifacts", LIST)]);
+/// The latest QA result, or none.
+#[rustfmt::skip]
+const QA: Shape = Shape::Record(&[
+    ("exec_exit_code", NUMBER), ("passed", Shape::Bool),
+    ("findings", LIST), ("checks", Shape::List(&CHECK)),
+]);
+/// The latest corrected verdict, or none.
+#[rustfmt::skip]
+const VERDICT: Shape = Shape::Record(&[
+    ("verdict", TEXT), ("aggregate", NUMBER), ("scores", Shape::List(&NUMBER)), ("audit", LIST),
+]);
+/// The last verdict's feedback routed to this spawn (`with: feedback`), or none.
+const FEEDBACK: Shape = Shape::Texts(&["text", "suggested_change", "severity"]);
+/// Prior outputs: the latest of each kind and of each role (a key is absent until written).
+#[rustfmt::skip]
+const OUTPUTS: Shape =
+    Shape::Record(&[("by_kind", Shape::Map(&OUTPUT)), ("by_role", Shape::Map(&OUTPUT))]);
+
+/// Top-level template variables the engine provides, and their shapes. `goal` is clipped at
+/// 8 KiB (`goal_truncated` says so); `interventions` are the person's messages aimed at this
+/// role since its last spawn; `attempt` counts this role's earlier spawns from 0.
+#[rustfmt::skip]
+pub const PROVIDED_VARIABLES: &[(&str, Shape)] = &[
+    ("goal", TEXT), ("goal_truncated", Shape::Bool), ("role", ROLE), ("pipeline", PIPELINE),
+    ("session", SESSION), ("spec", SPEC), ("build", BUILD), ("qa", QA), ("verdict", VERDICT),
+    ("feedback", FEEDBACK), ("outputs", OUTPUTS), ("interventions", LIST), ("attempt", NUMBER),
 ];
 
 /// Most instructions one render may run: far above any prompt (a few thousand), far below a
@@ -153,8 +99,8 @@ pub fn is_provided(name: &str) -> bool {
 pub fn shape_of(name: &str) -> Option<Shape> {
     PROVIDED_VARIABLES
         .iter()
-        .find(|(n, _, _)| *n == name)
-        .map(|(_, _, s)| *s)
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| *s)
 }
 
 /// Why the dotted path `a.b.c` does not exist in the context, or `None` when it does.
@@ -201,7 +147,7 @@ pub fn missing_field(path: &str) -> Option<String> {
 /// template once at validate time. `kinds` and `roles` are the map keys `outputs` offers.
 pub fn sample(kinds: &[&str], roles: &[&str]) -> Value {
     let mut out = Map::new();
-    for (name, _, shape) in PROVIDED_VARIABLES {
+    for (name, shape) in PROVIDED_VARIABLES {
         out.insert((*name).to_string(), sample_of(*shape, name, kinds, roles));
     }
     Value::Object(out)
@@ -258,7 +204,7 @@ mod tests {
     #[test]
     fn the_sample_has_every_variable() {
         let sample = sample(&["spec"], &["writer"]);
-        for (name, _, _) in PROVIDED_VARIABLES {
+        for (name, _) in PROVIDED_VARIABLES {
             assert!(sample.get(*name).is_some(), "{name}");
         }
         assert_eq!(sample["outputs"]["by_kind"]["spec"]["body"], "sample body");

@@ -258,7 +258,7 @@ impl Checker {
 fn variable_hint(name: &str) -> String {
     let provided: Vec<&str> = crate::pipeline::context::PROVIDED_VARIABLES
         .iter()
-        .map(|(n, _, _)| *n)
+        .map(|(n, _)| *n)
         .collect();
     match crate::pipeline::suggest::closest(name, provided.iter().copied()) {
         Some(s) => format!("did you mean `{s}`? provided: {}", provided.join(", ")),
