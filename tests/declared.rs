@@ -226,3 +226,26 @@ fn a_pitch_and_a_pitch_file_together_or_an_oversized_file_are_usage_errors() {
     );
     assert!(!dir.path().join("home/projects").exists(), "no session");
 }
+
+#[test]
+fn the_graph_draws_judge_a_to_judge_b_and_only_judge_b_to_the_verdicts() {
+    let run = crumb()
+        .args(["graph", "tests/pipelines/valid/two-judges.yaml"])
+        .timeout(LIMIT)
+        .run()
+        .expect_code(0);
+    let edges: Vec<&str> = run.stdout.lines().filter(|l| l.contains("-->")).collect();
+    assert!(
+        edges.contains(
+            &r##"    role_judge_a -->|"#2 judge.score from judge-a · feedback"| role_judge_b"##
+        ),
+        "{}",
+        run.stdout
+    );
+    let verdicts: Vec<&&str> = edges.iter().filter(|e| e.contains("verdict")).collect();
+    assert!(
+        !verdicts.is_empty() && verdicts.iter().all(|e| e.starts_with("    role_judge_b ")),
+        "{}",
+        run.stdout
+    );
+}
