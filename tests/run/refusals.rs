@@ -2,6 +2,7 @@
 
 use super::*;
 use crumb::exit_codes::INVALID_PIPELINE;
+use serde_json::json;
 
 #[test]
 fn invalid_pipelines_unknown_adapters_and_bad_binds_are_refused_before_anything_runs() {
@@ -64,4 +65,39 @@ fn resume_refuses_unknown_sessions_and_a_live_coordinator() {
         second.stderr
     );
     child.kill();
+}
+
+/// `crumb run` records each role's `produces` in `authority.json` when it creates the session;
+/// without the record (an older session) `crumb event` compiles the frozen pipeline instead.
+#[test]
+fn the_firewall_knows_the_sessions_roles_with_or_without_the_authority_record() {
+    let scratch = Scratch::new();
+    scratch.run("pass", &[]).expect_code(0);
+    let session = scratch.session();
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(session.join("authority.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        record,
+        json!({
+            "roles": {"planner-lead": ["spec"], "builder": ["build"], "verifier": ["judge.score"]},
+            "common": ["note", "agent.thought_summary"]
+        })
+    );
+    for with_record in [true, false] {
+        if !with_record {
+            std::fs::remove_file(session.join("authority.json")).unwrap();
+        }
+        let event = |draft: &str| {
+            crumb()
+                .arg("event")
+                .env("CRUMB_ACTOR", "builder")
+                .env("CRUMB_SESSION_ID", session.file_name().unwrap())
+                .env("CRUMB_SESSION_DIR", &session)
+                .stdin(draft)
+                .run()
+        };
+        event(r#"{"kind":"judge.score","scores":{"verdict":"PASS"}}"#).expect_code(2);
+        event(r#"{"kind":"note","body":"fine"}"#).expect_code(0);
+    }
 }
