@@ -132,4 +132,84 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(AuthorityRecord::load(dir.path()).unwrap(), None);
     }
+
+    /// Every kind a string of `text` names, inside backticks or double quotes.
+    fn kinds_named(text: &str) -> Vec<Kind> {
+        let mut kinds = Vec::new();
+        for quote in ['`', '"'] {
+            for (n, piece) in text.split(quote).enumerate() {
+                if n % 2 == 1
+                    && let Ok(kind) = piece.parse::<Kind>()
+                {
+                    kinds.push(kind);
+                }
+            }
+        }
+        kinds
+    }
+
+    /// The event-protocol partial tells every role of every shipped pipeline exactly what the
+    /// firewall lets it write: each kind it names is one the role may write, and it names every
+    /// common kind and every kind the role produces.
+    #[test]
+    fn the_event_protocol_names_only_kinds_the_firewall_accepts() {
+        use crate::runtime::prompt::{PromptInputs, context, to_template_value};
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let partial =
+            std::fs::read_to_string(root.join("templates/_event_protocol.md.j2")).unwrap();
+        let mut env = minijinja::Environment::new();
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        env.add_template("protocol", &partial).unwrap();
+        let mut rendered_roles = 0;
+        for entry in std::fs::read_dir(root.join("pipelines")).unwrap() {
+            let file = entry.unwrap().path();
+            if file.extension().and_then(|e| e.to_str()) != Some("yaml") {
+                continue;
+            }
+            let table =
+                crate::pipeline::compile_file(&file, &crate::pipeline::CompileOptions::default())
+                    .table
+                    .unwrap_or_else(|| panic!("{} compiles", file.display()));
+            let record = AuthorityRecord::of(&table);
+            for role in &table.roles {
+                let inputs = PromptInputs {
+                    goal: "g",
+                    session: serde_json::json!({"id": "S", "dir": "/s", "artifacts_dir": "/s/artifacts", "transcript_path": "/s/t.jsonl"}),
+                    spec: serde_json::Value::Null,
+                    build: serde_json::Value::Null,
+                    qa: serde_json::Value::Null,
+                    verdict: serde_json::Value::Null,
+                    feedback: None,
+                    interventions: &[],
+                    attempt: 1,
+                };
+                let text = env
+                    .get_template("protocol")
+                    .unwrap()
+                    .render(to_template_value(&context(&table, role, &inputs)))
+                    .unwrap();
+                let named = kinds_named(&text);
+                for kind in &named {
+                    assert_eq!(
+                        record.may_write(&role.id, *kind),
+                        Some(true),
+                        "{}: the protocol offers `{kind}` to `{}`",
+                        file.display(),
+                        role.id
+                    );
+                }
+                let produced = role.produces.iter().filter_map(|k| k.parse::<Kind>().ok());
+                for kind in COMMON.into_iter().chain(produced) {
+                    assert!(
+                        named.contains(&kind),
+                        "{}: `{kind}` not mentioned for `{}`",
+                        file.display(),
+                        role.id
+                    );
+                }
+                rendered_roles += 1;
+            }
+        }
+        assert!(rendered_roles >= 5, "rendered {rendered_roles} roles");
+    }
 }

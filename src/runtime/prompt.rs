@@ -129,7 +129,7 @@ pub fn write(path: &Path, text: &str) -> Result<(), PromptError> {
 }
 
 /// A JSON value as a template value (the `serde` bridge of minijinja is not compiled in).
-fn to_template_value(value: &Value) -> minijinja::Value {
+pub(crate) fn to_template_value(value: &Value) -> minijinja::Value {
     match value {
         Value::Null => minijinja::Value::from(()),
         Value::Bool(b) => minijinja::Value::from(*b),

@@ -143,11 +143,24 @@ fn crumb_event_refuses_kinds_the_role_does_not_produce() {
         r#"{"kind":"judge.score","scores":{"verdict":"PASS"}}"#,
         0,
     );
-    for draft in [
-        r#"{"kind":"judge.score","scores":{"verdict":"PASS"}}"#,
-        r#"{"kind":"goal","body":"something else"}"#,
-        r#"{"kind":"spec","body":"s"}"#,
-        r#"{"kind":"error","body":"e"}"#,
+    for (draft, violation) in [
+        (
+            r#"{"kind":"judge.score","scores":{"verdict":"PASS"}}"#,
+            "unauthorized_kind_attempt",
+        ),
+        (r#"{"kind":"spec","body":"s"}"#, "unauthorized_kind_attempt"),
+        (
+            r#"{"kind":"error","body":"e"}"#,
+            "unauthorized_kind_attempt",
+        ),
+        (
+            r#"{"kind":"goal","body":"something else"}"#,
+            "forged_runner_kind_attempt",
+        ),
+        (
+            r#"{"kind":"artifact.created","artifacts":[]}"#,
+            "forged_runner_kind_attempt",
+        ),
     ] {
         let before = raw_lines(&path).len();
         let run = write("builder", draft, 2);
@@ -165,7 +178,7 @@ fn crumb_event_refuses_kinds_the_role_does_not_produce() {
         );
         let audit = &lines[before];
         assert_eq!(audit["kind"], "audit");
-        assert_eq!(audit["data"]["violation"], "unauthorized_kind_attempt");
+        assert_eq!(audit["data"]["violation"], violation, "{draft}");
     }
     let run = write("stranger", r#"{"kind":"note"}"#, 2);
     assert!(run.stderr.contains("not a role"), "{}", run.stderr);

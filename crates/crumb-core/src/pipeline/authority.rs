@@ -26,7 +26,8 @@ pub const ON_BEHALF: [Kind; 4] = [
     Kind::ToolResult,
 ];
 
-/// Whether a role declaring `produces` may write `kind` itself (through `crumb event`).
+/// Whether a role declaring `produces` may write `kind` itself (through `crumb event`). A
+/// runner-owned kind never, even when a pipeline lists it in `produces`.
 /// Two aliases come with their kind: `spec.update` fills the same slot as `spec`, so a role that
 /// produces `spec` may revise it, and a judge may write the legacy `verify.result` (recorded,
 /// never routed).
@@ -36,6 +37,9 @@ pub fn may_write<S: AsRef<str>>(produces: &[S], kind: Kind) -> bool {
         Kind::VerifyResult => Kind::JudgeScore,
         other => other,
     };
+    if kind.is_runner_owned() {
+        return false;
+    }
     COMMON.contains(&kind)
         || produces
             .iter()
@@ -63,6 +67,27 @@ pub const RUNNER_METADATA: [&str; 11] = [
     "latency_ms",
     "audit_violations",
 ];
+
+/// One line for `crumb explain <kind>`: who may write it.
+pub fn describe(kind: Kind) -> String {
+    let common = COMMON.map(Kind::as_str).join(", ");
+    if COMMON.contains(&kind) {
+        format!(
+            "Authority: a common kind: every role may write it besides its `produces` (the common kinds are {common})."
+        )
+    } else if kind.is_runner_owned() {
+        "Authority: the runner's alone; `crumb event` refuses it from agents (exit 2, one audit) and the engine ignores it from a role.".to_owned()
+    } else {
+        let judges = if kind == Kind::JudgeScore {
+            " A role judges exactly when `judge.score` is in its `produces`."
+        } else {
+            ""
+        };
+        format!(
+            "Authority: a role may write it only when its `produces` lists it; besides those, every role may write the common kinds ({common}).{judges}"
+        )
+    }
+}
 
 #[cfg(test)]
 mod tests {
