@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
 
+use crate::pipeline::authority;
 use crate::pipeline::codes;
 use crate::pipeline::compile::Ctx;
 use crate::pipeline::model::Pipeline;
@@ -24,6 +25,7 @@ pub const JUDGE_SCORE_KIND: &str = "judge.score";
 pub(crate) fn check(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
     unknown_kinds(pipeline, ctx);
     unknown_roles(pipeline, table, ctx);
+    from_cannot_produce(pipeline, table, ctx);
     unhandled_kinds(table, ctx);
     shadowed_routes(table, ctx);
     exhaustiveness(table, ctx);
@@ -114,6 +116,46 @@ fn unknown_roles(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>
             ctx.emit(d);
         }
     }
+}
+
+/// A route `{ on: K, from: R }` where role `R` may not write `K`: the engine would ignore every
+/// such event (role authority), so the route could never fire.
+fn from_cannot_produce(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
+    for (i, route) in pipeline.routes.iter().enumerate() {
+        let Some(role) = route.from.as_deref().and_then(|from| table.role(from)) else {
+            continue;
+        };
+        let Ok(kind) = route.on.parse::<Kind>() else {
+            continue; // a verdict route, or an unknown kind reported elsewhere
+        };
+        if authority::accepts_from_role(&role.produces, kind) {
+            continue;
+        }
+        let d = ctx
+            .at(
+                &codes::FROM_CANNOT_PRODUCE,
+                &format!("/routes/{i}/from"),
+                format!("role `{}` cannot write `{kind}`", role.id),
+            )
+            .label(format!(
+                "`{}` produces {}",
+                role.id,
+                produces_list(&role.produces)
+            ))
+            .hint(format!(
+                "add `{kind}` to `{}`'s `produces`, or listen to a role that produces it",
+                role.id
+            ));
+        ctx.emit(d);
+    }
+}
+
+fn produces_list(produces: &[String]) -> String {
+    if produces.is_empty() {
+        return "nothing".to_owned();
+    }
+    let quoted: Vec<String> = produces.iter().map(|k| format!("`{k}`")).collect();
+    quoted.join(", ")
 }
 
 fn role_hint(wrong: &str, table: &TransitionTable) -> String {
