@@ -101,3 +101,43 @@ fn the_firewall_knows_the_sessions_roles_with_or_without_the_authority_record() 
         event(r#"{"kind":"note","body":"fine"}"#).expect_code(0);
     }
 }
+
+/// A session whose frozen pipeline is gone replays only against the pipeline whose hash
+/// `session.start` recorded; another file is refused, naming both hashes, unless `--force`.
+#[test]
+fn replay_checks_the_pipeline_hash_session_start_recorded() {
+    let scratch = Scratch::new();
+    scratch.run("pass", &[]).expect_code(0);
+    let session = scratch.session();
+    let recorded = transcript(&session)
+        .into_iter()
+        .find(|e| e["kind"] == "session.start")
+        .and_then(|e| e["data"]["pipeline_hash"].as_str().map(str::to_owned))
+        .unwrap();
+    std::fs::remove_dir_all(session.join("pipeline")).unwrap();
+    let replay = |extra: &[&str]| scratch.command(&["replay"]).arg(&session).args(extra).run();
+    let run = replay(&[]).expect_code(2);
+    assert!(
+        run.stderr.contains(&recorded) && run.stderr.contains("--pipeline FILE"),
+        "{}",
+        run.stderr
+    );
+    let own = scratch.pipeline();
+    let run = replay(&["--pipeline", own.to_str().unwrap()]).expect_code(0);
+    assert!(
+        run.stdout.contains("hash matches session.start"),
+        "{}",
+        run.stdout
+    );
+    let other = repo_root().join("pipelines/casual.yaml");
+    let run = replay(&["--pipeline", other.to_str().unwrap()]).expect_code(2);
+    assert!(
+        run.stderr.contains(&recorded)
+            && run.stderr.contains("differs")
+            && run.stderr.contains("--force"),
+        "{}",
+        run.stderr
+    );
+    let run = replay(&["--pipeline", other.to_str().unwrap(), "--force"]).expect_code(0);
+    assert!(run.stdout.contains("with --force"), "{}", run.stdout);
+}
