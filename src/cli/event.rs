@@ -33,7 +33,7 @@ const ATTEMPTED_BODY_CHARS: usize = 200;
 /// Largest stdin accepted (pretty-printed input may be larger than the compact line).
 const MAX_STDIN_BYTES: u64 = 4 * MAX_LINE_BYTES as u64;
 
-use crate::pipeline::authority::RUNNER_METADATA;
+use crate::pipeline::authority::is_runner_metadata;
 use crate::runtime::authority::AuthorityRecord;
 
 /// Where and as whom this process writes, from the environment the runner sets for a spawn.
@@ -212,9 +212,7 @@ fn firewall_violation(
         }
     }
     if let Some(metadata) = object.get("metadata").and_then(Value::as_object)
-        && RUNNER_METADATA
-            .iter()
-            .any(|key| metadata.contains_key(*key))
+        && metadata.keys().any(|key| is_runner_metadata(key))
     {
         return Some("forged_runner_metadata_attempt");
     }

@@ -6,12 +6,12 @@
 //! `produces` and, for people reading the folder, the common set. A session created before the
 //! record existed has none: its frozen pipeline is compiled instead.
 
-use std::io::Write;
 use std::path::Path;
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
+use super::meta::write_atomically;
 use super::session::{META_FILE, SessionDir};
 use crate::pipeline::authority::COMMON;
 use crate::pipeline::table::TransitionTable;
@@ -61,11 +61,7 @@ impl AuthorityRecord {
         };
         let mut text = serde_json::to_vec_pretty(self).expect("the record serialises");
         text.push(b'\n');
-        let tmp = path.with_extension(format!("json.tmp.{}", std::process::id()));
-        let mut file = std::fs::File::create(&tmp).map_err(err)?;
-        file.write_all(&text).map_err(err)?;
-        file.sync_all().map_err(err)?;
-        std::fs::rename(&tmp, &path).map_err(err)
+        write_atomically(&path, &text).map_err(err)
     }
 
     /// The authority of the session folder `session`: its record, else (a session older than

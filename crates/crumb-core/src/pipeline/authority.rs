@@ -52,21 +52,17 @@ pub fn accepts_from_role<S: AsRef<str>>(produces: &[S], kind: Kind) -> bool {
     ON_BEHALF.contains(&kind) || may_write(produces, kind)
 }
 
-/// Metadata keys only the runner sets: provenance markers and usage. Token counts come only from
-/// the adapter's usage tap (the dispatcher's `agent.stop`), never from what an agent claims.
-pub const RUNNER_METADATA: [&str; 11] = [
-    "deterministic",
-    "tool",
-    "effect_id",
-    "tokens_in",
-    "tokens_out",
-    "thinking_tokens",
-    "cache_read",
-    "cache_write",
-    "cost_usd",
-    "latency_ms",
-    "audit_violations",
-];
+/// Whether a metadata key is set only by the runner: provenance markers and usage. Token counts
+/// come only from the adapter's usage tap (the dispatcher's `agent.stop`), never from what an
+/// agent claims.
+pub fn is_runner_metadata(key: &str) -> bool {
+    matches!(
+        key,
+        "deterministic" | "tool" | "effect_id" | "audit_violations" // provenance
+            | "tokens_in" | "tokens_out" | "thinking_tokens" | "cache_read" | "cache_write"
+            | "cost_usd" | "latency_ms" // usage
+    )
+}
 
 /// One line for `crumb explain <kind>`: who may write it.
 pub fn describe(kind: Kind) -> String {
