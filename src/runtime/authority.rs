@@ -149,7 +149,8 @@ mod tests {
     /// common kind and every kind the role produces.
     #[test]
     fn the_event_protocol_names_only_kinds_the_firewall_accepts() {
-        use crate::runtime::prompt::{PromptInputs, context, to_template_value};
+        use crate::pipeline::template_render::template_value;
+        use crate::runtime::prompt::{PromptInputs, context};
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let partial =
             std::fs::read_to_string(root.join("templates/_event_protocol.md.j2")).unwrap();
@@ -178,11 +179,13 @@ mod tests {
                     feedback: None,
                     interventions: &[],
                     attempt: 1,
+                    outputs: serde_json::json!({"by_kind": {}, "by_role": {}}),
+                    goal_truncated: false,
                 };
                 let text = env
                     .get_template("protocol")
                     .unwrap()
-                    .render(to_template_value(&context(&table, role, &inputs)))
+                    .render(template_value(&context(&table, role, &inputs)))
                     .unwrap();
                 let named = kinds_named(&text);
                 for kind in &named {

@@ -16,10 +16,12 @@ pub(super) struct Latest {
     spec: Option<Event>,
     build: Option<Event>,
     qa: Option<Event>,
+    outputs: crate::runtime::outputs::Outputs,
 }
 
 impl Latest {
     pub(super) fn note(&mut self, event: &Event) {
+        self.outputs.note(event);
         match event.kind {
             Kind::Spec | Kind::SpecUpdate => self.spec = Some(event.clone()),
             Kind::Build => self.build = Some(event.clone()),
@@ -54,6 +56,8 @@ pub(super) fn render_prompt(
         feedback: spawn.feedback.as_ref(),
         interventions: &spawn.interventions,
         attempt: spawn.attempt,
+        outputs: latest.outputs.to_value(),
+        goal_truncated: latest.outputs.goal_truncated(),
     };
     let context = prompt::context(&session.table, role, &inputs);
     let text = prompt::render(pipeline_file, role, &context).map_err(|e| e.to_string())?;
@@ -101,7 +105,8 @@ fn qa_context(latest: &Latest) -> Value {
                     let summary = text("summary").or_else(|| {
                         c.get("findings")?.as_array()?.first()?.get("message")?.as_str().map(str::to_owned)
                     });
-                    json!({ "id": text("id").unwrap_or_default(), "status": text("status").unwrap_or_default(), "summary": summary })
+                    json!({ "id": text("id").unwrap_or_default(), "status": text("status").unwrap_or_default(), "summary": summary,
+                        "stdout_tail": crate::runtime::outputs::check_tail(c, "stdout"), "stderr_tail": crate::runtime::outputs::check_tail(c, "stderr") })
                 })
                 .collect()
         })

@@ -427,6 +427,12 @@ pub struct Route {
     /// What the spawned role is given besides the usual context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub with: Option<With>,
+    /// Most times this route may fire in one session; one more stops it with
+    /// `route_budget:<route>`. Every loop that neither a verdict, a re-plan nor a person bounds
+    /// needs one, so no pipeline can loop forever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max: Option<u32>,
 }
 
 /// Verdict conditions of a route.

@@ -60,6 +60,9 @@ pub struct CompiledRoute {
     pub action: Action,
     /// Whether the spawned role receives the verifier's feedback (once).
     pub with_feedback: bool,
+    /// Most fires per session (`max:`); beyond it the session stops with `route_budget:<n>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<u32>,
 }
 
 /// What a route listens for.

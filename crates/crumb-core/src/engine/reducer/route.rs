@@ -51,6 +51,15 @@ impl Step<'_> {
         feedback: Option<Feedback>,
         cause: SpawnCause,
     ) {
+        if let Some(max) = route.max {
+            let fires = self.state.route_fires.entry(route.index).or_default();
+            if *fires >= max {
+                // The route's own budget, declared so its loop cannot run forever.
+                self.stop(&format!("route_budget:{}", route.index + 1));
+                return;
+            }
+            *fires += 1;
+        }
         match &route.action {
             Action::Spawn { role } => {
                 let feedback = if route.with_feedback { feedback } else { None };
