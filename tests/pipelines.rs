@@ -87,6 +87,7 @@ fixture_tests! {
     invalid_multiple_documents => "multiple-documents.yaml",
     invalid_no_path_to_done => "no-path-to-done.yaml",
     invalid_not_utf8 => "not-utf8.yaml",
+    invalid_produces_runner_kind => "produces-runner-kind.yaml",
     invalid_qa_result_unhandled => "qa-result-unhandled.yaml",
     invalid_reserved_role_id => "reserved-role-id.yaml",
     invalid_role_never_spawned => "role-never-spawned.yaml",

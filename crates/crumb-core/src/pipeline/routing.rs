@@ -28,6 +28,7 @@ pub(crate) fn check(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<
     let before = ctx.diagnostics.len();
     let unknown_trigger = unknown_kinds(pipeline, ctx);
     unknown_roles(pipeline, table, ctx);
+    produces_runner_kind(pipeline, ctx);
     from_cannot_produce(pipeline, table, ctx);
     if ctx.salvage.is_partial() {
         // Schema errors cut parts of the file: what the whole graph would say is not known.
@@ -134,6 +135,35 @@ fn unknown_roles(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>
                 )
                 .label("neither a role nor a built-in actor")
                 .hint(role_hint(from, table));
+            ctx.emit(d);
+        }
+    }
+}
+
+/// A role cannot write a runner-owned kind (role authority), so declaring one in `produces`
+/// promises a turn outcome that can never happen.
+fn produces_runner_kind(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
+    for (id, role) in &pipeline.roles {
+        for (i, kind) in role.produces.iter().enumerate() {
+            if !kind.parse::<Kind>().is_ok_and(Kind::is_runner_owned) {
+                continue;
+            }
+            let pointer = format!(
+                "/roles/{}/produces/{i}",
+                crate::pipeline::located_yaml::escape_segment(id)
+            );
+            let d = ctx
+                .at(
+                    &codes::PRODUCES_RUNNER_KIND,
+                    &pointer,
+                    format!(
+                        "role `{id}` cannot produce `{kind}`: only the runner or a person writes it"
+                    ),
+                )
+                .label("not a kind a role may write")
+                .hint(format!(
+                    "remove it; `crumb explain {kind}` says who writes it"
+                ));
             ctx.emit(d);
         }
     }
