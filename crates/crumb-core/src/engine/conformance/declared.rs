@@ -181,10 +181,15 @@ fn c25_a_judging_role_is_not_spawned_past_max_verify() {
 fn c26_no_spawn_at_the_token_hard_cap() {
     let mut s = Script::with(table(ONE_RESPEC));
     s.goal();
-    let stopped = s.send("planner", Kind::Spec, |e| {
+    // Usage counts only from the runner's record of a turn (`agent.stop`), never an agent's event.
+    let stopped = s.send("planner", Kind::AgentStop, |e| {
         e.metadata = Some(Box::new(super::usage(1000)));
     });
     assert_stopped_without_a_spawn(&stopped, "token_exhausted");
+    assert!(
+        spawned(&s.spec()).is_empty(),
+        "nothing starts after the hard cap"
+    );
 }
 
 #[test]
