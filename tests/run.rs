@@ -402,6 +402,7 @@ fn run_until(scratch: &Scratch, ready: Ready) -> (Running, PathBuf) {
 
 mod agent_clis;
 mod live;
+mod outcomes;
 mod refusals;
 mod resume;
 mod scenarios;

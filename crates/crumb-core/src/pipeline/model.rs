@@ -476,6 +476,7 @@ pub enum DoneSpec {
     Word(String),
     /// The outcome and the reason the `done` event records.
     Full {
+        /// `pass`, `fail`, `partial` or `rejected`: what the exit code follows.
         outcome: Outcome,
         /// A snake_case word; defaults to `verdict_pass` for `pass`, else the outcome word.
         #[serde(default, skip_serializing_if = "Option::is_none")]
