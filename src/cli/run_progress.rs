@@ -114,8 +114,8 @@ impl Observer for Progress {
         }
         // Every swap once, as it happens (a resumed run starts past the old ones).
         for swap in state.swaps.iter().skip(self.swaps_shown) {
-            let line = degraded(swap);
-            self.warn(&line);
+            let message = degraded(swap);
+            self.warn(&message);
         }
         self.swaps_shown = state.swaps.len();
         let Some(shown) = describe(event) else { return };

@@ -478,7 +478,7 @@ pub enum DoneSpec {
     Full {
         /// `pass`, `fail`, `partial` or `rejected`: what the exit code follows.
         outcome: Outcome,
-        /// A snake_case word; defaults to `verdict_pass` for `pass`, else the outcome word.
+        /// A `snake_case` word; defaults to `verdict_pass` for `pass`, else the outcome word.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },

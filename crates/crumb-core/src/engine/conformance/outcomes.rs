@@ -141,7 +141,7 @@ fn approving_an_await_that_is_not_a_verdict_is_refused() {
     let mut s = Script::with(table);
     s.goal();
     s.send("user", Kind::Note, |e| {
-        e.body = Some("which colours?".into())
+        e.body = Some("which colours?".into());
     });
     let awaiting = s.state.awaiting.clone().expect("awaiting");
     assert!(!awaiting.is_verdict());

@@ -6,7 +6,7 @@ use serde_json::{Map, json};
 use super::Step;
 use crate::engine::effect::{Effect, Feedback, RunQa, SpawnCause};
 use crate::engine::guards::{self, Evidence, RawScores};
-use crate::engine::state::{Awaiting, MAX_TEXT, VerdictRecord, clip};
+use crate::engine::state::{Awaiting, MAX_TEXT, QaSnapshot, VerdictRecord, clip};
 use crate::pipeline::table::{Action, CompiledRoute, Guard, Trigger};
 use crate::transcript::{Draft, Kind, Metadata};
 use crate::vocab::{Outcome, Severity, Verdict};
@@ -126,7 +126,7 @@ impl Step<'_> {
         if outcome == Outcome::Pass {
             let qa_required = self.table.qa.is_some()
                 && self.table.scoring.guards.contains(&Guard::PassRequiresQa);
-            if qa_required && !self.state.qa.as_ref().is_some_and(|q| q.passed()) {
+            if qa_required && !self.state.qa.as_ref().is_some_and(QaSnapshot::passed) {
                 self.downgrade(reason, "pass_without_qa", "the latest QA run did not pass");
                 return;
             }
