@@ -2,13 +2,26 @@
 
 use super::*;
 
-/// The fixture with its PASS route ending in `done` (YAML) instead.
-fn with_pass_route(scratch: &Scratch, done: &str) {
+/// Rewrite the fixture's `declared` text (which must be there) as `instead`.
+fn edit_fixture(scratch: &Scratch, declared: &str, instead: &str) {
     let path = scratch.pipeline();
     let text = std::fs::read_to_string(&path).unwrap();
-    let declared = "done: { outcome: pass, reason: verdict_pass }";
-    assert!(text.contains(declared), "the fixture's PASS route");
-    std::fs::write(&path, text.replace(declared, &format!("done: {done}"))).unwrap();
+    assert!(text.contains(declared), "the fixture declares {declared}");
+    std::fs::write(&path, text.replace(declared, instead)).unwrap();
+}
+
+/// The fixture with its PASS route ending in `done` (YAML) instead.
+fn with_pass_route(scratch: &Scratch, done: &str) {
+    edit_fixture(
+        scratch,
+        "done: { outcome: pass, reason: verdict_pass }",
+        &format!("done: {done}"),
+    );
+}
+
+/// `run` printed `text` on stdout.
+fn says(run: &crate::support::Run, text: &str) {
+    assert!(run.stdout.contains(text), "{text} in:\n{}", run.stdout);
 }
 
 #[test]
@@ -40,18 +53,9 @@ fn a_rejected_outcome_named_accepted_exits_rejected() {
     let scratch = Scratch::new();
     with_pass_route(&scratch, "{ outcome: rejected, reason: accepted }");
     let run = scratch
-        .command(&["run"])
-        .arg(scratch.pipeline())
-        .arg(PITCH)
-        .args(["--adapter", "mock"])
-        .run()
+        .run_human()
         .expect_code(i32::from(crumb::exit_codes::REJECTED));
-    assert!(
-        run.stdout
-            .contains("ended    accepted (outcome rejected, exit 22)"),
-        "{}",
-        run.stdout
-    );
+    says(&run, "ended    accepted (outcome rejected, exit 22)");
 }
 
 #[test]
@@ -59,40 +63,27 @@ fn a_reason_word_alone_is_refused_with_the_object_form_as_hint() {
     let scratch = Scratch::new();
     with_pass_route(&scratch, "accepted");
     let run = scratch
-        .command(&["validate"])
-        .arg(scratch.pipeline())
-        .run()
+        .on(&["validate"], &scratch.pipeline())
         .expect_code(i32::from(crumb::exit_codes::INVALID_PIPELINE));
-    assert!(
-        run.stdout
-            .contains("did you mean `done: { outcome: pass, reason: accepted }`?"),
-        "{}",
-        run.stdout
+    says(
+        &run,
+        "did you mean `done: { outcome: pass, reason: accepted }`?",
     );
 }
 
 #[test]
 fn approving_a_partial_ends_as_the_approve_route_declares() {
     let scratch = Scratch::new();
-    let path = scratch.pipeline();
-    let text = std::fs::read_to_string(&path).unwrap();
-    let approve = "{ on: user.approve, done: { outcome: pass, reason: approved } }";
-    assert!(text.contains(approve));
-    std::fs::write(
-        &path,
-        text.replace(
-            approve,
-            "{ on: user.approve, done: { outcome: partial, reason: approved } }",
-        ),
-    )
-    .unwrap();
+    edit_fixture(
+        &scratch,
+        "{ on: user.approve, done: { outcome: pass, reason: approved } }",
+        "{ on: user.approve, done: { outcome: partial, reason: approved } }",
+    );
     summary(&scratch.run("partial", &[]).expect_code(10));
     let session = scratch.session();
     scratch.say(&session, "/approve");
     let resumed = scratch
-        .command(&["resume", "--json"])
-        .arg(&session)
-        .run()
+        .on(&["resume", "--json"], &session)
         .expect_code(i32::from(crumb::exit_codes::PARTIAL));
     assert_eq!(summary(&resumed)["outcome"], "partial");
 }

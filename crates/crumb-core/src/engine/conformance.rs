@@ -14,6 +14,13 @@ mod outcomes;
 mod routes;
 mod stops;
 
+/// The casual table without one of its guards.
+fn without_guard(guard: crate::pipeline::table::Guard) -> crate::pipeline::table::TransitionTable {
+    let mut table = crate::engine::testkit::casual();
+    table.scoring.guards.retain(|g| *g != guard);
+    table
+}
+
 /// The casual table with `fallback` as the builder's fallback adapter (the shipped file has none).
 fn with_builder_fallback(fallback: &str) -> crate::pipeline::table::TransitionTable {
     let mut table = crate::engine::testkit::casual();

@@ -12,6 +12,23 @@ use crate::pipeline::table::{Action, CompiledRoute, TransitionTable, Trigger};
 use crate::transcript::Kind;
 use crate::vocab::{Outcome, Verdict};
 
+/// D1–D6 that stay PARTIAL after a failed QA run zeroes D2: 23 → 18.
+const PARTIAL_AFTER_FAILED_QA: [f64; 6] = [4.0, 5.0, 4.0, 4.0, 3.0, 3.0];
+
+/// A session on `table` that awaits a person after a PARTIAL verdict (QA exited `qa_exit`).
+fn awaiting_partial(table: TransitionTable, qa_exit: i64) -> Script {
+    let mut s = Script::with(table);
+    s.up_to_verifier(qa_exit);
+    let dims = if qa_exit == 0 {
+        PARTIAL_DIMS
+    } else {
+        PARTIAL_AFTER_FAILED_QA
+    };
+    s.judge(scores(dims, Verdict::Partial, None, None));
+    assert!(s.state.awaiting.is_some(), "a PARTIAL awaits a person");
+    s
+}
+
 /// The casual table with the PASS route ending in `outcome` / `reason`.
 fn pass_route_ends(outcome: Outcome, reason: &str) -> TransitionTable {
     let mut table = crate::engine::testkit::casual();
@@ -89,9 +106,7 @@ fn a_done_line_with_an_outcome_replays_it() {
 
 #[test]
 fn approve_fires_the_declared_route() {
-    let mut s = Script::new();
-    s.up_to_verifier(0);
-    s.judge(scores(PARTIAL_DIMS, Verdict::Partial, None, None));
+    let mut s = awaiting_partial(crate::engine::testkit::casual(), 0);
     let effects = s.user(Kind::UserApprove, "", Value::Null);
     assert_eq!(ack(&effects), (true, "approved".to_owned()));
     assert_eq!(
@@ -101,27 +116,18 @@ fn approve_fires_the_declared_route() {
 }
 
 #[test]
-fn approve_without_a_declared_route_is_refused_and_the_run_goes_on() {
-    let mut s = Script::with(without_route(Kind::UserApprove));
-    s.up_to_verifier(0);
-    s.judge(scores(PARTIAL_DIMS, Verdict::Partial, None, None));
-    let effects = s.user(Kind::UserApprove, "", Value::Null);
-    let (ok, body) = ack(&effects);
-    assert!(!ok);
-    assert!(body.contains("user.approve"), "{body}");
-    assert!(done_outcome(&effects).is_none());
-    assert!(s.state.awaiting.is_some(), "still waiting for a person");
-}
-
-#[test]
-fn veto_without_a_declared_route_is_refused() {
-    let mut s = Script::with(without_route(Kind::UserVeto));
-    s.up_to_verifier(0);
-    s.judge(scores(PARTIAL_DIMS, Verdict::Partial, None, None));
-    let effects = s.user(Kind::UserVeto, "no", Value::Null);
-    assert!(!ack(&effects).0);
-    assert!(spawns(&effects).is_empty());
-    assert!(s.state.done.is_none());
+fn a_command_without_a_declared_route_is_refused_and_the_run_goes_on() {
+    for kind in [Kind::UserApprove, Kind::UserVeto] {
+        let mut s = awaiting_partial(without_route(kind), 0);
+        let effects = s.user(kind, "no", Value::Null);
+        let (ok, body) = ack(&effects);
+        assert!(!ok && body.contains(kind.as_str()), "{kind}: {body}");
+        assert!(spawns(&effects).is_empty() && done_outcome(&effects).is_none());
+        assert!(
+            s.state.awaiting.is_some(),
+            "{kind}: still waiting for a person"
+        );
+    }
 }
 
 #[test]
@@ -158,9 +164,7 @@ fn approving_an_await_that_is_not_a_verdict_is_refused() {
 fn a_veto_repair_counts_against_max_verify() {
     let mut table = crate::engine::testkit::casual();
     table.limits.max_verify = 1;
-    let mut s = Script::with(table);
-    s.up_to_verifier(0);
-    s.judge(scores(PARTIAL_DIMS, Verdict::Partial, None, None));
+    let mut s = awaiting_partial(table, 0);
     let effects = s.user(Kind::UserVeto, "the timer never stops", Value::Null);
     assert!(ack(&effects).0);
     assert!(spawns(&effects).is_empty(), "no repair past max_verify");
@@ -174,16 +178,7 @@ fn a_veto_repair_counts_against_max_verify() {
 
 #[test]
 fn approving_with_blocking_qa_failed_ends_fail_with_one_audit() {
-    let mut s = Script::new();
-    s.up_to_verifier(1);
-    // D2 is zeroed by the failed QA run: 23 → 18, PARTIAL.
-    s.judge(scores(
-        [4.0, 5.0, 4.0, 4.0, 3.0, 3.0],
-        Verdict::Partial,
-        None,
-        None,
-    ));
-    assert!(s.state.awaiting.is_some());
+    let mut s = awaiting_partial(crate::engine::testkit::casual(), 1);
     let effects = s.user(Kind::UserApprove, "", Value::Null);
     assert_eq!(
         (done_outcome(&effects), done_reason(&effects)),
@@ -197,19 +192,8 @@ fn approving_with_blocking_qa_failed_ends_fail_with_one_audit() {
 
 #[test]
 fn pass_requires_qa_is_declarable() {
-    let mut table = crate::engine::testkit::casual();
-    table
-        .scoring
-        .guards
-        .retain(|g| *g != crate::pipeline::table::Guard::PassRequiresQa);
-    let mut s = Script::with(table);
-    s.up_to_verifier(1);
-    s.judge(scores(
-        [4.0, 5.0, 4.0, 4.0, 3.0, 3.0],
-        Verdict::Partial,
-        None,
-        None,
-    ));
+    let table = super::without_guard(crate::pipeline::table::Guard::PassRequiresQa);
+    let mut s = awaiting_partial(table, 1);
     let effects = s.user(Kind::UserApprove, "", Value::Null);
     assert_eq!(done_outcome(&effects), Some(Outcome::Pass));
 }
