@@ -5,6 +5,7 @@
 mod support;
 
 mod command_adapter;
+mod declared;
 mod engine;
 mod exit_codes;
 mod pipelines;

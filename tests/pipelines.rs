@@ -118,6 +118,14 @@ fixture_tests! {
     invalid_yaml_syntax_error => "yaml-syntax-error.yaml",
     invalid_zero_budget => "zero-budget.yaml",
     invalid_zero_duration => "zero-duration.yaml",
+    invalid_errors_in_every_pass => "errors-in-every-pass.yaml",
+    invalid_nested_unknown_field => "nested-unknown-field.yaml",
+    invalid_template_dynamic_include => "template-dynamic-include.yaml",
+    invalid_template_recursive_macro => "template-recursive-macro.yaml",
+    invalid_template_runaway_range => "template-runaway-range.yaml",
+    invalid_template_self_include => "template-self-include.yaml",
+    invalid_unbounded_loop => "unbounded-loop.yaml",
+    invalid_unreachable_role => "unreachable-role.yaml",
 }
 
 /// One invalid fixture: its `# expect:` diagnostic in the JSON report, an explained code, and

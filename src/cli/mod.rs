@@ -15,6 +15,7 @@ pub mod qa;
 pub mod replay;
 pub mod resume;
 pub mod run;
+pub mod run_pitch;
 pub mod run_progress;
 pub mod say;
 pub mod schema;

@@ -15,6 +15,7 @@ use indexmap::IndexMap;
 use serde_json::{Value, json};
 
 use super::output::compile_or_report;
+use super::run_pitch;
 use super::run_progress::Progress;
 use crate::adapters::mock::Scenario;
 use crate::exit_codes::{FAILURE, USAGE_ERROR, exit};
@@ -39,8 +40,12 @@ const EXIT_HELP: &str = "Exit codes: 0 PASS (or approved by a person), 10 awaiti
 pub struct Args {
     /// The pipeline file (e.g. `pipelines/casual.yaml`).
     pub pipeline: PathBuf,
-    /// The one-line goal (for `casual`, the game pitch).
-    pub pitch: String,
+    /// The goal (for `casual`, the game pitch); `-` reads it from stdin.
+    #[arg(required_unless_present = "pitch_file", conflicts_with = "pitch_file")]
+    pub pitch: Option<String>,
+    /// Read the goal from this file (for a goal too long or too awkward to quote).
+    #[arg(long, value_name = "PATH")]
+    pub pitch_file: Option<PathBuf>,
     /// Run every role on this adapter (mock, claude-code, codex, gemini-cli, command).
     #[arg(long, value_name = "ADAPTER")]
     pub adapter: Option<String>,
@@ -106,13 +111,19 @@ fn execute(args: &Args) -> Result<u8, Failure> {
     resolve_bindings(args, &table, &project, &args.pipeline, true)?;
     let idle_timeout_ms = duration_flag("--idle-timeout", args.idle_timeout.as_deref())?;
     let wall_timeout_ms = duration_flag("--wall-timeout", args.wall_timeout.as_deref())?;
-    if args.pitch.trim().is_empty() {
+    let source = match (&args.pitch_file, args.pitch.as_deref()) {
+        (Some(path), _) => run_pitch::Source::File(path),
+        (None, Some("-")) => run_pitch::Source::Stdin,
+        (None, text) => run_pitch::Source::Text(text.unwrap_or_default()),
+    };
+    let pitch = run_pitch::read(&source).map_err(Failure::Usage)?;
+    if pitch.trim().is_empty() {
         return Err(Failure::Usage("the pitch is empty".into()));
     }
     let home = home(args.home.as_deref())?;
     if !args.new
         && let Some(dir) =
-            crate::runtime::dead_session::find(&home, &project, &args.pipeline, &args.pitch)
+            crate::runtime::dead_session::find(&home, &project, &args.pipeline, &pitch)
         && let Ok(lock) = CoordinatorLock::acquire(dir.path())
     {
         eprintln!(
@@ -125,7 +136,7 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         }
         return drive_and_report(session, lock, args.wait, args.json);
     }
-    let created = session::create(&home, &project, &args.pipeline, &args.pitch)
+    let created = session::create(&home, &project, &args.pipeline, &pitch)
         .map_err(|e| Failure::Internal(e.to_string()))?;
     let frozen_file = created.dir.path().join(&created.frozen.pipeline_file);
     let frozen_table = compile_frozen(&frozen_file)?;
@@ -140,7 +151,8 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         idle_timeout_ms,
         wall_timeout_ms,
     };
-    write_header(&created.dir, &config, &args.pitch).map_err(Failure::Internal)?;
+    write_header(&created.dir, &config, &pitch).map_err(Failure::Internal)?;
+    run_pitch::warn_if_too_long(&created.dir, &pitch).map_err(Failure::Internal)?;
     if !args.json {
         println!("session  {}", created.dir.id());
         println!("folder   {}", created.dir.path().display());

@@ -147,14 +147,14 @@ pub fn freeze(pipeline_path: &Path, session_dir: &Path) -> Result<FrozenPipeline
         whole.update([0]);
         whole.update((bytes.len() as u64).to_le_bytes());
         whole.update(&bytes);
-        files.push((relative_text, hex(&Sha256::digest(&bytes))));
+        files.push((relative_text, crumb_core::digest::sha256_hex(&bytes)));
     }
     let pipeline_relative = pipeline_path.strip_prefix(&root).unwrap_or(&pipeline_path);
     Ok(FrozenPipeline {
         name: outline.name,
         roles: outline.roles.keys().cloned().collect(),
         pipeline_file: format!("{FROZEN_DIR}/{}", slash_path(pipeline_relative)),
-        hash: format!("sha256:{}", hex(&whole.finalize())),
+        hash: format!("sha256:{:x}", whole.finalize()),
         files,
     })
 }
@@ -219,16 +219,6 @@ fn slash_path(path: &Path) -> String {
         .map(|component| component.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join("/")
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
-            let _ = write!(out, "{byte:02x}");
-            out
-        })
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod inbox;
 pub mod listing;
 pub mod lock;
 pub mod meta;
+pub mod outputs;
 pub mod prompt;
 pub mod resolve;
 pub mod run_config;

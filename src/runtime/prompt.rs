@@ -4,18 +4,13 @@
 //! Every key a template may read is always present (absent things are `none`), because strict
 //! undefined turns a missing attribute into a render error rather than an empty string.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
-use minijinja::{Environment, UndefinedBehavior};
 use serde_json::{Value, json};
 
 use crate::engine::{Feedback, Intervention};
 use crate::pipeline::table::{RoleSpec, TransitionTable};
-use crate::pipeline::templates;
-use crumb_core::confine;
-
-/// Largest template file read (prompts are a few KB).
-const MAX_TEMPLATE_BYTES: u64 = 1024 * 1024;
+use crate::pipeline::template_render;
 
 /// A prompt could not be rendered.
 #[derive(Debug, thiserror::Error)]
@@ -43,15 +38,30 @@ pub struct PromptInputs<'a> {
     pub feedback: Option<&'a Feedback>,
     pub interventions: &'a [Intervention],
     pub attempt: u32,
+    /// `{by_kind, by_role}`: the latest output of each kind and of each role.
+    pub outputs: Value,
+    /// The goal was clipped; the prompt says so instead of cutting it silently.
+    pub goal_truncated: bool,
 }
+
+/// Appended to a clipped goal, so the agent knows there was more.
+pub const GOAL_CLIPPED_NOTE: &str =
+    "\n\n[The goal was cut at 8 KiB; the full text is the `goal` event in the transcript.]";
 
 /// The template context for `role`.
 pub fn context(table: &TransitionTable, role: &RoleSpec, inputs: &PromptInputs<'_>) -> Value {
     let feedback = inputs.feedback.map_or(Value::Null, |f| {
         json!({ "text": f.text, "suggested_change": f.suggested_change, "severity": f.severity })
     });
+    let goal = if inputs.goal_truncated {
+        format!("{}{GOAL_CLIPPED_NOTE}", inputs.goal)
+    } else {
+        inputs.goal.to_owned()
+    };
     json!({
-        "goal": inputs.goal,
+        "goal": goal,
+        "goal_truncated": inputs.goal_truncated,
+        "outputs": inputs.outputs,
         "role": { "id": role.id, "produces": role.produces, "description": role.description },
         "pipeline": {
             "name": table.name,
@@ -81,26 +91,8 @@ pub fn render(
     let main = normalize(&base.join(&role.template));
     // Templates may include siblings and parents, but never leave the frozen folder's root.
     let root = frozen_root(pipeline_file);
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
-    let loader_root = root.clone();
-    env.set_loader(move |name| {
-        let path = normalize(Path::new(name));
-        // Lexically and through symlinks: a frozen folder cannot lead out either way.
-        if !confine::stays_inside(&loader_root, &path) {
-            return Ok(None);
-        }
-        read_template(&path).map(Some).map_err(|message| {
-            minijinja::Error::new(minijinja::ErrorKind::TemplateNotFound, message)
-        })
-    });
-    env.set_path_join_callback(|name, parent| {
-        let parent_dir = Path::new(parent).parent().unwrap_or(Path::new("/"));
-        normalize(&parent_dir.join(name))
-            .to_string_lossy()
-            .into_owned()
-            .into()
-    });
+    // The same environment `crumb validate` rendered with: strict, fuel- and recursion-bounded.
+    let env = template_render::environment(root);
     let shown = || main.display().to_string();
     let template =
         env.get_template(&main.to_string_lossy())
@@ -109,7 +101,7 @@ pub fn render(
                 message: describe(&e),
             })?;
     template
-        .render(to_template_value(context))
+        .render(template_render::template_value(context))
         .map_err(|e| PromptError::Template {
             path: shown(),
             message: describe(&e),
@@ -128,28 +120,6 @@ pub fn write(path: &Path, text: &str) -> Result<(), PromptError> {
     std::fs::write(path, text).map_err(err)
 }
 
-/// A JSON value as a template value (the `serde` bridge of minijinja is not compiled in).
-fn to_template_value(value: &Value) -> minijinja::Value {
-    match value {
-        Value::Null => minijinja::Value::from(()),
-        Value::Bool(b) => minijinja::Value::from(*b),
-        Value::Number(n) => n
-            .as_i64()
-            .map(minijinja::Value::from)
-            .or_else(|| n.as_u64().map(minijinja::Value::from))
-            .unwrap_or_else(|| minijinja::Value::from(n.as_f64().unwrap_or(0.0))),
-        Value::String(s) => minijinja::Value::from(s.as_str()),
-        Value::Array(items) => {
-            minijinja::Value::from(items.iter().map(to_template_value).collect::<Vec<_>>())
-        }
-        Value::Object(map) => minijinja::Value::from(
-            map.iter()
-                .map(|(k, v)| (k.clone(), to_template_value(v)))
-                .collect::<std::collections::BTreeMap<String, minijinja::Value>>(),
-        ),
-    }
-}
-
 fn describe(error: &minijinja::Error) -> String {
     let mut message = error.to_string();
     let mut source = std::error::Error::source(error);
@@ -159,19 +129,6 @@ fn describe(error: &minijinja::Error) -> String {
         source = cause.source();
     }
     message
-}
-
-fn read_template(path: &Path) -> Result<String, String> {
-    let size = std::fs::metadata(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .len();
-    if size > MAX_TEMPLATE_BYTES {
-        return Err(format!(
-            "{} is {size} bytes; the limit is {MAX_TEMPLATE_BYTES}",
-            path.display()
-        ));
-    }
-    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The `pipeline/` folder of a session holding `pipeline_file` (or its parent's parent when the
@@ -196,11 +153,22 @@ fn frozen_root(pipeline_file: &Path) -> PathBuf {
 
 /// Resolve `.` and `..` lexically, making the path absolute against the current directory.
 fn normalize(path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        templates::normalize(path)
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
     } else {
-        templates::normalize(&std::env::current_dir().unwrap_or_default().join(path))
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    let mut out = PathBuf::new();
+    for component in joined.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
     }
+    out
 }
 
 #[cfg(test)]
@@ -248,6 +216,8 @@ mod tests {
             feedback: full.then_some(&feedback),
             interventions: if full { &interventions } else { &[] },
             attempt: u32::from(full),
+            outputs: json!({"by_kind": {}, "by_role": {}}),
+            goal_truncated: false,
         };
         table
             .roles
@@ -280,6 +250,31 @@ mod tests {
                 prop_assert!(prompt.contains(&goal));
             }
         }
+    }
+
+    #[test]
+    fn a_clipped_goal_says_so_in_the_context() {
+        let (_, table) = casual();
+        let inputs = PromptInputs {
+            goal: "long…",
+            session: Value::Null,
+            spec: Value::Null,
+            build: Value::Null,
+            qa: Value::Null,
+            verdict: Value::Null,
+            feedback: None,
+            interventions: &[],
+            attempt: 0,
+            outputs: Value::Null,
+            goal_truncated: true,
+        };
+        let ctx = context(&table, &table.roles[0], &inputs);
+        assert_eq!(ctx["goal_truncated"], true);
+        assert!(
+            ctx["goal"]
+                .as_str()
+                .is_some_and(|g| g.ends_with(GOAL_CLIPPED_NOTE))
+        );
     }
 
     fn role(template: &str) -> RoleSpec {

@@ -186,7 +186,10 @@ impl Inner {
             if latest.event_id != event.id {
                 return None;
             }
-            let route = table.route_for_verdict(latest.corrected.verdict, latest.severity)?;
+            // As the reducer: a kind route on `judge.score` from this judge first, else the verdict's.
+            let route = table
+                .route_for(kind, &event.from)
+                .or_else(|| table.route_for_verdict(latest.corrected.verdict, latest.severity))?;
             return Some((route.index, role_node(&event.from)));
         }
         let route = table.route_for(kind, &event.from)?;
@@ -229,17 +232,16 @@ mod tests {
     }
 
     /// Studio folds a session exactly as `crumb replay` does, legacy shapes included (two of the
-    /// reference's transcripts keep verdict scores under `data.scores`).
+    /// legacy transcripts keep verdict scores under `data.scores`).
     #[test]
-    fn studio_state_matches_replay_on_the_reference_transcripts() {
+    fn studio_state_matches_replay_on_the_legacy_transcripts() {
         for name in [
             "mock-run-1.jsonl",
             "real-01KQMS9E5M1Z7TEF32E81YXAGT.jsonl",
             "real-01KQQ40DCPNGHF54P2BJKP10MH.jsonl",
         ] {
-            let transcript =
-                std::fs::read(repo("../shared/fixtures/reference-transcripts").join(name))
-                    .expect("reference transcript");
+            let transcript = std::fs::read(repo("tests/fixtures/transcripts/legacy").join(name))
+                .expect("legacy transcript");
             let tmp = tempfile::tempdir().expect("tempdir");
             let project = Project::containing(tmp.path()).expect("project");
             let home = CrumbHome::at(tmp.path().join("home"));

@@ -1,7 +1,7 @@
 //! Following a growing transcript.
 //!
 //! [`Tail::poll`] reads whatever was appended since the last call: complete lines are decoded,
-//! a partial last line is kept until its newline arrives (the reference dropped it for good), and
+//! a partial last line is kept until its newline arrives (never dropped), and
 //! a file shorter than the current offset means it was truncated or replaced: the tail restarts
 //! from the beginning and says so. Polling keeps this deterministic to test; [`Tail::wait`] adds
 //! the sleep loop for live use.

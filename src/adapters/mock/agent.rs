@@ -18,7 +18,6 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use super::game;
 use super::scenario::{DELAY_ENV, SCENARIO_ENV, Scenario};
@@ -177,7 +176,7 @@ impl Turn {
             "kind": "spec",
             "body": format!("{}spec for \"{}\": {} criteria", if revised { "revised " } else { "" }, goal, criteria.len()),
             "data": { "acceptance_criteria": criteria, "ac_predicates": predicates },
-            "artifacts": [{ "path": "artifacts/spec.md", "sha256": sha256_hex(spec.as_bytes()), "role": "doc" }],
+            "artifacts": [{ "path": "artifacts/spec.md", "sha256": crumb_core::digest::sha256_hex(spec.as_bytes()), "role": "doc" }],
         }))
     }
 
@@ -223,7 +222,7 @@ impl Turn {
             let relative = format!("artifacts/{path}");
             write_file(&self.session_dir.join(&relative), content)?;
             bytes += content.len();
-            artifacts.push(json!({ "path": relative, "sha256": sha256_hex(content.as_bytes()), "role": "src" }));
+            artifacts.push(json!({ "path": relative, "sha256": crumb_core::digest::sha256_hex(content.as_bytes()), "role": "src" }));
         }
         let repair = variant > 0;
         let design = game::design(&goal, variant);
@@ -373,15 +372,4 @@ fn write_file(path: &Path, content: &str) -> Result<(), String> {
             .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
     }
     std::fs::write(path, content).map_err(|e| format!("cannot write {}: {e}", path.display()))
-}
-
-/// Lower-case hex SHA-256.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .fold(String::with_capacity(64), |mut out, b| {
-            use std::fmt::Write as _;
-            let _ = write!(out, "{b:02x}");
-            out
-        })
 }

@@ -1,5 +1,6 @@
 //! What a role's prompt is rendered from: the session's state plus the latest spec, build and QA
-//! events (the state keeps only summaries of those).
+//! events (the state keeps only summaries of those). A role that declares `sees:` gets only what
+//! comes from those kinds; `goal`, routed feedback and the person's messages always reach it.
 
 use serde_json::{Value, json};
 
@@ -16,10 +17,12 @@ pub(super) struct Latest {
     spec: Option<Event>,
     build: Option<Event>,
     qa: Option<Event>,
+    outputs: crate::runtime::outputs::Outputs,
 }
 
 impl Latest {
     pub(super) fn note(&mut self, event: &Event) {
+        self.outputs.note(event);
         match event.kind {
             Kind::Spec | Kind::SpecUpdate => self.spec = Some(event.clone()),
             Kind::Build => self.build = Some(event.clone()),
@@ -47,19 +50,33 @@ pub(super) fn render_prompt(
             "artifacts_dir": dir.artifacts().display().to_string(),
             "transcript_path": dir.transcript().display().to_string(),
         }),
-        spec: spec_context(state),
-        build: build_context(latest),
-        qa: qa_context(latest),
-        verdict: verdict_context(state),
+        spec: shown(role, &[Kind::Spec, Kind::SpecUpdate], || {
+            spec_context(state)
+        }),
+        build: shown(role, &[Kind::Build], || build_context(latest)),
+        qa: shown(role, &[Kind::QaResult], || qa_context(latest)),
+        verdict: shown(role, &[Kind::JudgeScore], || verdict_context(state)),
         feedback: spawn.feedback.as_ref(),
         interventions: &spawn.interventions,
         attempt: spawn.attempt,
+        outputs: latest.outputs.to_value(),
+        goal_truncated: latest.outputs.goal_truncated(),
     };
     let context = prompt::context(&session.table, role, &inputs);
     let text = prompt::render(pipeline_file, role, &context).map_err(|e| e.to_string())?;
     prompt::write(&dir.prompt_path(&role.id, spawn.attempt + 1), &text)
         .map_err(|e| e.to_string())?;
     Ok(text)
+}
+
+/// The context built by `build` when `role` sees any of `kinds` (an empty `sees` sees everything
+/// public), else none.
+fn shown(role: &RoleSpec, kinds: &[Kind], build: impl FnOnce() -> Value) -> Value {
+    let sees = role.sees.is_empty()
+        || kinds
+            .iter()
+            .any(|kind| role.sees.iter().any(|seen| seen == kind.as_str()));
+    if sees { build() } else { Value::Null }
 }
 
 fn spec_context(state: &State) -> Value {
@@ -101,7 +118,8 @@ fn qa_context(latest: &Latest) -> Value {
                     let summary = text("summary").or_else(|| {
                         c.get("findings")?.as_array()?.first()?.get("message")?.as_str().map(str::to_owned)
                     });
-                    json!({ "id": text("id").unwrap_or_default(), "status": text("status").unwrap_or_default(), "summary": summary })
+                    json!({ "id": text("id").unwrap_or_default(), "status": text("status").unwrap_or_default(), "summary": summary,
+                        "stdout_tail": crate::runtime::outputs::check_tail(c, "stdout"), "stderr_tail": crate::runtime::outputs::check_tail(c, "stderr") })
                 })
                 .collect()
         })

@@ -10,6 +10,7 @@
 use crate::transcript::Metadata;
 
 mod commands;
+mod declared;
 mod outcomes;
 mod routes;
 mod stops;

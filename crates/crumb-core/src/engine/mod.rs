@@ -20,5 +20,7 @@ pub use state::State;
 mod conformance;
 #[cfg(test)]
 mod properties;
+#[cfg(test)]
+mod route_budget;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;

@@ -1,21 +1,21 @@
 //! Replay: fold transcript lines through the reducer without running any effect.
 //!
 //! The caller reads the file (this module does no I/O) and hands over one line at a time. A line
-//! that is not one of our events is tried as a legacy (reference) line and mapped where the meaning
+//! that is not one of our events is tried as a legacy line (an older event shape) and mapped where the meaning
 //! is clear; anything else — a torn last line, garbage, an unknown kind — is skipped and reported
 //! with its line number, and the rest still replays.
 //!
 //! Lines are read in two steps so long transcripts fold fast: [`prepare_line`] (pure, any thread)
 //! checks a line and notes where its fields lie, and [`Replay::feed_prepared`] copies them into one
-//! reused event and folds it (see [`crate::transcript::borrowed_line`]). Whatever that fast path does not take goes
-//! through [`parse_line`], the strict parser; a property test holds both to the same result.
+//! reused event and folds it (see [`crate::transcript::borrowed_line`]). Whatever that fast path
+//! does not take goes through [`parse_line`], the strict parser; a property test holds both to the same result.
 //!
 //! Every reader that folds a session (replay and status, the coordinator on resume, Studio) folds
 //! through a [`Replay`], so they skip and report the same lines. One rule lives here rather than in
 //! the line parser because it needs memory: **an event whose id was folded among the last
 //! [`RECENT_IDS`] events is a duplicate**, skipped and reported. Our writer's ids strictly increase,
 //! so the common line costs one comparison with the highest id so far; only an id at or below it is
-//! looked up. The window is bounded (not every id ever seen) because the reference's transcripts
+//! looked up. The window is bounded (not every id ever seen) because legacy transcripts
 //! are not monotonic (ULIDs minted in the same millisecond by different processes) and a set of a
 //! million ids would cost more memory than the whole replay.
 

@@ -55,6 +55,9 @@ pub struct State {
     pub unrouted_events: u64,
     /// `verify.result` events: recorded, never counted as verifications.
     pub verify_aliases: u64,
+    /// Fires of each route that declares `max:`, keyed by its index in the table.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub route_fires: BTreeMap<usize, u32>,
     /// Each role's adapter as `session.start` bound it (what a swap moves away from).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub bound_adapters: BTreeMap<String, String>,

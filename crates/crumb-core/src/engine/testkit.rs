@@ -56,6 +56,7 @@ pub fn casual_by_hand() -> TransitionTable {
         },
         action,
         with_feedback: false,
+        max: None,
     };
     let verdict_route = |index: usize,
                          verdicts: &[Verdict],
@@ -70,6 +71,7 @@ pub fn casual_by_hand() -> TransitionTable {
             },
             action,
             with_feedback,
+            max: None,
         }
     };
     let spawn = |role: &str| Action::Spawn {

@@ -90,14 +90,17 @@ codes! {
         "A prompt template (or a file it includes) does not compile.",
         "Fix the minijinja syntax at the reported line of the template.";
     UNKNOWN_TEMPLATE_VARIABLE = "crumb::unknown-template-variable", Error,
-        "A template reads a variable the engine does not provide; rendering would fail (strict undefined).",
-        "Use one of: goal, role, pipeline, session, spec, build, qa, verdict, feedback, interventions, attempt.";
+        "A template reads a variable, or a field of one, that the engine does not provide; rendering would fail (strict undefined).",
+        "Use one of: goal, goal_truncated, role{id, produces, description}, pipeline{name, description, roles, pass_at, partial_at}, session{id, dir, artifacts_dir, transcript_path}, spec{body, acceptance_criteria, ac_predicates[{id, intent, predicate}]}, build{body, artifacts}, qa{exec_exit_code, passed, findings, checks[{id, status, summary, stdout_tail, stderr_tail}]}, verdict{verdict, aggregate, scores, audit}, feedback{text, suggested_change, severity}, outputs{by_kind[kind], by_role[role]} → {kind, from, body, data}, interventions, attempt.";
+    TEMPLATE_RENDER = "crumb::template-render", Error,
+        "A prompt template fails when rendered once with every variable present: a runaway loop or `range` (out of fuel), endless recursion (a self-include, a recursive macro), or an include whose name is not a template path.",
+        "Bound the loop, remove the self-reference, or include a quoted path relative to the template (`{% include \"_part.md.j2\" %}`); the location is where rendering failed.";
     UNHANDLED_KIND = "crumb::unhandled-kind", Error,
         "A role produces an event kind that no route handles, so the pipeline would stall after it.",
         "Add a route `{ on: <kind>, ... }`, or remove the kind from `produces`.";
     UNREACHABLE_ROUTE = "crumb::unreachable-route", Warning,
-        "A route can never fire: earlier routes already match everything it matches (first match wins).",
-        "Remove the route, or move it above the route that shadows it and narrow that one.";
+        "A route can never fire: earlier routes already match everything it matches (first match wins), or nothing reachable from `goal` writes the event it waits for.",
+        "Remove the route, or move it above the route that shadows it and narrow that one; if nothing writes its event, add the kind to the `produces` of a role that is spawned.";
     UNROUTED_VERDICT = "crumb::unrouted-verdict", Error,
         "A verdict × severity combination has no route, so a verifier's verdict could leave the session stuck.",
         "Add `on: verdict` routes until every verdict (PASS, PARTIAL, FAIL, REJECT) × severity (Critical, Important, Minor) is covered; a route without `when` covers all.";
@@ -105,8 +108,11 @@ codes! {
         "Starting from the `goal` event, no sequence of routes ever reaches a `done` action.",
         "Make sure `goal` is routed, each spawned role's `produces` kinds are routed, and some route ends with `done:`.";
     ROLE_NEVER_SPAWNED = "crumb::role-never-spawned", Warning,
-        "A role is declared but no route spawns it.",
-        "Add a route that spawns it, or remove the role.";
+        "A role is declared but no route that can ever fire spawns it.",
+        "Add a route that spawns it on an event that can happen, or remove the role.";
+    UNBOUNDED_LOOP = "crumb::unbounded-loop", Error,
+        "A cycle of routes can repeat forever: none of its routes has a `max:`, is a verdict route (bounded by `limits.max_verify`) or a spec route (bounded by `limits.max_respec`), and no `await: human` breaks it.",
+        "Add `max: <n>` to one route of the named cycle (the session stops with `route_budget:<route>` when it would fire once more), or route the cycle through a verifier's verdict or `await: human`.";
     ROUTE_ACTION = "crumb::route-action", Error,
         "A route must have exactly one action: `spawn`, `run`, `done` or `await`.",
         "Keep one action per route; split the route in two if you meant both.";

@@ -12,6 +12,7 @@ use crate::pipeline::diagnostic::Diagnostic;
 use crate::pipeline::loader::{self, FileKind};
 use crate::pipeline::located_yaml::SpanIndex;
 use crate::pipeline::model::{AwaitWho, Check, OneOrMany, Pipeline, Route, RunStep, With};
+use crate::pipeline::salvage::Salvage;
 use crate::pipeline::table::{
     Action, CheckKindSpec, CheckSpec, CompiledRoute, LimitsSpec, QaSpec, RoleSpec, ScoringSpec,
     TransitionTable, Trigger,
@@ -110,6 +111,7 @@ fn compile_text(text: &str, origin: &Path, options: CompileOptions) -> Compiled 
         file: origin,
         index: &document.index,
         diagnostics,
+        salvage: parsed.salvage,
     };
     let table = lower(&pipeline, &mut ctx);
     semantic::check(&pipeline, &table, &mut ctx);
@@ -132,17 +134,21 @@ pub(crate) struct Ctx<'a> {
     pub file: &'a Path,
     pub index: &'a SpanIndex,
     pub diagnostics: Vec<Diagnostic>,
+    /// Parts of the file cut after schema errors; pointers into the model are mapped back.
+    pub salvage: Salvage,
 }
 
 impl Ctx<'_> {
-    /// A diagnostic pointing at the value at `pointer`.
+    /// A diagnostic pointing at the value at `pointer` (into the model).
     pub fn at(&self, code: &Code, pointer: &str, message: impl Into<String>) -> Diagnostic {
-        Diagnostic::new(code, self.file, message).at(self.index.value_span(pointer))
+        let pointer = self.salvage.original(pointer);
+        Diagnostic::new(code, self.file, message).at(self.index.value_span(&pointer))
     }
 
     /// A diagnostic pointing at the key of `pointer` (e.g. a role's id).
     pub fn at_key(&self, code: &Code, pointer: &str, message: impl Into<String>) -> Diagnostic {
-        Diagnostic::new(code, self.file, message).at(self.index.key_span(pointer))
+        let pointer = self.salvage.original(pointer);
+        Diagnostic::new(code, self.file, message).at(self.index.key_span(&pointer))
     }
 
     pub fn emit(&mut self, diagnostic: Diagnostic) {
@@ -346,6 +352,7 @@ fn lower_route(index: usize, route: &Route) -> CompiledRoute {
         trigger,
         action,
         with_feedback: route.with == Some(With::Feedback),
+        max: route.max,
     }
 }
 

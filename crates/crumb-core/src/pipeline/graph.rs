@@ -135,7 +135,13 @@ fn edges(table: &TransitionTable) -> Vec<Edge> {
     for route in &table.routes {
         let from_nodes = match &route.trigger {
             Trigger::Kind { kind, from } => sources(table, kind, from.as_deref()),
-            Trigger::Verdict { .. } => sources(table, JUDGE_SCORE_KIND, None),
+            // Only judges whose scores no `on: judge.score` route takes reach the verdicts.
+            Trigger::Verdict { .. } => sources(table, JUDGE_SCORE_KIND, None)
+                .into_iter()
+                .filter(|node| {
+                    !matches!(node, Node::Role(role) if table.route_for(JUDGE_SCORE_KIND, role).is_some())
+                })
+                .collect(),
         };
         for from in from_nodes {
             out.push(Edge {

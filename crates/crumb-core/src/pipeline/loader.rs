@@ -5,12 +5,14 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
+use jsonschema::error::ValidationErrorKind;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::pipeline::codes;
 use crate::pipeline::diagnostic::Diagnostic;
 use crate::pipeline::located_yaml::{self, Document, Span};
+use crate::pipeline::salvage::Salvage;
 use crate::pipeline::schema;
 
 /// Largest file accepted. Pipelines and presets are a few KB; anything near this is a mistake
@@ -28,7 +30,10 @@ pub enum FileKind {
 #[derive(Debug)]
 pub struct Front<T> {
     pub document: Option<Document>,
+    /// The typed model; after schema errors, of the parts that typed (see `salvage`).
     pub model: Option<T>,
+    /// What was cut from the document so the rest could be typed.
+    pub salvage: Salvage,
 }
 
 /// Check size and encoding. Returns the text, or `None` after reporting why not.
@@ -82,6 +87,7 @@ pub fn parse<T: DeserializeOwned>(
     let nothing = Front {
         document: None,
         model: None,
+        salvage: Salvage::default(),
     };
     let document = match located_yaml::load(text) {
         Ok(document) => document,
@@ -129,32 +135,81 @@ pub fn parse<T: DeserializeOwned>(
         );
     }
     let (schema, validator) = validator(kind);
+    let before_schema = out.len();
     schema::check(validator, schema, &document, file, out);
-    if out.len() > before {
+    // Schema errors cut the parts they are in; the rest is typed and checked for meaning too.
+    let salvaged = if out.len() > before_schema {
+        salvage(validator, &document.value)
+    } else {
+        Some((document.value.clone(), Salvage::default()))
+    };
+    let Some((value, salvage)) = salvaged else {
         return Front {
             document: Some(document),
             model: None,
+            salvage: Salvage::default(),
         };
-    }
-    match serde_json::from_value::<T>(document.value.clone()) {
+    };
+    let reported = out.len() > before;
+    match serde_json::from_value::<T>(value) {
         Ok(model) => Front {
             document: Some(document),
             model: Some(model),
+            salvage,
         },
         Err(err) => {
             // The schema is generated from the same types, so this is rare (e.g. a number too
-            // large for its field); still a diagnostic, never a panic.
-            out.push(Diagnostic::new(
-                &codes::WRONG_TYPE,
-                file,
-                format!("cannot read the file: {err}"),
-            ));
+            // large for its field); still a diagnostic (unless a cut part already explains
+            // it), never a panic.
+            if !reported {
+                out.push(Diagnostic::new(
+                    &codes::WRONG_TYPE,
+                    file,
+                    format!("cannot read the file: {err}"),
+                ));
+            }
             Front {
                 document: Some(document),
                 model: None,
+                salvage,
             }
         }
     }
+}
+
+/// The document with the items schema errors are in cut out, or `None` when nothing can be cut.
+fn salvage(validator: &jsonschema::Validator, value: &Value) -> Option<(Value, Salvage)> {
+    let errors = |value: &Value| -> Vec<(String, Vec<String>)> {
+        validator
+            .iter_errors(value)
+            .map(|e| {
+                let unexpected = match e.kind() {
+                    ValidationErrorKind::AdditionalProperties { unexpected } => unexpected.clone(),
+                    _ => Vec::new(),
+                };
+                (deepest(&e), unexpected)
+            })
+            .collect()
+    };
+    Salvage::cut_until_valid(value.clone(), errors)
+}
+
+/// Where a violation really is: `anyOf`/`oneOf` (an optional section, a check kind) report at
+/// the section; the deepest place any branch complains about is the item to cut.
+fn deepest(error: &jsonschema::ValidationError<'_>) -> String {
+    let here = error.instance_path().as_str().to_string();
+    let (ValidationErrorKind::AnyOf { context: branches }
+    | ValidationErrorKind::OneOfNotValid { context: branches }) = error.kind()
+    else {
+        return here;
+    };
+    branches
+        .iter()
+        .flatten()
+        .map(deepest)
+        .chain(std::iter::once(here))
+        .max_by_key(|p| p.matches('/').count())
+        .unwrap_or_default()
 }
 
 fn report_syntax(

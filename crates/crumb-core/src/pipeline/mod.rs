@@ -5,15 +5,22 @@ pub mod codes;
 pub mod compile;
 pub mod context;
 pub mod diagnostic;
+pub mod flow;
+#[cfg(test)]
+mod flow_tests;
 pub mod loader;
 pub mod located_yaml;
 pub mod model;
+#[cfg(test)]
+mod passes_tests;
 pub mod preset;
 pub mod routing;
+pub mod salvage;
 pub mod schema;
 pub mod semantic;
 pub mod suggest;
 pub mod table;
+pub mod template_render;
 pub mod templates;
 pub mod units;
 

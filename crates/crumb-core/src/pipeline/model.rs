@@ -52,10 +52,12 @@ pub struct Role {
     /// Per-spawn timeouts.
     #[serde(default)]
     pub timeout: RoleTimeout,
-    /// Event kinds this role is shown (its judge-input projection). Empty: everything public.
+    /// Event kinds this role's prompt context is built from (`goal` and routed feedback always
+    /// are). Empty: everything public.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sees: Vec<String>,
-    /// Adapters to swap to, in order, when this role's circuit breaker opens.
+    /// Adapters to swap to when this role's circuit breaker opens: the first entry at the first
+    /// opening, the second at the next, and so on; when none is left the session stops.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fallback: Vec<String>,
     /// What the role does, shown in Studio and `crumb graph`.
@@ -428,6 +430,12 @@ pub struct Route {
     /// What the spawned role is given besides the usual context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub with: Option<With>,
+    /// Most times this route may fire in one session; one more stops it with
+    /// `route_budget:<route>`. Every loop that neither a verdict, a re-plan nor a person bounds
+    /// needs one, so no pipeline can loop forever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max: Option<u32>,
 }
 
 /// Verdict conditions of a route.
@@ -531,10 +539,12 @@ pub enum With {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
-    /// Most re-plans (Critical verdicts) before stopping with `too_many_respec`.
+    /// Most re-plans (specs after the first) before stopping with `too_many_respec`; checked
+    /// before spawning a spec-writing role, so no turn is spent past it.
     #[serde(default = "default_max_respec")]
     pub max_respec: u32,
-    /// Most verifier rounds before stopping with `too_many_verify`.
+    /// Most `judge.score` events (from any judging role) before stopping with `too_many_verify`;
+    /// checked before a repair or a judging role is spawned.
     #[serde(default = "default_max_verify")]
     pub max_verify: u32,
     /// Token budget over all spawns.
@@ -604,7 +614,8 @@ pub struct Circuit {
     /// Consecutive failed spawns of a role that open its circuit.
     #[serde(default = "default_open_after")]
     pub open_after: u32,
-    /// What an open circuit does: `swap` to the role's next fallback adapter once, or `stop`.
+    /// What an open circuit does: `swap` to the role's next `fallback` adapter (in order, one per
+    /// opening; stop when none is left), or `stop`.
     #[serde(default)]
     pub then: CircuitAction,
 }

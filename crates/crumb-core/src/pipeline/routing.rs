@@ -4,10 +4,12 @@
 //! All of it is computed on the compiled table (the same one the engine runs), with the model
 //! only used for locations.
 
-use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashSet};
 
 use crate::pipeline::codes;
 use crate::pipeline::compile::Ctx;
+use crate::pipeline::diagnostic::Diagnostic;
+use crate::pipeline::flow;
 use crate::pipeline::model::Pipeline;
 use crate::pipeline::suggest;
 use crate::pipeline::table::{Action, TransitionTable, Trigger};
@@ -22,19 +24,34 @@ pub const QA_RESULT_KIND: &str = "qa.result";
 pub const JUDGE_SCORE_KIND: &str = "judge.score";
 
 pub(crate) fn check(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
-    unknown_kinds(pipeline, ctx);
+    let before = ctx.diagnostics.len();
+    let unknown_trigger = unknown_kinds(pipeline, ctx);
     unknown_roles(pipeline, table, ctx);
-    unhandled_kinds(table, ctx);
-    shadowed_routes(table, ctx);
+    if ctx.salvage.is_partial() {
+        // Schema errors cut parts of the file: what the whole graph would say is not known.
+        return;
+    }
+    if !unknown_trigger {
+        // A misspelt `on:` is the cause of the kind it meant going unhandled.
+        unhandled_kinds(table, ctx);
+    }
+    let shadowed = shadowed_routes(table, ctx);
     exhaustiveness(table, ctx);
-    never_spawned(table, ctx);
     qa_routes(table, ctx);
-    reachability(table, ctx);
+    // A broken route is one cause; what the graph would conclude from it (no path to `done`,
+    // roles and routes that look unreachable) is not reported again.
+    let incomplete = ctx.diagnostics[before..].iter().any(Diagnostic::is_error)
+        || ctx
+            .diagnostics
+            .iter()
+            .any(|d| d.code == codes::ROUTE_ACTION.name);
+    flow::check(table, &shadowed, incomplete, ctx);
 }
 
 /// Kinds must be words of the transcript vocabulary: the writer refuses any other, so a route
-/// or a `produces` naming one could never be satisfied.
-fn unknown_kinds(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
+/// or a `produces` naming one could never be satisfied. Returns whether a route's `on:` was one.
+fn unknown_kinds(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> bool {
+    let mut unknown_trigger = false;
     let mut named: Vec<(String, &str)> = Vec::new();
     for (id, role) in &pipeline.roles {
         let base = format!(
@@ -63,6 +80,7 @@ fn unknown_kinds(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
         if kind.parse::<Kind>().is_ok() {
             continue;
         }
+        unknown_trigger |= pointer.starts_with("/routes/");
         let words = Kind::ALL.iter().map(|k| k.as_str());
         let hint = match suggest::closest(kind, words) {
             Some(s) => format!("did you mean `{s}`? `crumb explain <kind>` describes each kind"),
@@ -78,6 +96,7 @@ fn unknown_kinds(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
             .hint(hint);
         ctx.emit(d);
     }
+    unknown_trigger
 }
 
 fn role_ids(table: &TransitionTable) -> impl Iterator<Item = &str> {
@@ -88,6 +107,7 @@ fn unknown_roles(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>
     for (i, route) in pipeline.routes.iter().enumerate() {
         if let Some(role) = &route.spawn
             && !table.is_role(role)
+            && !cut_role(role, ctx)
         {
             let d = ctx
                 .at(
@@ -101,6 +121,7 @@ fn unknown_roles(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>
         }
         if let Some(from) = &route.from
             && !table.is_role(from)
+            && !cut_role(from, ctx)
             && !RESERVED_ACTORS.contains(&from.as_str())
         {
             let d = ctx
@@ -116,6 +137,14 @@ fn unknown_roles(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>
     }
 }
 
+/// A role declared in the file but cut for a schema error (already reported).
+fn cut_role(id: &str, ctx: &Ctx<'_>) -> bool {
+    ctx.salvage.was_cut(&format!(
+        "/roles/{}",
+        crate::pipeline::located_yaml::escape_segment(id)
+    ))
+}
+
 fn role_hint(wrong: &str, table: &TransitionTable) -> String {
     let ids: Vec<&str> = role_ids(table).collect();
     match suggest::closest(wrong, ids.iter().copied()) {
@@ -124,7 +153,7 @@ fn role_hint(wrong: &str, table: &TransitionTable) -> String {
     }
 }
 
-/// Whether some route handles an event of `kind` (`judge.score` is handled by verdict routes).
+/// Whether some route handles an event of `kind` (`judge.score` also by verdict routes).
 fn handled(table: &TransitionTable, kind: &str) -> bool {
     table.by_kind.contains_key(kind)
         || (kind == JUDGE_SCORE_KIND
@@ -159,7 +188,9 @@ fn unhandled_kinds(table: &TransitionTable, ctx: &mut Ctx<'_>) {
     }
 }
 
-fn shadowed_routes(table: &TransitionTable, ctx: &mut Ctx<'_>) {
+/// Report routes an earlier route shadows; returns their indexes.
+fn shadowed_routes(table: &TransitionTable, ctx: &mut Ctx<'_>) -> BTreeSet<usize> {
+    let mut shadowed = BTreeSet::new();
     let mut taken: HashSet<(Verdict, Severity)> = HashSet::new();
     for (j, route) in table.routes.iter().enumerate() {
         let shadowed_by = match &route.trigger {
@@ -190,6 +221,7 @@ fn shadowed_routes(table: &TransitionTable, ctx: &mut Ctx<'_>) {
             }
         };
         if let Some(earlier) = shadowed_by {
+            shadowed.insert(j);
             let d = ctx
                 .at(
                     &codes::UNREACHABLE_ROUTE,
@@ -206,14 +238,15 @@ fn shadowed_routes(table: &TransitionTable, ctx: &mut Ctx<'_>) {
             ctx.emit(d);
         }
     }
+    shadowed
 }
 
 fn exhaustiveness(table: &TransitionTable, ctx: &mut Ctx<'_>) {
-    // Verdicts only exist when some role produces judge scores.
-    let judged = table
-        .roles
-        .iter()
-        .any(|r| r.produces.iter().any(|k| k == JUDGE_SCORE_KIND));
+    // Verdicts only route when some role produces judge scores no `on: judge.score` route takes.
+    let judged = table.roles.iter().any(|r| {
+        r.produces.iter().any(|k| k == JUDGE_SCORE_KIND)
+            && table.route_for(JUDGE_SCORE_KIND, &r.id).is_none()
+    });
     let has_verdict_routes = table
         .routes
         .iter()
@@ -250,37 +283,6 @@ fn exhaustiveness(table: &TransitionTable, ctx: &mut Ctx<'_>) {
     ctx.emit(d);
 }
 
-fn never_spawned(table: &TransitionTable, ctx: &mut Ctx<'_>) {
-    let spawned: HashSet<&str> = table
-        .routes
-        .iter()
-        .filter_map(|r| match &r.action {
-            Action::Spawn { role } => Some(role.as_str()),
-            _ => None,
-        })
-        .collect();
-    for role in &table.roles {
-        if !spawned.contains(role.id.as_str()) {
-            let pointer = format!(
-                "/roles/{}",
-                crate::pipeline::located_yaml::escape_segment(&role.id)
-            );
-            let d = ctx
-                .at_key(
-                    &codes::ROLE_NEVER_SPAWNED,
-                    &pointer,
-                    format!("role `{}` is never spawned", role.id),
-                )
-                .label("no route spawns this role")
-                .hint(format!(
-                    "add a route with `spawn: {}`, or remove the role",
-                    role.id
-                ));
-            ctx.emit(d);
-        }
-    }
-}
-
 fn qa_routes(table: &TransitionTable, ctx: &mut Ctx<'_>) {
     for route in &table.routes {
         if route.action == Action::RunQa {
@@ -310,80 +312,4 @@ fn qa_routes(table: &TransitionTable, ctx: &mut Ctx<'_>) {
             break;
         }
     }
-}
-
-/// An event the engine may see: its kind and, when known, who wrote it.
-type Event = (String, Option<String>);
-
-/// Breadth-first over events: `goal` → routes → actions → the events those actions produce.
-/// A person can end a session that awaits them, so `await: human` counts as reaching the end.
-fn reachability(table: &TransitionTable, ctx: &mut Ctx<'_>) {
-    let start: Event = (GOAL_KIND.to_string(), Some("user".to_string()));
-    let mut seen: BTreeSet<Event> = BTreeSet::new();
-    let mut queue: VecDeque<Event> = VecDeque::from([start]);
-    let mut fired: HashSet<usize> = HashSet::new();
-    while let Some(event) = queue.pop_front() {
-        if !seen.insert(event.clone()) {
-            continue;
-        }
-        let (kind, actor) = &event;
-        let routes: Vec<usize> = if kind == JUDGE_SCORE_KIND {
-            table
-                .routes
-                .iter()
-                .filter(|r| matches!(r.trigger, Trigger::Verdict { .. }))
-                .map(|r| r.index)
-                .collect()
-        } else {
-            table
-                .by_kind
-                .get(kind)
-                .map(|indexes| {
-                    indexes
-                        .iter()
-                        .copied()
-                        .filter(|&i| match &table.routes[i].trigger {
-                            Trigger::Kind { from: Some(f), .. } => {
-                                actor.as_ref().is_none_or(|a| a == f)
-                            }
-                            _ => true,
-                        })
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        for index in routes {
-            fired.insert(index);
-            match &table.routes[index].action {
-                Action::Done { .. } | Action::AwaitHuman => return,
-                Action::RunQa => queue.push_back((QA_RESULT_KIND.to_string(), None)),
-                Action::Spawn { role } => {
-                    if let Some(spec) = table.role(role) {
-                        for produced in &spec.produces {
-                            queue.push_back((produced.clone(), Some(role.clone())));
-                        }
-                    }
-                }
-            }
-        }
-    }
-    let pointer = "/routes";
-    let hint = if table.by_kind.contains_key(GOAL_KIND) {
-        "follow the chain from `goal`: each spawned role's `produces` kinds need routes, and one route must end with `done:`"
-    } else {
-        "add a first route `{ on: goal, spawn: <first role> }`, and make some route end with `done:`"
-    };
-    let d = ctx
-        .at_key(
-            &codes::NO_PATH_TO_DONE,
-            pointer,
-            "no path from `goal` to any `done`",
-        )
-        .label(format!(
-            "{} of {} route(s) reachable from `goal`, none ends the session",
-            fired.len(),
-            table.routes.len()
-        ))
-        .hint(hint);
-    ctx.emit(d);
 }

@@ -55,14 +55,47 @@ pub fn check(
 ) {
     let errors: Vec<ValidationError<'_>> = validator.iter_errors(&doc.value).collect();
     let mut reported = HashSet::new();
+    let mut found = Vec::new();
     for error in &errors {
         for diagnostic in describe(error, schema, doc, file) {
             // anyOf/oneOf branches can yield the same complaint twice; say it once.
             if reported.insert((diagnostic.code, diagnostic.message.clone(), diagnostic.span)) {
-                out.push(diagnostic);
+                found.push(diagnostic);
             }
         }
     }
+    let typos = typos(&found);
+    out.extend(found.into_iter().filter(|d| !typos.contains(&d.message)));
+}
+
+/// A misspelt key is one mistake: the unknown key (whose hint names the right one) is reported,
+/// the required key it was meant to be is not reported missing too. Returns the messages of the
+/// `missing-key` diagnostics to drop.
+fn typos(found: &[Diagnostic]) -> HashSet<String> {
+    // Both messages are made in `describe`: "<what> key `<name>` in <where>".
+    let parse = |d: &Diagnostic, code: &codes::Code, lead: &str| -> Option<(String, String)> {
+        let rest = d
+            .message
+            .strip_prefix(lead)
+            .filter(|_| d.code == code.name)?;
+        let (name, place) = rest.split_once("` in ")?;
+        Some((name.to_string(), place.to_string()))
+    };
+    let unknown: Vec<(String, String)> = found
+        .iter()
+        .filter_map(|d| parse(d, &codes::UNKNOWN_KEY, "unknown key `"))
+        .collect();
+    found
+        .iter()
+        .filter(|d| {
+            parse(d, &codes::MISSING_KEY, "missing required key `").is_some_and(|(name, place)| {
+                unknown.iter().any(|(wrong, at)| {
+                    *at == place && suggest::closest(wrong, [name.as_str()]).is_some()
+                })
+            })
+        })
+        .map(|d| d.message.clone())
+        .collect()
 }
 
 /// A JSON pointer as people read it: `roles.builder.produces[0]`, or `the file` for the root.

@@ -60,6 +60,9 @@ pub struct CompiledRoute {
     pub action: Action,
     /// Whether the spawned role receives the verifier's feedback (once).
     pub with_feedback: bool,
+    /// Most fires per session (`max:`); beyond it the session stops with `route_budget:<n>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<u32>,
 }
 
 /// What a route listens for.
@@ -219,7 +222,8 @@ pub enum Guard {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CircuitAction {
-    /// Swap to the next fallback adapter once, then stop with `circuit_open:<role>`.
+    /// Swap to the role's next fallback adapter, in declared order, one per opening; when the
+    /// list is exhausted, stop with `circuit_open:<role>`.
     #[default]
     Swap,
     /// Stop with `circuit_open:<role>` straight away.

@@ -4,7 +4,7 @@
 //! Files pulled in with `{% include %}`, `{% import %}`, `{% from %}` or `{% extends %}` (string
 //! literal names, resolved next to the including file) are checked the same way.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
 use minijinja::Environment;
@@ -12,10 +12,38 @@ use minijinja::Environment;
 use crate::confine::stays_inside;
 use crate::pipeline::codes;
 use crate::pipeline::compile::Ctx;
-use crate::pipeline::context::is_provided;
+use crate::pipeline::context::{is_provided, missing_field};
 use crate::pipeline::diagnostic::Diagnostic;
 use crate::pipeline::located_yaml::{Span, escape_segment};
 use crate::pipeline::model::Pipeline;
+use crate::pipeline::template_render::Renderer;
+
+/// Every variable `compiled` reads that the context lacks, with why when the top-level name
+/// exists but a field does not (`feedback.txt`). One report per top-level name.
+fn unknown_variables(
+    compiled: &minijinja::Template<'_, '_>,
+    text: &str,
+) -> Vec<(String, Option<String>)> {
+    let names: BTreeSet<String> = compiled.undeclared_variables(true).into_iter().collect();
+    let mut reported: BTreeSet<String> = BTreeSet::new();
+    let mut out = Vec::new();
+    for name in names {
+        let top = name.split('.').next().unwrap_or_default().to_string();
+        if TEMPLATE_BUILTINS.contains(&top.as_str()) || reported.contains(&top) {
+            continue;
+        }
+        if !is_provided(&top) {
+            reported.insert(top.clone());
+            out.push((top, None));
+        } else if let Some(why) = missing_field(&name)
+            // `spec.body.upper()` is a method call, not a field.
+            && !text.contains(&format!("{name}("))
+        {
+            out.push((name, Some(why)));
+        }
+    }
+    out
+}
 
 /// Names minijinja itself provides (globals and block-scoped helpers); not engine variables.
 const TEMPLATE_BUILTINS: &[&str] = &[
@@ -57,10 +85,22 @@ pub(crate) fn check(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> Vec<(PathBuf, Str
         root,
         sources: Vec::new(),
         visited: BTreeSet::new(),
+        shown: BTreeMap::new(),
     };
     for (id, role) in &pipeline.roles {
         let pointer = format!("/roles/{}/template", escape_segment(id));
-        checker.role_template(&pipeline_dir, &canonical_dir, &role.template, &pointer, ctx);
+        let before = ctx.diagnostics.len();
+        let real =
+            checker.role_template(&pipeline_dir, &canonical_dir, &role.template, &pointer, ctx);
+        // Render only what checked clean, so one mistake is reported once.
+        if let Some(real) = real
+            && ctx.diagnostics.len() == before
+        {
+            let renderer = Renderer::new(&checker.root, pipeline, &checker.shown);
+            if let Some(d) = renderer.render(&real, id) {
+                ctx.emit(d);
+            }
+        }
         if let Some(adapter) = &role.adapter {
             let pointer = format!("/roles/{}/adapter/command", escape_segment(id));
             checker.argv_paths(&canonical_dir, adapter.command(), &pointer, ctx);
@@ -73,6 +113,8 @@ struct Checker {
     root: PathBuf,
     sources: Vec<(PathBuf, String)>,
     visited: BTreeSet<PathBuf>,
+    /// Real path of each template read → the path diagnostics show.
+    shown: BTreeMap<PathBuf, PathBuf>,
 }
 
 impl Checker {
@@ -83,7 +125,7 @@ impl Checker {
         template: &str,
         pointer: &str,
         ctx: &mut Ctx<'_>,
-    ) {
+    ) -> Option<PathBuf> {
         let written = Path::new(template);
         let real = normalize(&real_dir.join(written));
         if written.is_absolute() || !self.inside_root(&real) {
@@ -101,7 +143,7 @@ impl Checker {
                         .map_or_else(|| "/".into(), |n| n.to_string_lossy().into_owned())
                 ));
             ctx.emit(d);
-            return;
+            return None;
         }
         let shown = normalize(&shown_dir.join(written));
         if !real.is_file() {
@@ -114,9 +156,10 @@ impl Checker {
                 .label(format!("no file at {}", shown.display()))
                 .hint("template paths are relative to the pipeline file");
             ctx.emit(d);
-            return;
+            return None;
         }
         self.template_file(&real, &shown, ctx);
+        Some(real)
     }
 
     /// The path elements of a role's `command` argv exist inside the project, under the same
@@ -168,24 +211,13 @@ impl Checker {
             }
         };
         self.sources.push((shown.to_path_buf(), text.clone()));
+        self.shown.insert(real.to_path_buf(), shown.to_path_buf());
         let mut env = Environment::new();
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
         let name = shown.to_string_lossy().into_owned();
         match env.template_from_named_str(&name, &text) {
             Err(err) => {
-                let span = err
-                    .range()
-                    .map(|r| span_of(&text, r.start, r.end))
-                    .or_else(|| {
-                        err.line().map(|line| Span {
-                            line: u32::try_from(line).unwrap_or(u32::MAX),
-                            col: 1,
-                            len: 1,
-                        })
-                    });
-                let detail = err
-                    .detail()
-                    .map_or_else(|| err.kind().to_string(), str::to_string);
+                let (span, detail) = located(&err, &text);
                 ctx.emit(
                     Diagnostic::new(
                         &codes::TEMPLATE_SYNTAX,
@@ -200,12 +232,12 @@ impl Checker {
                 );
             }
             Ok(compiled) => {
-                let names: BTreeSet<String> = compiled
-                    .undeclared_variables(false)
-                    .into_iter()
-                    .filter(|n| !is_provided(n) && !TEMPLATE_BUILTINS.contains(&n.as_str()))
-                    .collect();
-                for name in names {
+                for (name, why) in unknown_variables(&compiled, &text) {
+                    let hint = if why.is_some() {
+                        "see the variables and their fields in `crumb explain crumb::unknown-template-variable`".to_string()
+                    } else {
+                        variable_hint(&name)
+                    };
                     ctx.emit(
                         Diagnostic::new(
                             &codes::UNKNOWN_TEMPLATE_VARIABLE,
@@ -213,8 +245,8 @@ impl Checker {
                             format!("template reads `{name}`, which the engine does not provide"),
                         )
                         .at(find_identifier(&text, &name))
-                        .label("undefined at render time")
-                        .hint(variable_hint(&name)),
+                        .label(why.unwrap_or_else(|| "undefined at render time".into()))
+                        .hint(hint),
                     );
                 }
             }
@@ -266,7 +298,7 @@ fn variable_hint(name: &str) -> String {
     }
 }
 
-fn read_limited(path: &Path) -> Result<String, String> {
+pub(crate) fn read_limited(path: &Path) -> Result<String, String> {
     let size = std::fs::metadata(path)
         .map_err(|e| format!("cannot read template: {e}"))?
         .len();
@@ -326,7 +358,14 @@ fn referenced_templates(text: &str) -> Vec<(String, usize)> {
                 && after[..q].trim().is_empty()
             {
                 let quote = after[q..].chars().next().unwrap_or('"');
-                if let Some(end) = after[q + 1..].find(quote) {
+                // A literal that starts an expression (`"parts/" ~ role.id`) is not the name;
+                // the render check follows such includes.
+                let literal = after[q + 1..].find(quote).filter(|end| {
+                    !after[q + 2 + end..]
+                        .trim_start()
+                        .starts_with(['~', '+', '|', '[', '.', '('])
+                });
+                if let Some(end) = literal {
                     let name = &after[q + 1..q + 1 + end];
                     let offset = start + (block.len() - trimmed.len()) + keyword_end + q;
                     out.push((name.to_string(), offset));
@@ -336,6 +375,24 @@ fn referenced_templates(text: &str) -> Vec<(String, usize)> {
         rest = start + close + 2;
     }
     out
+}
+
+/// Where in `text` a minijinja error happened, and what it says.
+pub(crate) fn located(err: &minijinja::Error, text: &str) -> (Option<Span>, String) {
+    let span = err
+        .range()
+        .map(|r| span_of(text, r.start, r.end))
+        .or_else(|| {
+            err.line().map(|line| Span {
+                line: u32::try_from(line).unwrap_or(u32::MAX),
+                col: 1,
+                len: 1,
+            })
+        });
+    let detail = err
+        .detail()
+        .map_or_else(|| err.kind().to_string(), str::to_string);
+    (span, detail)
 }
 
 /// Line/column span of a byte range.

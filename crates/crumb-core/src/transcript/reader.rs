@@ -1,7 +1,7 @@
 //! Streaming transcript reader: one line at a time, never the whole file.
 //!
 //! A torn or invalid line is skipped and reported as a [`LineIssue`] with its line number and byte
-//! offset; it never aborts the read (the reference's reader died on the first bad line, which made
+//! offset; it never aborts the read (a reader that died on the first bad line would make
 //! replay and resume impossible). Tolerates a missing final newline, CRLF, a UTF-8 BOM and blank
 //! lines.
 //!
@@ -268,8 +268,9 @@ impl<R: BufRead, D: LineDecoder> Iterator for Reader<R, D> {
     }
 }
 
-/// Read a whole transcript file: the good events and the issues, in file order.
-/// A missing file is an empty transcript.
+/// Read a whole transcript file with the rules every folding reader uses ([`Tolerant`]): our
+/// events and mapped legacy lines, in file order, and an issue for each skipped line. A missing
+/// file is an empty transcript.
 pub fn read_path(path: &std::path::Path) -> io::Result<(Vec<Event>, Vec<LineIssue>)> {
     let file = match std::fs::File::open(path) {
         Ok(file) => file,
@@ -278,9 +279,18 @@ pub fn read_path(path: &std::path::Path) -> io::Result<(Vec<Event>, Vec<LineIssu
     };
     let mut events = Vec::new();
     let mut issues = Vec::new();
-    for item in Reader::new(io::BufReader::with_capacity(64 * 1024, file)) {
+    let mut reader = Reader::tolerant(io::BufReader::with_capacity(64 * 1024, file));
+    loop {
+        let start = reader.offset();
+        let Some(item) = reader.next() else { break };
         match item {
-            Ok(event) => events.push(event),
+            Ok(Parsed::Event(event) | Parsed::Mapped(event, _)) => events.push(event),
+            Ok(Parsed::Blank) => {}
+            Ok(Parsed::Skip(message)) => issues.push(LineIssue {
+                line: reader.lines_read(),
+                byte_offset: start,
+                message,
+            }),
             Err(issue) => issues.push(issue),
         }
     }

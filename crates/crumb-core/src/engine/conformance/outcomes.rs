@@ -142,6 +142,7 @@ fn approving_an_await_that_is_not_a_verdict_is_refused() {
         },
         action: Action::AwaitHuman,
         with_feedback: false,
+        max: None,
     });
     table.by_kind.insert("note".into(), vec![index]);
     let mut s = Script::with(table);

@@ -109,9 +109,13 @@ impl Step<'_> {
             self.spawn(role, SpawnCause::Retry, feedback, interventions);
             return;
         }
+        // Each opening swaps to the next fallback in the declared order; none left: stop.
         let swap_to = match limits.circuit_then {
-            CircuitAction::Swap if record.circuit_swaps == 0 => spec.fallback.first().cloned(),
-            _ => None,
+            CircuitAction::Swap => usize::try_from(record.circuit_swaps)
+                .ok()
+                .and_then(|i| spec.fallback.get(i))
+                .cloned(),
+            CircuitAction::Stop => None,
         };
         let Some(adapter) = swap_to else {
             self.stop(&format!("circuit_open:{role}"));

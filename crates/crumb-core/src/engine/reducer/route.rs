@@ -1,5 +1,7 @@
 //! Stage 3 of the reducer: the table's route for the event. A `judge.score` goes through the
-//! guards first; its corrected verdict picks the route and an `audit` event lists the corrections.
+//! guards first and an `audit` event lists the corrections; then a kind route `on: judge.score`
+//! matching its sender fires (two judges in sequence), else its corrected verdict picks the route.
+//! A spawn whose role would spend a budget that is already gone stops the session instead.
 
 use serde_json::{Map, json};
 
@@ -48,6 +50,32 @@ impl Step<'_> {
         self.fire(route, None, SpawnCause::Route);
     }
 
+    /// The stop reason when spawning `role` would go past a budget: a role that writes specs
+    /// once a spec exists re-plans (`max_respec`), a judging role verifies (`max_verify`), and no
+    /// turn starts at the token hard cap. Checked before the spawn, so no turn is wasted.
+    fn spent_budget(&self, role: &str) -> Option<&'static str> {
+        let limits = &self.table.limits;
+        let budgets = &self.state.budgets;
+        if limits.tokens_hard > 0 && budgets.tokens >= limits.tokens_hard {
+            return Some("token_exhausted");
+        }
+        let produces = |kind: Kind| {
+            self.table
+                .role(role)
+                .is_some_and(|r| r.produces.iter().any(|k| k == kind.as_str()))
+        };
+        if (produces(Kind::Spec) || produces(Kind::SpecUpdate))
+            && self.state.spec.is_some()
+            && budgets.respecs >= limits.max_respec
+        {
+            return Some("too_many_respec");
+        }
+        if produces(Kind::JudgeScore) && self.state.verification.count >= limits.max_verify {
+            return Some("too_many_verify");
+        }
+        None
+    }
+
     /// Carry out a route's action.
     pub(in crate::engine) fn fire(
         &mut self,
@@ -55,8 +83,21 @@ impl Step<'_> {
         feedback: Option<Feedback>,
         cause: SpawnCause,
     ) {
+        if let Some(max) = route.max {
+            let fires = self.state.route_fires.entry(route.index).or_default();
+            if *fires >= max {
+                // The route's own budget, declared so its loop cannot run forever.
+                self.stop(&format!("route_budget:{}", route.index + 1));
+                return;
+            }
+            *fires += 1;
+        }
         match &route.action {
             Action::Spawn { role } => {
+                if let Some(reason) = self.spent_budget(role) {
+                    self.stop(reason);
+                    return;
+                }
                 let feedback = if route.with_feedback { feedback } else { None };
                 self.spawn(role, cause, feedback, Vec::new());
             }
@@ -163,13 +204,33 @@ impl Step<'_> {
         self.end(Outcome::Fail, reason);
     }
 
-    /// `judge.score`: guards, one audit event for every correction, then the verdict route.
+    /// `judge.score`: guards, one audit event for every correction, then the first kind route
+    /// `on: judge.score` matching the sender, else the verdict route.
     fn judge(&mut self) {
         let event = self.event;
         let Some((verdict, severity)) = self.assess(true) else {
             return;
         };
         let scores = event.scores.as_ref();
+        let feedback = Feedback {
+            source_event_id: event.id.clone(),
+            verdict,
+            severity,
+            text: clip(
+                scores
+                    .and_then(|s| s.feedback.as_deref())
+                    .or(event.body.as_deref())
+                    .unwrap_or("verification failed"),
+                MAX_TEXT,
+            ),
+            suggested_change: scores
+                .and_then(|s| s.suggested_change.as_deref())
+                .map(|s| clip(s, MAX_TEXT)),
+        };
+        if let Some(route) = self.table.route_for(Kind::JudgeScore.as_str(), &event.from) {
+            self.fire(route, Some(feedback), SpawnCause::Route);
+            return;
+        }
         let Some(route) = self.table.route_for_verdict(verdict, severity) else {
             let mut data = Map::new();
             data.insert("verdict".into(), json!(verdict));
@@ -186,21 +247,6 @@ impl Step<'_> {
             self.stop("too_many_verify");
             return;
         }
-        let feedback = Feedback {
-            source_event_id: event.id.clone(),
-            verdict,
-            severity,
-            text: clip(
-                scores
-                    .and_then(|s| s.feedback.as_deref())
-                    .or(event.body.as_deref())
-                    .unwrap_or("verification failed"),
-                MAX_TEXT,
-            ),
-            suggested_change: scores
-                .and_then(|s| s.suggested_change.as_deref())
-                .map(|s| clip(s, MAX_TEXT)),
-        };
         self.fire(route, Some(feedback), SpawnCause::Route);
     }
 

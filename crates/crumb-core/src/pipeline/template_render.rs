@@ -1,0 +1,226 @@
+//! Rendering prompt templates the one way both `crumb validate` and the runtime do it: strict
+//! undefined, bounded fuel and recursion, includes resolved next to the including file and
+//! confined to a root.
+//!
+//! Validation renders each role's template once against [`context::sample`], so what static
+//! checks cannot see — a self-include, a recursive macro, a runaway `range`, an include whose
+//! name is not a template path — is an error at its line and column instead of a failed turn.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use minijinja::{Environment, ErrorKind, UndefinedBehavior};
+use serde_json::{Value, json};
+
+use crate::pipeline::codes;
+use crate::pipeline::context::{self, TEMPLATE_FUEL, TEMPLATE_RECURSION_LIMIT};
+use crate::pipeline::diagnostic::Diagnostic;
+use crate::pipeline::model::Pipeline;
+use crate::pipeline::templates::{located, normalize, read_limited};
+
+/// An environment whose template names are absolute paths, loaded only from inside `root`.
+pub fn environment(root: PathBuf) -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_fuel(Some(TEMPLATE_FUEL));
+    env.set_recursion_limit(TEMPLATE_RECURSION_LIMIT);
+    env.set_loader(move |name| {
+        let path = normalize(Path::new(name));
+        // Lexically and through symlinks: an include can never lead out of the project.
+        if !path.is_absolute() || !crate::confine::stays_inside(&root, &path) {
+            return Ok(None);
+        }
+        read_limited(&path)
+            .map(Some)
+            .map_err(|message| minijinja::Error::new(ErrorKind::TemplateNotFound, message))
+    });
+    env.set_path_join_callback(|name, parent| {
+        let parent_dir = Path::new(parent).parent().unwrap_or(Path::new("/"));
+        normalize(&parent_dir.join(name))
+            .to_string_lossy()
+            .into_owned()
+            .into()
+    });
+    env
+}
+
+/// A JSON value as a template value (minijinja's `serde` bridge is not compiled in).
+pub fn template_value(value: &Value) -> minijinja::Value {
+    match value {
+        Value::Null => minijinja::Value::from(()),
+        Value::Bool(b) => minijinja::Value::from(*b),
+        Value::Number(n) => n
+            .as_i64()
+            .map(minijinja::Value::from)
+            .or_else(|| n.as_u64().map(minijinja::Value::from))
+            .unwrap_or_else(|| minijinja::Value::from(n.as_f64().unwrap_or(0.0))),
+        Value::String(s) => minijinja::Value::from(s.as_str()),
+        Value::Array(items) => {
+            minijinja::Value::from(items.iter().map(template_value).collect::<Vec<_>>())
+        }
+        Value::Object(map) => minijinja::Value::from(
+            map.iter()
+                .map(|(k, v)| (k.clone(), template_value(v)))
+                .collect::<BTreeMap<String, minijinja::Value>>(),
+        ),
+    }
+}
+
+/// Renders a pipeline's templates against the sample context.
+pub(crate) struct Renderer<'a> {
+    env: Environment<'static>,
+    /// [`context::sample`] with this pipeline's record filled in as the runtime fills it.
+    sample: Value,
+    pipeline: &'a Pipeline,
+    /// Real path → the path diagnostics show.
+    shown: &'a BTreeMap<PathBuf, PathBuf>,
+}
+
+impl<'a> Renderer<'a> {
+    pub fn new(root: &Path, pipeline: &'a Pipeline, shown: &'a BTreeMap<PathBuf, PathBuf>) -> Self {
+        let mut kinds: Vec<&str> = pipeline
+            .roles
+            .values()
+            .flat_map(|r| r.produces.iter().map(String::as_str))
+            .collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        let roles: Vec<&str> = pipeline.roles.keys().map(String::as_str).collect();
+        let mut sample = context::sample(&kinds, &roles);
+        sample["pipeline"] = json!({
+            "name": pipeline.name,
+            "description": pipeline.description.as_deref().unwrap_or(""),
+            "roles": roles,
+            "pass_at": pipeline.scoring.pass_at,
+            "partial_at": pipeline.scoring.partial_at,
+        });
+        Renderer {
+            env: environment(root.to_path_buf()),
+            sample,
+            pipeline,
+            shown,
+        }
+    }
+
+    /// The sample context seen by `role`: its real id, `produces` and description, so names
+    /// built from them (`{% include role.id ~ ".md.j2" %}`) resolve as they will at run time.
+    fn sample_for(&self, role: &str) -> minijinja::Value {
+        let mut sample = self.sample.clone();
+        if let Some(spec) = self.pipeline.roles.get(role) {
+            sample["role"] = json!({
+                "id": role,
+                "produces": spec.produces,
+                "description": spec.description.as_deref().unwrap_or(""),
+            });
+        }
+        template_value(&sample)
+    }
+
+    /// Render the template at `real` once; a failure as a diagnostic located where it happened.
+    pub fn render(&self, real: &Path, role: &str) -> Option<Diagnostic> {
+        let name = real.to_string_lossy();
+        let outer = match self.env.get_template(&name) {
+            Ok(template) => template.render(self.sample_for(role)).err()?,
+            Err(err) => err,
+        };
+        // An include wraps the failure inside it; report the innermost, where it happened.
+        let mut err = &outer;
+        while let Some(inner) =
+            std::error::Error::source(err).and_then(|e| e.downcast_ref::<minijinja::Error>())
+        {
+            err = inner;
+        }
+        if err.kind() == ErrorKind::UndefinedError {
+            // Names and fields are checked statically; what is left undefined here is an
+            // agent's `data` or a map key, which only a real session has.
+            return None;
+        }
+        let at = err.name().map_or_else(|| real.to_path_buf(), PathBuf::from);
+        let shown = self.shown.get(&at).cloned().unwrap_or(at.clone());
+        let text = read_limited(&at).unwrap_or_default();
+        let (span, detail) = located(err, &text);
+        let hint = match err.kind() {
+            _ if detail.contains("recursion") => {
+                "an include or macro calls itself without end; remove the self-reference".to_string()
+            }
+            _ if err.kind() == ErrorKind::OutOfFuel || detail.contains("range") => {
+                "a loop or `range` runs far longer than any prompt needs; bound it".to_string()
+            }
+            ErrorKind::TemplateNotFound => {
+                "`include` takes a quoted template path relative to this file, e.g. `{% include \"_part.md.j2\" %}`".to_string()
+            }
+            _ => "the template fails with every variable present; fix the expression here".to_string(),
+        };
+        Some(
+            Diagnostic::new(
+                &codes::TEMPLATE_RENDER,
+                &shown,
+                format!("template fails to render: {detail}"),
+            )
+            .at(span)
+            .label("fails here")
+            .hint(hint),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(text: &str) -> Result<String, minijinja::Error> {
+        let dir = tempfile::tempdir()
+            .map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
+        let root = dir.path().to_path_buf();
+        let file = root.join("t.j2");
+        std::fs::write(&file, text)
+            .map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
+        let env = environment(root);
+        let sample = template_value(&context::sample(&["spec"], &["writer"]));
+        env.get_template(&file.to_string_lossy())?.render(&sample)
+    }
+
+    #[test]
+    fn a_runaway_loop_runs_out_of_fuel() {
+        let err = render(
+            "{% for i in range(10000) %}{% for j in range(10000) %}.{% endfor %}{% endfor %}",
+        )
+        .expect_err("out of fuel");
+        assert_eq!(err.kind(), ErrorKind::OutOfFuel);
+    }
+
+    #[test]
+    fn an_ordinary_prompt_renders_within_the_limits() {
+        let text = "{{ goal }}{% for ac in spec.acceptance_criteria %}- {{ ac }}{% endfor %}{{ outputs.by_kind.spec.body }}";
+        assert!(render(text).is_ok_and(|t| t.contains("sample goal")));
+    }
+
+    #[test]
+    fn includes_cannot_leave_the_root() {
+        assert!(render("{% include \"/etc/hostname\" %}").is_err());
+        assert!(render("{% include \"../../../../etc/hostname\" %}").is_err());
+    }
+
+    #[test]
+    fn an_include_built_from_the_role_id_resolves_as_at_run_time() -> Result<(), std::io::Error> {
+        let dir = tempfile::tempdir()?;
+        std::fs::create_dir_all(dir.path().join("pipelines"))?;
+        std::fs::create_dir_all(dir.path().join("templates/parts"))?;
+        let pipeline = dir.path().join("pipelines/p.yaml");
+        std::fs::write(
+            &pipeline,
+            "version: 1\nname: p\nroles:\n  writer: { template: ../templates/w.j2, produces: [build] }\nroutes:\n  - { on: goal, spawn: writer }\n  - { on: build, done: { outcome: pass, reason: built } }\n",
+        )?;
+        let main = dir.path().join("templates/w.j2");
+        std::fs::write(&main, "{% include \"parts/\" ~ role.id ~ \".j2\" %}")?;
+        std::fs::write(dir.path().join("templates/parts/writer.j2"), "{{ goal }}")?;
+        let options = crate::pipeline::CompileOptions::default();
+        let clean = crate::pipeline::compile_file(&pipeline, &options);
+        assert!(clean.diagnostics.is_empty(), "{:#?}", clean.diagnostics);
+        std::fs::write(&main, "{% include \"parts/\" ~ goal ~ \".j2\" %}")?;
+        let broken = crate::pipeline::compile_file(&pipeline, &options);
+        let codes: Vec<&str> = broken.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(codes, ["crumb::template-render"]);
+        Ok(())
+    }
+}

@@ -1,0 +1,150 @@
+//! Prior outputs a prompt may quote (`outputs.by_kind`, `outputs.by_role` in
+//! [`crate::pipeline::context`]): the latest event of each kind an agent wrote, and the latest
+//! from each role. Every value is bounded so a chatty agent cannot bloat the next prompt.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::engine::state::{MAX_TEXT, clip};
+use crate::transcript::{Event, Kind};
+use crate::vocab::RESERVED_ACTORS;
+
+/// Longest body kept per output.
+const MAX_BODY: usize = 4 * 1024;
+/// Largest `data` (as JSON) kept per output; larger data is shown as `{}`.
+const MAX_DATA: usize = 4 * 1024;
+/// Most roles tracked (`from` is whatever an agent's actor is).
+const MAX_ROLES: usize = 64;
+/// Longest QA stream tail in `qa.checks[*]`.
+pub const MAX_TAIL: usize = 2 * 1024;
+
+/// The latest output per kind and per role, and whether the goal was clipped.
+#[derive(Debug, Default)]
+pub struct Outputs {
+    by_kind: BTreeMap<String, Value>,
+    by_role: BTreeMap<String, Value>,
+    goal_bytes: usize,
+}
+
+impl Outputs {
+    /// Remember `event` if an agent wrote it as work (not runner bookkeeping).
+    pub fn note(&mut self, event: &Event) {
+        if event.kind == Kind::Goal {
+            self.goal_bytes = event.body.as_deref().map_or(0, str::len);
+            return;
+        }
+        if RESERVED_ACTORS.contains(&event.from.as_str()) || !is_output(event.kind) {
+            return;
+        }
+        let data = event.data.as_ref().map_or_else(
+            || json!({}),
+            |d| {
+                let value = Value::Object(d.clone());
+                if value.to_string().len() <= MAX_DATA {
+                    value
+                } else {
+                    json!({})
+                }
+            },
+        );
+        let entry = json!({
+            "kind": event.kind.as_str(),
+            "from": event.from,
+            "body": clip(event.body.as_deref().unwrap_or(""), MAX_BODY),
+            "data": data,
+        });
+        if self.by_role.len() < MAX_ROLES || self.by_role.contains_key(&event.from) {
+            self.by_role.insert(event.from.clone(), entry.clone());
+        }
+        self.by_kind.insert(event.kind.as_str().to_owned(), entry);
+    }
+
+    /// `{by_kind, by_role}` for the template context.
+    pub fn to_value(&self) -> Value {
+        json!({ "by_kind": self.by_kind, "by_role": self.by_role })
+    }
+
+    /// Whether the goal the state holds was clipped (at [`MAX_TEXT`]).
+    pub fn goal_truncated(&self) -> bool {
+        self.goal_bytes > MAX_TEXT
+    }
+}
+
+/// Kinds that are an agent's work, as opposed to the runner's and the stream tap's records.
+fn is_output(kind: Kind) -> bool {
+    !matches!(
+        kind,
+        Kind::AgentWake
+            | Kind::AgentStop
+            | Kind::ToolCall
+            | Kind::ToolResult
+            | Kind::Ack
+            | Kind::Hook
+            | Kind::Audit
+            | Kind::Error
+            | Kind::ArtifactCreated
+            | Kind::Done
+            | Kind::SessionStart
+            | Kind::SessionEnd
+            | Kind::SessionAwaiting
+    ) && !kind.as_str().starts_with("user.")
+}
+
+/// The last [`MAX_TAIL`] bytes of a QA check's captured stream (`details.stdout`/`stderr`).
+pub fn check_tail(check: &Value, stream: &str) -> Value {
+    let Some(text) = check
+        .get("details")
+        .and_then(|d| d.get(stream))
+        .and_then(Value::as_str)
+    else {
+        return Value::Null;
+    };
+    let mut start = text.len().saturating_sub(MAX_TAIL);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    Value::String(text[start..].to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(from: &str, kind: Kind, body: &str) -> Event {
+        let mut e = crate::engine::testkit::event(1, from, kind);
+        e.body = Some(body.to_owned());
+        e
+    }
+
+    #[test]
+    fn latest_output_per_kind_and_role_bounded() {
+        let mut outputs = Outputs::default();
+        outputs.note(&event("planner", Kind::Spec, "v1"));
+        outputs.note(&event("planner", Kind::Spec, &"x".repeat(10_000)));
+        outputs.note(&event("builder", Kind::ToolCall, "ls"));
+        outputs.note(&event("system", Kind::Note, "runner"));
+        let value = outputs.to_value();
+        let body = value["by_kind"]["spec"]["body"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(body.len() <= MAX_BODY + 3);
+        assert_eq!(value["by_role"]["planner"]["kind"], "spec");
+        assert!(value["by_role"].get("builder").is_none());
+        assert!(value["by_role"].get("system").is_none());
+    }
+
+    #[test]
+    fn a_long_goal_is_flagged_and_tails_are_cut_from_the_end() {
+        let mut outputs = Outputs::default();
+        outputs.note(&event("user", Kind::Goal, &"g".repeat(MAX_TEXT + 1)));
+        assert!(outputs.goal_truncated());
+        let check = json!({"details": {"stdout": format!("{}END", "a".repeat(5000))}});
+        let tail = check_tail(&check, "stdout");
+        assert!(
+            tail.as_str()
+                .is_some_and(|t| t.ends_with("END") && t.len() == MAX_TAIL)
+        );
+        assert_eq!(check_tail(&check, "stderr"), Value::Null);
+    }
+}
