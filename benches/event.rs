@@ -1,7 +1,7 @@
-//! `crumb event` as a whole process: spawn, read stdin, lock, append, print. Prints the median
-//! wall time per append (target: ≤ 5 ms) for an empty transcript and for one that already holds
-//! 100,000 lines (the append must not depend on the transcript's length), then the typed
-//! reader's cost per line on that transcript.
+//! `crumb event` as a whole process: spawn, read stdin, read the authority record, lock, append,
+//! print. Prints the median wall time per append (target: ≤ 5 ms) for an empty transcript and for
+//! one that already holds 100,000 lines (the append must not depend on the transcript's length),
+//! then the typed reader's cost per line on that transcript.
 //!
 //! Run with `cargo bench --bench event`.
 
@@ -69,6 +69,12 @@ fn ms(d: Duration) -> f64 {
 
 fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
+    // The firewall reads the session's authority record on every append, as in a real session.
+    std::fs::write(
+        dir.path().join("authority.json"),
+        r#"{"roles": {"builder": ["build"]}, "common": ["note", "agent.thought_summary"]}"#,
+    )
+    .expect("write authority.json");
     let empty = dir.path().join("empty.jsonl");
     measure("empty transcript", &empty);
 

@@ -5,6 +5,9 @@ use std::path::{Path, PathBuf};
 
 use crate::support::{crumb, repo_root};
 
+/// The pipeline the fixture transcripts ran with; they record no hash, so replay needs it named.
+const CASUAL: &str = "pipelines/casual.yaml";
+
 fn fixture(name: &str) -> PathBuf {
     repo_root().join("tests/fixtures/engine").join(name)
 }
@@ -17,7 +20,11 @@ fn redact(text: &str, path: &Path) -> String {
 #[test]
 fn replay_summarises_a_finished_casual_session() {
     let path = fixture("casual-pass.jsonl");
-    let run = crumb().arg("replay").arg(&path).run().expect_code(0);
+    let run = crumb()
+        .args(["replay", "--pipeline", CASUAL])
+        .arg(&path)
+        .run()
+        .expect_code(0);
     insta::assert_snapshot!("replay_casual_pass", redact(&run.stdout, &path));
 }
 
@@ -25,12 +32,12 @@ fn replay_summarises_a_finished_casual_session() {
 fn replay_json_is_byte_identical_across_runs() {
     let path = fixture("casual-pass.jsonl");
     let first = crumb()
-        .args(["replay", "--json"])
+        .args(["replay", "--json", "--pipeline", CASUAL])
         .arg(&path)
         .run()
         .expect_code(0);
     let second = crumb()
-        .args(["replay", "--json"])
+        .args(["replay", "--json", "--pipeline", CASUAL])
         .arg(&path)
         .run()
         .expect_code(0);
@@ -48,7 +55,11 @@ fn replay_json_is_byte_identical_across_runs() {
 #[test]
 fn replay_survives_hostile_lines_and_reports_them_with_line_numbers() {
     let path = fixture("bad-input.jsonl");
-    let run = crumb().arg("replay").arg(&path).run().expect_code(0);
+    let run = crumb()
+        .args(["replay", "--pipeline", CASUAL])
+        .arg(&path)
+        .run()
+        .expect_code(0);
     insta::assert_snapshot!("replay_bad_input", redact(&run.stdout, &path));
     assert!(run.stdout.contains("line 3: not JSON"), "{}", run.stdout);
     assert!(
@@ -78,7 +89,7 @@ fn replay_skips_a_line_that_is_not_utf8_and_folds_the_rest_the_same() {
     std::fs::write(&bent_path, &bent).expect("write transcript");
     let replay = |path: &Path| -> serde_json::Value {
         let run = crumb()
-            .args(["replay", "--json"])
+            .args(["replay", "--json", "--pipeline", CASUAL])
             .arg(path)
             .run()
             .expect_code(0);
@@ -110,7 +121,7 @@ fn replay_reads_a_five_megabyte_event_body() {
     });
     std::fs::write(&path, format!("{goal}\n{spec}\n")).expect("write transcript");
     let run = crumb()
-        .args(["replay", "--json"])
+        .args(["replay", "--json", "--pipeline", CASUAL])
         .arg(dir.path())
         .run()
         .expect_code(0);
@@ -135,7 +146,10 @@ fixture_tests! {
 /// all): `crumb replay` reads it, maps what it can and reports the rest.
 fn replay_legacy(file: &str) {
     let path = repo_root().join(file);
-    let run = crumb().arg("replay").arg(&path).run();
+    let run = crumb()
+        .args(["replay", "--pipeline", CASUAL])
+        .arg(&path)
+        .run();
     assert_eq!(run.code, 0, "{}\n{}", path.display(), run.stderr);
     let name = path
         .file_stem()
@@ -149,7 +163,7 @@ fn replay_legacy(file: &str) {
 fn replay_of_a_legacy_mock_run_reaches_verdict_pass() {
     let path = repo_root().join("tests/fixtures/transcripts/legacy/mock-run-1.jsonl");
     let run = crumb()
-        .args(["replay", "--json"])
+        .args(["replay", "--json", "--pipeline", CASUAL])
         .arg(&path)
         .run()
         .expect_code(0);
@@ -161,17 +175,29 @@ fn replay_of_a_legacy_mock_run_reaches_verdict_pass() {
     );
 }
 
+/// Replay never guesses: a transcript without a frozen pipeline needs `--pipeline`; one that
+/// records no hash (a legacy one) takes the file as given and says so.
 #[test]
-fn replay_uses_the_pipeline_given_with_pipeline() {
+fn replay_without_a_frozen_pipeline_needs_pipeline() {
     let path = fixture("casual-pass.jsonl");
+    for command in ["replay", "status"] {
+        let run = crumb().arg(command).arg(&path).run().expect_code(2);
+        assert!(
+            run.stderr.contains("no frozen pipeline") && run.stderr.contains("--pipeline FILE"),
+            "{command}: {}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty());
+    }
     let run = crumb()
-        .args(["replay", "--pipeline", "pipelines/casual.yaml"])
+        .args(["replay", "--pipeline", CASUAL])
         .arg(&path)
         .run()
         .expect_code(0);
     assert!(
-        run.stdout
-            .contains("pipeline    casual (pipelines/casual.yaml)"),
+        run.stdout.contains(
+            "pipeline    casual (--pipeline pipelines/casual.yaml; the transcript records no pipeline hash, so it is taken as given)"
+        ),
         "{}",
         run.stdout
     );
@@ -190,7 +216,11 @@ fn replay_of_a_missing_transcript_is_a_usage_error() {
 #[test]
 fn status_shows_progress_recent_events_and_the_scorecard() {
     let path = fixture("casual-pass.jsonl");
-    let run = crumb().arg("status").arg(&path).run().expect_code(0);
+    let run = crumb()
+        .args(["status", "--pipeline", CASUAL])
+        .arg(&path)
+        .run()
+        .expect_code(0);
     insta::assert_snapshot!("status_casual_pass", run.stdout);
 }
 
@@ -209,7 +239,11 @@ fn status_of_an_unfinished_session_awaiting_a_person() {
             .to_owned(),
     );
     std::fs::write(dir.path().join("transcript.jsonl"), lines.join("\n")).expect("write");
-    let run = crumb().arg("status").arg(dir.path()).run().expect_code(0);
+    let run = crumb()
+        .args(["status", "--pipeline", CASUAL])
+        .arg(dir.path())
+        .run()
+        .expect_code(0);
     assert!(run.stdout.contains("awaiting a person"), "{}", run.stdout);
     assert!(
         run.stdout.contains("verdict    PARTIAL → PARTIAL"),

@@ -234,6 +234,20 @@ fn crumb_explain_describes_event_kinds() {
         .run()
         .expect_code(0);
     assert!(run.stdout.contains("scores"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("A role judges exactly when `judge.score` is in its `produces`."),
+        "{}",
+        run.stdout
+    );
+    for common in ["note", "agent.thought_summary"] {
+        let run = crumb().args(["explain", common]).run().expect_code(0);
+        assert!(
+            run.stdout.contains("Authority: a common kind"),
+            "{}",
+            run.stdout
+        );
+    }
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ`.

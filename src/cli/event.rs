@@ -1,14 +1,16 @@
 //! `crumb event`: how agents write back. Reads one JSON event on stdin, stamps it and appends it
 //! to the session's transcript.
 //!
-//! The firewall: an agent may only speak as itself (`from` must equal `CRUMB_ACTOR`) and may not
-//! write runner-owned kinds or metadata. A refused draft is never written; an `audit` event
+//! The firewall: an agent may only speak as itself (`from` must equal `CRUMB_ACTOR`), may write
+//! only the kinds its role `produces` plus the common set (`pipeline::authority`, learnt from the
+//! session's `authority.json`), and may not write runner-owned kinds or metadata (provenance and
+//! usage: token counts come only from the adapter's usage tap). A refused draft is never written; an `audit` event
 //! records the attempt instead. Exit codes: `SUCCESS` written, `FAILURE` malformed or invalid
 //! event (nothing written), `USAGE_ERROR` refused by the firewall, missing environment, or I/O
 //! failure.
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
@@ -31,14 +33,16 @@ const ATTEMPTED_BODY_CHARS: usize = 200;
 /// Largest stdin accepted (pretty-printed input may be larger than the compact line).
 const MAX_STDIN_BYTES: u64 = 4 * MAX_LINE_BYTES as u64;
 
-/// Metadata keys only the runner may set.
-const RUNNER_METADATA: [&str; 3] = ["deterministic", "tool", "effect_id"];
+use crate::pipeline::authority::is_runner_metadata;
+use crate::runtime::authority::AuthorityRecord;
 
 /// Where and as whom this process writes, from the environment the runner sets for a spawn.
 struct SpawnEnv {
     actor: String,
     session_id: String,
     transcript: PathBuf,
+    /// The session folder (`CRUMB_SESSION_DIR`, else the transcript's folder).
+    session_dir: PathBuf,
 }
 
 /// Why `crumb event` stopped without writing the draft.
@@ -81,13 +85,26 @@ fn execute() -> Result<Value, Failure> {
     let mut writer = Writer::open(&session.transcript, session.session_id.clone())
         .map_err(|e| Failure::Refused(e.to_string()))?;
 
-    if let Some(violation) = firewall_violation(object, &session.actor) {
+    let authority = AuthorityRecord::load(&session.session_dir).map_err(|e| {
+        Failure::Refused(format!(
+            "cannot learn which kinds the session's roles may write: {e}"
+        ))
+    })?;
+    if let Some(violation) = firewall_violation(object, &session.actor, authority.as_ref()) {
         let audit = writer
             .append(audit_draft(object, &session.actor, violation))
             .map_err(|e| Failure::Refused(e.to_string()))?;
         print_line(&json!({"rejected": true, "violation": violation, "audit_id": audit.id}));
+        let allowed = authority
+            .as_ref()
+            .and_then(|a| a.roles.get(&session.actor).map(|p| (p, &a.common)))
+            .map(|(produces, common)| {
+                let kinds: Vec<&str> = produces.iter().chain(common).map(String::as_str).collect();
+                format!("; `{}` may write: {}", session.actor, kinds.join(", "))
+            })
+            .unwrap_or_default();
         return Err(Failure::Refused(format!(
-            "refused: {} (actor `{}`); nothing was written, audit event {} records the attempt",
+            "refused: {} (actor `{}`){allowed}; nothing was written, audit event {} records the attempt",
             describe(violation),
             session.actor,
             audit.id
@@ -118,18 +135,25 @@ fn session_from_env() -> Result<SpawnEnv, Failure> {
             "CRUMB_SESSION_ID is not set; crumb event needs the session it writes to".to_owned(),
         )
     })?;
+    let session_dir = var("CRUMB_SESSION_DIR").map(PathBuf::from);
     let transcript = var("CRUMB_TRANSCRIPT_PATH")
         .map(PathBuf::from)
-        .or_else(|| var("CRUMB_SESSION_DIR").map(|dir| PathBuf::from(dir).join("transcript.jsonl")))
+        .or_else(|| session_dir.as_ref().map(|dir| dir.join("transcript.jsonl")))
         .ok_or_else(|| {
             Failure::Refused(
                 "neither CRUMB_TRANSCRIPT_PATH nor CRUMB_SESSION_DIR is set".to_owned(),
             )
         })?;
+    let session_dir = session_dir.unwrap_or_else(|| {
+        transcript
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    });
     Ok(SpawnEnv {
         actor,
         session_id,
         transcript,
+        session_dir,
     })
 }
 
@@ -152,7 +176,13 @@ fn read_stdin() -> Result<Value, Failure> {
 
 /// The first firewall rule the draft breaks, as an audit violation code. `from` was already
 /// defaulted to the actor, so a spawn running as a reserved actor is caught by the first rules too.
-fn firewall_violation(object: &Map<String, Value>, actor: &str) -> Option<&'static str> {
+/// Without an `authority` (a bare transcript, not a session folder) only the runner-owned rules
+/// apply; the reducer still ignores what the role may not write.
+fn firewall_violation(
+    object: &Map<String, Value>,
+    actor: &str,
+    authority: Option<&AuthorityRecord>,
+) -> Option<&'static str> {
     let from = object.get("from").and_then(Value::as_str);
     if let Some(from) = from {
         match from {
@@ -175,11 +205,14 @@ fn firewall_violation(object: &Map<String, Value>, actor: &str) -> Option<&'stat
         if kind.is_runner_owned() {
             return Some("forged_runner_kind_attempt");
         }
+        match authority.map(|a| a.may_write(actor, kind)) {
+            Some(None) => return Some("unknown_role_attempt"),
+            Some(Some(false)) => return Some("unauthorized_kind_attempt"),
+            _ => {}
+        }
     }
     if let Some(metadata) = object.get("metadata").and_then(Value::as_object)
-        && RUNNER_METADATA
-            .iter()
-            .any(|key| metadata.contains_key(*key))
+        && metadata.keys().any(|key| is_runner_metadata(key))
     {
         return Some("forged_runner_metadata_attempt");
     }
@@ -197,8 +230,15 @@ fn describe(violation: &str) -> &'static str {
         }
         "forged_qa_result_attempt" => "`qa.result` is written only by the runner's QA",
         "forged_runner_kind_attempt" => "this kind is written only by the runner",
+        "unknown_role_attempt" => "CRUMB_ACTOR is not a role of this session's pipeline",
+        "unauthorized_kind_attempt" => {
+            "a role may write only the kinds it `produces` plus `note` and `agent.thought_summary` \
+             (`crumb explain <kind>` says who writes a kind)"
+        }
         _ => {
-            "`metadata.deterministic`, `metadata.tool` and `metadata.effect_id` are set only by the runner"
+            "provenance (`metadata.deterministic`, `tool`, `effect_id`, `audit_violations`) and usage \
+             (`metadata.tokens_in`, `tokens_out`, `thinking_tokens`, `cache_read`, `cache_write`, \
+             `cost_usd`, `latency_ms`) are set only by the runner"
         }
     }
 }

@@ -39,7 +39,11 @@ pub fn run(args: &Args) -> ExitCode {
         return output::print(explain_code(code), "explain");
     }
     if let Some(text) = crate::transcript::explain(name) {
-        return output::print(format!("{}\n", text.trim_end()), "explain");
+        let authority = name
+            .parse()
+            .map(crate::pipeline::authority::describe)
+            .unwrap_or_default();
+        return output::print(format!("{}\n{authority}\n", text.trim_end()), "explain");
     }
     let hint = suggest::did_you_mean(&full, codes::ALL.iter().map(|c| c.name))
         .map(|h| format!(" ({h})"))

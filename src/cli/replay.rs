@@ -1,10 +1,13 @@
 //! `crumb replay <session-dir | transcript.jsonl | session id> [--json] [--pipeline PATH]`: fold a
 //! transcript through the reducer, run no effect, and print the final state.
 //!
-//! The table comes from, in order: the session folder's frozen pipeline (`meta.json` names it),
-//! `--pipeline`, or the built-in copy of `pipelines/casual.yaml`. Foreign (reference) transcripts
-//! replay too: lines in legacy shapes are mapped, lines that cannot be read are listed, and the
-//! exit code is still 0. `USAGE_ERROR` when the transcript or the pipeline cannot be read at all.
+//! Replay never guesses the pipeline. The table comes from the session folder's frozen pipeline
+//! (`meta.json` names it); else from `--pipeline FILE`, whose content hash (computed as freezing
+//! computes it) must equal the one `session.start` recorded — a mismatch is an error naming both
+//! unless `--force`, and a transcript that records no hash (a legacy one) takes the file as given
+//! and says so; else it is an error. Foreign (reference) transcripts replay too: lines in legacy
+//! shapes are mapped, lines that cannot be read are listed, and the exit code is still 0.
+//! `USAGE_ERROR` when the transcript or the pipeline cannot be read or chosen.
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;
@@ -17,11 +20,9 @@ use crate::engine::ask::duration;
 use crate::engine::guards::DIMENSIONS;
 use crate::engine::state::{EventSummary, State, VerdictRecord};
 use crate::pipeline::table::TransitionTable;
+use crate::runtime::freeze::content_hash;
 use crate::runtime::session::{META_FILE, SessionDir, TRANSCRIPT_FILE};
-use crate::runtime::session_dir::{compile_frozen, compile_source, fold_transcript};
-
-/// The casual pipeline shipped in the binary: the table of last resort.
-const BUILT_IN_CASUAL: &str = include_str!("../../pipelines/casual.yaml");
+use crate::runtime::session_dir::{compile_frozen, fold_transcript, recorded_pipeline};
 
 /// Arguments of `crumb replay`.
 #[derive(Debug, clap::Args)]
@@ -31,13 +32,21 @@ pub struct Args {
     /// Print the full state (and what was read) as JSON instead of a summary.
     #[arg(long)]
     pub json: bool,
-    /// The pipeline to replay against when the session has no frozen copy.
+    /// The pipeline to replay against when the session has no frozen copy; its hash must match
+    /// the one `session.start` recorded.
     #[arg(long, value_name = "PATH")]
     pub pipeline: Option<PathBuf>,
+    /// Replay against `--pipeline` even when its hash differs from the recorded one.
+    #[arg(long, requires = "pipeline")]
+    pub force: bool,
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    let loaded = match load(&args.session, args.pipeline.as_deref(), 0) {
+    let chosen = Choice {
+        pipeline: args.pipeline.as_deref(),
+        force: args.force,
+    };
+    let loaded = match load(&args.session, chosen, 0) {
         Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("crumb replay: {message}");
@@ -67,15 +76,20 @@ pub(crate) struct Loaded {
     pub recent: VecDeque<EventSummary>,
 }
 
+/// The pipeline a person named for a transcript without a frozen copy.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Choice<'a> {
+    /// `--pipeline`.
+    pub pipeline: Option<&'a Path>,
+    /// `--force`: accept a `--pipeline` whose hash differs from the recorded one.
+    pub force: bool,
+}
+
 /// Find the transcript and table for `reference`, then fold it, keeping the last `keep` events.
-pub(crate) fn load(
-    reference: &str,
-    pipeline: Option<&Path>,
-    keep: usize,
-) -> Result<Loaded, String> {
+pub(crate) fn load(reference: &str, chosen: Choice<'_>, keep: usize) -> Result<Loaded, String> {
     let (transcript, session_dir) = locate(reference)?;
     let session = session_dir.and_then(|dir| SessionDir::open(dir).ok());
-    let (table, table_origin) = table_for(session.as_ref(), pipeline)?;
+    let (table, table_origin) = table_for(session.as_ref(), &transcript, chosen)?;
     let mut recent = VecDeque::with_capacity(keep);
     let replay = fold_transcript(&transcript, &table, |state| {
         if keep > 0
@@ -126,21 +140,60 @@ fn locate(reference: &str) -> Result<(PathBuf, Option<PathBuf>), String> {
     }
 }
 
-/// The session's frozen pipeline, else `--pipeline`, else the built-in casual pipeline.
+/// The session's frozen pipeline, else `--pipeline` when its hash matches `session.start`'s
+/// (or `--force`, or the transcript records none), else an error: never a guess.
 fn table_for(
     session: Option<&SessionDir>,
-    pipeline: Option<&Path>,
+    transcript: &Path,
+    chosen: Choice<'_>,
 ) -> Result<(TransitionTable, String), String> {
     let frozen = session.and_then(|dir| {
         let meta = dir.read_meta().ok()?;
         Some(dir.frozen_pipeline(&meta)).filter(|p| p.is_file())
     });
-    let compiled = match frozen.as_deref().or(pipeline) {
-        Some(path) => compile_frozen(path).map(|t| (t, path.display().to_string())),
-        None => compile_source(BUILT_IN_CASUAL, Path::new("pipelines/casual.yaml"))
-            .map(|t| (t, "built-in casual".to_owned())),
+    if let Some(frozen) = frozen {
+        let table = compile_frozen(&frozen).map_err(|e| e.to_string())?;
+        return Ok((table, format!("frozen, {}", frozen.display())));
+    }
+    let recorded = recorded_pipeline(transcript).map_err(|e| e.to_string())?;
+    let Some(path) = chosen.pipeline else {
+        return Err(match recorded {
+            Some((name, hash)) => format!(
+                "{}: no frozen pipeline; session.start recorded pipeline `{name}` ({hash}): \
+                 pass that file with --pipeline FILE",
+                transcript.display()
+            ),
+            None => format!(
+                "{}: no frozen pipeline and the transcript records none: \
+                 pass the pipeline it ran with, --pipeline FILE",
+                transcript.display()
+            ),
+        });
     };
-    compiled.map_err(|e| e.to_string())
+    let shown = path.display();
+    let origin = match recorded {
+        None => format!(
+            "--pipeline {shown}; the transcript records no pipeline hash, so it is taken as given"
+        ),
+        Some((_, expected)) => {
+            let actual = content_hash(path).map_err(|e| format!("--pipeline {shown}: {e}"))?;
+            if actual == expected {
+                format!("--pipeline {shown}, hash matches session.start")
+            } else if chosen.force {
+                format!(
+                    "--pipeline {shown} with --force: its hash {actual} differs from session.start's {expected}"
+                )
+            } else {
+                return Err(format!(
+                    "--pipeline {shown}: its hash {actual} differs from the {expected} session.start \
+                     recorded, so it is not the pipeline this session ran; pass that one, or --force \
+                     to replay against this file anyway"
+                ));
+            }
+        }
+    };
+    let table = compile_frozen(path).map_err(|e| e.to_string())?;
+    Ok((table, origin))
 }
 
 /// The human summary of a replay.
@@ -176,6 +229,13 @@ fn summary(loaded: &Loaded) -> String {
         "events      {} folded of {} lines · {} mapped from legacy shapes · {} skipped · {} effects (not run)",
         read.events, read.lines, read.mapped, read.skipped, read.effects
     );
+    if state.refused_events > 0 {
+        let _ = writeln!(
+            out,
+            "refused     {} event(s) from roles of kinds they may not write (not acted on)",
+            state.refused_events
+        );
+    }
     match &state.verification.latest {
         Some(record) => write_verdict(&mut out, record),
         None => out.push_str("verdict     none yet\n"),

@@ -30,7 +30,11 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    let loaded = match load(&args.session, args.pipeline.as_deref(), RECENT) {
+    let chosen = super::replay::Choice {
+        pipeline: args.pipeline.as_deref(),
+        force: false,
+    };
+    let loaded = match load(&args.session, chosen, RECENT) {
         Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("crumb status: {message}");
@@ -69,6 +73,13 @@ pub fn run(args: &Args) -> ExitCode {
             String::new()
         }
     );
+    if state.refused_events > 0 {
+        let _ = writeln!(
+            out,
+            "refused   {} event(s) a role may not write (ignored; see `crumb explain <kind>`)",
+            state.refused_events
+        );
+    }
     let _ = writeln!(out, "\nlast {} events", loaded.recent.len());
     for event in &loaded.recent {
         let time = event.ts.get(11..23).unwrap_or(&event.ts);

@@ -79,6 +79,19 @@ struct OutlineRole {
 
 /// Copy `pipeline_path` and its template directories into `<session_dir>/pipeline/`.
 pub fn freeze(pipeline_path: &Path, session_dir: &Path) -> Result<FrozenPipeline, FreezeError> {
+    freeze_into(pipeline_path, Some(session_dir))
+}
+
+/// The hash [`freeze`] would record for `pipeline_path`, copying nothing (`crumb replay
+/// --pipeline` checks it against `session.start`).
+pub fn content_hash(pipeline_path: &Path) -> Result<String, FreezeError> {
+    freeze_into(pipeline_path, None).map(|frozen| frozen.hash)
+}
+
+fn freeze_into(
+    pipeline_path: &Path,
+    session_dir: Option<&Path>,
+) -> Result<FrozenPipeline, FreezeError> {
     let read_err = |path: &Path| {
         let path = path.display().to_string();
         move |source| FreezeError::Read { path, source }
@@ -125,24 +138,16 @@ pub fn freeze(pipeline_path: &Path, session_dir: &Path) -> Result<FrozenPipeline
     sources.dedup();
 
     let root = common_ancestor(sources.iter().map(|path| path.parent().unwrap_or(path)));
-    let frozen_root = session_dir.join(FROZEN_DIR);
+    let frozen_root = session_dir.map(|dir| dir.join(FROZEN_DIR));
     let mut files = Vec::with_capacity(sources.len());
     let mut whole = Sha256::new();
     for source in &sources {
         let relative = source.strip_prefix(&root).unwrap_or(source);
         let relative_text = slash_path(relative);
         let bytes = std::fs::read(source).map_err(read_err(source))?;
-        let target = frozen_root.join(relative);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| FreezeError::Write {
-                path: parent.display().to_string(),
-                source,
-            })?;
+        if let Some(frozen_root) = &frozen_root {
+            copy_to(&frozen_root.join(relative), &bytes)?;
         }
-        std::fs::write(&target, &bytes).map_err(|source| FreezeError::Write {
-            path: target.display().to_string(),
-            source,
-        })?;
         whole.update(relative_text.as_bytes());
         whole.update([0]);
         whole.update((bytes.len() as u64).to_le_bytes());
@@ -156,6 +161,19 @@ pub fn freeze(pipeline_path: &Path, session_dir: &Path) -> Result<FrozenPipeline
         pipeline_file: format!("{FROZEN_DIR}/{}", slash_path(pipeline_relative)),
         hash: format!("sha256:{:x}", whole.finalize()),
         files,
+    })
+}
+
+fn copy_to(target: &Path, bytes: &[u8]) -> Result<(), FreezeError> {
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent).map_err(|source| FreezeError::Write {
+            path: parent.display().to_string(),
+            source,
+        })?;
+    }
+    std::fs::write(target, bytes).map_err(|source| FreezeError::Write {
+        path: target.display().to_string(),
+        source,
     })
 }
 

@@ -123,11 +123,7 @@ impl Meta {
         };
         let mut text = serde_json::to_vec_pretty(self).expect("meta serialises");
         text.push(b'\n');
-        let tmp = path.with_extension(format!("json.tmp.{}", std::process::id()));
-        let mut file = std::fs::File::create(&tmp).map_err(err)?;
-        file.write_all(&text).map_err(err)?;
-        file.sync_all().map_err(err)?;
-        std::fs::rename(&tmp, path).map_err(err)
+        write_atomically(path, &text).map_err(err)
     }
 
     /// Set the status (and `pid` when running), stamping `updated`.
@@ -136,6 +132,16 @@ impl Meta {
         self.pid = pid;
         self.updated = now_rfc3339();
     }
+}
+
+/// Write `bytes` to `path` through a temporary file renamed over it, so a reader (a concurrent
+/// `crumb ls`, `crumb event`) never sees half a file.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("json.tmp.{}", std::process::id()));
+    let mut file = std::fs::File::create(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)
 }
 
 /// The current time as RFC 3339 UTC with millisecond precision (the transcript's format).

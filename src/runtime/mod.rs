@@ -1,5 +1,6 @@
 //! The runtime: sessions on disk, bindings, inbox, process spawning, coordinator and dispatcher. Everything here may do I/O.
 
+pub mod authority;
 pub mod bindings;
 pub mod coordinator;
 pub mod dead_session;

@@ -3,6 +3,7 @@
 //! ```text
 //! transcript.jsonl   append-only source of truth
 //! meta.json          lifecycle cache (status, pid, pipeline, goal) for `crumb ls`
+//! authority.json     each role's `produces`, for the `crumb event` firewall (see `authority`)
 //! inbox.txt          lines from people (`crumb say`, Studio)
 //! coordinator.lock   held by the one live coordinator
 //! pipeline/          the frozen pipeline and templates (see `freeze`)
@@ -12,10 +13,12 @@
 
 use std::path::{Path, PathBuf};
 
+use super::authority::{AuthorityError, AuthorityRecord};
 use super::freeze::{FreezeError, FrozenPipeline, freeze};
 use super::home::{CrumbHome, Project};
 use super::lock::{CoordinatorLock, LockError};
 use super::meta::{META_SCHEMA_VERSION, Meta, MetaError, SessionStatus, now_rfc3339};
+use super::session_dir::compile_frozen;
 
 pub const TRANSCRIPT_FILE: &str = "transcript.jsonl";
 pub const META_FILE: &str = "meta.json";
@@ -44,6 +47,8 @@ pub enum SessionError {
     Lock(#[from] LockError),
     #[error(transparent)]
     Meta(#[from] MetaError),
+    #[error(transparent)]
+    Authority(#[from] AuthorityError),
 }
 
 /// A freshly created session, locked by the caller, which becomes its coordinator.
@@ -186,6 +191,10 @@ fn populate(
         std::fs::File::create(&file).map_err(create_err(&file))?;
     }
     let frozen = freeze(pipeline_path, path)?;
+    // A frozen pipeline that does not compile gets no record; `crumb event` then fails closed.
+    if let Ok(table) = compile_frozen(&path.join(&frozen.pipeline_file)) {
+        AuthorityRecord::of(&table).write(path)?;
+    }
     let now = now_rfc3339();
     let meta = Meta {
         schema_version: META_SCHEMA_VERSION,

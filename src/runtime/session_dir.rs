@@ -17,9 +17,9 @@ use crate::engine::replay::Parsed;
 use crate::engine::state::{State, clip};
 use crate::pipeline::compile::{CompileOptions, Compiled, compile_file, compile_str};
 use crate::pipeline::table::TransitionTable;
-use crate::transcript::Kind;
 use crate::transcript::reader::{Reader, Tolerant};
 use crate::transcript::tail::Tail;
+use crate::transcript::{Event, Kind};
 
 pub use crate::transcript::reader::MAX_LINE_BYTES;
 
@@ -54,7 +54,7 @@ pub fn compile_frozen(path: &Path) -> Result<TransitionTable, OpenError> {
     )
 }
 
-/// Compile a pipeline held in memory (replay's built-in casual pipeline) the same way.
+/// Compile a pipeline held in memory the same way (tests).
 pub fn compile_source(source: &str, origin: &Path) -> Result<TransitionTable, OpenError> {
     table_of(
         compile_str(source, origin, &READ_OPTIONS),
@@ -120,24 +120,42 @@ impl SessionDir {
 
     /// The run configuration recorded in the first readable `session.start`, if any.
     pub fn run_config(&self) -> Result<Option<RunConfig>, OpenError> {
-        let path = self.transcript();
-        let file = std::fs::File::open(&path).map_err(|source| OpenError::Read {
-            path: path.clone(),
-            source,
-        })?;
-        let reader = Reader::tolerant(std::io::BufReader::with_capacity(64 * 1024, file));
-        let start = reader
-            .filter_map(Result::ok)
-            .find_map(|parsed| match parsed {
-                Parsed::Event(event) | Parsed::Mapped(event, _)
-                    if event.kind == Kind::SessionStart =>
-                {
-                    Some(event)
-                }
-                _ => None,
-            });
+        let start = first_session_start(&self.transcript())?;
         Ok(start.and_then(|event| RunConfig::from_events([&event])))
     }
+}
+
+/// The first readable `session.start` of the transcript at `path`, if any.
+fn first_session_start(path: &Path) -> Result<Option<Event>, OpenError> {
+    let file = std::fs::File::open(path).map_err(|source| OpenError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let reader = Reader::tolerant(std::io::BufReader::with_capacity(64 * 1024, file));
+    Ok(reader
+        .filter_map(Result::ok)
+        .find_map(|parsed| match parsed {
+            Parsed::Event(event) | Parsed::Mapped(event, _) if event.kind == Kind::SessionStart => {
+                Some(event)
+            }
+            _ => None,
+        }))
+}
+
+/// The pipeline name and hash the transcript's `session.start` recorded (`data.pipeline`,
+/// `data.pipeline_hash`); `None` for a transcript that records no hash (a legacy one).
+pub fn recorded_pipeline(path: &Path) -> Result<Option<(String, String)>, OpenError> {
+    let start = first_session_start(path)?;
+    let field = |data: &serde_json::Map<String, serde_json::Value>, key: &str| {
+        data.get(key)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    Ok(start.and_then(|event| {
+        let data = event.data.as_ref()?;
+        let hash = field(data, "pipeline_hash")?;
+        Some((field(data, "pipeline").unwrap_or_default(), hash))
+    }))
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use super::*;
 use crumb::exit_codes::INVALID_PIPELINE;
+use serde_json::json;
 
 #[test]
 fn invalid_pipelines_unknown_adapters_and_bad_binds_are_refused_before_anything_runs() {
@@ -64,4 +65,79 @@ fn resume_refuses_unknown_sessions_and_a_live_coordinator() {
         second.stderr
     );
     child.kill();
+}
+
+/// `crumb run` records each role's `produces` in `authority.json` when it creates the session;
+/// without the record (an older session) `crumb event` compiles the frozen pipeline instead.
+#[test]
+fn the_firewall_knows_the_sessions_roles_with_or_without_the_authority_record() {
+    let scratch = Scratch::new();
+    scratch.run("pass", &[]).expect_code(0);
+    let session = scratch.session();
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(session.join("authority.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        record,
+        json!({
+            "roles": {"planner-lead": ["spec"], "builder": ["build"], "verifier": ["judge.score"]},
+            "common": ["note", "agent.thought_summary"]
+        })
+    );
+    for with_record in [true, false] {
+        if !with_record {
+            std::fs::remove_file(session.join("authority.json")).unwrap();
+        }
+        let event = |draft: &str| {
+            crumb()
+                .arg("event")
+                .env("CRUMB_ACTOR", "builder")
+                .env("CRUMB_SESSION_ID", session.file_name().unwrap())
+                .env("CRUMB_SESSION_DIR", &session)
+                .stdin(draft)
+                .run()
+        };
+        event(r#"{"kind":"judge.score","scores":{"verdict":"PASS"}}"#).expect_code(2);
+        event(r#"{"kind":"note","body":"fine"}"#).expect_code(0);
+    }
+}
+
+/// A session whose frozen pipeline is gone replays only against the pipeline whose hash
+/// `session.start` recorded; another file is refused, naming both hashes, unless `--force`.
+#[test]
+fn replay_checks_the_pipeline_hash_session_start_recorded() {
+    let scratch = Scratch::new();
+    scratch.run("pass", &[]).expect_code(0);
+    let session = scratch.session();
+    let recorded = transcript(&session)
+        .into_iter()
+        .find(|e| e["kind"] == "session.start")
+        .and_then(|e| e["data"]["pipeline_hash"].as_str().map(str::to_owned))
+        .unwrap();
+    std::fs::remove_dir_all(session.join("pipeline")).unwrap();
+    let replay = |extra: &[&str]| scratch.command(&["replay"]).arg(&session).args(extra).run();
+    let run = replay(&[]).expect_code(2);
+    assert!(
+        run.stderr.contains(&recorded) && run.stderr.contains("--pipeline FILE"),
+        "{}",
+        run.stderr
+    );
+    let own = scratch.pipeline();
+    let run = replay(&["--pipeline", own.to_str().unwrap()]).expect_code(0);
+    assert!(
+        run.stdout.contains("hash matches session.start"),
+        "{}",
+        run.stdout
+    );
+    let other = repo_root().join("pipelines/casual.yaml");
+    let run = replay(&["--pipeline", other.to_str().unwrap()]).expect_code(2);
+    assert!(
+        run.stderr.contains(&recorded)
+            && run.stderr.contains("differs")
+            && run.stderr.contains("--force"),
+        "{}",
+        run.stderr
+    );
+    let run = replay(&["--pipeline", other.to_str().unwrap(), "--force"]).expect_code(0);
+    assert!(run.stdout.contains("with --force"), "{}", run.stdout);
 }

@@ -1,4 +1,4 @@
-//! Conformance suite: the engine's behaviour scenario by scenario (numbered C1–C21 in the test
+//! Conformance suite: the engine's behaviour scenario by scenario (numbered C1–C26 in the test
 //! names), one test per verdict × severity cell and per stop reason, against the casual
 //! pipeline's table.
 
@@ -9,6 +9,7 @@
 
 use crate::transcript::Metadata;
 
+mod authority;
 mod commands;
 mod declared;
 mod outcomes;

@@ -1,6 +1,10 @@
 //! The reducer: one event in, the next state and the effects out.
 //!
 //! Every event goes through the same fixed stages, in this order:
+//! 0. **authority** — an event from a role of a kind the role may not write (see
+//!    [`crate::pipeline::authority`]), or a `goal` from anyone but the person or the runner, is
+//!    counted in `refused_events` and otherwise ignored: an agent that appends to the file
+//!    directly gets no further than one that goes through `crumb event`;
 //! 1. **bookkeeping** — counters, clock, snapshots (spec, build, QA), spawn outcomes;
 //! 2. **user commands** — `user.*` events: pause, resume, approve, veto, goto, swap, append, cancel,
 //!    reset-circuit, ask; each acknowledged with an `ack` event;
@@ -25,6 +29,7 @@ use super::state::{
     BuildSnapshot, EventSummary, MAX_LIST, MAX_TEXT, PREVIEW, QaSnapshot, SpecSnapshot, State,
     Terminal, clip,
 };
+use crate::pipeline::authority;
 use crate::pipeline::table::TransitionTable;
 use crate::transcript::payload::{data, data_str};
 use crate::transcript::{Draft, Event, Kind, Metadata};
@@ -75,6 +80,11 @@ pub(super) struct Step<'a> {
 
 impl Step<'_> {
     fn run(&mut self) {
+        if self.refused() {
+            self.state.events += 1;
+            self.state.refused_events += 1;
+            return;
+        }
         let now_ms = parse_ms(&self.event.ts);
         // `/ask` answers describe the state *before* the question.
         let answer = ask::pending_answer(self.table, self.state, self.event, now_ms);
@@ -92,6 +102,19 @@ impl Step<'_> {
         }
         self.pause_filter();
         self.pairing();
+    }
+
+    // ---- stage 0: authority --------------------------------------------------------------------
+
+    /// Whether this event is not the writer's to send, so the engine must not act on it.
+    fn refused(&self) -> bool {
+        let event = self.event;
+        if event.kind == Kind::Goal {
+            return !matches!(event.from.as_str(), "user" | "system");
+        }
+        self.table
+            .role(&event.from)
+            .is_some_and(|role| !authority::accepts_from_role(&role.produces, event.kind))
     }
 
     // ---- ids and effect builders -------------------------------------------------------------
@@ -194,7 +217,13 @@ impl Step<'_> {
             .last_event
             .get_or_insert_with(EventSummary::default)
             .overwrite(event);
-        if let Some(meta) = &event.metadata {
+        // Usage counts only from the runner's usage tap (`agent.stop`), never from what an
+        // agent's own event claims.
+        if let Some(meta) = event
+            .metadata
+            .as_ref()
+            .filter(|_| event.kind == Kind::AgentStop)
+        {
             let used = meta
                 .tokens_in
                 .unwrap_or(0)

@@ -80,6 +80,12 @@ codes! {
     UNKNOWN_ROLE = "crumb::unknown-role", Error,
         "A route spawns, or listens to events from, a role the pipeline does not declare.",
         "Use a role id declared under `roles:` (the message suggests the closest one), or declare the role.";
+    PRODUCES_RUNNER_KIND = "crumb::produces-runner-kind", Error,
+        "A role's `produces` lists a kind only the runner or a person writes (e.g. `goal`, `qa.result`, `artifact.created`), so the role could never emit it and no turn of it could succeed.",
+        "Remove the kind from `produces`; `crumb explain <kind>` says who writes it. Roles report files in the `artifacts` of their own output event.";
+    FROM_CANNOT_PRODUCE = "crumb::from-cannot-produce", Error,
+        "A route listens for a kind `from` a role that may not write it (not in its `produces`, not a common kind), so the route can never fire.",
+        "Add the kind to that role's `produces`, or change `on`/`from`. A role may write its `produces`, `note` and `agent.thought_summary`; the runner writes `agent.wake`/`agent.stop`/`tool.call`/`tool.result` for it.";
     MISSING_TEMPLATE = "crumb::missing-template", Error,
         "A role's prompt template file does not exist.",
         "Template paths are relative to the pipeline file; fix the path or create the template.";

@@ -1,6 +1,7 @@
 //! Pipeline files: the YAML model, its schema, validation and compilation to a transition table.
 
 pub mod argv;
+pub mod authority;
 pub mod codes;
 pub mod compile;
 pub mod context;

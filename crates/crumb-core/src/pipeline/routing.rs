@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
+use crate::pipeline::authority;
 use crate::pipeline::codes;
 use crate::pipeline::compile::Ctx;
 use crate::pipeline::diagnostic::Diagnostic;
@@ -27,6 +28,8 @@ pub(crate) fn check(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<
     let before = ctx.diagnostics.len();
     let unknown_trigger = unknown_kinds(pipeline, ctx);
     unknown_roles(pipeline, table, ctx);
+    produces_runner_kind(pipeline, ctx);
+    from_cannot_produce(pipeline, table, ctx);
     if ctx.salvage.is_partial() {
         // Schema errors cut parts of the file: what the whole graph would say is not known.
         return;
@@ -135,6 +138,75 @@ fn unknown_roles(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>
             ctx.emit(d);
         }
     }
+}
+
+/// A role cannot write a runner-owned kind (role authority), so declaring one in `produces`
+/// promises a turn outcome that can never happen.
+fn produces_runner_kind(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
+    for (id, role) in &pipeline.roles {
+        for (i, kind) in role.produces.iter().enumerate() {
+            if !kind.parse::<Kind>().is_ok_and(Kind::is_runner_owned) {
+                continue;
+            }
+            let pointer = format!(
+                "/roles/{}/produces/{i}",
+                crate::pipeline::located_yaml::escape_segment(id)
+            );
+            let d = ctx
+                .at(
+                    &codes::PRODUCES_RUNNER_KIND,
+                    &pointer,
+                    format!(
+                        "role `{id}` cannot produce `{kind}`: only the runner or a person writes it"
+                    ),
+                )
+                .label("not a kind a role may write")
+                .hint(format!(
+                    "remove it; `crumb explain {kind}` says who writes it"
+                ));
+            ctx.emit(d);
+        }
+    }
+}
+
+/// A route `{ on: K, from: R }` where role `R` may not write `K`: the engine would ignore every
+/// such event (role authority), so the route could never fire.
+fn from_cannot_produce(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
+    for (i, route) in pipeline.routes.iter().enumerate() {
+        let Some(role) = route.from.as_deref().and_then(|from| table.role(from)) else {
+            continue;
+        };
+        let Ok(kind) = route.on.parse::<Kind>() else {
+            continue; // a verdict route, or an unknown kind reported elsewhere
+        };
+        if authority::accepts_from_role(&role.produces, kind) {
+            continue;
+        }
+        let d = ctx
+            .at(
+                &codes::FROM_CANNOT_PRODUCE,
+                &format!("/routes/{i}/from"),
+                format!("role `{}` cannot write `{kind}`", role.id),
+            )
+            .label(format!(
+                "`{}` produces {}",
+                role.id,
+                produces_list(&role.produces)
+            ))
+            .hint(format!(
+                "add `{kind}` to `{}`'s `produces`, or listen to a role that produces it",
+                role.id
+            ));
+        ctx.emit(d);
+    }
+}
+
+fn produces_list(produces: &[String]) -> String {
+    if produces.is_empty() {
+        return "nothing".to_owned();
+    }
+    let quoted: Vec<String> = produces.iter().map(|k| format!("`{k}`")).collect();
+    quoted.join(", ")
 }
 
 /// A role declared in the file but cut for a schema error (already reported).

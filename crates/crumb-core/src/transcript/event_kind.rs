@@ -55,7 +55,7 @@ kinds! {
     /// A role's spawn ended (success or not); carries its usage.
     AgentStop = "agent.stop", writer: "the dispatcher, on behalf of the role", fields: "`metadata.tokens_in/tokens_out/cost_usd/latency_ms`, `metadata.effect_id`";
     /// The user's goal: what the session should produce.
-    Goal = "goal", writer: "the user", fields: "`body` (goal text)";
+    Goal = "goal", writer: "the user, through the runner (`crumb run`)", fields: "`body` (goal text)";
     /// A clarifying question to the user.
     QuestionSocratic = "question.socratic", writer: "a planning role", fields: "`body`";
     /// The user's answer to a clarifying question.
@@ -134,6 +134,7 @@ impl Kind {
         matches!(
             self,
             Kind::SessionStart
+                | Kind::Goal
                 | Kind::SessionEnd
                 | Kind::SessionAwaiting
                 | Kind::AgentWake
