@@ -32,7 +32,7 @@ use crate::runtime::session::{self, SessionDir};
 use crate::transcript::writer::Writer;
 use crate::transcript::{Draft, Kind, Metadata};
 
-const EXIT_HELP: &str = "Exit codes: 0 PASS (or approved by a person), 10 awaiting a person (PARTIAL: `crumb say <id> /approve` then `crumb resume <id>`), 20 stopped without PASS (FAIL, budget, circuit breaker, idle), 130 interrupted, 3 invalid pipeline, 2 usage or configuration error, 1 internal error.";
+const EXIT_HELP: &str = "Exit codes follow the outcome the pipeline declares: 0 pass, 20 fail (also a pass refused for want of QA or resting on the mock), 21 partial, 22 rejected, 23 stopped (budget, limit, circuit breaker, idle); 10 awaiting a person (`crumb say <id> /approve` then `crumb resume <id>`), 130 interrupted, 3 invalid pipeline, 2 usage or configuration error, 1 internal error.";
 
 /// Arguments of `crumb run`.
 #[derive(Debug, clap::Args)]
