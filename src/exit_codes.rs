@@ -36,8 +36,16 @@ exit_codes! {
     INVALID_PIPELINE = 3;
     /// The session waits for a person (PARTIAL): `crumb say <id> /approve`, then `crumb resume`.
     AWAITING_PERSON = 10;
-    /// The session ended without PASS: FAIL, a budget, an open circuit breaker, idleness.
-    STOPPED_WITHOUT_PASS = 20;
+    /// The session ended with outcome `fail` (a declared fail, a pass refused for want of QA or
+    /// resting on the mock), or a transcript's `done` recorded no outcome.
+    FAILED = 20;
+    /// The session ended with outcome `partial`.
+    PARTIAL = 21;
+    /// The session ended with outcome `rejected`.
+    REJECTED = 22;
+    /// The session ended with outcome `stopped`: a budget, a limit, the circuit breaker or
+    /// idleness ended it before any declared outcome.
+    STOPPED = 23;
     /// The mock builder crashed on purpose (`--mock-scenario crash-once|crash-always`); only the
     /// dispatcher sees it, and it is not an exit code a real failure of crumb produces.
     SIMULATED_CRASH = 70;

@@ -25,6 +25,11 @@ async function loadSessions(more = false) {
   drawSessions();
 }
 
+/** A small red badge: a degraded run must never look like a normal one. */
+function degradedPill(title) {
+  return h('span', { class: 'pill degraded', title }, 'degraded');
+}
+
 function drawSessions() {
   const list = clear($('#sessions'));
   $('#session-count').textContent = `${sessionTotal} session${sessionTotal === 1 ? '' : 's'}`;
@@ -32,7 +37,8 @@ function drawSessions() {
     list.append(h('li', { class: 'session' + (current && current.id === s.id ? ' active' : ''), dataset: { id: s.id } },
       h('a', { href: `#/session/${s.id}` },
         h('div', { class: 'row' }, h('span', { class: 'dot status-' + s.status }), h('code', {}, s.id.slice(-8)), statusPill(s.status),
-          h('span', { class: 'spacer' }), s.verdict ? verdictPill(s.verdict, s.verdict_source === 'engine' ? 'corrected by the engine' : 'as claimed by the verifier') : null),
+          h('span', { class: 'spacer' }), s.degraded ? degradedPill('an agent was swapped to another adapter') : null,
+          s.verdict ? verdictPill(s.verdict, s.verdict_source === 'engine' ? 'corrected by the engine' : 'as claimed by the verifier') : null),
         h('div', { class: 'goal' }, clip(s.goal, 90)),
         h('div', { class: 'muted small' }, `${s.pipeline} · ${ago(s.created)}${s.aggregate != null ? ' · ' + num(s.aggregate) + '/30' : ''}`))));
   }
@@ -184,6 +190,7 @@ function drawSession(me) {
       h('h2', { id: 'session-goal' }, d.meta ? d.meta.goal : d.id),
       h('span', { class: 'spacer' }),
       statusPill(status),
+      d.degraded ? degradedPill((d.swaps || []).map(w => `${w.role}: ${w.from || '?'} → ${w.to} (${w.cause})`).join('; ')) : null,
       card ? verdictPill(card.verdict, 'corrected by the engine') : verdictPill(null),
       h('span', { class: 'muted small' }, `${d.events} events`)),
     h('div', { class: 'muted small' }, h('code', {}, d.id), d.meta ? ` · ${d.meta.pipeline} · started ${ago(d.meta.created)}` : '',
@@ -191,7 +198,8 @@ function drawSession(me) {
       d.unreadable_lines ? h('span', { class: 'warn' }, ` · ${d.unreadable_lines} unreadable lines skipped`) : ''));
   const attention = [];
   if (s.awaiting) attention.push(h('div', { class: 'banner await' }, h('b', {}, 'Waiting for you. '), 'The verdict asks a person to decide: send ', h('code', {}, '/approve'), ' or ', h('code', {}, '/veto <reason>'), ' below.'));
-  if (s.done) attention.push(h('div', { class: 'banner done' }, h('b', {}, 'Finished: '), s.done.reason));
+  if (s.done) attention.push(h('div', { class: 'banner done' }, h('b', {}, 'Finished: '), `${s.done.outcome || 'unknown outcome'} (${s.done.reason})`));
+  if (d.degraded) attention.push(h('div', { class: 'banner bad degraded' }, h('b', {}, 'Degraded: '), (d.swaps || []).map(w => `${w.role} ran on ${w.to} instead of ${w.from || '?'} (${w.cause})`).join('; ')));
   if (s.paused) attention.push(h('div', { class: 'banner await' }, 'Paused. ', h('code', {}, '/resume'), ' to continue.'));
   if (d.table_error) attention.push(h('div', { class: 'banner bad' }, d.table_error));
   head.append(...attention);

@@ -64,6 +64,7 @@ fn snapshot_name(file: &Path, format: &str) -> String {
 fixture_tests! {
     folder: "tests/pipelines/invalid", suffix: ".yaml", check: check_invalid,
     listed: every_invalid_fixture_has_a_test,
+    invalid_await_without_answer => "await-without-answer.yaml",
     invalid_bad_duration => "bad-duration.yaml",
     invalid_bad_glob => "bad-glob.yaml",
     invalid_bad_size => "bad-size.yaml",
@@ -73,6 +74,7 @@ fixture_tests! {
     invalid_command_on_another_adapter_preset => "command-on-another-adapter.preset.yaml",
     invalid_command_path_escapes_root => "command-path-escapes-root.yaml",
     invalid_command_without_argv => "command-without-argv.yaml",
+    invalid_done_reason_word => "done-reason-word.yaml",
     invalid_duplicate_check_id => "duplicate-check-id.yaml",
     invalid_duplicate_key => "duplicate-key.yaml",
     invalid_duplicate_role => "duplicate-role.yaml",

@@ -51,6 +51,20 @@ impl Scratch {
             .run()
     }
 
+    /// `crumb run` on the mock adapter, human output (no `--json`).
+    fn run_human(&self) -> Run {
+        self.command(&["run"])
+            .arg(self.pipeline())
+            .arg(PITCH)
+            .args(["--adapter", "mock"])
+            .run()
+    }
+
+    /// `crumb <args> <path>`.
+    fn on(&self, args: &[&str], path: &Path) -> Run {
+        self.command(args).arg(path).run()
+    }
+
     fn command(&self, args: &[&str]) -> crate::support::Crumb {
         crumb()
             .current_dir(self.dir.path())
@@ -267,13 +281,7 @@ fn pass_runs_every_role_once_and_leaves_a_game() {
 #[test]
 fn human_output_names_session_bindings_and_game() {
     let scratch = Scratch::new();
-    let run = scratch
-        .command(&["run"])
-        .arg(scratch.pipeline())
-        .arg(PITCH)
-        .args(["--adapter", "mock"])
-        .run()
-        .expect_code(0);
+    let run = scratch.run_human().expect_code(0);
     let session = scratch.session();
     let id = session.file_name().unwrap().to_string_lossy().into_owned();
     let text = run
@@ -402,6 +410,7 @@ fn run_until(scratch: &Scratch, ready: Ready) -> (Running, PathBuf) {
 
 mod agent_clis;
 mod live;
+mod outcomes;
 mod refusals;
 mod resume;
 mod scenarios;

@@ -31,7 +31,7 @@ qa:
 routes:
   - { on: goal, run: qa }
   - { on: build, run: qa }
-  - { on: qa.result, done: checked }
+  - { on: qa.result, done: { outcome: pass, reason: checked } }
 limits:
   max_respec: 0
   max_verify: 1

@@ -328,16 +328,29 @@ fn write_read_report(out: &mut String, stats: &crate::engine::replay::ReplayStat
     }
 }
 
-/// `done — <reason>`, `awaiting a person …`, `paused`, or `running`.
+/// `done — <reason> (outcome <word>)`, `awaiting a person …`, `paused`, or `running`. A `done`
+/// line that recorded no outcome (transcripts from before outcomes) shows it as unknown: the
+/// reason's spelling is never read as one.
 pub(crate) fn outcome(state: &State) -> String {
     if let Some(done) = &state.done {
-        return format!("done — {}", done.reason);
+        let outcome = done
+            .outcome
+            .map_or("unknown: the done line recorded none", |o| o.as_str());
+        let degraded = if state.degraded() { ", degraded" } else { "" };
+        return format!("done — {} (outcome {outcome}{degraded})", done.reason);
     }
     if let Some(awaiting) = &state.awaiting {
-        return format!(
-            "awaiting a person (/approve or /veto) on verdict {}",
-            awaiting.judge_event_id
-        );
+        return if awaiting.is_verdict() {
+            format!(
+                "awaiting a person (/approve or /veto) on verdict {}",
+                awaiting.judge_event_id
+            )
+        } else {
+            format!(
+                "awaiting a person on `{}` ({})",
+                awaiting.on, awaiting.judge_event_id
+            )
+        };
     }
     let next = state
         .next_role

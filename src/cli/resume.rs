@@ -14,7 +14,7 @@ use crate::runtime::resolve::resolve;
 /// Arguments of `crumb resume`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Exit codes: as `crumb run` (0 PASS or approved, 10 awaiting a person, 20 stopped without PASS, 130 interrupted, 2 usage, 1 internal)."
+    after_help = "Exit codes: as `crumb run`, following the outcome (0 pass, 20 fail, 21 partial, 22 rejected, 23 stopped by a budget, limit or breaker; 10 awaiting a person, 130 interrupted, 2 usage, 1 internal)."
 )]
 pub struct Args {
     /// A session id, a unique prefix of one, or a session folder.

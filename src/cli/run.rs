@@ -1,9 +1,10 @@
 //! `crumb run <pipeline> <pitch>`: validate the pipeline, create a session, resolve and print the
 //! bindings, drive the session to its end, and summarise.
 //!
-//! Exit codes ([`crate::exit_codes`]): `SUCCESS` PASS (or a person approved), `AWAITING_PERSON`
-//! (`crumb say <id> /approve` then `crumb resume <id>`), `STOPPED_WITHOUT_PASS` (budget, circuit,
-//! FAIL, idle), `INTERRUPTED`, `INVALID_PIPELINE`, `USAGE_ERROR`, `FAILURE` (internal error).
+//! Exit codes ([`crate::exit_codes`]) follow the session's outcome: `SUCCESS` pass, `FAILED`,
+//! `PARTIAL`, `REJECTED`, `STOPPED` (budget, limit, circuit, idle); `AWAITING_PERSON`
+//! (`crumb say <id> /approve` then `crumb resume <id>`), `INTERRUPTED`, `INVALID_PIPELINE`,
+//! `USAGE_ERROR`, `FAILURE` (internal error).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,7 +32,7 @@ use crate::runtime::session::{self, SessionDir};
 use crate::transcript::writer::Writer;
 use crate::transcript::{Draft, Kind, Metadata};
 
-const EXIT_HELP: &str = "Exit codes: 0 PASS (or approved by a person), 10 awaiting a person (PARTIAL: `crumb say <id> /approve` then `crumb resume <id>`), 20 stopped without PASS (FAIL, budget, circuit breaker, idle), 130 interrupted, 3 invalid pipeline, 2 usage or configuration error, 1 internal error.";
+const EXIT_HELP: &str = "Exit codes follow the outcome the pipeline declares: 0 pass, 20 fail (also a pass refused for want of QA or resting on the mock), 21 partial, 22 rejected, 23 stopped (budget, limit, circuit breaker, idle); 10 awaiting a person (`crumb say <id> /approve` then `crumb resume <id>`), 130 interrupted, 3 invalid pipeline, 2 usage or configuration error, 1 internal error.";
 
 /// Arguments of `crumb run`.
 #[derive(Debug, clap::Args)]
@@ -254,17 +255,20 @@ fn summary(dir: &SessionDir, outcome: &Outcome) -> Value {
         })
     });
     let entry = dir.artifacts().join("game/index.html");
-    let (status, reason) = match &outcome.ending {
-        Ending::Done { reason } => ("done", Some(reason.clone())),
-        Ending::Awaiting => ("awaiting", None),
-        Ending::Interrupted => ("interrupted", None),
+    let (status, ended, reason) = match &outcome.ending {
+        Ending::Done { outcome, reason } => ("done", *outcome, Some(reason.clone())),
+        Ending::Awaiting => ("awaiting", None, None),
+        Ending::Interrupted => ("interrupted", None, None),
     };
     json!({
         "session_id": dir.id(),
         "folder": dir.path().display().to_string(),
         "status": status,
+        "outcome": ended,
         "reason": reason,
         "exit_code": outcome.ending.exit_code(),
+        "degraded": state.degraded(),
+        "swaps": crate::runtime::run_config::swaps_json(state),
         "verdict": verdict,
         "verifications": state.verification.count,
         "events": state.events,
@@ -320,7 +324,17 @@ fn print_summary(summary: &Value) {
     };
     println!();
     match summary.get("reason").and_then(Value::as_str) {
-        Some(reason) => println!("ended    {reason}"),
+        Some(reason) => println!(
+            "ended    {reason} (outcome {}, exit {})",
+            summary
+                .get("outcome")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown"),
+            summary
+                .get("exit_code")
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        ),
         None if text("status") == "interrupted" => println!(
             "stopped  interrupted; continue with crumb resume {}",
             text("session_id")
@@ -345,6 +359,21 @@ fn print_summary(summary: &Value) {
             part("corrected", "aggregate"),
             part("raw", "verdict").trim_matches('"'),
             part("raw", "aggregate"),
+        );
+    }
+    for swap in summary
+        .get("swaps")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let word = |key: &str| swap.get(key).and_then(Value::as_str).unwrap_or("?");
+        println!(
+            "DEGRADED {}: {} → {} ({})",
+            word("role"),
+            word("from"),
+            word("to"),
+            word("cause")
         );
     }
     if let Some(game) = summary.get("game").and_then(Value::as_str) {

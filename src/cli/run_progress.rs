@@ -8,6 +8,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::engine::State;
+use crate::engine::state::{MOCK_ADAPTER, Swap};
 use crate::runtime::coordinator::Observer;
 use crate::transcript::{Event, Kind};
 
@@ -17,6 +18,8 @@ pub struct Progress {
     plain: bool,
     started: Instant,
     tokens_hard: u64,
+    /// Swaps already announced.
+    swaps_shown: usize,
 }
 
 impl Progress {
@@ -37,6 +40,7 @@ impl Progress {
             bar,
             started: Instant::now(),
             tokens_hard,
+            swaps_shown: 0,
         }
     }
 
@@ -86,11 +90,34 @@ fn describe(event: &Event) -> Option<String> {
     }
 }
 
+/// A loud line for an adapter swap: a degraded run must never look like a normal one.
+fn degraded(swap: &Swap) -> String {
+    let mock = if swap.to == MOCK_ADAPTER && swap.cause == "circuit_open" {
+        " — the mock's artifact is a placeholder; this session cannot pass"
+    } else {
+        ""
+    };
+    format!(
+        "DEGRADED {}: {} → {} ({}){mock}",
+        swap.role,
+        swap.from.as_deref().unwrap_or("?"),
+        swap.to,
+        swap.cause,
+    )
+}
+
 impl Observer for Progress {
     fn event(&mut self, event: &Event, state: &State, live: bool) {
         if !live {
+            self.swaps_shown = state.swaps.len();
             return;
         }
+        // Every swap once, as it happens (a resumed run starts past the old ones).
+        for swap in state.swaps.iter().skip(self.swaps_shown) {
+            let message = degraded(swap);
+            self.warn(&message);
+        }
+        self.swaps_shown = state.swaps.len();
         let Some(shown) = describe(event) else { return };
         let elapsed = self.started.elapsed().as_secs_f32();
         if let Some(bar) = &self.bar {

@@ -272,6 +272,7 @@ impl Coordinator<'_> {
                     // Ended by an event someone else wrote (or ended before this run).
                     return Ok(Outcome {
                         ending: Ending::Done {
+                            outcome: done.outcome,
                             reason: done.reason.clone(),
                         },
                         state: self.replay.state,
@@ -557,6 +558,7 @@ impl Coordinator<'_> {
         self.finishing = Some((
             Done {
                 id,
+                outcome: crate::vocab::Outcome::Stopped,
                 reason: "idle".to_owned(),
             },
             Instant::now(),
@@ -587,6 +589,7 @@ impl Coordinator<'_> {
             }
         }
         let mut data = Map::new();
+        data.insert("outcome".into(), json!(done.outcome));
         data.insert("reason".into(), json!(done.reason));
         append(
             &self.writer,
@@ -610,13 +613,15 @@ impl Coordinator<'_> {
                 self.observer.event(&event, &self.replay.state, true);
             }
         }
-        let reason = self
+        let (outcome, reason) = self
             .replay
             .state
             .done
             .as_ref()
-            .map_or(done.reason, |d| d.reason.clone());
-        Ok(Some(Ending::Done { reason }))
+            .map_or((Some(done.outcome), done.reason), |d| {
+                (d.outcome, d.reason.clone())
+            });
+        Ok(Some(Ending::Done { outcome, reason }))
     }
 
     /// The person stopped crumb: kill every live turn and QA run without recording an outcome,

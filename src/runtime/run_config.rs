@@ -10,6 +10,7 @@ use crate::adapters::AdapterKind;
 use crate::pipeline::preset::Effort;
 use crate::pipeline::table::LimitsSpec;
 use crate::transcript::{Event, Kind};
+use crate::vocab::Outcome;
 
 /// Where one role runs, and which layer decided it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,8 +83,11 @@ impl RunConfig {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Ending {
-    /// A terminal `done` with this reason.
-    Done { reason: String },
+    /// A terminal `done` with this outcome (`None`: an old transcript recorded none) and reason.
+    Done {
+        outcome: Option<Outcome>,
+        reason: String,
+    },
     /// Waiting for a person's `/approve` or `/veto`.
     Awaiting,
     /// Stopped by Ctrl-C or SIGTERM; `crumb resume` continues where it was.
@@ -91,15 +95,39 @@ pub enum Ending {
 }
 
 impl Ending {
-    /// The documented exit code of `crumb run` and `crumb resume` for this ending.
+    /// The documented exit code of `crumb run` and `crumb resume` for this ending. It follows the
+    /// outcome alone; the reason is never read.
     pub fn exit_code(&self) -> u8 {
-        use crate::exit_codes::{AWAITING_PERSON, INTERRUPTED, STOPPED_WITHOUT_PASS, SUCCESS};
+        use crate::exit_codes::{AWAITING_PERSON, INTERRUPTED};
         match self {
-            Ending::Done { reason } if reason == "verdict_pass" || reason == "approved" => SUCCESS,
+            Ending::Done { outcome, .. } => outcome_exit_code(*outcome),
             Ending::Awaiting => AWAITING_PERSON,
             Ending::Interrupted => INTERRUPTED,
-            Ending::Done { .. } => STOPPED_WITHOUT_PASS,
         }
+    }
+}
+
+/// The adapter swaps of a session, as `--json` and Studio show them.
+pub fn swaps_json(state: &crate::engine::State) -> Value {
+    state
+        .swaps
+        .iter()
+        .map(
+            |s| serde_json::json!({ "role": s.role, "from": s.from, "to": s.to, "cause": s.cause }),
+        )
+        .collect()
+}
+
+/// The exit code of a session that ended with `outcome` (unknown counts as failed: nothing says
+/// it passed).
+pub fn outcome_exit_code(outcome: Option<Outcome>) -> u8 {
+    use crate::exit_codes::{FAILED, PARTIAL, REJECTED, STOPPED, SUCCESS};
+    match outcome {
+        Some(Outcome::Pass) => SUCCESS,
+        Some(Outcome::Fail) | None => FAILED,
+        Some(Outcome::Partial) => PARTIAL,
+        Some(Outcome::Rejected) => REJECTED,
+        Some(Outcome::Stopped) => STOPPED,
     }
 }
 
@@ -142,35 +170,26 @@ mod tests {
     }
 
     #[test]
-    fn exit_codes_follow_the_documented_table() {
+    fn exit_codes_follow_the_outcome_never_the_reason() {
+        let done = |outcome, reason: &str| Ending::Done {
+            outcome,
+            reason: reason.into(),
+        };
+        assert_eq!(done(Some(Outcome::Pass), "accepted").exit_code(), 0);
+        assert_eq!(done(Some(Outcome::Rejected), "approved").exit_code(), 22);
+        assert_eq!(done(Some(Outcome::Fail), "verdict_pass").exit_code(), 20);
+        assert_eq!(done(Some(Outcome::Partial), "good_enough").exit_code(), 21);
         assert_eq!(
-            Ending::Done {
-                reason: "verdict_pass".into()
-            }
-            .exit_code(),
-            0
+            done(Some(Outcome::Stopped), "circuit_open:builder").exit_code(),
+            23
         );
-        assert_eq!(
-            Ending::Done {
-                reason: "approved".into()
-            }
-            .exit_code(),
-            0
-        );
+        assert_eq!(done(None, "verdict_pass").exit_code(), 20, "never guessed");
         assert_eq!(Ending::Awaiting.exit_code(), 10);
-        assert_eq!(
-            Ending::Done {
-                reason: "circuit_open:builder".into()
-            }
-            .exit_code(),
-            20
-        );
-        assert_eq!(
-            Ending::Done {
-                reason: "idle".into()
-            }
-            .exit_code(),
-            20
-        );
+        assert_eq!(Ending::Interrupted.exit_code(), 130);
+        let codes: std::collections::BTreeSet<u8> = Outcome::ALL
+            .into_iter()
+            .map(|o| outcome_exit_code(Some(o)))
+            .collect();
+        assert_eq!(codes.len(), Outcome::ALL.len(), "one code per outcome");
     }
 }

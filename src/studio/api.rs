@@ -199,6 +199,8 @@ pub async fn session(
             // What the fold skipped: the same lines, for the same reasons, as `crumb replay`.
             "unreadable_lines": inner.replay.stats.skipped,
             "state": inner.replay.state,
+            "degraded": inner.replay.state.degraded(),
+            "swaps": crate::runtime::run_config::swaps_json(&inner.replay.state),
             "stats": inner.replay.stats,
             "table_error": inner.table_error,
             "pipeline": table.as_ref().map(|t| json!({

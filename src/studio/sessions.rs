@@ -35,6 +35,8 @@ pub struct SessionRow {
     pub last_ts: Option<String>,
     /// Events, when the session is being watched (otherwise unknown without reading it all).
     pub events: Option<usize>,
+    /// Some role was swapped to another adapter (known when watched, else from the tail).
+    pub degraded: bool,
 }
 
 /// The sessions Studio knows, and the hubs of those being watched.
@@ -120,6 +122,7 @@ pub fn row(summary: SessionSummary, registry: &Registry) -> SessionRow {
         last_kind: tail.last().map(|e| e.kind.as_str().to_owned()),
         last_ts: tail.last().map(|e| e.ts.clone()),
         events: None,
+        degraded: tail.iter().any(is_swap),
         summary,
     };
     if let Some(judge) = tail.iter().rev().find(|e| e.kind.as_str() == "judge.score")
@@ -132,6 +135,7 @@ pub fn row(summary: SessionSummary, registry: &Registry) -> SessionRow {
     if let Some(hub) = registry.open_hub(&row.summary.id) {
         let inner = hub.lock();
         row.events = Some(inner.index.len());
+        row.degraded = inner.replay.state.degraded();
         if let Some(latest) = &inner.replay.state.verification.latest {
             row.verdict = Some(latest.corrected.verdict.as_str().to_owned());
             row.aggregate = Some(latest.corrected.aggregate);
@@ -139,6 +143,21 @@ pub fn row(summary: SessionSummary, registry: &Registry) -> SessionRow {
         }
     }
     row
+}
+
+/// An adapter swap: the circuit breaker's audit, or the ack of a person's `/swap`.
+fn is_swap(event: &Event) -> bool {
+    let data = event.data.as_ref();
+    match event.kind.as_str() {
+        "audit" => data
+            .and_then(|d| d.get("event"))
+            .is_some_and(|e| e == "adapter_swapped"),
+        "ack" => event
+            .body
+            .as_deref()
+            .is_some_and(|b| b.starts_with("swapped ")),
+        _ => false,
+    }
 }
 
 /// The transcript's size and the events in its last [`TAIL_BYTES`] (first partial line dropped).

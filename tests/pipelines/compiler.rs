@@ -33,6 +33,7 @@ fn casual_compiles_to_the_expected_table() {
     assert_eq!(
         pass.action,
         Action::Done {
+            outcome: crumb_core::vocab::Outcome::Pass,
             reason: "verdict_pass".into()
         }
     );
@@ -100,7 +101,7 @@ fn template_escape_is_refused_even_through_a_symlink() {
     let pipeline = project.join("pipelines/p.yaml");
     std::fs::write(
         &pipeline,
-        "version: 1\nname: p\nroles:\n  w: { template: ../link.md.j2, produces: [build] }\nroutes:\n  - { on: goal, spawn: w }\n  - { on: build, done: ok }\n",
+        "version: 1\nname: p\nroles:\n  w: { template: ../link.md.j2, produces: [build] }\nroutes:\n  - { on: goal, spawn: w }\n  - { on: build, done: { outcome: pass, reason: ok } }\n",
     )
     .expect("write");
     let compiled = compile_file(&pipeline, &CompileOptions::default());
@@ -174,7 +175,7 @@ fn graph_node_ids_stay_distinct_when_names_sanitise_alike() {
     let pipeline = dir.path().join("p.yaml");
     std::fs::write(
         &pipeline,
-        "version: 1\nname: p\nroles:\n  a-b: { template: t.j2, produces: [spec] }\n  a_b: { template: t.j2, produces: [build] }\nroutes:\n  - { on: goal, spawn: a-b }\n  - { on: spec, spawn: a_b }\n  - { on: build, done: \"said \\\"done\\\"\" }\n",
+        "version: 1\nname: p\nroles:\n  a-b: { template: t.j2, produces: [spec] }\n  a_b: { template: t.j2, produces: [build] }\nroutes:\n  - { on: goal, spawn: a-b }\n  - { on: spec, spawn: a_b }\n  - { on: build, done: { outcome: pass, reason: \"said \\\"done\\\"\" } }\n",
     )
     .expect("write");
     std::fs::write(dir.path().join("t.j2"), "{{ goal }}").expect("write");

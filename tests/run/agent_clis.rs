@@ -137,8 +137,10 @@ fn an_agent_cli_failure_is_reported_in_the_cli_s_own_words() {
             "--json",
         ])
         .run()
-        .expect_code(0);
-    assert_eq!(summary(&run)["reason"], "verdict_pass");
+        .expect_code(i32::from(crumb::exit_codes::FAILED));
+    // claude failed and the mock stood in: never a pass (issue 11: it used to say PASS).
+    assert_eq!(summary(&run)["reason"], "degraded_to_mock:builder");
+    assert_eq!(summary(&run)["degraded"], true);
     let events = transcript(&scratch.session());
     assert_effects_once(&events);
     let errors = of_kind(&events, "error");
@@ -154,7 +156,7 @@ fn an_agent_cli_failure_is_reported_in_the_cli_s_own_words() {
 }
 
 #[test]
-fn a_missing_agent_cli_is_an_error_event_then_the_circuit_swaps_to_the_fallback() {
+fn a_missing_agent_cli_is_an_error_event_then_the_circuit_swaps_to_the_fallback_and_cannot_pass() {
     let scratch = Scratch::new();
     let run = scratch
         .command(&["run"])
@@ -163,8 +165,21 @@ fn a_missing_agent_cli_is_an_error_event_then_the_circuit_swaps_to_the_fallback(
         .arg(PITCH)
         .args(["--adapter", "mock", "--bind", "builder=codex", "--json"])
         .run()
-        .expect_code(0);
-    assert_eq!(summary(&run)["reason"], "verdict_pass");
+        .expect_code(i32::from(crumb::exit_codes::FAILED));
+    // The mock's game is a placeholder, not codex's work: the verdict's pass is refused.
+    let summary = summary(&run);
+    assert_eq!(summary["reason"], "degraded_to_mock:builder");
+    assert_eq!(summary["outcome"], "fail");
+    assert_eq!(summary["degraded"], true);
+    assert_eq!(
+        summary["swaps"],
+        serde_json::json!([{"role": "builder", "from": "codex", "to": "mock", "cause": "circuit_open"}])
+    );
+    assert!(
+        run.stderr.contains("DEGRADED builder: codex → mock"),
+        "the progress says so: {}",
+        run.stderr
+    );
     let events = transcript(&scratch.session());
     assert_effects_once(&events);
     let errors = of_kind(&events, "error");

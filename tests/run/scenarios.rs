@@ -83,8 +83,13 @@ fn crash_once_is_retried() {
 #[test]
 fn a_builder_that_always_crashes_opens_the_circuit_swaps_then_stops() {
     let scratch = Scratch::new();
-    let summary = summary(&scratch.run("crash-always", &[]).expect_code(20));
+    let summary = summary(&scratch.run("crash-always", &[]).expect_code(23));
     assert_eq!(summary["reason"], "circuit_open:builder");
+    assert_eq!(summary["outcome"], "stopped");
+    // The fixture's builder falls back to `mock`: the swap is reported, never silent.
+    assert_eq!(summary["degraded"], true);
+    assert_eq!(summary["swaps"][0]["role"], "builder");
+    assert_eq!(summary["swaps"][0]["to"], "mock");
     let events = transcript(&scratch.session());
     assert_effects_once(&events);
     let swaps: Vec<_> = of_kind(&events, "audit")

@@ -3,9 +3,12 @@
 //! - `user.pause` / `user.resume`: the whole session, or one role (`to`, or `data.actor`). A pause
 //!   queues spawns instead of issuing them; a resume re-fires exactly the queued spawns with the
 //!   context they were queued with. A global resume also lifts every per-role pause.
-//! - `user.approve`: ends an awaiting session as `done(approved)`.
-//! - `user.veto <reason>`: the repair route (the table's `FAIL × Important` cell) with the reason as
-//!   feedback.
+//! - `user.approve`: fires the pipeline's `user.approve` route, only while a verdict awaits a
+//!   person (approving a question or anything else that is not a verdict is refused).
+//! - `user.veto <reason>`: fires the pipeline's `user.veto` route with the reason as feedback; a
+//!   repair it starts counts against `limits.max_verify`.
+//!
+//! Without a declared route, either command is refused with an error ack and the run goes on.
 //! - `user.intervene`: verbs in `data`, all optional and combinable — `goto: <role>`,
 //!   `swap: {from: <role>, to: <adapter>}`, `append` / `sandwich_append: <text>` (for `to` /
 //!   `data.target_actor`, or every role), `cancel: <role>|"all"`, `reset_circuit: <role>|"all"|true`,
@@ -23,6 +26,7 @@ use super::ask::TOPICS;
 use super::effect::{Cancel, Effect, Feedback, SpawnCause};
 use super::reducer::{Step, VETO_CELL};
 use super::state::{MAX_TEXT, clip};
+use crate::pipeline::table::{Action, CompiledRoute};
 use crate::transcript::payload::{data, data_str};
 use crate::transcript::{Draft, Kind, Metadata};
 
@@ -215,21 +219,34 @@ impl Step<'_> {
         }
     }
 
+    /// `/approve`: the pipeline's `user.approve` route, only while a verdict awaits a person.
     fn approve(&mut self) -> Result<String, String> {
-        if self.state.awaiting.take().is_none() {
+        let Some(awaiting) = &self.state.awaiting else {
             return Err("nothing is awaiting approval".to_owned());
+        };
+        if !awaiting.is_verdict() {
+            return Err(format!(
+                "/approve answers a verdict, and the session awaits `{}`; nothing changed",
+                awaiting.on
+            ));
         }
-        self.stop("approved");
+        let Some(route) = self.person_route(Kind::UserApprove) else {
+            return Err(
+                "the pipeline declares no `user.approve` route; nothing changed".to_owned(),
+            );
+        };
+        self.state.awaiting = None;
+        self.fire(&route, None, SpawnCause::Route);
         Ok("approved".to_owned())
     }
 
+    /// `/veto <reason>`: the pipeline's `user.veto` route, with the reason as feedback. A repair
+    /// counts against `limits.max_verify` like a verdict's.
     fn veto(&mut self) -> Result<String, String> {
-        let (verdict, severity) = VETO_CELL;
-        let Some(route) = self.table.route_for_verdict(verdict, severity) else {
-            return Err(format!(
-                "the pipeline has no route for {verdict} × {severity} to repair with"
-            ));
+        let Some(mut route) = self.person_route(Kind::UserVeto) else {
+            return Err("the pipeline declares no `user.veto` route; nothing changed".to_owned());
         };
+        let (verdict, severity) = VETO_CELL;
         let reason = self
             .event
             .body
@@ -246,14 +263,25 @@ impl Step<'_> {
             suggested_change: None,
         };
         self.state.awaiting = None;
+        let repairs = matches!(route.action, Action::Spawn { .. } | Action::RunQa);
+        if repairs && self.state.verification.count >= self.table.limits.max_verify {
+            self.stop("too_many_verify");
+            return Ok("vetoed; the verification budget is spent".to_owned());
+        }
         // A veto always hands its reason over, whether or not the route says `with: feedback`.
-        let mut route = route.clone();
         route.with_feedback = true;
         self.fire(&route, Some(feedback), SpawnCause::Veto);
         match data_str(self.event, "target_msg_id") {
             Some(target) => Ok(format!("vetoed {}", clip(target, 64))),
             None => Ok("vetoed".to_owned()),
         }
+    }
+
+    /// The route a person's command fires, if the pipeline declares one.
+    fn person_route(&self, kind: Kind) -> Option<CompiledRoute> {
+        self.table
+            .route_for(kind.as_str(), &self.event.from)
+            .cloned()
     }
 
     /// A role-or-everyone argument of a verb (`cancel`, `reset_circuit`).
@@ -377,6 +405,7 @@ impl Step<'_> {
         let verbs = self.parse_verbs()?;
         let mut acks: Vec<String> = Vec::new();
         if let Some((role, adapter)) = &verbs.swap {
+            self.state.record_swap(role, adapter, "person");
             self.state.role_mut(role).adapter = Some(adapter.clone());
             acks.push(format!("swapped {role} → {adapter}"));
         }

@@ -12,8 +12,27 @@ use crate::transcript::Metadata;
 mod authority;
 mod commands;
 mod declared;
+mod outcomes;
 mod routes;
 mod stops;
+
+/// The casual table without one of its guards.
+fn without_guard(guard: crate::pipeline::table::Guard) -> crate::pipeline::table::TransitionTable {
+    let mut table = crate::engine::testkit::casual();
+    table.scoring.guards.retain(|g| *g != guard);
+    table
+}
+
+/// The casual table with `fallback` as the builder's fallback adapter (the shipped file has none).
+fn with_builder_fallback(fallback: &str) -> crate::pipeline::table::TransitionTable {
+    let mut table = crate::engine::testkit::casual();
+    for role in &mut table.roles {
+        if role.id == "builder" {
+            role.fallback = vec![fallback.to_owned()];
+        }
+    }
+    table
+}
 
 /// The metadata of an agent turn that used `tokens` input tokens.
 fn usage(tokens: u64) -> Metadata {

@@ -14,13 +14,13 @@
 //!   two outcomes move the role's circuit breaker; wake/stop/notes never do.
 //! - [`RunQa`]: `qa.result` from `system` with `parent_event_id` = the build event id.
 //! - [`Append`]: the draft itself (its `metadata.effect_id` is already set by the reducer).
-//! - [`Done`]: `done` from `system` with `data.reason`, then `session.end`.
+//! - [`Done`]: `done` from `system` with `data.outcome` and `data.reason`, then `session.end`.
 //! - [`Cancel`]: a `note` from `system` with `data: {cancelled: [...], reason}`.
 
 use serde::Serialize;
 
 use crate::transcript::Draft;
-use crate::vocab::{Severity, Verdict};
+use crate::vocab::{Outcome, Severity, Verdict};
 
 /// One thing the runtime must do.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -140,6 +140,8 @@ pub struct Append {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Done {
     pub id: String,
+    /// What the session's exit code follows.
+    pub outcome: Outcome,
     /// What the `done` event records, e.g. `verdict_pass`, `too_many_verify`, `circuit_open:builder`.
     pub reason: String,
 }

@@ -199,6 +199,11 @@ pub fn judge(scoring: &ScoringSpec, raw: &RawScores, evidence: &Evidence<'_>) ->
         corrections.push(Correction::ScoreOutOfRange);
     }
 
+    // What the claim amounted to before the QA-based guards: a PASS claim (or a pass-band
+    // aggregate) without a passing QA run fails outright rather than sliding to PARTIAL once D2
+    // is zeroed (scenario C6).
+    let claimed_pass = raw.verdict == Some(Verdict::Pass)
+        || verdict_for(scoring, round(dims.iter().sum())) == Verdict::Pass;
     let qa_passed = evidence.qa_exit_code == Some(0);
     if enabled(Guard::ExecFromQa) {
         let truth = if qa_passed { MAX_DIMENSION } else { 0.0 };
@@ -246,7 +251,10 @@ pub fn judge(scoring: &ScoringSpec, raw: &RawScores, evidence: &Evidence<'_>) ->
     if raw.verdict != Some(verdict) {
         corrections.push(Correction::VerdictFromThresholds);
     }
-    if enabled(Guard::PassRequiresQa) && verdict == Verdict::Pass && !qa_passed {
+    if enabled(Guard::PassRequiresQa)
+        && (verdict == Verdict::Pass || (claimed_pass && verdict == Verdict::Partial))
+        && !qa_passed
+    {
         verdict = Verdict::Fail;
         corrections.push(Correction::PassRequiresQa);
     }
@@ -319,8 +327,9 @@ mod tests {
         );
         assert_eq!(out.corrected.dimensions[1], 0.0);
         assert!((out.corrected.aggregate - 21.0).abs() < 1e-9);
-        // 21 is PARTIAL by the thresholds; PASS-requires-QA only acts on a PASS band.
-        assert_eq!(out.corrected.verdict, Verdict::Partial);
+        // 21 is PARTIAL by the thresholds, but the claim was a PASS with no QA run: FAIL (C6).
+        assert_eq!(out.corrected.verdict, Verdict::Fail);
+        assert!(out.corrections.contains(&Correction::PassRequiresQa));
         assert!(out.corrections.contains(&Correction::ExecFromQa));
         assert!(out.corrections.contains(&Correction::VerdictFromThresholds));
     }

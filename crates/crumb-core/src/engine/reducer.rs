@@ -33,12 +33,10 @@ use crate::pipeline::authority;
 use crate::pipeline::table::TransitionTable;
 use crate::transcript::payload::{data, data_str};
 use crate::transcript::{Draft, Event, Kind, Metadata};
-use crate::vocab::{Severity, Verdict};
+use crate::vocab::{Outcome, Severity, Verdict};
 
 /// `metadata.tool` of every event the engine composes.
 pub const ENGINE_TOOL: &str = "crumb-engine@v1";
-/// The `done` reason of a `done: pass` route.
-const PASS_REASON: &str = "verdict_pass";
 
 /// Fold `event` into a copy of `state`: the pure form, for callers that keep the old state.
 pub fn reduce(table: &TransitionTable, state: &State, event: &Event) -> (State, Vec<Effect>) {
@@ -169,12 +167,18 @@ impl Step<'_> {
         }));
     }
 
-    /// End the session (first reason wins) and suppress any work this event would start.
+    /// End the session because a budget, limit or breaker says so (outcome `stopped`).
     pub(super) fn stop(&mut self, reason: &str) {
+        self.end(Outcome::Stopped, reason);
+    }
+
+    /// End the session (the first end wins) and suppress any work this event would start.
+    pub(super) fn end(&mut self, outcome: Outcome, reason: &str) {
         if self.state.done.is_some() {
             return;
         }
         self.state.done = Some(Terminal {
+            outcome: Some(outcome),
             reason: reason.to_owned(),
             event_id: self.event.id.clone(),
             recorded_reason: None,
@@ -184,6 +188,7 @@ impl Step<'_> {
         let id = self.next_id();
         self.effects.push(Effect::Done(effect::Done {
             id,
+            outcome,
             reason: reason.to_owned(),
         }));
     }
@@ -268,9 +273,11 @@ impl Step<'_> {
                 let reason = data_str(event, "reason")
                     .or(event.body.as_deref())
                     .map_or_else(|| "done".to_owned(), |r| clip(r.trim(), PREVIEW));
+                let outcome = data_str(event, "outcome").and_then(Outcome::parse);
                 match &mut state.done {
                     None => {
                         state.done = Some(Terminal {
+                            outcome,
                             reason,
                             event_id: event.id.clone(),
                             recorded_reason: None,
@@ -283,6 +290,18 @@ impl Step<'_> {
                         terminal.recorded_reason = Some(reason);
                     }
                     Some(_) => {}
+                }
+            }
+            Kind::SessionStart => {
+                // What each role was bound to, so a swap can say what it moved away from.
+                if let Some(Value::Object(bindings)) = data(event).and_then(|d| d.get("bindings")) {
+                    for (role, binding) in bindings.iter().take(MAX_LIST) {
+                        if let Some(adapter) = binding.get("adapter").and_then(Value::as_str) {
+                            state
+                                .bound_adapters
+                                .insert(clip(role, PREVIEW), clip(adapter, PREVIEW));
+                        }
+                    }
                 }
             }
             Kind::Error => {

@@ -15,7 +15,7 @@ roles:
 routes:
   - { on: goal, spawn: looper }
   - { on: note, spawn: looper, max: 2 }
-  - { on: build, done: built }
+  - { on: build, done: { outcome: pass, reason: built } }
 ";
 
 fn looper() -> Script {

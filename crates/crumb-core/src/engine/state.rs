@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::effect::{Feedback, Intervention, SpawnCause};
 use super::guards::{Correction, RawScores, Scorecard};
-use crate::vocab::Severity;
+use crate::vocab::{Outcome, Severity};
 
 /// Longest text kept from a body, feedback or intervention (bytes, cut at a char boundary).
 pub const MAX_TEXT: usize = 8 * 1024;
@@ -61,6 +61,67 @@ pub struct State {
     /// Fires of each route that declares `max:`, keyed by its index in the table.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub route_fires: BTreeMap<usize, u32>,
+    /// Each role's adapter as `session.start` bound it (what a swap moves away from).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub bound_adapters: BTreeMap<String, String>,
+    /// Adapter swaps, oldest first (at most [`MAX_LIST`]): a session with any is degraded.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub swaps: Vec<Swap>,
+}
+
+/// One role moved to another adapter, by the circuit breaker or a person's `/swap`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Swap {
+    pub role: String,
+    /// The adapter the role was running (`None` when neither a binding nor a swap said).
+    pub from: Option<String>,
+    pub to: String,
+    /// `circuit_open` (its own adapter kept failing) or `person` (`/swap`).
+    pub cause: String,
+}
+
+/// The adapter that stands in for agents with a placeholder artifact, never the real work.
+pub const MOCK_ADAPTER: &str = "mock";
+
+impl State {
+    /// Whether some role ran on another adapter than the one it was bound to.
+    pub fn degraded(&self) -> bool {
+        !self.swaps.is_empty()
+    }
+
+    /// The first role the circuit breaker moved from a real adapter to `mock`: its artifact is
+    /// the mock's placeholder, so the session cannot pass.
+    pub fn degraded_to_mock(&self) -> Option<&str> {
+        self.swaps
+            .iter()
+            .find(|s| {
+                s.cause == "circuit_open"
+                    && s.to == MOCK_ADAPTER
+                    && s.from.as_deref() != Some(MOCK_ADAPTER)
+            })
+            .map(|s| s.role.as_str())
+    }
+
+    /// The adapter `role` runs on now: its swap override, else its binding.
+    pub(crate) fn current_adapter(&self, role: &str) -> Option<String> {
+        self.roles
+            .get(role)
+            .and_then(|r| r.adapter.clone())
+            .or_else(|| self.bound_adapters.get(role).cloned())
+    }
+
+    /// Record a swap (bounded; the earliest swaps are the ones that explain a degraded run).
+    pub(crate) fn record_swap(&mut self, role: &str, to: &str, cause: &str) {
+        let from = self.current_adapter(role);
+        if self.swaps.len() < MAX_LIST {
+            self.swaps.push(Swap {
+                role: role.to_owned(),
+                from,
+                to: to.to_owned(),
+                cause: cause.to_owned(),
+            });
+        }
+    }
 }
 
 impl State {
@@ -237,13 +298,27 @@ pub struct SpawnContext {
 /// The session waits for `/approve` or `/veto`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Awaiting {
-    /// The `judge.score` whose verdict asked for a person.
+    /// The `judge.score` whose verdict asked for a person (or the event that did, for a
+    /// non-verdict await).
     pub judge_event_id: String,
+    /// The kind whose route awaits: `verdict` for a verdict route, else the event kind. Only a
+    /// verdict can be approved.
+    pub on: String,
+}
+
+impl Awaiting {
+    /// Whether a verdict is what the person is asked about.
+    pub fn is_verdict(&self) -> bool {
+        self.on == "verdict"
+    }
 }
 
 /// How the session ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Terminal {
+    /// `None` only when replaying a transcript whose `done` recorded no outcome (never guessed
+    /// from the reason).
+    pub outcome: Option<Outcome>,
     pub reason: String,
     /// The event that ended it (a `done` event, or the event whose effects included the stop).
     pub event_id: String,

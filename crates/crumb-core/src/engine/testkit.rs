@@ -11,7 +11,7 @@ use crate::pipeline::table::{
 };
 use crate::pipeline::table::{CircuitAction, Guard};
 use crate::transcript::{Deviation, Dimension, Draft, Event, Kind, Metadata, ScoreSource, Scores};
-use crate::vocab::{Severity, Verdict};
+use crate::vocab::{Outcome, Severity, Verdict};
 
 /// The table `pipelines/casual.yaml` compiles to: the conformance suite runs against the real
 /// shipped pipeline.
@@ -88,6 +88,7 @@ pub fn casual_by_hand() -> TransitionTable {
             &[Verdict::Pass],
             &Severity::ALL,
             Action::Done {
+                outcome: Outcome::Pass,
                 reason: "verdict_pass".into(),
             },
             false,
@@ -113,12 +114,30 @@ pub fn casual_by_hand() -> TransitionTable {
             spawn("builder"),
             true,
         ),
+        kind_route(
+            8,
+            "user.approve",
+            Action::Done {
+                outcome: Outcome::Pass,
+                reason: "approved".into(),
+            },
+        ),
+        CompiledRoute {
+            with_feedback: true,
+            ..kind_route(9, "user.veto", spawn("builder"))
+        },
     ];
-    let by_kind: HashMap<String, Vec<usize>> =
-        [("goal", 0), ("spec", 1), ("build", 2), ("qa.result", 3)]
-            .into_iter()
-            .map(|(k, i)| (k.to_owned(), vec![i]))
-            .collect();
+    let by_kind: HashMap<String, Vec<usize>> = [
+        ("goal", 0),
+        ("spec", 1),
+        ("build", 2),
+        ("qa.result", 3),
+        ("user.approve", 8),
+        ("user.veto", 9),
+    ]
+    .into_iter()
+    .map(|(k, i)| (k.to_owned(), vec![i]))
+    .collect();
     let mut verdict_matrix = [[None; 3]; 4];
     verdict_matrix[Verdict::Pass.index()] = [Some(4); 3];
     verdict_matrix[Verdict::Partial.index()] = [Some(5); 3];
@@ -130,7 +149,7 @@ pub fn casual_by_hand() -> TransitionTable {
         description: None,
         roles: vec![
             role("planner-lead", "spec", &[]),
-            role("builder", "build", &["mock"]),
+            role("builder", "build", &[]),
             role("verifier", "judge.score", &[]),
         ],
         routes,
@@ -371,6 +390,17 @@ pub fn appended(effects: &[Effect], kind: Kind) -> Vec<&crate::transcript::Draft
         })
         .filter(|d| d.kind == kind)
         .collect()
+}
+
+/// The `done` outcome among `effects`.
+pub fn done_outcome(effects: &[Effect]) -> Option<Outcome> {
+    effects.iter().find_map(|e| {
+        if let Effect::Done(d) = e {
+            Some(d.outcome)
+        } else {
+            None
+        }
+    })
 }
 
 /// The `done` reason among `effects`.

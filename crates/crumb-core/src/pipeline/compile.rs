@@ -19,7 +19,7 @@ use crate::pipeline::table::{
 };
 use crate::pipeline::units::{parse_duration_ms, parse_size_bytes};
 use crate::pipeline::{routing, semantic, templates};
-use crate::vocab::{Severity, Verdict};
+use crate::vocab::{Outcome, Severity, Verdict};
 
 /// What to check besides the file itself.
 #[derive(Debug, Clone, Copy)]
@@ -335,14 +335,15 @@ fn lower_route(index: usize, route: &Route) -> CompiledRoute {
     } else if route.run == Some(RunStep::Qa) {
         Action::RunQa
     } else if let Some(done) = &route.done {
-        Action::Done {
-            reason: done_reason(done),
-        }
+        // An undeclarable word is reported by `semantic`; the table is discarded.
+        let (outcome, reason) = done.resolve().unwrap_or((Outcome::Fail, String::new()));
+        Action::Done { outcome, reason }
     } else if route.r#await == Some(AwaitWho::Human) {
         Action::AwaitHuman
     } else {
         // No action at all: reported by `semantic`; the table is discarded.
         Action::Done {
+            outcome: Outcome::Fail,
             reason: String::new(),
         }
     };
@@ -352,15 +353,6 @@ fn lower_route(index: usize, route: &Route) -> CompiledRoute {
         action,
         with_feedback: route.with == Some(With::Feedback),
         max: route.max,
-    }
-}
-
-/// `done: pass` is recorded as `verdict_pass`; any other word as itself.
-pub fn done_reason(word: &str) -> String {
-    if word == "pass" {
-        "verdict_pass".into()
-    } else {
-        word.to_string()
     }
 }
 

@@ -35,7 +35,7 @@ fn loops(source: &str) -> Vec<Diagnostic> {
 
 #[test]
 fn a_loop_without_a_budget_is_an_error_naming_the_cycle() {
-    let source = "version: 1\nname: t\nroles:\n  looper: { template: w.j2, produces: [note, build] }\nroutes:\n  - { on: goal, spawn: looper }\n  - { on: note, spawn: looper }\n  - { on: build, done: built }\n";
+    let source = "version: 1\nname: t\nroles:\n  looper: { template: w.j2, produces: [note, build] }\nroutes:\n  - { on: goal, spawn: looper }\n  - { on: note, spawn: looper }\n  - { on: build, done: { outcome: pass, reason: built } }\n";
     let loops = loops(source);
     assert_eq!(loops.len(), 1, "{loops:#?}");
     assert_eq!(loops[0].message, "unbounded loop: note → looper → note");
@@ -44,7 +44,7 @@ fn a_loop_without_a_budget_is_an_error_naming_the_cycle() {
 
 #[test]
 fn max_a_verdict_or_a_person_bounds_a_loop() {
-    let looping = "  - { on: goal, spawn: writer }\n  - { on: build, done: built }\n";
+    let looping = "  - { on: goal, spawn: writer }\n  - { on: build, done: { outcome: pass, reason: built } }\n";
     assert_eq!(
         codes(&format!("{looping}  - {{ on: note, spawn: looper }}\n")),
         ["crumb::unbounded-loop"]
@@ -57,14 +57,16 @@ fn max_a_verdict_or_a_person_bounds_a_loop() {
     );
     // (the looper is then never spawned, which is only a warning)
     assert_eq!(
-        codes(&format!("{looping}  - {{ on: note, await: human }}\n")),
+        codes(&format!(
+            "{looping}  - {{ on: note, await: human }}\n  - {{ on: user.approve, done: pass }}\n"
+        )),
         ["crumb::role-never-spawned"]
     );
 }
 
 #[test]
 fn a_two_route_cycle_is_reported_once_at_the_route_that_closes_it() {
-    let source = "version: 1\nname: t\nroles:\n  a: { template: w.j2, produces: [build] }\n  b: { template: w.j2, produces: [note, handoff.requested] }\nroutes:\n  - { on: goal, spawn: a }\n  - { on: build, spawn: b }\n  - { on: note, spawn: a }\n  - { on: handoff.requested, done: ok }\n";
+    let source = "version: 1\nname: t\nroles:\n  a: { template: w.j2, produces: [build] }\n  b: { template: w.j2, produces: [note, handoff.requested] }\nroutes:\n  - { on: goal, spawn: a }\n  - { on: build, spawn: b }\n  - { on: note, spawn: a }\n  - { on: handoff.requested, done: { outcome: pass, reason: ok } }\n";
     let loops = loops(source);
     assert_eq!(loops.len(), 1, "{loops:#?}");
     assert_eq!(
@@ -77,7 +79,7 @@ fn a_two_route_cycle_is_reported_once_at_the_route_that_closes_it() {
 #[test]
 fn a_role_only_an_unreachable_route_spawns_is_never_spawned() {
     let found = codes(
-        "  - { on: goal, spawn: writer }\n  - { on: build, done: built }\n  - { on: note, done: noted }\n  - { on: step.design, spawn: looper }\n",
+        "  - { on: goal, spawn: writer }\n  - { on: build, done: { outcome: pass, reason: built } }\n  - { on: note, done: { outcome: pass, reason: noted } }\n  - { on: step.design, spawn: looper }\n",
     );
     assert_eq!(
         found,
@@ -89,7 +91,7 @@ fn a_role_only_an_unreachable_route_spawns_is_never_spawned() {
 fn reachability_does_not_stop_at_the_first_done() {
     // `goal` reaches `done` at once, but the looper is still reachable through `note`.
     let found = codes(
-        "  - { on: goal, spawn: writer }\n  - { on: build, done: built }\n  - { on: note, spawn: looper, max: 2 }\n",
+        "  - { on: goal, spawn: writer }\n  - { on: build, done: { outcome: pass, reason: built } }\n  - { on: note, spawn: looper, max: 2 }\n",
     );
     assert!(found.is_empty(), "{found:?}");
 }
@@ -97,7 +99,7 @@ fn reachability_does_not_stop_at_the_first_done() {
 #[test]
 fn an_unknown_role_is_one_error_not_three() {
     let found = codes(
-        "  - { on: goal, spawn: wrtier }\n  - { on: build, done: built }\n  - { on: note, spawn: looper, max: 2 }\n",
+        "  - { on: goal, spawn: wrtier }\n  - { on: build, done: { outcome: pass, reason: built } }\n  - { on: note, spawn: looper, max: 2 }\n",
     );
     assert_eq!(found, ["crumb::unknown-role"]);
 }

@@ -105,7 +105,7 @@ fn target(action: &Action) -> Node {
     match action {
         Action::Spawn { role } => Node::Role(role.clone()),
         Action::RunQa => Node::Qa,
-        Action::Done { reason } => Node::Done(reason.clone()),
+        Action::Done { reason, .. } => Node::Done(reason.clone()),
         Action::AwaitHuman => Node::AwaitHuman,
     }
 }

@@ -10,7 +10,7 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::{Severity, Verdict};
+use crate::vocab::{Outcome, Severity, Verdict};
 
 pub use crate::pipeline::table::{CircuitAction, Guard};
 
@@ -420,9 +420,10 @@ pub struct Route {
     /// Run a built-in step. Only `qa` exists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<RunStep>,
-    /// End the session with this outcome (`pass` or another reason word).
+    /// End the session with this outcome: `pass`, `fail`, `partial` or `rejected`, or
+    /// `{ outcome: <word>, reason: <snake_case word> }` to also name the reason recorded in `done`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub done: Option<String>,
+    pub done: Option<DoneSpec>,
     /// Wait for a person (`/approve` or `/veto`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#await: Option<AwaitWho>,
@@ -473,6 +474,49 @@ impl<T: Clone> OneOrMany<T> {
 pub enum RunStep {
     /// The pipeline's `qa:` checks.
     Qa,
+}
+
+/// A terminal route's declared outcome. The exit code follows the outcome, never the reason.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged, deny_unknown_fields)]
+pub enum DoneSpec {
+    /// An outcome word alone (`done: pass`); any other word is a validation error.
+    Word(String),
+    /// The outcome and the reason the `done` event records.
+    Full {
+        /// `pass`, `fail`, `partial` or `rejected`: what the exit code follows.
+        outcome: Outcome,
+        /// A `snake_case` word; defaults to `verdict_pass` for `pass`, else the outcome word.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+}
+
+impl DoneSpec {
+    /// The outcome and the reason, when the outcome is declarable (`None` for an unknown word).
+    pub fn resolve(&self) -> Option<(Outcome, String)> {
+        let (outcome, reason) = match self {
+            DoneSpec::Word(word) => (Outcome::parse(word.trim())?, None),
+            DoneSpec::Full { outcome, reason } => (*outcome, reason.clone()),
+        };
+        if outcome == Outcome::Stopped {
+            return None;
+        }
+        let reason = reason
+            .map(|r| r.trim().to_owned())
+            .filter(|r| !r.is_empty())
+            .unwrap_or_else(|| default_reason(outcome).to_owned());
+        Some((outcome, reason))
+    }
+}
+
+/// The reason a `done:` records when it names none: `verdict_pass` for pass (what transcripts
+/// have always said), else the outcome word.
+pub fn default_reason(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Pass => "verdict_pass",
+        other => other.as_str(),
+    }
 }
 
 /// Who a route waits for.

@@ -44,7 +44,7 @@ routes:
 /// Routes every test below ends with.
 const ROUTES: &str = "routes:
   - { on: goal, spawn: writer }
-  - { on: build, done: built }
+  - { on: build, done: { outcome: pass, reason: built } }
 ";
 
 #[test]

@@ -8,10 +8,11 @@ use globset::GlobBuilder;
 use crate::pipeline::codes::{self, KNOWN_ADAPTERS};
 use crate::pipeline::compile::{Ctx, VERDICT_TRIGGER};
 use crate::pipeline::located_yaml::escape_segment;
-use crate::pipeline::model::{Check, OneOrMany, Pipeline, Qa, RoleAdapter};
+use crate::pipeline::model::{Check, DoneSpec, OneOrMany, Pipeline, Qa, RoleAdapter};
 use crate::pipeline::suggest;
 use crate::pipeline::table::{CheckKindSpec, CheckSpec, TransitionTable};
-use crate::vocab::RESERVED_ACTORS;
+use crate::transcript::Kind;
+use crate::vocab::{Outcome, RESERVED_ACTORS};
 
 /// Run every non-routing check.
 pub(crate) fn check(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
@@ -196,16 +197,83 @@ fn route_shapes(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
                 }
             }
         }
-        if route.done.as_deref().is_some_and(|w| w.trim().is_empty()) {
-            let d = ctx
-                .at(
-                    &codes::ROUTE_ACTION,
-                    &format!("{base}/done"),
-                    "`done` needs a reason word",
-                )
-                .hint("e.g. `done: pass`");
-            ctx.emit(d);
+        if let Some(done) = &route.done {
+            done_outcome(done, &format!("{base}/done"), ctx);
         }
+    }
+    await_has_answers(pipeline, ctx);
+}
+
+/// A `done:` must name a declarable outcome; a bare reason word (`done: accepted`) would leave the
+/// exit code to guess from its spelling.
+fn done_outcome(done: &DoneSpec, pointer: &str, ctx: &mut Ctx<'_>) {
+    if done.resolve().is_some() {
+        return;
+    }
+    let words = Outcome::DECLARABLE.map(Outcome::as_str).join(", ");
+    let d = match done {
+        DoneSpec::Word(word) if word.trim().is_empty() => ctx
+            .at(&codes::ROUTE_ACTION, pointer, "`done` needs an outcome")
+            .hint(format!("one of {words}, e.g. `done: pass`")),
+        DoneSpec::Word(word) => {
+            let reason = clean_reason(word);
+            ctx.at(
+                &codes::INVALID_VALUE,
+                pointer,
+                format!("`done: {word}` is not an outcome"),
+            )
+            .label(format!("outcomes: {words}"))
+            .hint(format!(
+                "did you mean `done: {{ outcome: pass, reason: {reason} }}`? the exit code follows the outcome, the reason is only recorded"
+            ))
+        }
+        DoneSpec::Full { .. } => ctx
+            .at(
+                &codes::INVALID_VALUE,
+                pointer,
+                "`stopped` is the engine's own outcome (budgets, limits, breakers)",
+            )
+            .hint(format!("declare one of {words}")),
+    };
+    ctx.emit(d);
+}
+
+/// A word usable as a reason: lowercase, spaces and dashes as `_`.
+fn clean_reason(word: &str) -> String {
+    word.trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// `await: human` needs something a person can answer with: a `user.approve` or `user.veto` route.
+fn await_has_answers(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
+    let answers = pipeline
+        .routes
+        .iter()
+        .any(|r| r.on == Kind::UserApprove.as_str() || r.on == Kind::UserVeto.as_str());
+    if answers {
+        return;
+    }
+    for (i, route) in pipeline.routes.iter().enumerate() {
+        if route.r#await.is_none() {
+            continue;
+        }
+        let d = ctx
+            .at(
+                &codes::AWAIT_WITHOUT_ANSWER,
+                &format!("/routes/{i}/await"),
+                "the session waits for a person, but no route handles `user.approve` or `user.veto`",
+            )
+            .label("nothing a person says could move the session on")
+            .hint("add `{ on: user.approve, done: { outcome: pass, reason: approved } }` and/or `{ on: user.veto, spawn: <role>, with: feedback }`");
+        ctx.emit(d);
     }
 }
 

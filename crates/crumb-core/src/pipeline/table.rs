@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use schemars::JsonSchema;
 
 use crate::pipeline::model::{BrowserSignal, Point};
-use crate::vocab::{Severity, Verdict};
+use crate::vocab::{Outcome, Severity, Verdict};
 
 /// A compiled pipeline.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -86,8 +86,9 @@ pub enum Action {
         role: String,
     },
     RunQa,
-    /// End the session; `reason` is what the `done` event records (`pass` is written as `verdict_pass`).
+    /// End the session with a declared outcome; `reason` is what the `done` event records.
     Done {
+        outcome: Outcome,
         reason: String,
     },
     AwaitHuman,

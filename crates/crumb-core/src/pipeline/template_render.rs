@@ -209,7 +209,7 @@ mod tests {
         let pipeline = dir.path().join("pipelines/p.yaml");
         std::fs::write(
             &pipeline,
-            "version: 1\nname: p\nroles:\n  writer: { template: ../templates/w.j2, produces: [build] }\nroutes:\n  - { on: goal, spawn: writer }\n  - { on: build, done: built }\n",
+            "version: 1\nname: p\nroles:\n  writer: { template: ../templates/w.j2, produces: [build] }\nroutes:\n  - { on: goal, spawn: writer }\n  - { on: build, done: { outcome: pass, reason: built } }\n",
         )?;
         let main = dir.path().join("templates/w.j2");
         std::fs::write(&main, "{% include \"parts/\" ~ role.id ~ \".j2\" %}")?;

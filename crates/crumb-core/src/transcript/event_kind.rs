@@ -93,9 +93,9 @@ kinds! {
     StepJudge = "step.judge", writer: "a verifier role", fields: "`body`, `step`";
     /// A user intervention: append, goto, swap, cancel, reset-circuit, ask (verbs in `data`).
     UserIntervene = "user.intervene", writer: "the user (inbox or Studio)", fields: "`body`, `data`, `to`";
-    /// The user rejects the current result; the reason becomes feedback for the repair route.
+    /// The user rejects the current result: fires the `user.veto` route, the reason as feedback.
     UserVeto = "user.veto", writer: "the user", fields: "`body` (reason)";
-    /// The user approves the current result (ends an awaiting session as done(approved)).
+    /// The user approves the verdict that awaits them: fires the pipeline's `user.approve` route.
     UserApprove = "user.approve", writer: "the user", fields: "`body`";
     /// The user pauses the session, or one role (`to`).
     UserPause = "user.pause", writer: "the user", fields: "`to`";

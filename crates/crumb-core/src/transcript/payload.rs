@@ -18,6 +18,7 @@ pub fn reads_data(kind: Kind) -> bool {
             | Kind::VerifyResult
             | Kind::Done
             | Kind::Error
+            | Kind::SessionStart
     ) || kind.as_str().starts_with("user.")
 }
 

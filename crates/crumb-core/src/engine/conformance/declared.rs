@@ -205,7 +205,7 @@ scoring: { guards: [] }
 routes:
   - { on: goal, spawn: writer }
   - { on: build, spawn: judge }
-  - { on: judge.score, done: reviewed }
+  - { on: judge.score, done: { outcome: pass, reason: reviewed } }
 ",
     ));
     s.goal();

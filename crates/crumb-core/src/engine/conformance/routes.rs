@@ -122,7 +122,8 @@ fn c6_pass_without_qa_is_corrected_in_one_audit_and_routed_as_corrected() {
     s.goal();
     s.spec();
     s.build(None);
-    // No qa.result: D2 becomes 0 and the band drops from PASS (26) to PARTIAL (21).
+    // No qa.result: D2 becomes 0 and the band drops from PASS (26) to PARTIAL (21), but a PASS
+    // claim without a passing QA run is FAIL (scenario C6), never a PARTIAL a person could approve.
     let effects = s.judge(scores(
         [4.0, 5.0, 4.0, 5.0, 4.0, 4.0],
         Verdict::Pass,
@@ -139,25 +140,23 @@ fn c6_pass_without_qa_is_corrected_in_one_audit_and_routed_as_corrected() {
         [
             "exec_from_qa",
             "aggregate_recomputed",
-            "verdict_from_thresholds"
+            "verdict_from_thresholds",
+            "pass_requires_qa"
         ]
     );
     let data = audit.data.as_ref().expect("data");
     assert_eq!(data["raw"]["verdict"], json!("PASS"));
     assert_eq!(data["raw"]["aggregate"], json!(26.0));
-    assert_eq!(data["corrected"]["verdict"], json!("PARTIAL"));
+    assert_eq!(data["corrected"]["verdict"], json!("FAIL"));
     assert_eq!(data["corrected"]["aggregate"], json!(21.0));
-    assert_eq!(appended(&effects, Kind::SessionAwaiting).len(), 1);
+    assert!(appended(&effects, Kind::SessionAwaiting).is_empty());
+    assert_eq!(spawned(&effects), ["builder"], "FAIL × Important repairs");
     assert!(s.state.done.is_none());
 }
 
 #[test]
 fn pass_band_without_a_successful_qa_run_fails() {
-    let mut table = crate::engine::testkit::casual();
-    table
-        .scoring
-        .guards
-        .retain(|g| *g != crate::pipeline::table::Guard::ExecFromQa);
+    let table = super::without_guard(crate::pipeline::table::Guard::ExecFromQa);
     let mut s = Script::with(table);
     s.up_to_verifier(1);
     let effects = s.judge(scores([5.0; 6], Verdict::Pass, None, Some("looks great")));

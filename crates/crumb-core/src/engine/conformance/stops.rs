@@ -125,7 +125,7 @@ fn stop_verdict_pass_and_stop_approved_are_covered_above() {
 
 #[test]
 fn failed_spawns_retry_then_swap_once_then_stop_circuit_open() {
-    let mut s = Script::new();
+    let mut s = Script::with(super::with_builder_fallback("mock"));
     s.goal();
     s.spec();
     assert_eq!(

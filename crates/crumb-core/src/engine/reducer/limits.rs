@@ -121,9 +121,11 @@ impl Step<'_> {
             self.stop(&format!("circuit_open:{role}"));
             return;
         };
-        let previous = record.adapter.replace(adapter.clone());
         record.circuit_swaps += 1;
         record.failures_in_a_row = 0;
+        let previous = self.state.current_adapter(role);
+        self.state.record_swap(role, &adapter, "circuit_open");
+        self.state.role_mut(role).adapter = Some(adapter.clone());
         let mut data = Map::new();
         data.insert("event".into(), json!("adapter_swapped"));
         data.insert("role".into(), json!(role));

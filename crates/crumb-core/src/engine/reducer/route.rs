@@ -5,13 +5,13 @@
 
 use serde_json::{Map, json};
 
-use super::{PASS_REASON, Step};
+use super::Step;
 use crate::engine::effect::{Effect, Feedback, RunQa, SpawnCause};
 use crate::engine::guards::{self, Evidence, RawScores};
-use crate::engine::state::{Awaiting, MAX_TEXT, VerdictRecord, clip};
-use crate::pipeline::table::{Action, CompiledRoute};
+use crate::engine::state::{Awaiting, MAX_TEXT, QaSnapshot, VerdictRecord, clip};
+use crate::pipeline::table::{Action, CompiledRoute, Guard, Trigger};
 use crate::transcript::{Draft, Kind, Metadata};
-use crate::vocab::{Severity, Verdict};
+use crate::vocab::{Outcome, Severity, Verdict};
 
 impl Step<'_> {
     // ---- stage 3: the table's route ----------------------------------------------------------
@@ -20,6 +20,10 @@ impl Step<'_> {
         let event = self.event;
         if event.kind == Kind::JudgeScore {
             self.judge();
+            return;
+        }
+        // A person's approve and veto fire their routes in the commands stage, with an ack.
+        if matches!(event.kind, Kind::UserApprove | Kind::UserVeto) {
             return;
         }
         // `spec.update` fills the same slot as `spec`: without its own route it takes the spec route.
@@ -119,31 +123,31 @@ impl Step<'_> {
                         .unwrap_or_default(),
                 }));
             }
-            Action::Done { reason } => {
-                let reason = if reason == "pass" {
-                    PASS_REASON
-                } else {
-                    reason.as_str()
-                };
-                self.stop(reason);
-            }
+            Action::Done { outcome, reason } => self.finish(*outcome, reason),
             Action::AwaitHuman => {
-                let judge_event_id = self
+                let on = match &route.trigger {
+                    Trigger::Verdict { .. } => "verdict".to_owned(),
+                    Trigger::Kind { kind, .. } => kind.clone(),
+                };
+                let verdict = self
                     .state
                     .verification
                     .latest
                     .as_ref()
-                    .map_or_else(|| self.event.id.clone(), |v| v.event_id.clone());
-                self.state.awaiting = Some(Awaiting {
-                    judge_event_id: judge_event_id.clone(),
-                });
-                let body = match &self.state.verification.latest {
+                    .filter(|_| on == "verdict");
+                let judge_event_id =
+                    verdict.map_or_else(|| self.event.id.clone(), |v| v.event_id.clone());
+                let body = match verdict {
                     Some(v) => format!(
                         "verdict {} (aggregate {}) needs a person: /approve to accept, /veto <reason> to repair",
                         v.corrected.verdict, v.corrected.aggregate
                     ),
-                    None => "waiting for a person: /approve or /veto <reason>".to_owned(),
+                    None => format!("`{on}` needs a person: /veto <reason> to answer"),
                 };
+                self.state.awaiting = Some(Awaiting {
+                    judge_event_id: judge_event_id.clone(),
+                    on: on.clone(),
+                });
                 let mut data = Map::new();
                 data.insert("reason".into(), json!("await_human"));
                 data.insert("judge_event_id".into(), json!(judge_event_id));
@@ -154,6 +158,50 @@ impl Step<'_> {
                 );
             }
         }
+    }
+
+    /// A `done:` route: its declared outcome, unless the evidence forbids a pass. A pass needs the
+    /// latest QA run to have passed (`pass_requires_qa`, when the pipeline has QA), and can never
+    /// rest on the mock's placeholder after a real adapter failed. Each downgrade is audited.
+    pub(in crate::engine) fn finish(&mut self, outcome: Outcome, reason: &str) {
+        if outcome == Outcome::Pass {
+            let qa_required = self.table.qa.is_some()
+                && self.table.scoring.guards.contains(&Guard::PassRequiresQa);
+            if qa_required && !self.state.qa.as_ref().is_some_and(QaSnapshot::passed) {
+                self.downgrade(reason, "pass_without_qa", "the latest QA run did not pass");
+                return;
+            }
+            if let Some(role) = self.state.degraded_to_mock().map(str::to_owned) {
+                let why = format!(
+                    "{role} ran on the mock after its own adapter failed; the mock's artifact is a placeholder"
+                );
+                self.downgrade(reason, &format!("degraded_to_mock:{role}"), &why);
+                return;
+            }
+        }
+        self.end(outcome, reason);
+    }
+
+    /// A declared pass the evidence forbids: one `audit` event, then outcome `fail`.
+    fn downgrade(&mut self, declared: &str, reason: &str, why: &str) {
+        let mut data = Map::new();
+        data.insert("event".into(), json!("pass_downgraded"));
+        data.insert("declared_reason".into(), json!(declared));
+        data.insert("outcome".into(), json!(Outcome::Fail));
+        data.insert("reason".into(), json!(reason));
+        let metadata = Metadata {
+            audit_violations: vec![reason.to_owned()],
+            ..Metadata::default()
+        };
+        self.append(
+            Draft::new("validator", Kind::Audit)
+                .body(format!(
+                    "pass ({declared}) refused: {why} → fail ({reason})"
+                ))
+                .data(data)
+                .metadata(metadata),
+        );
+        self.end(Outcome::Fail, reason);
     }
 
     /// `judge.score`: guards, one audit event for every correction, then the first kind route
