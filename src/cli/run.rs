@@ -354,7 +354,7 @@ fn print_summary(summary: &Value) {
                 .unwrap_or_default()
         };
         println!(
-            "verdict  {} (aggregate {}) — verifier claimed {} ({})",
+            "verdict  {} (aggregate {}) — the judge claimed {} ({})",
             part("corrected", "verdict").trim_matches('"'),
             part("corrected", "aggregate"),
             part("raw", "verdict").trim_matches('"'),
