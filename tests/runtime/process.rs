@@ -1,0 +1,216 @@
+//! The process spawner against real `sh` subprocesses.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crumb::process::{AgentEnv, Outcome, SpawnReport, SpawnSpec, Stream, run};
+
+fn spec(dir: &Path, script: &str) -> SpawnSpec {
+    SpawnSpec {
+        program: "sh".into(),
+        args: vec!["-c".into(), script.into()],
+        cwd: dir.to_path_buf(),
+        env: Vec::new(),
+        env_remove: Vec::new(),
+        stdin: None,
+        log_path: dir.join("logs/role-1.log"),
+        wall_timeout: Duration::from_secs(60),
+        idle_timeout: Duration::from_secs(60),
+        kill_grace: Duration::from_millis(200),
+        pgid_file: None,
+    }
+}
+
+async fn collect(spec: SpawnSpec) -> (SpawnReport, Vec<(Stream, String)>) {
+    let mut lines = Vec::new();
+    let report = run(
+        spec,
+        |stream, line| lines.push((stream, line.to_owned())),
+        std::future::pending(),
+    )
+    .await;
+    (report, lines)
+}
+
+/// A process is gone when /proc has no entry for it or it is a zombie awaiting its reaper.
+fn is_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+fn read_pid(path: &Path) -> i32 {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn idle_process_is_killed_with_its_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = spec(
+        dir.path(),
+        "sleep 300 & echo $! > child.pid; echo started; wait",
+    );
+    spec.idle_timeout = Duration::from_millis(300);
+    let (report, lines) = collect(spec).await;
+    assert_eq!(report.outcome, Outcome::IdleTimeout);
+    assert_eq!(lines, [(Stream::Stdout, "started".to_owned())]);
+    let child = read_pid(&dir.path().join("child.pid"));
+    assert!(
+        is_gone(child),
+        "background child {child} survived the idle kill"
+    );
+    assert!(is_gone(report.pgid.unwrap()));
+    let log = std::fs::read_to_string(dir.path().join("logs/role-1.log")).unwrap();
+    assert!(
+        log.contains("started\n") && log.contains("killed: idle timeout"),
+        "{log}"
+    );
+}
+
+#[tokio::test]
+async fn a_group_that_ignores_sigterm_gets_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let script =
+        "trap '' TERM; sleep 300 & echo $! > child.pid; echo up; while :; do sleep 1; done";
+    let mut spec = spec(dir.path(), script);
+    spec.idle_timeout = Duration::from_millis(300);
+    let (report, _) = collect(spec).await;
+    assert_eq!(report.outcome, Outcome::IdleTimeout);
+    assert!(is_gone(read_pid(&dir.path().join("child.pid"))));
+    assert!(is_gone(report.pgid.unwrap()));
+}
+
+#[tokio::test]
+async fn chatty_process_hits_the_wall_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = spec(dir.path(), "while :; do echo tick; sleep 0.05; done");
+    spec.wall_timeout = Duration::from_millis(400);
+    spec.idle_timeout = Duration::from_secs(30);
+    let (report, lines) = collect(spec).await;
+    assert_eq!(report.outcome, Outcome::WallTimeout);
+    assert!(!lines.is_empty() && lines.iter().all(|(_, line)| line == "tick"));
+}
+
+#[tokio::test]
+async fn cancel_stops_the_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tell, told) = tokio::sync::oneshot::channel::<()>();
+    let mut tell = Some(tell);
+    let report = run(
+        spec(dir.path(), "echo ready; sleep 300"),
+        move |_, _| {
+            if let Some(tell) = tell.take() {
+                let _ = tell.send(());
+            }
+        },
+        async move {
+            let _ = told.await;
+        },
+    )
+    .await;
+    assert_eq!(report.outcome, Outcome::Cancelled);
+    assert!(is_gone(report.pgid.unwrap()));
+}
+
+#[tokio::test]
+async fn exit_codes_and_stderr_are_reported_and_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let (report, lines) = collect(spec(dir.path(), "echo out; echo oops >&2; exit 3")).await;
+    assert_eq!(report.outcome, Outcome::Exited { code: 3 });
+    assert!(lines.contains(&(Stream::Stderr, "oops".to_owned())));
+    assert!(lines.contains(&(Stream::Stdout, "out".to_owned())));
+    assert_eq!((report.stdout_lines, report.stderr_lines), (1, 1));
+    let log = std::fs::read_to_string(dir.path().join("logs/role-1.log")).unwrap();
+    assert!(
+        log.contains("out\n") && log.contains("[stderr] oops\n") && log.contains("=== exit 3,"),
+        "{log}"
+    );
+    let (killed, _) = collect(spec(dir.path(), "kill -9 $$")).await;
+    assert_eq!(killed.outcome, Outcome::Exited { code: 137 });
+}
+
+#[tokio::test]
+async fn missing_binaries_and_directories_are_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut missing = spec(dir.path(), "");
+    missing.program = "/nonexistent/agent-cli".into();
+    assert_eq!(
+        collect(missing).await.0.outcome,
+        Outcome::MissingBinary {
+            program: "/nonexistent/agent-cli".into()
+        }
+    );
+    let mut on_path = spec(dir.path(), "");
+    on_path.program = "crumb-test-no-such-cli".into();
+    assert!(matches!(
+        collect(on_path).await.0.outcome,
+        Outcome::MissingBinary { .. }
+    ));
+    let mut no_cwd = spec(dir.path(), "true");
+    no_cwd.cwd = dir.path().join("gone");
+    assert!(matches!(
+        collect(no_cwd).await.0.outcome,
+        Outcome::SpawnError { .. }
+    ));
+    let log = std::fs::read_to_string(dir.path().join("logs/role-1.log")).unwrap();
+    assert!(log.contains("not started"), "{log}");
+}
+
+#[tokio::test]
+async fn a_large_prompt_goes_through_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompt = (0..20_000).fold(String::new(), |mut prompt, n| {
+        use std::fmt::Write;
+        let _ = writeln!(prompt, "line {n} of a long prompt");
+        prompt
+    });
+    assert!(prompt.len() > 400_000, "well past the 128 KiB argv limit");
+    let mut spec = spec(dir.path(), "wc -l; wc -c < /dev/null");
+    spec.stdin = Some(prompt.into_bytes());
+    let (report, lines) = collect(spec).await;
+    assert!(report.outcome.is_success(), "{report:?}");
+    assert_eq!(lines[0].1.trim(), "20000");
+}
+
+#[tokio::test]
+async fn agent_env_identifies_the_spawn_and_puts_crumb_on_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let crumb_dir = crate::support::crumb_bin().parent().unwrap().to_path_buf();
+    let agent = AgentEnv {
+        session_dir: dir.path().to_path_buf(),
+        session_id: "01JTESTSESSION0000000000000".into(),
+        transcript: dir.path().join("transcript.jsonl"),
+        actor: "builder".into(),
+        harness: "codex".into(),
+        provider: "openai".into(),
+        model: Some("gpt-5.5-codex".into()),
+        crumb_dir: Some(crumb_dir.clone()),
+    };
+    let mut spec = spec(
+        dir.path(),
+        "echo \"$CRUMB_ACTOR $CRUMB_HARNESS $CRUMB_PROVIDER $CRUMB_MODEL $CRUMB_SESSION_ID\"; command -v crumb; echo \"${CLAUDECODE:-unset}\"",
+    );
+    spec.env = agent.vars(std::env::var_os("PATH").as_ref());
+    spec.env.push(("CLAUDECODE".into(), "1".into()));
+    spec.env_remove = vec![OsString::from("CLAUDECODE")];
+    let (_, lines) = collect(spec.clone()).await;
+    let text: Vec<&str> = lines.iter().map(|(_, line)| line.as_str()).collect();
+    assert_eq!(
+        text[0],
+        "builder codex openai gpt-5.5-codex 01JTESTSESSION0000000000000"
+    );
+    assert_eq!(PathBuf::from(text[1]), crumb_dir.join("crumb"));
+    assert_eq!(text[2], "1", "explicit vars are applied after removals");
+    spec.env.retain(|(name, _)| name != "CLAUDECODE");
+    let (_, lines) = collect(spec).await;
+    assert_eq!(lines[2].1, "unset");
+}
