@@ -5,10 +5,13 @@
 //! Everything the process leaves behind is stopped too: when the leader exits, stragglers in its
 //! group get the same SIGTERM → SIGKILL treatment, so no tool subprocess outlives its turn.
 //! While it runs, its process-group id can be recorded in a file ([`SpawnSpec::pgid_file`]) so a
-//! coordinator resumed after a crash can stop the orphan ([`kill_orphan`]).
+//! coordinator resumed after a crash can stop the orphan ([`kill_orphan`]). The record is on disk
+//! before the process starts: the group is founded by a holder first ([`held`]), so no instant
+//! of the turn runs unrecorded.
 
 pub mod agent_env;
 pub mod group;
+pub mod held;
 mod lines;
 
 use std::ffi::OsString;
@@ -130,7 +133,8 @@ pub async fn run(
             return failed(Outcome::SpawnError { message });
         }
     };
-    let mut child = match start(&spec) {
+    let (started_child, group_id) = start_recorded(&spec).await;
+    let mut child = match started_child {
         Ok(child) => child,
         Err(outcome) => {
             write_log(
@@ -141,10 +145,7 @@ pub async fn run(
             return failed(outcome);
         }
     };
-    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
-    if let (Some(pgid), Some(file)) = (pgid, &spec.pgid_file) {
-        let _ = std::fs::write(file, format!("{pgid}\n"));
-    }
+    let pgid = group_id.or_else(|| child.id().and_then(|id| i32::try_from(id).ok()));
     if let (Some(input), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
         // Written on its own task so a child that never reads cannot block us; closing it is
         // what tells the agent CLI the prompt is complete.
@@ -247,8 +248,33 @@ fn read_output(
     (receiver, readers)
 }
 
-/// Start the child in its own process group.
-fn start(spec: &SpawnSpec) -> Result<tokio::process::Child, Outcome> {
+/// Start the child; with a [`SpawnSpec::pgid_file`], in a group recorded there before it starts
+/// (the record is removed again if it cannot start). Also returns the recorded group id.
+async fn start_recorded(spec: &SpawnSpec) -> (Result<tokio::process::Child, Outcome>, Option<i32>) {
+    let Some(file) = &spec.pgid_file else {
+        return (start(spec, None), None);
+    };
+    let held = match held::HeldGroup::found(file, "", &spec.env) {
+        Ok(held) => held,
+        Err(err) => {
+            let message = format!(
+                "cannot record the process group in {}: {err}",
+                file.display()
+            );
+            return (Err(Outcome::SpawnError { message }), None);
+        }
+    };
+    let pgid = held.pgid();
+    let child = start(spec, Some(pgid));
+    held.release().await;
+    if child.is_err() {
+        let _ = std::fs::remove_file(file);
+    }
+    (child, Some(pgid))
+}
+
+/// Start the child in the recorded group `join`, or else in a group of its own.
+fn start(spec: &SpawnSpec, join: Option<i32>) -> Result<tokio::process::Child, Outcome> {
     if !spec.cwd.is_dir() {
         return Err(Outcome::SpawnError {
             message: format!("working directory {} does not exist", spec.cwd.display()),
@@ -258,7 +284,7 @@ fn start(spec: &SpawnSpec) -> Result<tokio::process::Child, Outcome> {
     command
         .args(&spec.args)
         .current_dir(&spec.cwd)
-        .process_group(0)
+        .process_group(join.unwrap_or(0))
         .stdin(if spec.stdin.is_some() {
             Stdio::piped()
         } else {
@@ -378,23 +404,7 @@ fn keep_tail(tail: &mut Vec<u8>, line: &[u8], limit: usize) {
 /// Kill a process group left by a coordinator that died, if it still runs crumb work for
 /// `session_id` (checked through `/proc`, so a reused id is never hit). Returns whether it did.
 pub fn kill_orphan(pgid_file: &std::path::Path, session_id: &str) -> bool {
-    let Ok(text) = std::fs::read_to_string(pgid_file) else {
-        return false;
-    };
-    let _ = std::fs::remove_file(pgid_file);
-    let Ok(pgid) = text.trim().parse::<i32>() else {
-        return false;
-    };
-    if pgid <= 1 {
-        return false;
-    }
-    let marker = format!("CRUMB_SESSION_ID={session_id}");
-    let ours = std::fs::read(format!("/proc/{pgid}/environ"))
-        .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == marker.as_bytes()));
-    if ours {
-        group::kill(pgid);
-    }
-    ours
+    held::reap_recorded(pgid_file, &format!("CRUMB_SESSION_ID={session_id}"))
 }
 
 /// Read a pipe, announcing activity on every chunk and sending every complete line.

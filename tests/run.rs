@@ -410,6 +410,7 @@ fn run_until(scratch: &Scratch, ready: Ready) -> (Running, PathBuf) {
 
 mod agent_clis;
 mod live;
+mod orphans;
 mod outcomes;
 mod refusals;
 mod resume;

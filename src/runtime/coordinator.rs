@@ -147,6 +147,8 @@ pub async fn drive(
     observer: &mut dyn Observer,
     shutdown: impl Future<Output = ()>,
 ) -> Result<Outcome, CoordinatorError> {
+    // The caller holds the session's lock: any group still recorded is a dead coordinator's.
+    super::orphans::reap(&session.dir);
     let writer =
         crate::transcript::writer::Writer::open(session.dir.transcript(), session.dir.id())?;
     let (tasks_tx, tasks) = mpsc::unbounded_channel();

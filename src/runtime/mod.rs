@@ -11,6 +11,7 @@ pub mod inbox;
 pub mod listing;
 pub mod lock;
 pub mod meta;
+pub mod orphans;
 pub mod outputs;
 pub mod prompt;
 pub mod resolve;

@@ -214,3 +214,48 @@ async fn agent_env_identifies_the_spawn_and_puts_crumb_on_path() {
     let (_, lines) = collect(spec).await;
     assert_eq!(lines[2].1, "unset");
 }
+
+/// The group is on disk before the command's first instruction, and the command runs in it:
+/// no instant of a turn can be orphaned unrecorded.
+#[tokio::test]
+async fn the_process_group_is_recorded_before_the_command_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("logs/role-1.pgid");
+    let mut spec = spec(
+        dir.path(),
+        "cat \"$RECORD\"; cut -d' ' -f5 /proc/$$/stat; echo ok",
+    );
+    spec.env = vec![("RECORD".into(), record.clone().into())];
+    spec.pgid_file = Some(record.clone());
+    let (report, lines) = collect(spec).await;
+    assert_eq!(report.outcome, Outcome::Exited { code: 0 });
+    let pgid = report.pgid.unwrap().to_string();
+    let stdout: Vec<&str> = lines.iter().map(|(_, line)| line.as_str()).collect();
+    assert_eq!(
+        stdout,
+        [pgid.as_str(), pgid.as_str(), "ok"],
+        "the record existed at start and names the group the command runs in"
+    );
+    assert!(
+        !record.exists(),
+        "the record is removed when the group ends"
+    );
+    assert!(is_gone(report.pgid.unwrap()));
+}
+
+/// A command that cannot start leaves no record and no holder behind.
+#[tokio::test]
+async fn a_missing_program_leaves_no_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("logs/role-1.pgid");
+    let mut spec = spec(dir.path(), "true");
+    spec.program = "crumb-no-such-program".into();
+    spec.pgid_file = Some(record.clone());
+    let (report, _) = collect(spec).await;
+    assert!(
+        matches!(report.outcome, Outcome::MissingBinary { .. }),
+        "{:?}",
+        report.outcome
+    );
+    assert!(!record.exists());
+}

@@ -5,6 +5,11 @@
 //! in, and the full stderr stays available for diagnostics. Flags are passed with their dashes
 //! here (our own argv), and the network is closed at three levels (resolver, proxy, WebRTC policy)
 //! because no single one covers preconnect, WebSocket and STUN traffic.
+//!
+//! In a session the browser's group is recorded before Chromium starts (`<session>/qa/browser-
+//! <ulid>.pgid`: the group id and the profile folder, see [`crate::process::held`]), so a
+//! coordinator killed mid-QA leaves nothing that `crumb resume` or the next `crumb run` cannot
+//! find, kill and clean up ([`reap_recorded`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -21,6 +26,7 @@ use tokio::task::JoinHandle;
 
 use super::reap;
 use crate::process::group::GroupGuard;
+use crate::process::held::{self, HeldGroup};
 
 /// Viewport of every page: the size the casual games are designed for.
 pub const VIEWPORT: (u32, u32) = (800, 600);
@@ -28,6 +34,11 @@ pub const VIEWPORT: (u32, u32) = (800, 600);
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(15);
 /// Most stderr kept for diagnostics.
 const STDERR_CAP: usize = 64 * 1024;
+/// Set on the browser (and its group's holder) to its profile folder: how a reaper recognises
+/// the recorded group as ours.
+const PROFILE_ENV: &str = "CRUMB_QA_PROFILE";
+/// How every profile folder's name starts; a reaper removes nothing else.
+const PROFILE_PREFIX: &str = "crumb-qa-profile-";
 
 /// The flags every QA browser gets. Exposed so a test can assert they reach the real command line.
 pub fn flags(profile: &Path) -> Vec<String> {
@@ -87,6 +98,8 @@ pub enum LaunchError {
     Connect(String),
     #[error("could not create a profile folder: {0}")]
     Profile(std::io::Error),
+    #[error("could not record the browser's process group: {0}")]
+    Record(std::io::Error),
 }
 
 /// A running browser. Dropping it kills the whole process group and removes the profile.
@@ -98,6 +111,8 @@ pub struct Chromium {
     stderr: Arc<Mutex<String>>,
     /// Removed when the browser is dropped.
     _profile: ProfileDir,
+    /// Where the group is recorded (removed once the group is gone).
+    record: Option<PathBuf>,
     pub version: Option<String>,
     /// The tab Chromium opened at start, handed out once: reusing it saves starting a renderer.
     initial_page: Mutex<Option<chromiumoxide::Page>>,
@@ -106,20 +121,53 @@ pub struct Chromium {
 impl Chromium {
     /// Start `exe` headless with a fresh profile and connect to it.
     pub async fn launch(exe: &Path) -> Result<Chromium, LaunchError> {
+        Self::launch_recorded(exe, None).await
+    }
+
+    /// [`Chromium::launch`], with the browser's group recorded in `record_dir` before Chromium
+    /// starts (a session's `qa/`), so a reaper can stop it should this process die.
+    pub async fn launch_recorded(
+        exe: &Path,
+        record_dir: Option<&Path>,
+    ) -> Result<Chromium, LaunchError> {
         let profile = ProfileDir::create().map_err(LaunchError::Profile)?;
-        let mut child = Command::new(exe)
+        let env = [(PROFILE_ENV.into(), profile.0.clone().into_os_string())];
+        let held = match record_dir {
+            None => None,
+            Some(dir) => {
+                let record = dir.join(format!("browser-{}.pgid", ulid::Ulid::new()));
+                let extra = profile.0.to_string_lossy();
+                Some(HeldGroup::found(&record, &extra, &env).map_err(LaunchError::Record)?)
+            }
+        };
+        let pgid = held.as_ref().map(HeldGroup::pgid);
+        let record = held.as_ref().map(|h| h.record().to_path_buf());
+        let spawned = Command::new(exe)
             .args(flags(&profile.0))
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
-            .process_group(0)
+            .process_group(pgid.unwrap_or(0))
             .kill_on_drop(true)
-            .spawn()
-            .map_err(|source| LaunchError::Spawn {
+            .spawn();
+        if let Some(held) = held {
+            held.release().await;
+        }
+        let mut child = spawned.map_err(|source| {
+            if let Some(record) = &record {
+                let _ = std::fs::remove_file(record);
+            }
+            LaunchError::Spawn {
                 exe: exe.display().to_string(),
                 source,
-            })?;
-        let group = GroupGuard::new(child.id());
+            }
+        })?;
+        let group = GroupGuard::new(
+            pgid.and_then(|p| u32::try_from(p).ok())
+                .or_else(|| child.id()),
+        );
+        let mut record = RecordFile(record);
         let stderr = Arc::new(Mutex::new(String::new()));
         let (url_tx, url_rx) = tokio::sync::oneshot::channel::<String>();
         if let Some(pipe) = child.stderr.take() {
@@ -167,6 +215,7 @@ impl Chromium {
             handler,
             stderr,
             _profile: profile,
+            record: record.take(),
             version,
             initial_page: Mutex::new(initial_page),
         })
@@ -228,6 +277,9 @@ impl Chromium {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         self.group.disarm();
+        if let Some(record) = self.record.take() {
+            let _ = std::fs::remove_file(record);
+        }
     }
 }
 
@@ -238,7 +290,46 @@ impl Drop for Chromium {
         self.group.kill();
         let _ = self.child.start_kill();
         reap::reap_chromium_zombies();
+        if let Some(record) = self.record.take() {
+            let _ = std::fs::remove_file(record);
+        }
     }
+}
+
+/// A browser group record, removed on drop unless taken (a launch that failed half-way).
+struct RecordFile(Option<PathBuf>);
+
+impl RecordFile {
+    fn take(&mut self) -> Option<PathBuf> {
+        self.0.take()
+    }
+}
+
+impl Drop for RecordFile {
+    fn drop(&mut self) {
+        if let Some(record) = &self.0 {
+            let _ = std::fs::remove_file(record);
+        }
+    }
+}
+
+/// Stop the browser group recorded in `record` by a process that died, and remove its profile.
+/// Returns whether a live group was killed.
+pub fn reap_recorded(record: &Path) -> bool {
+    let profile = held::recorded_extra(record).map(PathBuf::from);
+    let marker = format!(
+        "{PROFILE_ENV}={}",
+        profile.as_deref().unwrap_or(Path::new("")).display()
+    );
+    let killed = held::reap_recorded(record, &marker);
+    if let Some(profile) = profile
+        && profile
+            .file_name()
+            .is_some_and(|name| name.to_string_lossy().starts_with(PROFILE_PREFIX))
+    {
+        let _ = std::fs::remove_dir_all(profile);
+    }
+    killed
 }
 
 /// The `about:blank` tab Chromium opened at start, once the handler has attached to it (bounded).
@@ -297,7 +388,7 @@ impl ProfileDir {
     /// Prefer `/dev/shm` (memory): on slow disks creating and deleting a profile's few hundred
     /// files costs hundreds of milliseconds per run.
     fn create() -> std::io::Result<Self> {
-        let name = format!("crumb-qa-profile-{}", ulid::Ulid::new());
+        let name = format!("{PROFILE_PREFIX}{}", ulid::Ulid::new());
         let shm = Path::new("/dev/shm").join(&name);
         if std::fs::create_dir(&shm).is_ok() {
             return Ok(ProfileDir(shm));

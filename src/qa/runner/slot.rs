@@ -40,7 +40,7 @@ impl Shared {
     ) -> Result<(Arc<Chromium>, Arc<ArtifactServer>), (CheckStatus, Finding)> {
         let mut slot = self.browser.lock().await;
         if matches!(*slot, BrowserSlot::NotStarted) {
-            *slot = match start_browser(&self.root).await {
+            *slot = match start_browser(&self.root, &self.request.out_dir).await {
                 Ok((chromium, server)) => BrowserSlot::Running {
                     chromium: Arc::new(chromium),
                     server: Arc::new(server),
@@ -246,9 +246,12 @@ impl Shared {
     }
 }
 
-/// Find and launch Chromium and serve the artifacts folder; a failure says whether the browser is
-/// unavailable here or broke.
-async fn start_browser(root: &Path) -> Result<(Chromium, ArtifactServer), (CheckStatus, Finding)> {
+/// Find and launch Chromium (its group recorded in `out_dir`, a session's `qa/`) and serve the
+/// artifacts folder; a failure says whether the browser is unavailable here or broke.
+async fn start_browser(
+    root: &Path,
+    out_dir: &Path,
+) -> Result<(Chromium, ArtifactServer), (CheckStatus, Finding)> {
     let exe = locate::locate().map_err(|e| {
         (
             CheckStatus::Unavailable,
@@ -264,11 +267,13 @@ async fn start_browser(root: &Path) -> Result<(Chromium, ArtifactServer), (Check
             ),
         )
     })?;
-    let chromium = Chromium::launch(&exe).await.map_err(|e| {
-        (
-            CheckStatus::Error,
-            Finding::new("browser_launch_failed", e.to_string()),
-        )
-    })?;
+    let chromium = Chromium::launch_recorded(&exe, Some(out_dir))
+        .await
+        .map_err(|e| {
+            (
+                CheckStatus::Error,
+                Finding::new("browser_launch_failed", e.to_string()),
+            )
+        })?;
     Ok((chromium, server))
 }

@@ -1,0 +1,39 @@
+//! Reaping what a dead coordinator left running in a session.
+//!
+//! Every process group crumb starts for a session is recorded in the session before it does any
+//! work: agents in `logs/<role>-<n>.pgid`, QA browsers in `qa/browser-<ulid>.pgid` (with their
+//! profile folder). Whoever takes the session over (`crumb resume`, or the next `crumb run` of
+//! the same pitch) holds its lock, so every record still on disk belongs to a dead coordinator:
+//! each is killed (if its processes still carry the session's marker) and removed before anything
+//! new starts.
+
+use std::path::Path;
+
+use super::session::SessionDir;
+use crate::process;
+use crate::qa::browser::launch;
+
+/// Kill every recorded group of `session` and remove the records (and browser profiles).
+/// Returns how many live groups were killed.
+pub fn reap(session: &SessionDir) -> usize {
+    let mut killed = 0;
+    for record in records(&session.path().join("logs")) {
+        killed += usize::from(process::kill_orphan(&record, session.id()));
+    }
+    for record in records(&session.qa_dir()) {
+        killed += usize::from(launch::reap_recorded(&record));
+    }
+    killed
+}
+
+/// The `*.pgid` files directly in `dir`.
+fn records(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "pgid"))
+        .collect()
+}

@@ -1,0 +1,123 @@
+//! Every process a run starts is recorded in its session before it works, so a coordinator
+//! killed with SIGKILL leaves nothing that `crumb resume` does not find and stop.
+
+use super::*;
+use crumb::qa::browser::reap::{ProcStat, members_of_group};
+
+/// Processes of group `pgid` that still run (zombies are dead, waiting for their reaper).
+fn live_members(pgid: i32) -> Vec<i32> {
+    members_of_group(pgid)
+        .into_iter()
+        .filter(|&pid| ProcStat::read(pid).is_some_and(|stat| stat.state != 'Z'))
+        .collect()
+}
+
+/// The `*.pgid` records directly in `dir`.
+fn records(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir).map_or_else(
+        |_| Vec::new(),
+        |entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "pgid"))
+                .collect()
+        },
+    )
+}
+
+/// A record's group id and second line (a browser's profile folder).
+fn read_record(record: &Path) -> Option<(i32, String)> {
+    let text = std::fs::read_to_string(record).ok()?;
+    let mut lines = text.lines();
+    let pgid = lines.next()?.trim().parse().ok()?;
+    Some((pgid, lines.next().unwrap_or_default().to_owned()))
+}
+
+#[test]
+fn sigkill_during_browser_qa_leaves_no_process_or_profile_after_resume() {
+    crate::support::chromium();
+    let scratch = Scratch::new();
+    let pipeline = scratch.dir.path().join("pipelines/casual.yaml");
+    std::fs::copy(repo_root().join("pipelines/casual.yaml"), &pipeline).unwrap();
+    let child = scratch
+        .command(&["run"])
+        .arg(&pipeline)
+        .arg(PITCH)
+        .args(["--adapter", "mock", "--json"])
+        .spawn();
+    let home = scratch.home();
+    let (pgid, profile) = eventually(
+        "Chromium running in a recorded group",
+        Duration::from_secs(90),
+        || {
+            let session = any_session(&home)?;
+            let record = records(&session.join("qa")).into_iter().next()?;
+            let (pgid, profile) = read_record(&record)?;
+            (live_members(pgid).len() > 1).then_some((pgid, PathBuf::from(profile)))
+        },
+    );
+    child.kill();
+    assert!(
+        !live_members(pgid).is_empty(),
+        "the killed run's browser outlives it (or this test proves nothing)"
+    );
+    assert!(profile.is_dir(), "its profile is still there: {profile:?}");
+
+    let session = scratch.session();
+    let resumed = scratch.resume(&session);
+    assert_eq!(summary(&resumed)["reason"], "verdict_pass");
+    let survivors = live_members(pgid);
+    assert!(
+        survivors.is_empty(),
+        "processes of the killed run's browser survived resume: {survivors:?}"
+    );
+    assert!(!profile.exists(), "the orphaned profile was removed");
+    assert_eq!(records(&session.join("qa")), Vec::<PathBuf>::new());
+    assert_eq!(records(&session.join("logs")), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn resume_kills_a_hung_orphaned_turn_through_its_record_and_runs_it_once() {
+    let scratch = Scratch::new();
+    let child = scratch.spawn_run("hang-once", 0, &[]);
+    let home = scratch.home();
+    let (session, pgid) = eventually(
+        "the hanging builder running in its recorded group",
+        Duration::from_secs(60),
+        || {
+            let session = any_session(&home)?;
+            let (pgid, _) = read_record(&session.join("logs/builder-1.pgid"))?;
+            let log = std::fs::read_to_string(session.join("logs/builder-1.log")).ok()?;
+            (log.contains("hanging with child") && live_members(pgid).len() >= 2)
+                .then_some((session, pgid))
+        },
+    );
+    child.kill();
+    assert!(
+        live_members(pgid).len() >= 2,
+        "the builder and its child outlive the killed coordinator"
+    );
+
+    let resumed = scratch.resume(&session);
+    assert_eq!(summary(&resumed)["reason"], "verdict_pass");
+    let survivors = live_members(pgid);
+    assert!(
+        survivors.is_empty(),
+        "the orphaned turn survived resume: {survivors:?}"
+    );
+    let events = transcript(&session);
+    assert_effects_once(&events);
+    assert_eq!(
+        count(&events, "builder", "agent.wake"),
+        2,
+        "one cut short, one redone"
+    );
+    assert_eq!(count(&events, "builder", "agent.stop"), 1);
+    assert_eq!(
+        count(&events, "builder", "build"),
+        1,
+        "the turn ran to a build once"
+    );
+    assert!(!session.join("logs/builder-1.pgid").exists());
+}
