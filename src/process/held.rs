@@ -77,6 +77,33 @@ impl HeldGroup {
     }
 }
 
+/// Set on a recorded group's command when nothing else marks it as ours: the record's path.
+pub const RECORD_ENV: &str = "CRUMB_GROUP_RECORD";
+
+/// The marker [`RECORD_ENV`] gives a group recorded in `record`, for [`reap_recorded`].
+pub fn record_marker(record: &Path) -> String {
+    format!("{RECORD_ENV}={}", record.display())
+}
+
+/// A group record, removed when dropped unless taken (every exit path of its owner).
+#[derive(Debug, Default)]
+pub struct RecordGuard(pub Option<PathBuf>);
+
+impl RecordGuard {
+    /// Stop guarding and hand the path over.
+    pub fn take(&mut self) -> Option<PathBuf> {
+        self.0.take()
+    }
+}
+
+impl Drop for RecordGuard {
+    fn drop(&mut self) {
+        if let Some(record) = &self.0 {
+            let _ = std::fs::remove_file(record);
+        }
+    }
+}
+
 /// Write `text` to `path` and sync it, so the record survives the crash it is there for.
 fn write_synced(path: &Path, text: &str) -> std::io::Result<()> {
     if let Some(parent) = path.parent() {

@@ -2,7 +2,9 @@
 //!
 //! The program gets its own process group; on timeout the whole group is killed, so a test runner
 //! that forks a server cannot outlive QA. Output is captured into bounded buffers (the head and
-//! the tail of each stream are kept) so a chatty program cannot exhaust memory.
+//! the tail of each stream are kept) so a chatty program cannot exhaust memory. In a session
+//! the group is recorded before the program starts (`qa/command-<ulid>.pgid`, see
+//! [`crate::process::held`]), so a coordinator killed mid-check leaves nothing resume misses.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -15,6 +17,7 @@ use tokio::process::Command;
 use super::confine;
 use super::report::{CheckResult, CheckStatus, Finding};
 use crate::process::group::GroupGuard;
+use crate::process::held::{self, HeldGroup, RecordGuard};
 
 /// Bytes kept from the start and from the end of each stream.
 const KEEP_HEAD: usize = 8 * 1024;
@@ -30,6 +33,8 @@ pub struct CommandCheck<'a> {
     pub env: &'a [(String, String)],
     pub expect_exit: i32,
     pub timeout: Duration,
+    /// Where the program's process group is recorded while it runs (a session's `qa/`).
+    pub record_dir: Option<&'a Path>,
 }
 
 /// Run a `command` check against `root`.
@@ -56,11 +61,10 @@ pub async fn run(check: &CommandCheck<'_>, root: &Path) -> CheckResult {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
     let started = Instant::now();
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
+    let (mut child, group, _record) = match start(cmd, check.record_dir).await {
+        Ok(started) => started,
         Err(err) => {
             result.fail(Finding::new(
                 "spawn_failed",
@@ -69,7 +73,6 @@ pub async fn run(check: &CommandCheck<'_>, root: &Path) -> CheckResult {
             return result;
         }
     };
-    let group = GroupGuard::new(child.id());
     let stdout = tokio::spawn(capture(child.stdout.take()));
     let stderr = tokio::spawn(capture(child.stderr.take()));
     let status = tokio::time::timeout(check.timeout, child.wait()).await;
@@ -121,6 +124,27 @@ pub async fn run(check: &CommandCheck<'_>, root: &Path) -> CheckResult {
         ));
     }
     result
+}
+
+/// Start `cmd` in its own process group, recorded in `record_dir` before it starts when given.
+async fn start(
+    mut cmd: Command,
+    record_dir: Option<&Path>,
+) -> std::io::Result<(tokio::process::Child, GroupGuard, RecordGuard)> {
+    let Some(dir) = record_dir else {
+        let child = cmd.process_group(0).spawn()?;
+        let group = GroupGuard::new(child.id());
+        return Ok((child, group, RecordGuard::default()));
+    };
+    let record = dir.join(format!("command-{}.pgid", ulid::Ulid::new()));
+    let marker = (held::RECORD_ENV.into(), record.clone().into_os_string());
+    let holder = HeldGroup::found(&record, "", std::slice::from_ref(&marker))?;
+    let pgid = holder.pgid();
+    let spawned = cmd.process_group(pgid).env(&marker.0, &marker.1).spawn();
+    holder.release().await;
+    let guard = RecordGuard(Some(record));
+    let child = spawned?;
+    Ok((child, GroupGuard::new(u32::try_from(pgid).ok()), guard))
 }
 
 /// Read a stream to its end, keeping the head and the tail.

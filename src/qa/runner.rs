@@ -341,6 +341,7 @@ impl Shared {
                     env,
                     expect_exit: *expect_exit,
                     timeout: limit,
+                    record_dir: Some(&self.request.out_dir),
                 };
                 command_check::run(&cmd, root).await
             }

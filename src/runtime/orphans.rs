@@ -2,7 +2,7 @@
 //!
 //! Every process group crumb starts for a session is recorded in the session before it does any
 //! work: agents in `logs/<role>-<n>.pgid`, QA browsers in `qa/browser-<ulid>.pgid` (with their
-//! profile folder). Whoever takes the session over (`crumb resume`, or the next `crumb run` of
+//! profile folder), QA commands in `qa/command-<ulid>.pgid`. Whoever takes the session over (`crumb resume`, or the next `crumb run` of
 //! the same pitch) holds its lock, so every record still on disk belongs to a dead coordinator:
 //! each is killed (if its processes still carry the session's marker) and removed before anything
 //! new starts.
@@ -21,7 +21,14 @@ pub fn reap(session: &SessionDir) -> usize {
         killed += usize::from(process::kill_orphan(&record, session.id()));
     }
     for record in records(&session.qa_dir()) {
-        killed += usize::from(launch::reap_recorded(&record));
+        let browser = record
+            .file_name()
+            .is_some_and(|name| name.to_string_lossy().starts_with("browser-"));
+        killed += usize::from(if browser {
+            launch::reap_recorded(&record)
+        } else {
+            process::held::reap_recorded(&record, &process::held::record_marker(&record))
+        });
     }
     killed
 }

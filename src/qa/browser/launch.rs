@@ -167,7 +167,7 @@ impl Chromium {
             pgid.and_then(|p| u32::try_from(p).ok())
                 .or_else(|| child.id()),
         );
-        let mut record = RecordFile(record);
+        let mut record = held::RecordGuard(record);
         let stderr = Arc::new(Mutex::new(String::new()));
         let (url_tx, url_rx) = tokio::sync::oneshot::channel::<String>();
         if let Some(pipe) = child.stderr.take() {
@@ -291,23 +291,6 @@ impl Drop for Chromium {
         let _ = self.child.start_kill();
         reap::reap_chromium_zombies();
         if let Some(record) = self.record.take() {
-            let _ = std::fs::remove_file(record);
-        }
-    }
-}
-
-/// A browser group record, removed on drop unless taken (a launch that failed half-way).
-struct RecordFile(Option<PathBuf>);
-
-impl RecordFile {
-    fn take(&mut self) -> Option<PathBuf> {
-        self.0.take()
-    }
-}
-
-impl Drop for RecordFile {
-    fn drop(&mut self) {
-        if let Some(record) = &self.0 {
             let _ = std::fs::remove_file(record);
         }
     }
