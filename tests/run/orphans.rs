@@ -121,3 +121,42 @@ fn resume_kills_a_hung_orphaned_turn_through_its_record_and_runs_it_once() {
     );
     assert!(!session.join("logs/builder-1.pgid").exists());
 }
+
+#[test]
+fn sigkill_during_a_qa_command_leaves_nothing_after_resume() {
+    let scratch = Scratch::new();
+    let pipeline = scratch.pipeline();
+    let yaml = std::fs::read_to_string(&pipeline).unwrap();
+    let html = "    - { id: html, kind: html, path: game/index.html }\n";
+    let slow =
+        "    - { id: slow, kind: command, argv: [sh, -c, \"test -e release || sleep 120\"] }\n";
+    assert!(yaml.contains(html));
+    std::fs::write(&pipeline, yaml.replace(html, &format!("{html}{slow}"))).unwrap();
+    let child = scratch.spawn_run("pass", 0, &[]);
+    let home = scratch.home();
+    let (session, pgid) = eventually(
+        "the QA command running in its recorded group",
+        Duration::from_secs(60),
+        || {
+            let session = any_session(&home)?;
+            let record = records(&session.join("qa")).into_iter().next()?;
+            let (pgid, _) = read_record(&record)?;
+            (!live_members(pgid).is_empty()).then_some((session, pgid))
+        },
+    );
+    child.kill();
+    assert!(
+        !live_members(pgid).is_empty(),
+        "the killed run's QA command outlives it"
+    );
+
+    std::fs::write(session.join("artifacts/release"), b"").unwrap();
+    let resumed = scratch.resume(&session);
+    assert_eq!(summary(&resumed)["reason"], "verdict_pass");
+    let survivors = live_members(pgid);
+    assert!(
+        survivors.is_empty(),
+        "the orphaned QA command survived resume: {survivors:?}"
+    );
+    assert_eq!(records(&session.join("qa")), Vec::<PathBuf>::new());
+}
