@@ -34,6 +34,32 @@ fn read_record(record: &Path) -> Option<(i32, String)> {
     Some((pgid, lines.next().unwrap_or_default().to_owned()))
 }
 
+/// Wait until a QA group is recorded in the only session of `home` with at least `members`
+/// processes running in it: the session, the group id and the record's second line.
+fn qa_group_running(home: &Path, members: usize) -> (PathBuf, i32, String) {
+    eventually(
+        "a QA process group recorded and running",
+        Duration::from_secs(90),
+        || {
+            let session = any_session(home)?;
+            let record = records(&session.join("qa")).into_iter().next()?;
+            let (pgid, extra) = read_record(&record)?;
+            (live_members(pgid).len() >= members).then_some((session, pgid, extra))
+        },
+    )
+}
+
+/// `crumb resume` the session to a pass, then require that no process of group `pgid` runs.
+fn resume_to_pass_and_expect_gone(scratch: &Scratch, session: &Path, pgid: i32) {
+    let resumed = scratch.resume(session);
+    assert_eq!(summary(&resumed)["reason"], "verdict_pass");
+    assert_eq!(
+        live_members(pgid),
+        Vec::<i32>::new(),
+        "processes of the killed run's group {pgid} survived resume"
+    );
+}
+
 #[test]
 fn sigkill_during_browser_qa_leaves_no_process_or_profile_after_resume() {
     crate::support::chromium();
@@ -46,17 +72,8 @@ fn sigkill_during_browser_qa_leaves_no_process_or_profile_after_resume() {
         .arg(PITCH)
         .args(["--adapter", "mock", "--json"])
         .spawn();
-    let home = scratch.home();
-    let (pgid, profile) = eventually(
-        "Chromium running in a recorded group",
-        Duration::from_secs(90),
-        || {
-            let session = any_session(&home)?;
-            let record = records(&session.join("qa")).into_iter().next()?;
-            let (pgid, profile) = read_record(&record)?;
-            (live_members(pgid).len() > 1).then_some((pgid, PathBuf::from(profile)))
-        },
-    );
+    let (_, pgid, profile) = qa_group_running(&scratch.home(), 2);
+    let profile = PathBuf::from(profile);
     child.kill();
     assert!(
         !live_members(pgid).is_empty(),
@@ -65,13 +82,7 @@ fn sigkill_during_browser_qa_leaves_no_process_or_profile_after_resume() {
     assert!(profile.is_dir(), "its profile is still there: {profile:?}");
 
     let session = scratch.session();
-    let resumed = scratch.resume(&session);
-    assert_eq!(summary(&resumed)["reason"], "verdict_pass");
-    let survivors = live_members(pgid);
-    assert!(
-        survivors.is_empty(),
-        "processes of the killed run's browser survived resume: {survivors:?}"
-    );
+    resume_to_pass_and_expect_gone(&scratch, &session, pgid);
     assert!(!profile.exists(), "the orphaned profile was removed");
     assert_eq!(records(&session.join("qa")), Vec::<PathBuf>::new());
     assert_eq!(records(&session.join("logs")), Vec::<PathBuf>::new());
@@ -99,13 +110,7 @@ fn resume_kills_a_hung_orphaned_turn_through_its_record_and_runs_it_once() {
         "the builder and its child outlive the killed coordinator"
     );
 
-    let resumed = scratch.resume(&session);
-    assert_eq!(summary(&resumed)["reason"], "verdict_pass");
-    let survivors = live_members(pgid);
-    assert!(
-        survivors.is_empty(),
-        "the orphaned turn survived resume: {survivors:?}"
-    );
+    resume_to_pass_and_expect_gone(&scratch, &session, pgid);
     let events = transcript(&session);
     assert_effects_once(&events);
     assert_eq!(
@@ -133,17 +138,7 @@ fn sigkill_during_a_qa_command_leaves_nothing_after_resume() {
     assert!(yaml.contains(html));
     std::fs::write(&pipeline, yaml.replace(html, &format!("{html}{slow}"))).unwrap();
     let child = scratch.spawn_run("pass", 0, &[]);
-    let home = scratch.home();
-    let (session, pgid) = eventually(
-        "the QA command running in its recorded group",
-        Duration::from_secs(60),
-        || {
-            let session = any_session(&home)?;
-            let record = records(&session.join("qa")).into_iter().next()?;
-            let (pgid, _) = read_record(&record)?;
-            (!live_members(pgid).is_empty()).then_some((session, pgid))
-        },
-    );
+    let (session, pgid, _) = qa_group_running(&scratch.home(), 1);
     child.kill();
     assert!(
         !live_members(pgid).is_empty(),
@@ -151,12 +146,6 @@ fn sigkill_during_a_qa_command_leaves_nothing_after_resume() {
     );
 
     std::fs::write(session.join("artifacts/release"), b"").unwrap();
-    let resumed = scratch.resume(&session);
-    assert_eq!(summary(&resumed)["reason"], "verdict_pass");
-    let survivors = live_members(pgid);
-    assert!(
-        survivors.is_empty(),
-        "the orphaned QA command survived resume: {survivors:?}"
-    );
+    resume_to_pass_and_expect_gone(&scratch, &session, pgid);
     assert_eq!(records(&session.join("qa")), Vec::<PathBuf>::new());
 }
