@@ -254,15 +254,15 @@ async fn start_recorded(spec: &SpawnSpec) -> (Result<tokio::process::Child, Outc
     let Some(file) = &spec.pgid_file else {
         return (start(spec, None), None);
     };
-    let held = match held::HeldGroup::found(file, "", &spec.env) {
-        Ok(held) => held,
-        Err(err) => {
-            let message = format!(
-                "cannot record the process group in {}: {err}",
-                file.display()
-            );
-            return (Err(Outcome::SpawnError { message }), None);
+    let Ok(held) = held::HeldGroup::found(file, "", &spec.env) else {
+        // No holder could be started: record the group right after the start, as before.
+        let child = start(spec, None);
+        if let Ok(child) = &child
+            && let Some(pgid) = child.id()
+        {
+            let _ = std::fs::write(file, format!("{pgid}\n"));
         }
+        return (child, None);
     };
     let pgid = held.pgid();
     let child = start(spec, Some(pgid));

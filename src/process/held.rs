@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 /// The holder: reads its stdin (a pipe only crumb writes to) until end-of-file, then exits.
-const HOLDER: &str = "cat";
+/// Absolute paths: the group must not depend on the `PATH` a run was given.
+const HOLDERS: [&str; 2] = ["/usr/bin/cat", "/bin/cat"];
 
 /// A process group founded by a holder and recorded on disk.
 #[derive(Debug)]
@@ -32,7 +33,11 @@ impl HeldGroup {
         extra: &str,
         env: &[(OsString, OsString)],
     ) -> std::io::Result<HeldGroup> {
-        let mut holder = tokio::process::Command::new(HOLDER)
+        let holder = HOLDERS
+            .iter()
+            .find(|path| Path::new(path).is_file())
+            .ok_or_else(|| std::io::Error::other("no `cat` to hold the group open"))?;
+        let mut holder = tokio::process::Command::new(holder)
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
