@@ -259,3 +259,31 @@ async fn a_missing_program_leaves_no_record() {
     );
     assert!(!record.exists());
 }
+
+/// A recorded group is killed only when one of its processes carries the session's marker: an
+/// id reused by someone else's group is never hit.
+#[test]
+fn kill_orphan_kills_only_a_group_marked_with_its_session() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("role-1.pgid");
+    let mut orphan = std::process::Command::new("sleep")
+        .arg("60")
+        .env("CRUMB_SESSION_ID", "session-a")
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pgid = i32::try_from(orphan.id()).unwrap();
+    std::fs::write(&record, format!("{pgid}\n")).unwrap();
+    assert!(!crumb::process::kill_orphan(&record, "session-b"));
+    assert!(!record.exists(), "a record is consumed either way");
+    assert!(
+        orphan.try_wait().unwrap().is_none(),
+        "another session's group lives"
+    );
+
+    std::fs::write(&record, format!("{pgid}\n")).unwrap();
+    assert!(crumb::process::kill_orphan(&record, "session-a"));
+    let status = orphan.wait().unwrap();
+    assert!(!status.success(), "killed: {status}");
+}
