@@ -94,13 +94,6 @@ pub fn record_marker(record: &Path) -> String {
 #[derive(Debug, Default)]
 pub struct RecordGuard(pub Option<PathBuf>);
 
-impl RecordGuard {
-    /// Stop guarding and hand the path over.
-    pub fn take(&mut self) -> Option<PathBuf> {
-        self.0.take()
-    }
-}
-
 impl Drop for RecordGuard {
     fn drop(&mut self) {
         if let Some(record) = &self.0 {

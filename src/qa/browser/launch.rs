@@ -111,8 +111,8 @@ pub struct Chromium {
     stderr: Arc<Mutex<String>>,
     /// Removed when the browser is dropped.
     _profile: ProfileDir,
-    /// Where the group is recorded (removed once the group is gone).
-    record: Option<PathBuf>,
+    /// Where the group is recorded; removed with the browser, after its group is killed.
+    _record: held::RecordGuard,
     pub version: Option<String>,
     /// The tab Chromium opened at start, handed out once: reusing it saves starting a renderer.
     initial_page: Mutex<Option<chromiumoxide::Page>>,
@@ -141,7 +141,7 @@ impl Chromium {
             }
         };
         let pgid = held.as_ref().map(HeldGroup::pgid);
-        let record = held.as_ref().map(|h| h.record().to_path_buf());
+        let record = held::RecordGuard(held.as_ref().map(|h| h.record().to_path_buf()));
         let spawned = Command::new(exe)
             .args(flags(&profile.0))
             .envs(env.iter().map(|(k, v)| (k, v)))
@@ -154,20 +154,14 @@ impl Chromium {
         if let Some(held) = held {
             held.release().await;
         }
-        let mut child = spawned.map_err(|source| {
-            if let Some(record) = &record {
-                let _ = std::fs::remove_file(record);
-            }
-            LaunchError::Spawn {
-                exe: exe.display().to_string(),
-                source,
-            }
+        let mut child = spawned.map_err(|source| LaunchError::Spawn {
+            exe: exe.display().to_string(),
+            source,
         })?;
         let group = GroupGuard::new(
             pgid.and_then(|p| u32::try_from(p).ok())
                 .or_else(|| child.id()),
         );
-        let mut record = held::RecordGuard(record);
         let stderr = Arc::new(Mutex::new(String::new()));
         let (url_tx, url_rx) = tokio::sync::oneshot::channel::<String>();
         if let Some(pipe) = child.stderr.take() {
@@ -215,7 +209,7 @@ impl Chromium {
             handler,
             stderr,
             _profile: profile,
-            record: record.take(),
+            _record: record,
             version,
             initial_page: Mutex::new(initial_page),
         })
@@ -277,9 +271,6 @@ impl Chromium {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         self.group.disarm();
-        if let Some(record) = self.record.take() {
-            let _ = std::fs::remove_file(record);
-        }
     }
 }
 
@@ -290,9 +281,6 @@ impl Drop for Chromium {
         self.group.kill();
         let _ = self.child.start_kill();
         reap::reap_chromium_zombies();
-        if let Some(record) = self.record.take() {
-            let _ = std::fs::remove_file(record);
-        }
     }
 }
 
