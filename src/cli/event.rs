@@ -117,7 +117,7 @@ fn execute() -> Result<Value, Failure> {
         .map_err(|violations| Failure::Invalid(format!("invalid event:\n{violations}")))?;
     let event = writer.append(draft).map_err(|e| match e {
         WriteError::Invalid(_) | WriteError::TooLarge { .. } => Failure::Invalid(e.to_string()),
-        WriteError::IdExhausted(_) | WriteError::Io { .. } => Failure::Refused(e.to_string()),
+        WriteError::Io { .. } => Failure::Refused(e.to_string()),
     })?;
     Ok(json!({"id": event.id, "ts": event.ts}))
 }
