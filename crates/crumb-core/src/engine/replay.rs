@@ -234,8 +234,8 @@ impl Replay {
     }
 }
 
-/// The reason a duplicate is skipped.
-fn duplicate(id: &str) -> String {
+/// The reason a duplicate is skipped, worded the same by every reader.
+pub fn duplicate(id: &str) -> String {
     format!(
         "duplicate id {} (an event with this id was already folded)",
         clip(id, 40)
