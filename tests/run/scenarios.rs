@@ -154,9 +154,8 @@ fn a_maximal_id_at_the_end_of_the_transcript_does_not_stop_approve() {
         "id": "7ZZZZZZZZZZZZZZZZZZZZZZZZZ", "ts": "2026-05-01T10:00:00.000Z",
         "session_id": id, "from": "system", "kind": "note", "body": "far future",
     });
-    let mut text = std::fs::read_to_string(&path).unwrap();
-    text.push_str(&format!("{forged}\n"));
-    std::fs::write(&path, text).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{text}{forged}\n")).unwrap();
     scratch
         .command(&["event"])
         .env("CRUMB_ACTOR", "builder")
