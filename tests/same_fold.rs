@@ -244,12 +244,15 @@ fn duplicated_lines_never_double_budgets_in_any_reader() {
     let (project, session, clean) = Project::with_finished_session();
     let transcript = session.join("transcript.jsonl");
     let clean_fold = cli_fold(&project, "replay", &session);
-    let clean_usage = project
-        .command(&["status"])
-        .arg(&session)
-        .run()
-        .expect_code(0)
-        .stdout;
+    let status_text = || {
+        project
+            .command(&["status"])
+            .arg(&session)
+            .run()
+            .expect_code(0)
+            .stdout
+    };
+    let clean_usage = status_text();
     let mut doubled = String::new();
     let mut copies = 0;
     for l in clean.lines() {
@@ -275,12 +278,7 @@ fn duplicated_lines_never_double_budgets_in_any_reader() {
     assert_eq!(cli_fold(&project, "status", &session), replay);
     assert_eq!(resume_fold(&session), replay);
     assert_eq!(studio_fold(&session), replay);
-    let status = project
-        .command(&["status"])
-        .arg(&session)
-        .run()
-        .expect_code(0)
-        .stdout;
+    let status = status_text();
     let usage = |text: &str| {
         text.lines()
             .skip_while(|l| !l.starts_with("usage"))
