@@ -430,6 +430,39 @@ fn static_pipeline(dir: &Path, checks: &str) -> PathBuf {
     path
 }
 
+/// A hard link inside `artifacts/` to a file outside is not read: the `file` and `html` checks
+/// report `path_escape` (artifacts are taken by content, not by link).
+#[test]
+fn static_checks_refuse_a_hard_link_to_a_file_outside() {
+    let root = tempfile::tempdir().unwrap();
+    let art = root.path().join("artifacts");
+    std::fs::create_dir_all(art.join("game")).unwrap();
+    std::fs::write(
+        root.path().join("outside.html"),
+        "<!doctype html><html><head><meta name=\"viewport\" content=\"w\"></head><body><script>1</script></body></html>",
+    )
+    .unwrap();
+    std::fs::hard_link(
+        root.path().join("outside.html"),
+        art.join("game/index.html"),
+    )
+    .unwrap();
+    let pipeline = static_pipeline(
+        root.path(),
+        "    - { id: entry, kind: file, path: game/index.html }
+    - { id: lint, kind: html, path: game/index.html }",
+    );
+    let (run, result, _out) = qa_json(&pipeline, &art, &[]);
+    run.expect_code(1);
+    for id in ["entry", "lint"] {
+        assert_eq!(
+            finding_codes(check(&result, id)),
+            codes(&["path_escape"]),
+            "{id}"
+        );
+    }
+}
+
 #[test]
 fn static_checks_confine_paths_and_measure_sizes() {
     let root = tempfile::tempdir().unwrap();

@@ -235,3 +235,60 @@ fn a_bent_done_line_ends_status_and_resume_the_same_and_is_not_written_twice() {
         .count();
     assert_eq!(dones, 1, "resume wrote no second done:\n{after}");
 }
+
+/// A `judge.score`, an `agent.stop` and a `spec` line written twice are each folded once by every
+/// reader (verifications, tokens and re-plans not doubled), reported as duplicates, and counted
+/// once in `status`'s usage block and by `reader::read_path`.
+#[test]
+fn duplicated_lines_never_double_budgets_in_any_reader() {
+    let (project, session, clean) = Project::with_finished_session();
+    let transcript = session.join("transcript.jsonl");
+    let clean_fold = cli_fold(&project, "replay", &session);
+    let status_text = || {
+        project
+            .command(&["status"])
+            .arg(&session)
+            .run()
+            .expect_code(0)
+            .stdout
+    };
+    let clean_usage = status_text();
+    let mut doubled = String::new();
+    let mut copies = 0;
+    for l in clean.lines() {
+        doubled.push_str(l);
+        doubled.push('\n');
+        let kind = serde_json::from_str::<Value>(l).expect("event")["kind"].clone();
+        if ["judge.score", "agent.stop", "spec"].contains(&kind.as_str().unwrap_or("")) {
+            doubled.push_str(l);
+            doubled.push('\n');
+            copies += 1;
+        }
+    }
+    assert!(copies >= 3, "{clean}");
+    std::fs::write(&transcript, &doubled).expect("write");
+    let replay = cli_fold(&project, "replay", &session);
+    for field in ["verification", "budgets", "roles", "done"] {
+        assert_eq!(
+            replay["state"][field], clean_fold["state"][field],
+            "{field} folded once"
+        );
+    }
+    assert_eq!(replay["skipped"], copies, "{replay}");
+    assert_eq!(cli_fold(&project, "status", &session), replay);
+    assert_eq!(resume_fold(&session), replay);
+    assert_eq!(studio_fold(&session), replay);
+    let status = status_text();
+    let usage = |text: &str| {
+        text.lines()
+            .skip_while(|l| !l.starts_with("usage"))
+            .take_while(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(usage(&status), usage(&clean_usage), "{status}");
+    let (events, issues) = crumb::transcript::reader::read_path(&transcript).expect("read");
+    assert_eq!(events.len(), clean.lines().count());
+    assert_eq!(issues.len(), copies);
+    assert!(issues.iter().all(|i| i.message.starts_with("duplicate id")));
+}

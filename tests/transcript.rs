@@ -262,25 +262,65 @@ fn regex_like_ts() -> impl Fn(&str) -> bool {
     }
 }
 
+/// A later id within a day of the clock (a clock stepped back) is a floor; a maximal or far-future
+/// id is not, and later ids come from the clock, below it (the writer's module docs).
 #[test]
-fn writer_ids_stay_above_a_later_id_already_in_the_file() {
+fn writer_ids_stay_above_a_nearly_current_id_and_go_on_after_a_maximal_one() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("transcript.jsonl");
-    // Another process with a clock far in the future wrote last.
-    let future = ulid::Ulid::from_parts(u64::from(u32::MAX) * 100, 7).to_string();
-    let line = format!(
-        r#"{{"id":"{future}","ts":"2100-01-01T00:00:00.000Z","session_id":"s","from":"user","kind":"goal"}}"#
+    let now = ulid::Ulid::new().timestamp_ms();
+    let soon = ulid::Ulid::from_parts(now + 3_600_000, 7).to_string();
+    for (floor, above) in [(soon.as_str(), true), ("7ZZZZZZZZZZZZZZZZZZZZZZZZZ", false)] {
+        let line = format!(
+            r#"{{"id":"{floor}","ts":"2100-01-01T00:00:00.000Z","session_id":"s","from":"user","kind":"goal"}}"#
+        );
+        fs::write(&path, format!("{line}\n")).unwrap();
+        let mut writer = Writer::open(&path, "s").unwrap();
+        let first = writer.append(Draft::new("builder", Kind::Note)).unwrap();
+        let second = writer.append(Draft::new("builder", Kind::Note)).unwrap();
+        assert_eq!(
+            first.id.as_str() > floor,
+            above,
+            "{floor} then {}",
+            first.id
+        );
+        assert!(second.id > first.id, "{} then {}", first.id, second.id);
+        let (events, issues) = read_file(&path);
+        assert!(issues.is_empty() && events.len() == 3, "{issues:?}");
+    }
+}
+
+/// A real short write: `crumb event` under a file size limit (`ulimit -f`, SIGXFSZ ignored) fails
+/// part-way through its line with EFBIG, and the transcript is cut back to what it was.
+#[test]
+fn crumb_event_past_a_file_size_limit_leaves_no_half_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("transcript.jsonl");
+    let mut writer = Writer::open(&path, "sess-1").unwrap();
+    while fs::metadata(&path).unwrap().len() < 900 {
+        writer.append(Draft::new("builder", Kind::Note)).unwrap();
+    }
+    let before = fs::read(&path).unwrap();
+    let body = "y".repeat(400);
+    let run = Crumb::shell(r#"trap '' XFSZ; ulimit -f 2; exec "$CRUMB" event"#)
+        .env("CRUMB_ACTOR", "builder")
+        .env("CRUMB_SESSION_ID", "sess-1")
+        .env("CRUMB_TRANSCRIPT_PATH", &path)
+        .stdin(json!({"kind": "note", "body": body}).to_string())
+        .run()
+        .expect_code(2);
+    assert!(run.stderr.contains("File too large"), "{}", run.stderr);
+    assert_eq!(
+        fs::read(&path).unwrap(),
+        before,
+        "nothing of the line is left"
     );
-    fs::write(&path, format!("{line}\n")).unwrap();
-    let mut writer = Writer::open(&path, "s").unwrap();
-    let first = writer.append(Draft::new("builder", Kind::Note)).unwrap();
-    let second = writer.append(Draft::new("builder", Kind::Note)).unwrap();
-    assert!(
-        first.id > future && second.id > first.id,
-        "{future} < {} < {}",
-        first.id,
-        second.id
-    );
+    event_cmd(&path, "builder")
+        .stdin(r#"{"kind":"note"}"#)
+        .run()
+        .expect_code(0);
+    let (_, issues) = read_file(&path);
+    assert!(issues.is_empty(), "{issues:?}");
 }
 
 #[test]

@@ -34,6 +34,7 @@ const ATTEMPTED_BODY_CHARS: usize = 200;
 const MAX_STDIN_BYTES: u64 = 4 * MAX_LINE_BYTES as u64;
 
 use crate::pipeline::authority::is_runner_metadata;
+use crate::qa::confine;
 use crate::runtime::authority::AuthorityRecord;
 
 /// Where and as whom this process writes, from the environment the runner sets for a spawn.
@@ -90,7 +91,9 @@ fn execute() -> Result<Value, Failure> {
             "cannot learn which kinds the session's roles may write: {e}"
         ))
     })?;
-    if let Some(violation) = firewall_violation(object, &session.actor, authority.as_ref()) {
+    if let Some(violation) = firewall_violation(object, &session.actor, authority.as_ref())
+        .or_else(|| artifact_violation(object, &session.session_dir))
+    {
         let audit = writer
             .append(audit_draft(object, &session.actor, violation))
             .map_err(|e| Failure::Refused(e.to_string()))?;
@@ -117,7 +120,7 @@ fn execute() -> Result<Value, Failure> {
         .map_err(|violations| Failure::Invalid(format!("invalid event:\n{violations}")))?;
     let event = writer.append(draft).map_err(|e| match e {
         WriteError::Invalid(_) | WriteError::TooLarge { .. } => Failure::Invalid(e.to_string()),
-        WriteError::IdExhausted(_) | WriteError::Io { .. } => Failure::Refused(e.to_string()),
+        WriteError::Io { .. } => Failure::Refused(e.to_string()),
     })?;
     Ok(json!({"id": event.id, "ts": event.ts}))
 }
@@ -219,6 +222,39 @@ fn firewall_violation(
     None
 }
 
+/// An artifact path that does not name a file under the session's `artifacts/`: absolute, with
+/// `..` or a NUL, outside `artifacts/`, or through a symlink leading out. Paths are relative to the
+/// session folder (`artifacts/game/index.html`); they reach QA and the verifier's prompt.
+fn artifact_violation(object: &Map<String, Value>, session_dir: &Path) -> Option<&'static str> {
+    let artifacts = object.get("artifacts").and_then(Value::as_array)?;
+    let root = session_dir.join("artifacts");
+    let escapes = |path: &str| {
+        let Ok(joined) = confine::join_inside(session_dir, path) else {
+            return true;
+        };
+        let Ok(inside) = joined.strip_prefix(&root) else {
+            return true;
+        };
+        inside.as_os_str().is_empty() || leads_out(&root, &joined)
+    };
+    artifacts
+        .iter()
+        .filter_map(|artifact| artifact.get("path").and_then(Value::as_str))
+        .any(escapes)
+        .then_some("artifact_path_escape_attempt")
+}
+
+/// Whether `path` (under `root` as written), or its nearest existing ancestor when it does not
+/// exist yet, really lies outside `root` once symlinks are resolved.
+fn leads_out(root: &Path, path: &Path) -> bool {
+    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    path.ancestors()
+        .take_while(|probe| probe.starts_with(root) && *probe != root)
+        .map(|probe| confine::real_location(&real_root, probe))
+        .find(|location| *location != confine::Location::Missing)
+        .is_some_and(|location| location == confine::Location::Outside)
+}
+
 fn describe(violation: &str) -> &'static str {
     match violation {
         "forged_system_event_attempt" => "agents may not write events `from: system`",
@@ -231,6 +267,10 @@ fn describe(violation: &str) -> &'static str {
         "forged_qa_result_attempt" => "`qa.result` is written only by the runner's QA",
         "forged_runner_kind_attempt" => "this kind is written only by the runner",
         "unknown_role_attempt" => "CRUMB_ACTOR is not a role of this session's pipeline",
+        "artifact_path_escape_attempt" => {
+            "artifact paths are relative to the session folder and name a file under `artifacts/` \
+             (no absolute path, `..`, NUL or symlink leading out)"
+        }
         "unauthorized_kind_attempt" => {
             "a role may write only the kinds it `produces` plus `note` and `agent.thought_summary` \
              (`crumb explain <kind>` says who writes a kind)"

@@ -2,33 +2,32 @@
 //! (input, output, cache read/write and reasoning tokens, cost, the model last reported).
 
 use std::fmt::Write as _;
-use std::io::BufRead;
 use std::path::Path;
 
 use indexmap::IndexMap;
 
 use crate::adapters::Usage;
+use crate::transcript::reader::each_event;
 use crate::transcript::{Event, Kind};
 
-/// Per-role and total usage of the transcript at `path`. Only `agent.stop` lines are parsed, so
-/// a long transcript costs a substring check per line.
+/// Per-role and total usage of the transcript at `path`, read with the folding readers' rules
+/// (`reader::each_event`): a duplicated `agent.stop` line is skipped, as replay skips it, so
+/// tokens are never counted twice.
 pub fn usage_block(path: &Path) -> String {
     let mut by_role: IndexMap<String, Usage> = IndexMap::new();
     if let Ok(file) = std::fs::File::open(path) {
-        for line in std::io::BufReader::new(file).lines().map_while(Result::ok) {
-            if !line.contains("agent.stop") {
-                continue;
-            }
-            let Ok(event) = serde_json::from_str::<Event>(&line) else {
-                continue;
-            };
-            if let (Kind::AgentStop, Some(metadata)) = (&event.kind, &event.metadata) {
-                by_role
-                    .entry(event.from.clone())
-                    .or_default()
-                    .absorb(&Usage::from_metadata(metadata));
-            }
-        }
+        each_event(
+            std::io::BufReader::with_capacity(64 * 1024, file),
+            |event: Event| {
+                if let (Kind::AgentStop, Some(metadata)) = (&event.kind, &event.metadata) {
+                    by_role
+                        .entry(event.from.clone())
+                        .or_default()
+                        .absorb(&Usage::from_metadata(metadata));
+                }
+            },
+            |_| {},
+        );
     }
     if by_role.is_empty() {
         return "usage      no agent turns yet\n".to_owned();

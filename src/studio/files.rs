@@ -4,7 +4,8 @@
 //! Every path is resolved component by component (no `..`, no root, no prefix), then
 //! canonicalised and required to stay under the canonical area root — so traversal, encoded
 //! traversal and symlinks pointing out all fail, and a sibling like `artifacts-x/` can never pass
-//! a string-prefix check.
+//! a string-prefix check. A file with more than one hard link is refused the same way
+//! (`confine::hard_linked`): it may be a file outside under another name.
 
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
@@ -67,8 +68,8 @@ pub fn confine(root: &FsPath, relative: &str) -> Result<PathBuf, PathRefusal> {
     };
     let root = root.canonicalize().map_err(|_| PathRefusal::Missing)?;
     match confine::real_location(&root, &joined) {
-        confine::Location::Inside(real) => Ok(real),
-        confine::Location::Outside => Err(PathRefusal::Forbidden),
+        confine::Location::Inside(real) if !confine::hard_linked(&real) => Ok(real),
+        confine::Location::Inside(_) | confine::Location::Outside => Err(PathRefusal::Forbidden),
         confine::Location::Missing => Err(PathRefusal::Missing),
     }
 }
@@ -151,7 +152,7 @@ fn walk(root: &FsPath, dir: &FsPath, area: &str, depth: usize, out: &mut Vec<Val
         let path = entry.path();
         if meta.is_dir() {
             walk(root, &path, area, depth + 1, out);
-        } else if meta.is_file() {
+        } else if meta.is_file() && !confine::hard_linked(&path) {
             let Ok(relative) = path.strip_prefix(root) else {
                 continue;
             };

@@ -3,7 +3,8 @@
 //! [`Tail::poll`] reads whatever was appended since the last call: complete lines are decoded,
 //! a partial last line is kept until its newline arrives (never dropped), and
 //! a file shorter than the current offset means it was truncated or replaced: the tail restarts
-//! from the beginning and says so. Polling keeps this deterministic to test; [`Tail::wait`] adds
+//! from the beginning and says so. A partial line that is no longer in the file (the writer cut a
+//! failed append back to the last whole line) is forgotten, and what replaced it is read afresh. Polling keeps this deterministic to test; [`Tail::wait`] adds
 //! the sleep loop for live use.
 
 use std::fs::File;
@@ -114,10 +115,13 @@ impl<D: LineDecoder> Tail<D> {
             Err(e) => return Err(e),
         };
         let len = file.metadata()?.len();
-        let read_from = self.offset + self.partial.len() as u64;
-        if len < read_from {
+        if len < self.offset {
             self.restart();
             batch.truncated = true;
+        } else if !self.partial.is_empty()
+            && !still_there(&mut file, self.offset, &self.partial, len)?
+        {
+            self.partial.clear();
         }
         let read_from = self.offset + self.partial.len() as u64;
         if len == read_from {
@@ -198,6 +202,19 @@ impl<D: LineDecoder> Tail<D> {
             self.partial.extend_from_slice(fresh);
         }
     }
+}
+
+/// Whether the partial line `partial`, read at `offset`, is still what the file holds there. Its
+/// head is compared (the first 4 KiB): a line written in its place starts with another id.
+fn still_there(file: &mut File, offset: u64, partial: &[u8], len: u64) -> io::Result<bool> {
+    if len < offset + partial.len() as u64 {
+        return Ok(false);
+    }
+    let head = &partial[..partial.len().min(4096)];
+    let mut now = Vec::with_capacity(head.len());
+    file.seek(SeekFrom::Start(offset))?;
+    file.take(head.len() as u64).read_to_end(&mut now)?;
+    Ok(now == head)
 }
 
 #[cfg(test)]

@@ -1,10 +1,22 @@
-//! The transcript writer: validates a draft, stamps a monotonic ULID and a timestamp, and appends
-//! one whole line under an exclusive file lock.
+//! The transcript writer: validates a draft, stamps a ULID and a timestamp, and appends one whole
+//! line under an exclusive file lock.
 //!
 //! Many processes append to the same transcript (the runner, every `crumb event`). The lock makes
 //! each append atomic whatever its size (`O_APPEND` alone is atomic only up to `PIPE_BUF`), and
-//! reading the last line's id under the lock makes ids increase in
-//! file order across processes, not just within one.
+//! reading the last line's id under the lock makes ids increase in file order across processes,
+//! not just within one.
+//!
+//! **Ids never run out.** A new id is the clock's, or one above the floor (the file's last id or
+//! this writer's, whichever is higher) when the clock is not past it, carrying into the timestamp
+//! if the random part is full. A floor whose time is more than [`MAX_CLOCK_LEAD_MS`] ahead of the
+//! clock — a forged or corrupted line, the maximal id `7ZZZZZZZZZZZZZZZZZZZZZZZZZ` included — is
+//! not a floor: ids go on from the clock and sort below that line. So ids are unique and increase
+//! in file order except right after such a line; readers order events by their place in the file
+//! and never by id (replay's duplicate rule does not need increasing ids).
+//!
+//! **An append never tears.** The line is written with one `write_all` under the lock; if that
+//! fails part-way (a full disk, a file size limit), the file is cut back to the length it had before
+//! the append, so it still ends with a whole line, and the error is returned.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -23,7 +35,12 @@ pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 /// How far back from the end the writer looks for the start of the last line.
 const TAIL_PROBE_BYTES: u64 = 4 * 1024;
 
-/// Why an append failed. Nothing was written in any case.
+/// How far ahead of the clock (24 hours) an id already in the file may lie and still be the floor
+/// new ids go above: enough for a clock stepped back, not for a forged far-future line to pin
+/// every later id (see the module docs).
+pub const MAX_CLOCK_LEAD_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// Why an append failed. Nothing was written in any case (a partial write is cut back).
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     #[error("invalid event:\n{0}")]
@@ -32,8 +49,6 @@ pub enum WriteError {
         "event is {bytes} bytes as a line; the limit is {limit} bytes (put large content in an artifact file)"
     )]
     TooLarge { bytes: usize, limit: usize },
-    #[error("the ULID space after {0} is exhausted")]
-    IdExhausted(String),
     #[error("cannot write transcript {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
 }
@@ -44,6 +59,9 @@ pub struct Writer {
     session_id: String,
     file: File,
     last_id: Option<Ulid>,
+    /// Test hook: write only this many bytes of the next line, then fail as a full disk would.
+    #[cfg(test)]
+    fail_after: Option<usize>,
 }
 
 impl Writer {
@@ -67,6 +85,8 @@ impl Writer {
             session_id: session_id.into(),
             file,
             last_id: None,
+            #[cfg(test)]
+            fail_after: None,
         })
     }
 
@@ -112,14 +132,7 @@ impl Writer {
         let (file_last_id, ends_with_newline) =
             last_line_id(&mut self.file).map_err(|source| self.io(source))?;
         let now = SystemTime::now();
-        let floor = self.last_id.max(file_last_id);
-        let fresh = Ulid::from_datetime(now);
-        let id = match floor {
-            Some(floor) if fresh <= floor => floor
-                .increment()
-                .ok_or_else(|| WriteError::IdExhausted(floor.to_string()))?,
-            _ => fresh,
-        };
+        let id = next_id(self.last_id.max(file_last_id), Ulid::from_datetime(now));
         event.id = id.to_string();
         event.ts = timestamp(now);
 
@@ -130,11 +143,41 @@ impl Writer {
         }
         serde_json::to_writer(&mut line, &*event).map_err(|e| self.io(io::Error::other(e)))?;
         line.push(b'\n');
-        self.file
-            .write_all(&line)
-            .map_err(|source| self.io(source))?;
+        self.write_whole(&line)?;
         self.last_id = Some(id);
         Ok(())
+    }
+
+    /// Append `bytes` (whole lines) with one `write_all`; on failure cut the file back to its
+    /// length before, so a full disk leaves no half line behind. The caller holds the lock.
+    fn write_whole(&mut self, bytes: &[u8]) -> Result<(), WriteError> {
+        let before = self
+            .file
+            .metadata()
+            .map_err(|source| self.io(source))?
+            .len();
+        let Err(source) = self.write_bytes(bytes) else {
+            return Ok(());
+        };
+        match self.file.set_len(before) {
+            Ok(()) => Err(self.io(source)),
+            Err(cut) => Err(self.io(io::Error::new(
+                source.kind(),
+                format!("{source}; cutting the partial line back also failed: {cut}"),
+            ))),
+        }
+    }
+
+    fn write_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
+        #[cfg(test)]
+        if let Some(keep) = self.fail_after.take() {
+            self.file.write_all(&bytes[..keep.min(bytes.len())])?;
+            return Err(io::Error::new(
+                io::ErrorKind::StorageFull,
+                "No space left on device (injected)",
+            ));
+        }
+        self.file.write_all(bytes)
     }
 
     fn io(&self, source: io::Error) -> WriteError {
@@ -142,6 +185,18 @@ impl Writer {
             path: self.path.clone(),
             source,
         }
+    }
+}
+
+/// The id after `floor` for an append at `fresh` (the clock's id): see the module docs. Never
+/// fails: a floor within [`MAX_CLOCK_LEAD_MS`] of the clock is far below the maximal id, and any
+/// other floor is ignored.
+fn next_id(floor: Option<Ulid>, fresh: Ulid) -> Ulid {
+    let horizon = fresh.timestamp_ms().saturating_add(MAX_CLOCK_LEAD_MS);
+    match floor.filter(|floor| floor.timestamp_ms() <= horizon) {
+        // `+ 1` on the whole 128 bits: a full random part carries into the next millisecond.
+        Some(floor) if fresh <= floor => floor.0.checked_add(1).map_or(fresh, Ulid),
+        _ => fresh,
     }
 }
 
@@ -215,5 +270,98 @@ fn parse_id_prefix(line: &[u8]) -> Option<Ulid> {
         Ulid::from_string(id).ok()
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::transcript::Kind;
+
+    const MAXIMAL: &str = "7ZZZZZZZZZZZZZZZZZZZZZZZZZ";
+
+    fn line_with_id(id: &str) -> String {
+        format!(
+            r#"{{"id":"{id}","ts":"2026-05-01T10:00:00.000Z","session_id":"s","from":"user","kind":"goal"}}"#
+        )
+    }
+
+    #[test]
+    fn a_floor_the_clock_has_not_passed_is_stepped_over_even_with_a_full_random_part() {
+        let now = SystemTime::now();
+        let fresh = Ulid::from_datetime(now);
+        let ahead = Ulid::from_parts(fresh.timestamp_ms() + 60_000, 5);
+        assert_eq!(next_id(Some(ahead), fresh), Ulid(ahead.0 + 1));
+        let full = Ulid::from_parts(fresh.timestamp_ms() + 60_000, (1u128 << 80) - 1);
+        let next = next_id(Some(full), fresh);
+        assert_eq!(next.timestamp_ms(), full.timestamp_ms() + 1, "carried");
+        assert!(next > full);
+        assert_eq!(next_id(None, fresh), fresh);
+        let past = Ulid::from_datetime(now - Duration::from_secs(60));
+        assert_eq!(next_id(Some(past), fresh), fresh);
+    }
+
+    #[test]
+    fn a_floor_far_ahead_of_the_clock_is_ignored() {
+        let fresh = Ulid::from_datetime(SystemTime::now());
+        let maximal = Ulid::from_string(MAXIMAL).unwrap();
+        assert_eq!(next_id(Some(maximal), fresh), fresh);
+        let next_year = Ulid::from_parts(fresh.timestamp_ms() + 366 * 24 * 3_600_000, 0);
+        assert_eq!(next_id(Some(next_year), fresh), fresh);
+    }
+
+    #[test]
+    fn appends_go_on_after_a_maximal_id_and_increase_from_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("transcript.jsonl");
+        std::fs::write(&path, format!("{}\n", line_with_id(MAXIMAL))).unwrap();
+        let first = Writer::open(&path, "s")
+            .unwrap()
+            .append(Draft::new("builder", Kind::Note))
+            .unwrap();
+        let second = Writer::open(&path, "s")
+            .unwrap()
+            .append(Draft::new("builder", Kind::Note))
+            .unwrap();
+        assert!(first.id.as_str() < MAXIMAL, "{}", first.id);
+        assert!(second.id > first.id, "{} then {}", first.id, second.id);
+    }
+
+    #[test]
+    fn a_write_that_fails_part_way_is_cut_back_to_the_last_whole_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("transcript.jsonl");
+        let mut writer = Writer::open(&path, "s").unwrap();
+        writer.append(Draft::new("builder", Kind::Note)).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        for keep in [0, 1, 40, 10_000] {
+            writer.fail_after = Some(keep);
+            let err = writer
+                .append(Draft::new("builder", Kind::Build).body("b"))
+                .unwrap_err();
+            assert!(
+                matches!(&err, WriteError::Io { source, .. } if source.kind() == io::ErrorKind::StorageFull),
+                "{err}"
+            );
+            assert_eq!(std::fs::read(&path).unwrap(), before, "after {keep} bytes");
+        }
+        writer.append(Draft::new("builder", Kind::Build)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 2);
+        assert!(text.ends_with('\n'));
+    }
+
+    #[test]
+    fn a_failed_append_after_a_torn_line_leaves_the_file_as_it_found_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("transcript.jsonl");
+        let torn = "{\"id\":\"01JZ0000000000000000000001\",\"ts\":\"20";
+        std::fs::write(&path, torn).unwrap();
+        let mut writer = Writer::open(&path, "s").unwrap();
+        writer.fail_after = Some(3);
+        assert!(writer.append(Draft::new("builder", Kind::Note)).is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), torn);
     }
 }

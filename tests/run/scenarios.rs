@@ -139,3 +139,42 @@ fn a_hanging_builder_is_killed_at_its_idle_timeout_with_its_children() {
         },
     );
 }
+
+/// A line with the maximal id (`7ZZZ…`, forged or corrupted) at the end of a waiting session
+/// bricks nothing: an agent's `crumb event` and a person's `/approve` (the runner's append) both
+/// land after it, and replay folds every line.
+#[test]
+fn a_maximal_id_at_the_end_of_the_transcript_does_not_stop_approve() {
+    let scratch = Scratch::new();
+    summary(&scratch.run("partial", &[]).expect_code(10));
+    let session = scratch.session();
+    let id = session.file_name().unwrap().to_str().unwrap().to_owned();
+    let path = session.join("transcript.jsonl");
+    let forged = serde_json::json!({
+        "id": "7ZZZZZZZZZZZZZZZZZZZZZZZZZ", "ts": "2026-05-01T10:00:00.000Z",
+        "session_id": id, "from": "system", "kind": "note", "body": "far future",
+    });
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{text}{forged}\n")).unwrap();
+    scratch
+        .command(&["event"])
+        .env("CRUMB_ACTOR", "builder")
+        .env("CRUMB_SESSION_ID", &id)
+        .env("CRUMB_SESSION_DIR", &session)
+        .stdin(r#"{"kind":"note","body":"still writable"}"#)
+        .run()
+        .expect_code(0);
+    scratch.say(&session, "/approve");
+    assert_eq!(summary(&scratch.resume(&session))["reason"], "approved");
+    let events = transcript(&session);
+    assert_eq!(of_kind(&events, "user.approve").len(), 1);
+    let replay: Value = serde_json::from_str(
+        &scratch
+            .on(&["replay", "--json"], &session)
+            .expect_code(0)
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(replay["replay"]["skipped"], 0, "{}", replay["replay"]);
+    assert_eq!(replay["replay"]["events"], events.len());
+}

@@ -155,6 +155,37 @@ fn artifact_paths_cannot_leave_the_session() {
     );
 }
 
+/// A hard link in `artifacts/` to a file outside the session is neither listed nor served, on
+/// the API origin or the preview.
+#[test]
+fn a_hard_link_to_a_file_outside_is_not_served() {
+    let home = temp_home();
+    let mut fixture = Fixture::new(home.path());
+    fixture.run_to_verdict([5.0, 5.0, 4.0, 5.0, 4.0, 4.0], Verdict::Pass);
+    let dir = fixture.dir().to_path_buf();
+    let outside = home.path().join("secret.txt");
+    std::fs::write(&outside, "secret").unwrap();
+    std::fs::hard_link(&outside, dir.join("artifacts/game/leak.txt")).unwrap();
+    let server = Server::start(home.path());
+    let id = fixture.id();
+    let reply = server.get(&format!("/api/sessions/{id}/files/artifacts/game/leak.txt"));
+    assert_eq!(reply.status, 403, "{}", reply.body);
+    let preview = request(
+        server.preview,
+        "GET",
+        &format!("/s/{id}/game/leak.txt"),
+        &[],
+        None,
+    );
+    assert_eq!(preview.status, 403);
+    assert!(!reply.body.contains("secret") && !preview.body.contains("secret"));
+    let list = server.get_json(&format!("/api/sessions/{id}/artifacts"));
+    assert!(
+        !list.to_string().contains("leak.txt"),
+        "a hard link is not listed: {list}"
+    );
+}
+
 /// A refused write: what it lacks, its headers, the expected status.
 type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, u16);
 

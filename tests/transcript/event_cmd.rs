@@ -258,7 +258,7 @@ fn crumb_event_rejects_invalid_input_with_paths_and_writes_nothing() {
             "/session_id: does not match",
         ),
         (
-            r#"{"kind":"build","artifacts":[{"path":"a","sha256":"xyz"}]}"#,
+            r#"{"kind":"build","artifacts":[{"path":"artifacts/a","sha256":"xyz"}]}"#,
             "/artifacts/0/sha256",
         ),
     ];
@@ -382,4 +382,57 @@ fn crumb_event_concurrent_appends_never_interleave() {
         WRITERS * EACH,
         "every event of every writer is present once"
     );
+}
+
+/// Artifact paths name files under the session's `artifacts/`: absolute paths, `..`, NUL, other
+/// folders of the session and symlinks leading out are refused (exit 2, one audit); they would
+/// otherwise reach QA and the verifier's prompt.
+#[test]
+fn crumb_event_refuses_artifact_paths_that_leave_the_artifacts_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let path = dir.path().join("transcript.jsonl");
+    fs::create_dir_all(dir.path().join("artifacts/game")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("artifacts/out")).unwrap();
+    let draft = |artifact_path: &str| {
+        json!({"kind": "build", "artifacts": [
+            {"path": "artifacts/game/ok.js", "sha256": "a".repeat(64)},
+            {"path": artifact_path, "sha256": "b".repeat(64)},
+        ]})
+        .to_string()
+    };
+    for bad in [
+        "../x",
+        "/etc/passwd",
+        "artifacts/../transcript.jsonl",
+        "artifacts/game/../../x",
+        "artifacts/a\u{0}b",
+        "transcript.jsonl",
+        "artifacts",
+        "artifacts/out/secret",
+    ] {
+        let before = raw_lines(&path).len();
+        let run = event_cmd(&path, "builder")
+            .stdin(draft(bad))
+            .run()
+            .expect_code(2);
+        assert!(
+            run.stderr.contains("under `artifacts/`"),
+            "{bad}: {}",
+            run.stderr
+        );
+        let lines = raw_lines(&path);
+        assert_eq!(lines.len(), before + 1, "{bad}: only the audit is written");
+        assert_eq!(lines[before]["kind"], "audit");
+        assert_eq!(
+            lines[before]["data"]["violation"], "artifact_path_escape_attempt",
+            "{bad}"
+        );
+    }
+    for good in ["artifacts/game/index.html", "./artifacts/spec.md"] {
+        event_cmd(&path, "builder")
+            .stdin(draft(good))
+            .run()
+            .expect_code(0);
+    }
 }

@@ -69,3 +69,42 @@ fn tail_resumes_where_a_reader_stopped() {
     let batch = tail.poll().unwrap();
     assert_eq!(batch.items[0].as_ref().unwrap_err().line, 3);
 }
+
+/// The writer cuts a failed append back to the last whole line: the tail forgets the half line it
+/// saw, neither restarting from byte 0 nor gluing it to the line appended in its place.
+#[test]
+fn tail_forgets_a_partial_line_the_writer_cut_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("transcript.jsonl");
+    let cut_back = |len: u64| {
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(len)
+            .unwrap();
+    };
+    append(&path, &format!("{}\n", line(1)));
+    let mut tail = Tail::new(&path);
+    assert_eq!(tail.poll().unwrap().items.len(), 1);
+    for (n, replaced) in [(2, true), (3, false)] {
+        let whole = fs::metadata(&path).unwrap().len();
+        append(&path, &line(9)[..60]);
+        assert!(tail.poll().unwrap().items.is_empty(), "held back");
+        cut_back(whole);
+        if !replaced {
+            let batch = tail.poll().unwrap();
+            assert!(batch.is_empty() && !batch.truncated, "{batch:?}");
+        }
+        append(&path, &format!("{}\n", line(n)));
+        let batch = tail.poll().unwrap();
+        assert!(!batch.truncated, "only the half line went away");
+        let ids: Vec<String> = batch
+            .items
+            .into_iter()
+            .map(|item| item.unwrap().id)
+            .collect();
+        assert_eq!(ids, [format!("01JZ00000000000000000000{n:02}")]);
+        assert_eq!(tail.offset(), fs::metadata(&path).unwrap().len());
+    }
+}

@@ -4,6 +4,11 @@
 //! A path from a pipeline, an agent or a browser is untrusted: `..`, an absolute path or a symlink
 //! pointing outside would read (or run in) files that were never meant to be reached. Such a path is
 //! refused, never followed.
+//!
+//! A hard link is refused too: a file inside the folder with more than one link may be the same
+//! file as one outside it (`ln ~/.ssh/id_ed25519 artifacts/x`), and its metadata cannot say where
+//! the other names are. An agent has no reason to hard-link its own work, so any non-directory
+//! with more than one link is treated as leading out (artifacts are taken by content, not by link).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -18,6 +23,8 @@ pub enum Escape {
     Malformed(String),
     #[error("path `{0}` resolves outside the artifacts folder (symlink)")]
     Symlink(String),
+    #[error("path `{0}` is a hard link (more than one name for the file); copy the file instead")]
+    HardLink(String),
 }
 
 impl Escape {
@@ -53,8 +60,17 @@ pub fn resolve_inside(root: &Path, relative: &str) -> Result<PathBuf, Escape> {
     let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     match real_location(&real_root, &joined) {
         Location::Outside => Err(Escape::Symlink(relative.chars().take(200).collect())),
+        Location::Inside(real) if hard_linked(&real) => {
+            Err(Escape::HardLink(relative.chars().take(200).collect()))
+        }
         Location::Inside(_) | Location::Missing => Ok(joined),
     }
+}
+
+/// Whether `path` is a non-directory with more than one hard link (see the module docs).
+pub fn hard_linked(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).is_ok_and(|meta| !meta.is_dir() && meta.nlink() > 1)
 }
 
 /// Where a path really is once symlinks are resolved.
@@ -126,6 +142,24 @@ mod tests {
             resolve_inside(dir.path(), "link"),
             Err(Escape::Symlink(_))
         ));
+    }
+
+    #[test]
+    fn refuses_a_hard_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "x").unwrap();
+        std::fs::write(dir.path().join("own"), "x").unwrap();
+        std::fs::hard_link(outside.path().join("secret"), dir.path().join("link")).unwrap();
+        assert!(matches!(
+            resolve_inside(dir.path(), "link"),
+            Err(Escape::HardLink(_))
+        ));
+        assert!(resolve_inside(dir.path(), "own").is_ok());
+        assert!(
+            resolve_inside(dir.path(), ".").is_ok(),
+            "folders have many links"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The artifact server: the artifacts folder over HTTP on an ephemeral `127.0.0.1` port.
 //!
 //! Only the loopback literal is used (the browser's resolver rules block every name, `localhost`
-//! included). Requests whose path resolves outside the folder (through a symlink) get 403; the
+//! included). Requests whose path resolves outside the folder (through a symlink) or names a hard
+//! link get 403 (a folder's `index.html` included); the
 //! favicon request every page makes is answered with 204 so it is never reported as a failure.
 
 use std::net::SocketAddr;
@@ -75,17 +76,22 @@ async fn confine_request(
     }
     let decoded = percent_decode(&path);
     let relative = decoded.trim_start_matches('/');
-    if !relative.is_empty() {
-        match confine::resolve_inside(&real_root, relative) {
-            Ok(_) => {}
-            Err(_) => {
-                return (
-                    StatusCode::FORBIDDEN,
-                    Body::from("outside the artifacts folder"),
-                )
-                    .into_response();
-            }
-        }
+    // A folder is served as its `index.html`, which is checked like any file.
+    let served = if relative.is_empty() || real_root.join(relative).is_dir() {
+        format!("{}/index.html", relative.trim_end_matches('/'))
+    } else {
+        relative.to_owned()
+    };
+    let refused = [relative, served.trim_start_matches('/')]
+        .into_iter()
+        .filter(|r| !r.is_empty())
+        .any(|r| confine::resolve_inside(&real_root, r).is_err());
+    if refused {
+        return (
+            StatusCode::FORBIDDEN,
+            Body::from("outside the artifacts folder"),
+        )
+            .into_response();
     }
     next.run(request).await
 }
@@ -121,7 +127,36 @@ fn hex(b: u8) -> Option<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::percent_decode;
+    use super::{ArtifactServer, percent_decode};
+
+    /// The status line of a plain `GET` to the server.
+    async fn status(server: &ArtifactServer, path: &str) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", server.port()))
+            .await
+            .unwrap();
+        let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).await.unwrap();
+        reply.lines().next().unwrap_or_default().to_owned()
+    }
+
+    #[tokio::test]
+    async fn a_hard_link_is_not_served_even_as_a_folder_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("artifacts");
+        std::fs::create_dir_all(root.join("game")).unwrap();
+        std::fs::create_dir_all(root.join("own")).unwrap();
+        std::fs::write(dir.path().join("secret.html"), "secret").unwrap();
+        std::fs::write(root.join("own/index.html"), "mine").unwrap();
+        std::fs::hard_link(dir.path().join("secret.html"), root.join("game/index.html")).unwrap();
+        let server = ArtifactServer::start(&root).await.unwrap();
+        for path in ["/game/index.html", "/game/", "/game"] {
+            assert!(status(&server, path).await.contains("403"), "{path}");
+        }
+        assert!(status(&server, "/own/").await.contains("200"));
+    }
 
     #[test]
     fn decodes_escapes_and_keeps_broken_ones() {

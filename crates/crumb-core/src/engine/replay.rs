@@ -13,9 +13,9 @@
 //! Every reader that folds a session (replay and status, the coordinator on resume, Studio) folds
 //! through a [`Replay`], so they skip and report the same lines. One rule lives here rather than in
 //! the line parser because it needs memory: **an event whose id was folded among the last
-//! [`RECENT_IDS`] events is a duplicate**, skipped and reported. Our writer's ids strictly increase,
-//! so the common line costs one comparison with the highest id so far; only an id at or below it is
-//! looked up. The window is bounded (not every id ever seen) because legacy transcripts
+//! [`RECENT_IDS`] events is a duplicate**, skipped and reported. Our writer's ids increase (except
+//! right after a line it ignored as far ahead of the clock), so the common line costs one
+//! comparison with the highest id so far; only an id at or below it is looked up. The window is bounded (not every id ever seen) because legacy transcripts
 //! are not monotonic (ULIDs minted in the same millisecond by different processes) and a set of a
 //! million ids would cost more memory than the whole replay.
 
@@ -234,8 +234,8 @@ impl Replay {
     }
 }
 
-/// The reason a duplicate is skipped.
-fn duplicate(id: &str) -> String {
+/// The reason a duplicate is skipped, worded the same by every reader.
+pub fn duplicate(id: &str) -> String {
     format!(
         "duplicate id {} (an event with this id was already folded)",
         clip(id, 40)

@@ -279,20 +279,45 @@ pub fn read_path(path: &std::path::Path) -> io::Result<(Vec<Event>, Vec<LineIssu
     };
     let mut events = Vec::new();
     let mut issues = Vec::new();
-    let mut reader = Reader::tolerant(io::BufReader::with_capacity(64 * 1024, file));
+    each_event(
+        io::BufReader::with_capacity(64 * 1024, file),
+        |event| events.push(event),
+        |issue| issues.push(issue),
+    );
+    Ok((events, issues))
+}
+
+/// Stream a transcript with the folding readers' rules: each event (ours or a mapped legacy line)
+/// in file order to `event`, each skipped line to `issue` — including an event whose id equals one
+/// of the last [`RECENT_IDS`](crate::engine::replay::RECENT_IDS) read, the duplicate rule
+/// `engine::Replay` applies, so a duplicated line is never counted twice by a reader that does
+/// not fold.
+pub fn each_event(
+    input: impl BufRead,
+    mut event: impl FnMut(Event),
+    mut issue: impl FnMut(LineIssue),
+) {
+    let mut ids = crate::engine::replay::RecentIds::default();
+    let mut reader = Reader::tolerant(input);
     loop {
         let start = reader.offset();
         let Some(item) = reader.next() else { break };
+        let skipped = |message| LineIssue {
+            line: reader.lines_read(),
+            byte_offset: start,
+            message,
+        };
         match item {
-            Ok(Parsed::Event(event) | Parsed::Mapped(event, _)) => events.push(event),
+            Ok(Parsed::Event(read) | Parsed::Mapped(read, _)) => {
+                if ids.admit(&read.id) {
+                    event(read);
+                } else {
+                    issue(skipped(crate::engine::replay::duplicate(&read.id)));
+                }
+            }
             Ok(Parsed::Blank) => {}
-            Ok(Parsed::Skip(message)) => issues.push(LineIssue {
-                line: reader.lines_read(),
-                byte_offset: start,
-                message,
-            }),
-            Err(issue) => issues.push(issue),
+            Ok(Parsed::Skip(message)) => issue(skipped(message)),
+            Err(line_issue) => issue(line_issue),
         }
     }
-    Ok((events, issues))
 }
