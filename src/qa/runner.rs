@@ -469,6 +469,7 @@ mod tests {
             timeout_ms,
             entry: None,
             checks,
+            retry: crate::pipeline::table::QaRetrySpec::default(),
         }
     }
 
