@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::support::{Run, crumb, repo_root};
 
-mod infra;
+pub(crate) mod infra;
 
 const CASUAL: &str = "pipelines/casual.yaml";
 

@@ -411,6 +411,7 @@ fn run_until(scratch: &Scratch, ready: Ready) -> (Running, PathBuf) {
 mod agent_clis;
 mod live;
 mod outcomes;
+mod qa_infra;
 mod refusals;
 mod resume;
 mod scenarios;
