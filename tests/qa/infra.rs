@@ -21,20 +21,26 @@ pub fn broken_chromium(dir: &Path) -> PathBuf {
     path
 }
 
-#[test]
-fn a_browser_that_cannot_start_means_qa_could_not_run_not_that_the_game_failed() {
+/// `crumb qa --json` of the casual pipeline on the fixture `game` with a Chromium that cannot
+/// start; it always exits 1.
+fn qa_without_a_browser(game: &str) -> Value {
     let scratch = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let run = crumb()
         .env("CRUMB_CHROMIUM", broken_chromium(scratch.path()))
         .env("CRUMB_HOME", scratch.path().join("home"))
         .args(["qa", CASUAL])
-        .arg(fixture("good"))
+        .arg(fixture(game))
         .args(["--json", "--out"])
         .arg(out.path())
         .run()
         .expect_code(1);
-    let result: Value = serde_json::from_str(&run.stdout).unwrap();
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
+#[test]
+fn a_browser_that_cannot_start_means_qa_could_not_run_not_that_the_game_failed() {
+    let result = qa_without_a_browser("good");
     let data = &result["data"];
     assert_eq!(data["status"], "error", "{result:#}");
     assert_eq!(data["exec_exit_code"], 3);
@@ -60,18 +66,7 @@ fn a_browser_that_cannot_start_means_qa_could_not_run_not_that_the_game_failed()
 
 #[test]
 fn a_genuine_failure_wins_over_a_check_that_could_not_run() {
-    let scratch = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    let run = crumb()
-        .env("CRUMB_CHROMIUM", broken_chromium(scratch.path()))
-        .env("CRUMB_HOME", scratch.path().join("home"))
-        .args(["qa", CASUAL])
-        .arg(fixture("missing-script"))
-        .args(["--json", "--out"])
-        .arg(out.path())
-        .run()
-        .expect_code(1);
-    let result: Value = serde_json::from_str(&run.stdout).unwrap();
+    let result = qa_without_a_browser("missing-script");
     assert_eq!(result["data"]["status"], "fail", "{result:#}");
     assert_eq!(result["data"]["exec_exit_code"], 1);
     assert!(result["data"].get("error").is_none());

@@ -4,9 +4,9 @@
 
 use serde_json::json;
 
+use super::declared::table;
 use crate::engine::effect::{Effect, RunQa};
 use crate::engine::testkit::{PASS_DIMS, Script, ack, appended, data, scores, spawned};
-use crate::pipeline::table::TransitionTable;
 use crate::transcript::Kind;
 use crate::vocab::Verdict;
 
@@ -30,6 +30,14 @@ fn qa_runs(effects: &[Effect]) -> Vec<&RunQa> {
             Effect::RunQa(run) => Some(run),
             _ => None,
         })
+        .collect()
+}
+
+/// `(attempt, delay_ms)` of every QA run among `effects`.
+fn retries(effects: &[Effect]) -> Vec<(u32, u64)> {
+    qa_runs(effects)
+        .iter()
+        .map(|r| (r.attempt, r.delay_ms))
         .collect()
 }
 
@@ -58,13 +66,7 @@ fn c28_a_qa_error_is_retried_with_backoff_and_never_reaches_the_verifier() {
         format!("{}:0", crate::engine::testkit::id(s.n))
     );
     let second = s.qa_error();
-    assert_eq!(
-        qa_runs(&second)
-            .iter()
-            .map(|r| (r.attempt, r.delay_ms))
-            .collect::<Vec<_>>(),
-        [(2, 4000)]
-    );
+    assert_eq!(retries(&second), [(2, 4000)]);
     assert_eq!(s.state.verification.count, 0);
     assert_eq!(s.state.budgets.errors_total, 0);
     assert_eq!(s.state.budgets.errors_in_a_row, 0);
@@ -98,13 +100,7 @@ fn c29_spent_retries_wait_for_a_person_naming_the_cause() {
     let (ok, text) = ack(&approve);
     assert!(!ok && text.contains("/redo"), "{text}");
     let redo = s.user(Kind::UserIntervene, "", json!({"redo": true}));
-    assert_eq!(
-        qa_runs(&redo)
-            .iter()
-            .map(|r| (r.attempt, r.delay_ms))
-            .collect::<Vec<_>>(),
-        [(0, 0)]
-    );
+    assert_eq!(retries(&redo), [(0, 0)]);
     assert!(s.state.awaiting.is_none());
     assert_eq!(s.state.budgets.qa_errors_in_a_row, 0);
     let retry = s.qa_error();
@@ -124,24 +120,6 @@ fn c30_a_run_that_checks_after_an_error_routes_as_usual_and_counts_once() {
         Some("verdict_pass")
     );
     assert_eq!(s.state.verification.count, 1);
-}
-
-fn table(yaml: &str) -> TransitionTable {
-    let compiled = crate::pipeline::compile::compile_str(
-        yaml,
-        std::path::Path::new("pipelines/test.yaml"),
-        &crate::pipeline::compile::CompileOptions {
-            check_templates: false,
-        },
-    );
-    assert!(
-        compiled.diagnostics.is_empty(),
-        "{:#?}",
-        compiled.diagnostics
-    );
-    compiled
-        .table
-        .unwrap_or_else(|| panic!("compiles: {:#?}", compiled.diagnostics))
 }
 
 const DECLARED: &str = r"
@@ -169,13 +147,7 @@ fn c31_a_declared_qa_error_route_fires_once_the_declared_retries_are_spent() {
     s.goal();
     s.build(None);
     let first = s.qa_error();
-    assert_eq!(
-        qa_runs(&first)
-            .iter()
-            .map(|r| (r.attempt, r.delay_ms))
-            .collect::<Vec<_>>(),
-        [(1, 2000)]
-    );
+    assert_eq!(retries(&first), [(1, 2000)]);
     let second = s.qa_error();
     assert_eq!(
         crate::engine::testkit::done_reason(&second),
