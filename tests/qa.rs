@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 
 use crate::support::{Run, crumb, repo_root};
 
+pub(crate) mod infra;
+
 const CASUAL: &str = "pipelines/casual.yaml";
 
 /// Run `crumb qa --json` on `dir` with screenshots under a fresh temp folder.
@@ -76,7 +78,7 @@ fn redact(value: &Value) -> Value {
                 .map(|(k, v)| {
                     let v = match k.as_str() {
                         "runtime_ms" | "elapsed_ms" | "goto_ms" | "browser_pid" | "browser"
-                        | "browsers_tested" => {
+                        | "browsers_tested" | "browser_slot" => {
                             json!("[redacted]")
                         }
                         "screenshot" | "path"
@@ -340,6 +342,9 @@ fn ac_predicates_pass_fail_and_throw() {
     assert_eq!(check(&result, "boots")["status"], "pass");
 }
 
+/// No browser is the machine's problem, not the game's: QA could not run (status `error`,
+/// exit code 3, the cause in `data.error`), which the engine retries instead of failing the
+/// build — and it is still never a pass.
 #[test]
 fn without_chromium_the_browser_checks_are_unavailable_never_a_pass() {
     let dir = tempfile::tempdir().unwrap();
@@ -357,7 +362,13 @@ fn without_chromium_the_browser_checks_are_unavailable_never_a_pass() {
         .run()
         .expect_code(1);
     let result: Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(result["data"]["exec_exit_code"], 1);
+    assert_eq!(result["data"]["exec_exit_code"], 3);
+    assert_eq!(result["data"]["status"], "error");
+    let why = result["data"]["error"].as_str().unwrap();
+    assert!(
+        why.starts_with("boots, ac: CRUMB_CHROMIUM=/nonexistent/chromium"),
+        "{why}"
+    );
     assert_eq!(result["data"]["first_interaction"], "unavailable");
     let boots = check(&result, "boots");
     assert_eq!(boots["status"], "unavailable");

@@ -412,6 +412,7 @@ mod agent_clis;
 mod live;
 mod orphans;
 mod outcomes;
+mod qa_infra;
 mod refusals;
 mod resume;
 mod scenarios;

@@ -2,7 +2,7 @@
 //! session — for people iterating on a game by hand, and for tests.
 //!
 //! Exit codes ([`crate::exit_codes`]): `SUCCESS` QA passed (`exec_exit_code` 0), `FAILURE` QA
-//! failed or timed out, `INVALID_PIPELINE`, `USAGE_ERROR` (including a pipeline without `qa:`).
+//! failed, timed out or could not run (`exec_exit_code` 3), `INVALID_PIPELINE`, `USAGE_ERROR` (including a pipeline without `qa:`).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ const MAX_AC_FILE: u64 = 1024 * 1024;
 /// Arguments of `crumb qa`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Exit codes: 0 QA passed, 1 QA failed or timed out, 2 usage error, 3 invalid pipeline."
+    after_help = "Exit codes: 0 QA passed, 1 QA failed, timed out or could not run (data.status error: the machine, not the artifact), 2 usage error, 3 invalid pipeline."
 )]
 pub struct Args {
     /// The pipeline whose `qa:` block to run.

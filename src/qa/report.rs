@@ -1,7 +1,7 @@
 //! What a QA run found: per-check results, AC results, and the `qa.result` event built from them.
 //!
 //! The report is plain data so the runtime, `crumb qa` and tests all read the same thing; the only
-//! place that decides "did QA pass" is [`QaReport::exec_exit_code`].
+//! place that decides "did QA pass, fail, or not run at all" is [`QaReport::status`].
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -19,7 +19,9 @@ pub enum CheckStatus {
     Pass,
     /// The check ran and found a problem.
     Fail,
-    /// The check could not run because a tool it needs is missing (no Chromium). Never a pass.
+    /// The check could not run: the browser is missing, did not start, lost its connection or
+    /// could not load the page (an overloaded machine). Says nothing about the artifact, so it is
+    /// never a pass and never the build's failure: QA then ends with status `error`.
     Unavailable,
     /// There was nothing to check (e.g. a spec without predicates). Counts as passing.
     Skipped,
@@ -117,6 +119,43 @@ pub struct AcResult {
     pub runtime_ms: u64,
 }
 
+/// What a QA run says about the artifact: `data.status` of the `qa.result`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QaStatus {
+    /// Every blocking check passed (or had nothing to check).
+    Pass,
+    /// A blocking check found a problem, or the run timed out: the artifact is known bad.
+    Fail,
+    /// No blocking check failed, but one could not run: nothing is known about the artifact.
+    Error,
+}
+
+impl QaStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QaStatus::Pass => "pass",
+            QaStatus::Fail => "fail",
+            QaStatus::Error => "error",
+        }
+    }
+}
+
+/// `exec_exit_code` of a run whose checks could not run (status `error`).
+pub const EXIT_COULD_NOT_RUN: i32 = 3;
+
+/// Which machine-wide browser slot a run held, and when (Unix epoch milliseconds), so a caller
+/// can check that no more browsers ran at once than the pool allows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlotFacts {
+    pub index: usize,
+    pub slots: usize,
+    /// How long the run waited for the slot (not counted against any timeout).
+    pub waited_ms: u64,
+    pub acquired_at_ms: u64,
+    pub released_at_ms: u64,
+}
+
 /// Everything a QA run found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QaReport {
@@ -133,6 +172,9 @@ pub struct QaReport {
     pub browser_pid: Option<i32>,
     /// sha256 and size of the entry file, when the pipeline declares one and it exists.
     pub entry: Option<EntryFacts>,
+    /// The browser slot the run held, when it started a browser under the pool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser_slot: Option<SlotFacts>,
 }
 
 /// Facts about the entry artifact (`artifact_sha256`, `loc_own_bytes`: the names legacy
@@ -148,14 +190,55 @@ pub struct EntryFacts {
 }
 
 impl QaReport {
-    /// 0 when every blocking check passed (or had nothing to check); 2 when the whole run timed out;
-    /// 1 otherwise.
-    pub fn exec_exit_code(&self) -> i32 {
-        if self.timed_out {
-            2
+    /// Pass, fail, or could not run. A genuine failure wins over a check that could not run:
+    /// the artifact is then known bad whatever the others would have said.
+    pub fn status(&self) -> QaStatus {
+        let blocking = || self.checks.iter().filter(|c| c.blocking);
+        if self.timed_out
+            || blocking().any(|c| !c.status.is_ok() && c.status != CheckStatus::Unavailable)
+        {
+            QaStatus::Fail
+        } else if blocking().any(|c| c.status == CheckStatus::Unavailable) {
+            QaStatus::Error
         } else {
-            i32::from(self.checks.iter().any(|c| c.blocking && !c.status.is_ok()))
+            QaStatus::Pass
         }
+    }
+
+    /// 0 when every blocking check passed (or had nothing to check); 2 when the whole run timed
+    /// out; 3 when the checks could not run (status `error`); 1 otherwise.
+    pub fn exec_exit_code(&self) -> i32 {
+        match self.status() {
+            QaStatus::Pass => 0,
+            QaStatus::Fail if self.timed_out => 2,
+            QaStatus::Fail => 1,
+            QaStatus::Error => EXIT_COULD_NOT_RUN,
+        }
+    }
+
+    /// Why the checks could not run: each distinct cause once, with the checks it stopped.
+    pub fn could_not_run(&self) -> Option<String> {
+        let mut causes: Vec<(String, Vec<&str>)> = Vec::new();
+        for check in self
+            .checks
+            .iter()
+            .filter(|c| c.blocking && c.status == CheckStatus::Unavailable)
+        {
+            let message = check.findings.first().map_or("could not run", |f| {
+                f.message.lines().next().unwrap_or_default()
+            });
+            match causes.iter_mut().find(|(m, _)| m == message) {
+                Some((_, ids)) => ids.push(&check.id),
+                None => causes.push((message.to_owned(), vec![&check.id])),
+            }
+        }
+        (!causes.is_empty()).then(|| {
+            causes
+                .iter()
+                .map(|(message, ids)| format!("{}: {message}", ids.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
     }
 
     /// Every finding as `"<check id>: <code>: <message>"`, blocking checks first.
@@ -187,6 +270,15 @@ impl QaReport {
         let exit = self.exec_exit_code();
         let mut data = Data::new();
         data.insert("exec_exit_code".into(), json!(exit));
+        data.insert("status".into(), json!(self.status().as_str()));
+        if self.status() == QaStatus::Error
+            && let Some(why) = self.could_not_run()
+        {
+            data.insert("error".into(), json!(why));
+        }
+        if let Some(slot) = &self.browser_slot {
+            data.insert("browser_slot".into(), json!(slot));
+        }
         // Reference-compatible summary fields, named for what they actually measure.
         data.insert(
             "lint_passed".into(),
@@ -240,10 +332,10 @@ impl QaReport {
     /// One-line summary for the event body and for people.
     pub fn summary(&self) -> String {
         let passed = self.checks.iter().filter(|c| c.status.is_ok()).count();
-        let head = if self.exec_exit_code() == 0 {
-            "qa PASS"
-        } else {
-            "qa FAIL"
+        let head = match self.status() {
+            QaStatus::Pass => "qa PASS",
+            QaStatus::Fail => "qa FAIL",
+            QaStatus::Error => "qa ERROR (could not run)",
         };
         let mut line = format!(
             "{head}: {passed}/{} checks ok in {} ms",

@@ -21,7 +21,9 @@ use super::{confine, file_check, html_check, size_budget};
 use crate::pipeline::table::{CheckKindSpec, CheckSpec, QaSpec};
 use crate::transcript::ArtifactRef;
 
+pub mod pool;
 mod slot;
+use pool::{BrowserPool, PoolError};
 use slot::BrowserSlot;
 
 /// Acceptance predicates evaluated at the same time (each in its own browser context).
@@ -61,9 +63,11 @@ pub fn run_blocking(spec: &QaSpec, request: &QaRequest) -> QaReport {
 /// Checks that do not need the browser run first, one after another, in declaration order; the
 /// browser checks (`browser`, `ac_predicates`) then run side by side in one browser, so the
 /// predicates use the time the browser check spends settling. Results keep declaration order.
+/// The browser runs in one of the machine's slots ([`pool`]); the wait for it is added to the
+/// deadline, so a check's time starts when it has a browser to run in.
 pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
     let started = Instant::now();
-    let deadline = started + Duration::from_millis(spec.timeout_ms);
+    let mut deadline = started + Duration::from_millis(spec.timeout_ms);
     let shared = Arc::new(Shared::new(spec, request));
     let needs_browser = |c: &CheckSpec| {
         matches!(
@@ -80,6 +84,9 @@ pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
     {
         slots[i] = Some(run_bounded(&shared, check, deadline, spec.timeout_ms).await);
     }
+    let waiting = Instant::now();
+    let slot = shared.take_browser_slot(spec).await;
+    deadline += waiting.elapsed();
     let shared_ref = &shared;
     let browser_checks = spec
         .checks
@@ -108,6 +115,7 @@ pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
         })
         .collect();
     let browser = shared.finish().await;
+    let browser_slot = slot.map(pool::SlotGuard::release);
     let ac_results = shared.take_ac_results();
     let screenshot = shared.take_screenshot();
     QaReport {
@@ -122,6 +130,7 @@ pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
             .filter(|v| !v.is_empty()),
         browser_pid: browser.map(|(_, pid)| pid).filter(|&pid| pid > 0),
         entry: entry_facts(spec, request),
+        browser_slot,
     }
 }
 
@@ -169,7 +178,12 @@ fn failed_to_start(spec: &QaSpec, why: &str) -> QaReport {
         .checks
         .iter()
         .map(|c| {
-            let mut r = CheckResult::new(&c.id, kind_name(&c.kind), c.blocking, CheckStatus::Error);
+            let mut r = CheckResult::new(
+                &c.id,
+                kind_name(&c.kind),
+                c.blocking,
+                CheckStatus::Unavailable,
+            );
             r.findings.push(Finding::new("qa_error", why));
             r
         })
@@ -183,6 +197,7 @@ fn failed_to_start(spec: &QaSpec, why: &str) -> QaReport {
         browser_version: None,
         browser_pid: None,
         entry: None,
+        browser_slot: None,
     }
 }
 
@@ -371,6 +386,34 @@ impl Shared {
         }
     }
 
+    /// Wait for one of the machine's browser slots when some check will start the browser. A
+    /// pool that stays busy makes the browser checks unavailable (they could not run); a pool
+    /// folder that cannot be used is not worth failing QA for, so the run goes on without one.
+    async fn take_browser_slot(&self, spec: &QaSpec) -> Option<pool::SlotGuard> {
+        let wants = spec.checks.iter().any(|c| match c.kind {
+            CheckKindSpec::Browser { .. } => true,
+            CheckKindSpec::AcPredicates => !self.request.predicates.is_empty(),
+            _ => false,
+        });
+        if !wants || self.entry_path().is_err() {
+            return None;
+        }
+        match BrowserPool::from_env().acquire(pool::MAX_WAIT).await {
+            Ok(guard) => Some(guard),
+            Err(err @ PoolError::Busy { .. }) => {
+                *self.browser.lock().await = BrowserSlot::Failed {
+                    status: CheckStatus::Unavailable,
+                    finding: Finding::new("browser_pool_busy", err.to_string()),
+                };
+                None
+            }
+            Err(err @ PoolError::Io { .. }) => {
+                eprintln!("crumb: {err}; running this browser without a slot");
+                None
+            }
+        }
+    }
+
     /// The entry's URL path, or a finding saying why there is none.
     fn entry_path(&self) -> Result<String, Finding> {
         let Some(entry) = &self.entry else {
@@ -470,6 +513,7 @@ mod tests {
             timeout_ms,
             entry: None,
             checks,
+            retry: crate::pipeline::table::QaRetrySpec::default(),
         }
     }
 

@@ -26,6 +26,7 @@ use crate::adapters::{AdapterKind, Terminal, TurnRequest, TurnSummary};
 use crate::engine::effect::{RunQa, Spawn};
 use crate::pipeline::table::{QaSpec, RoleSpec};
 use crate::process::{self, Outcome, SpawnSpec, Stream};
+use crate::qa::report::{EXIT_COULD_NOT_RUN, QaStatus};
 use crate::transcript::writer::{WriteError, Writer};
 use crate::transcript::{Draft, Event, Kind, Metadata};
 
@@ -462,11 +463,17 @@ fn tail_chars(text: &str, max: usize) -> String {
     text.chars().skip(count.saturating_sub(max)).collect()
 }
 
-/// Run the pipeline's QA for `effect` and write `qa.result`.
+/// Run the pipeline's QA for `effect` and write `qa.result`. A retry (the engine's answer to a run
+/// that could not run) first waits its backoff; cancelling the task cancels the wait too, and
+/// `crumb resume` re-issues the retry, wait included.
 pub async fn run_qa(effect: RunQa, qa: Option<QaSpec>, session: SessionDir, writer: SharedWriter) {
+    if effect.delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(effect.delay_ms)).await;
+    }
     let draft = match qa {
         None => failed_qa(
             "the pipeline declares no qa block, so nothing could verify the build",
+            QaStatus::Fail,
             &effect,
         ),
         Some(spec) => {
@@ -479,17 +486,27 @@ pub async fn run_qa(effect: RunQa, qa: Option<QaSpec>, session: SessionDir, writ
                 predicates: parsed.predicates,
                 predicate_problems: parsed.problems,
             };
-            let limit = Duration::from_millis(spec.timeout_ms) + QA_MARGIN;
+            // The runner bounds itself (the wait for a browser slot excluded); past this,
+            // something other than the artifact hung.
+            let limit = Duration::from_millis(spec.timeout_ms)
+                + QA_MARGIN
+                + crate::qa::runner::pool::MAX_WAIT;
             match tokio::time::timeout(limit, crate::qa::runner::run(&spec, &request)).await {
                 Ok(report) => report.to_draft(Some(&effect.build_event_id)),
                 Err(_) => failed_qa(
                     &format!("QA did not finish within {} ms", limit.as_millis()),
+                    QaStatus::Error,
                     &effect,
                 ),
             }
         }
     };
     let mut draft = draft;
+    if effect.attempt > 0
+        && let Some(data) = draft.data.as_mut()
+    {
+        data.insert("attempt".into(), json!(effect.attempt));
+    }
     let metadata = draft.metadata.get_or_insert_with(Metadata::default);
     metadata.effect_id = Some(effect.id.clone());
     if let Err(err) = append(&writer, draft) {
@@ -497,18 +514,38 @@ pub async fn run_qa(effect: RunQa, qa: Option<QaSpec>, session: SessionDir, writ
         eprintln!("crumb: cannot write qa.result: {err}");
         let _ = append(
             &writer,
-            failed_qa(&format!("qa.result could not be written: {err}"), &effect),
+            failed_qa(
+                &format!("qa.result could not be written: {err}"),
+                QaStatus::Error,
+                &effect,
+            ),
         );
     }
 }
 
-fn failed_qa(message: &str, effect: &RunQa) -> Draft {
+/// A `qa.result` for a run that produced no report: the pipeline has no checks (a failure), or
+/// the run itself could not finish or be recorded (status `error`: the machine's fault).
+fn failed_qa(message: &str, status: QaStatus, effect: &RunQa) -> Draft {
     let mut data = Map::new();
-    data.insert("exec_exit_code".into(), json!(2));
+    let exit = if status == QaStatus::Error {
+        EXIT_COULD_NOT_RUN
+    } else {
+        2
+    };
+    data.insert("exec_exit_code".into(), json!(exit));
+    data.insert("status".into(), json!(status.as_str()));
+    if status == QaStatus::Error {
+        data.insert("error".into(), json!(message));
+    }
     data.insert("findings".into(), json!([message]));
     data.insert("build_event_id".into(), json!(effect.build_event_id));
+    let head = if status == QaStatus::Error {
+        "qa ERROR (could not run)"
+    } else {
+        "qa FAIL"
+    };
     Draft::new("system", Kind::QaResult)
-        .body(format!("qa FAIL: {message}"))
+        .body(format!("{head}: {message}"))
         .parent(effect.build_event_id.clone())
         .data(data)
         .metadata(runner_metadata(&effect.id))

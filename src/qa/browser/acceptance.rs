@@ -1,6 +1,7 @@
 //! The `ac_predicates` check: each acceptance predicate in a fresh browser context (no shared
 //! storage between ACs), booted like the browser check, then `action`, then `predicate` polled
-//! until truthy or its timeout. A throwing action or predicate fails the AC with the message.
+//! until truthy or its timeout. A throwing action or predicate fails the AC with the message; an
+//! AC the browser could not set up (no page, a page that never loaded) is `SKIP`, not a failure.
 
 use std::time::{Duration, Instant};
 
@@ -14,6 +15,9 @@ use super::launch::Chromium;
 use super::page_ops::{self, EvalError};
 use crate::qa::predicate::AcPredicate;
 use crate::qa::report::{AcResult, AcStatus};
+
+/// How the reason of an AC the browser could not run starts (`SKIP`, never the game's failure).
+pub const NOT_RUN: &str = "could not run: ";
 
 /// Run one predicate. `budget` bounds the whole AC (setup included).
 pub async fn run_one(
@@ -69,8 +73,13 @@ async fn evaluate_ac(
     .await
     {
         Ok(Ok(p)) => p,
-        Ok(Err(e)) => return (AcStatus::Fail, format!("setup: could not open a page: {e}")),
-        Err(_) => return (AcStatus::Fail, "setup: opening a page timed out".into()),
+        Ok(Err(e)) => {
+            return (
+                AcStatus::Skip,
+                format!("{NOT_RUN}could not open a page: {e}"),
+            );
+        }
+        Err(_) => return (AcStatus::Skip, format!("{NOT_RUN}opening a page timed out")),
     };
     let verdict = judge(&page, url, boot_plan, ac).await;
     let _ = tokio::time::timeout(Duration::from_secs(2), page.close()).await;
@@ -91,6 +100,10 @@ async fn judge(
     ac: &AcPredicate,
 ) -> (AcStatus, String) {
     let booted = boot::boot(page, url, boot_plan).await;
+    if booted.not_loaded {
+        let why: Vec<String> = booted.findings.iter().map(|f| f.message.clone()).collect();
+        return (AcStatus::Skip, format!("{NOT_RUN}{}", why.join("; ")));
+    }
     if booted.main_thread_blocked || !booted.selector_found {
         let why: Vec<String> = booted.findings.iter().map(|f| f.message.clone()).collect();
         return (AcStatus::Fail, format!("setup: {}", why.join("; ")));

@@ -35,6 +35,9 @@ pub struct BootReport {
     pub findings: Vec<Finding>,
     pub selector_found: bool,
     pub main_thread_blocked: bool,
+    /// Navigation failed or timed out while the page still answered: the browser, not the
+    /// page's script, was too slow (an overloaded machine), so nothing after it is evidence.
+    pub not_loaded: bool,
     pub goto_ms: u64,
 }
 
@@ -68,6 +71,8 @@ pub async fn boot(page: &Page, url: &str, plan: &BootPlan) -> BootReport {
                 "the page's script never yielded (an infinite loop?); it was terminated",
             ));
             page_ops::terminate_scripts(page).await;
+        } else {
+            report.not_loaded = true;
         }
     }
     report.goto_ms = millis(started.elapsed());

@@ -54,7 +54,7 @@ pub async fn run(
     let page = match chromium.page().await {
         Ok(p) => p,
         Err(e) => {
-            result.status = CheckStatus::Error;
+            result.status = CheckStatus::Unavailable;
             result.findings.push(Finding::new("browser_error", e));
             return (result, output);
         }
@@ -62,7 +62,7 @@ pub async fn run(
     let watch = match Watch::attach(&page, origin).await {
         Ok(w) => w,
         Err(e) => {
-            result.status = CheckStatus::Error;
+            result.status = CheckStatus::Unavailable;
             result.findings.push(Finding::new(
                 "browser_error",
                 format!("could not attach listeners: {e}"),
@@ -113,7 +113,13 @@ pub async fn run(
 
     let signals = watch.snapshot();
     drop(watch);
+    let before_signals = result.findings.len();
     judge_signals(&signals, &plan.fail_on, &mut result);
+    if booted.not_loaded && result.findings.len() == before_signals {
+        // The page never loaded and showed no error of its own: the check could not run. (A
+        // page error or console error is the game's own, so it still fails.)
+        result.status = CheckStatus::Unavailable;
+    }
     let _ = tokio::time::timeout(Duration::from_secs(2), page.close()).await;
 
     result.details = json!({

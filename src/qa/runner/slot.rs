@@ -173,15 +173,21 @@ impl Shared {
             })
             .collect();
         let mut outcomes = futures::stream::iter(jobs).buffered(AC_CONCURRENCY);
+        let mut not_run = Vec::new();
         while let Some(outcome) = outcomes.next().await {
-            if outcome.status != AcStatus::Pass {
-                result.fail(Finding::new(
-                    "ac_failed",
-                    format!("{}: {}", outcome.ac_id, outcome.reason),
-                ));
+            let line = format!("{}: {}", outcome.ac_id, outcome.reason);
+            match outcome.status {
+                AcStatus::Pass => {}
+                AcStatus::Fail => result.fail(Finding::new("ac_failed", line)),
+                AcStatus::Skip => not_run.push(Finding::new("ac_not_run", line)),
             }
             self.record_all(std::iter::once(outcome));
         }
+        // An AC the browser could not run says nothing about the game; a failed one does.
+        if !not_run.is_empty() && result.status == CheckStatus::Pass {
+            result.status = CheckStatus::Unavailable;
+        }
+        result.findings.extend(not_run);
         let passed = self.ac_results.lock().map_or(0, |r| {
             r.iter().filter(|a| a.status == AcStatus::Pass).count()
         });
@@ -247,7 +253,8 @@ impl Shared {
 }
 
 /// Find and launch Chromium (its group recorded in `out_dir`, a session's `qa/`) and serve the
-/// artifacts folder; a failure says whether the browser is unavailable here or broke.
+/// artifacts folder. Every failure here is the machine's (no browser, a launch that failed or
+/// timed out, no loopback port): the checks could not run.
 async fn start_browser(
     root: &Path,
     out_dir: &Path,
@@ -260,7 +267,7 @@ async fn start_browser(
     })?;
     let server = ArtifactServer::start(root).await.map_err(|e| {
         (
-            CheckStatus::Error,
+            CheckStatus::Unavailable,
             Finding::new(
                 "server_failed",
                 format!("could not serve the artifacts: {e}"),
@@ -271,7 +278,7 @@ async fn start_browser(
         .await
         .map_err(|e| {
             (
-                CheckStatus::Error,
+                CheckStatus::Unavailable,
                 Finding::new("browser_launch_failed", e.to_string()),
             )
         })?;

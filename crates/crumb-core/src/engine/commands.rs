@@ -5,6 +5,8 @@
 //!   context they were queued with. A global resume also lifts every per-role pause.
 //! - `user.approve`: fires the pipeline's `user.approve` route, only while a verdict awaits a
 //!   person (approving a question or anything else that is not a verdict is refused).
+//! - `/redo` (`user.intervene` with `data.redo`): while the session waits because QA could not
+//!   run, runs QA again; otherwise a message like any other.
 //! - `user.veto <reason>`: fires the pipeline's `user.veto` route with the reason as feedback; a
 //!   repair it starts counts against `limits.max_verify`.
 //!
@@ -26,6 +28,7 @@ use super::ask::TOPICS;
 use super::effect::{Cancel, Effect, Feedback, SpawnCause};
 use super::reducer::{Step, VETO_CELL};
 use super::state::{MAX_TEXT, clip};
+use crate::pipeline::compile::QA_ERROR_TRIGGER;
 use crate::pipeline::table::{Action, CompiledRoute};
 use crate::transcript::payload::{data, data_str};
 use crate::transcript::{Draft, Kind, Metadata};
@@ -41,6 +44,8 @@ struct Verbs {
     reset: Option<Scope>,
     append: Option<String>,
     target: Option<String>,
+    /// `/redo`: runs QA again while the session waits because QA could not run.
+    redo: bool,
 }
 
 impl Verbs {
@@ -224,6 +229,11 @@ impl Step<'_> {
         let Some(awaiting) = &self.state.awaiting else {
             return Err("nothing is awaiting approval".to_owned());
         };
+        if awaiting.on == QA_ERROR_TRIGGER {
+            return Err(
+                "QA could not run, so there is nothing to approve; /redo runs QA again".to_owned(),
+            );
+        }
         if !awaiting.is_verdict() {
             return Err(format!(
                 "/approve answers a verdict, and the session awaits `{}`; nothing changed",
@@ -397,6 +407,7 @@ impl Step<'_> {
             reset,
             append,
             target,
+            redo: data.get("redo") == Some(&Value::Bool(true)),
         })
     }
 
@@ -404,6 +415,9 @@ impl Step<'_> {
     fn intervene_verbs(&mut self) -> Result<String, String> {
         let verbs = self.parse_verbs()?;
         let mut acks: Vec<String> = Vec::new();
+        if verbs.redo && self.redo_qa() {
+            acks.push("redo: QA runs again".to_owned());
+        }
         if let Some((role, adapter)) = &verbs.swap {
             self.state.record_swap(role, adapter, "person");
             self.state.role_mut(role).adapter = Some(adapter.clone());

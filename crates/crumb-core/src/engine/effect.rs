@@ -12,7 +12,12 @@
 //!   writes `error` with `from: system` and `data: {role, reason, effect_id}`, where `reason` is one
 //!   of `exit_nonzero`, `timeout`, `idle_timeout`, `missing_binary`, `no_produces`. Only those
 //!   two outcomes move the role's circuit breaker; wake/stop/notes never do.
-//! - [`RunQa`]: `qa.result` from `system` with `parent_event_id` = the build event id.
+//! - [`RunQa`]: `qa.result` from `system` with `parent_event_id` = the build event id. A result
+//!   with `data.status: "error"` says the checks could not run (no browser, a launch or page
+//!   timeout): the engine answers it with a retry, a new `RunQa` whose id derives from that
+//!   `qa.result` like any effect's (`<qa.result id>:0`) and which carries `attempt` and
+//!   `delay_ms`. So every attempt is its own effect with its own outcome event, and a resume
+//!   re-issues exactly the attempt that has none, backoff included.
 //! - [`Append`]: the draft itself (its `metadata.effect_id` is already set by the reducer).
 //! - [`Done`]: `done` from `system` with `data.outcome` and `data.reason`, then `session.end`.
 //! - [`Cancel`]: a `note` from `system` with `data: {cancelled: [...], reason}`.
@@ -126,6 +131,16 @@ pub struct RunQa {
     /// The acceptance predicates of the latest spec (`data.ac_predicates`), as written.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ac_predicates: Vec<serde_json::Value>,
+    /// 0 for a first run; n for the n-th retry of a run that could not run.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub attempt: u32,
+    /// How long the runtime waits before running it (a retry's backoff).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub delay_ms: u64,
+}
+
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 /// Append an event the engine composed (ack, audit, hook, awaiting marker, `/ask` answer).

@@ -18,7 +18,10 @@
 //! every effect id is `<event id>:<n>`. Role names come from the table, never from this code.
 
 mod limits;
+mod qa_error;
 mod route;
+
+pub use qa_error::QA_STATUS_ERROR;
 
 use crate::transcript::timestamp::parse_ms;
 use serde_json::{Map, Value};
@@ -250,6 +253,7 @@ impl Step<'_> {
             }
             Kind::Build => {
                 state.budgets.builds += 1;
+                state.budgets.qa_errors_in_a_row = 0;
                 state.build = Some(BuildSnapshot {
                     event_id: event.id.clone(),
                     from: event.from.clone(),
@@ -263,9 +267,16 @@ impl Step<'_> {
                 });
             }
             Kind::QaResult => {
-                state.qa = Some(qa_snapshot(event));
-                state.budgets.errors_in_a_row = 0;
-                state.budgets.stuck_reported = false;
+                let snapshot = qa_snapshot(event);
+                if snapshot.could_not_run {
+                    // The machine failed, not the session: no progress, and no error either.
+                    state.budgets.qa_errors_in_a_row += 1;
+                } else {
+                    state.budgets.qa_errors_in_a_row = 0;
+                    state.budgets.errors_in_a_row = 0;
+                    state.budgets.stuck_reported = false;
+                }
+                state.qa = Some(snapshot);
             }
             Kind::VerifyResult => state.verify_aliases += 1,
             Kind::UserVeto => state.budgets.vetoes += 1,
@@ -378,8 +389,16 @@ fn qa_snapshot(event: &Event) -> QaSnapshot {
         exec_exit_code: data
             .and_then(|d| d.get("exec_exit_code"))
             .and_then(Value::as_i64),
+        could_not_run: data.and_then(|d| d.get("status")).and_then(Value::as_str)
+            == Some(QA_STATUS_ERROR),
         ..QaSnapshot::default()
     };
+    if snapshot.could_not_run {
+        snapshot.problem = data
+            .and_then(|d| d.get("error"))
+            .and_then(Value::as_str)
+            .map(|s| clip(s, MAX_TEXT));
+    }
     if let Some(Value::Array(results)) = data.and_then(|d| d.get("ac_results")) {
         for status in results
             .iter()

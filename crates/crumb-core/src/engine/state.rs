@@ -204,12 +204,19 @@ pub struct QaSnapshot {
     pub ac_passed: u32,
     pub ac_failed: u32,
     pub ac_skipped: u32,
+    /// `data.status` was `error`: the checks could not run, so the result says nothing about
+    /// the build (never a pass, never a failed build).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub could_not_run: bool,
+    /// Why it could not run (`data.error`), for the person asked to step in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 impl QaSnapshot {
-    /// Whether the run succeeded (exit code 0).
+    /// Whether the run succeeded (exit code 0, and it did run).
     pub fn passed(&self) -> bool {
-        self.exec_exit_code == Some(0)
+        self.exec_exit_code == Some(0) && !self.could_not_run
     }
 }
 
@@ -252,6 +259,14 @@ pub struct Budgets {
     /// Whether the current run of errors was already reported as stuck.
     pub stuck_reported: bool,
     pub errors_total: u32,
+    /// `qa.result`s in a row whose checks could not run (status `error`), since the last build
+    /// or the last run that did check: what `qa.retry.max` bounds.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub qa_errors_in_a_row: u32,
+}
+
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 /// What the engine knows about one role.

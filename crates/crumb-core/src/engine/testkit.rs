@@ -157,6 +157,7 @@ pub fn casual_by_hand() -> TransitionTable {
             timeout_ms: 120_000,
             entry: Some("game/index.html".into()),
             checks: Vec::new(),
+            retry: crate::pipeline::table::QaRetrySpec::default(),
         }),
         scoring: ScoringSpec {
             pass_at: 24.0,

@@ -14,8 +14,8 @@ use crate::pipeline::located_yaml::SpanIndex;
 use crate::pipeline::model::{AwaitWho, Check, OneOrMany, Pipeline, Route, RunStep, With};
 use crate::pipeline::salvage::Salvage;
 use crate::pipeline::table::{
-    Action, CheckKindSpec, CheckSpec, CompiledRoute, LimitsSpec, QaSpec, RoleSpec, ScoringSpec,
-    TransitionTable, Trigger,
+    Action, CheckKindSpec, CheckSpec, CompiledRoute, LimitsSpec, QaRetrySpec, QaSpec, RoleSpec,
+    ScoringSpec, TransitionTable, Trigger,
 };
 use crate::pipeline::units::{parse_duration_ms, parse_size_bytes};
 use crate::pipeline::{routing, semantic, templates};
@@ -276,6 +276,10 @@ fn lower(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> TransitionTable {
             .enumerate()
             .map(|(i, check)| lower_check(i, check, ctx))
             .collect(),
+        retry: QaRetrySpec {
+            max: qa.retry.max,
+            backoff_ms: ctx.duration("/qa/retry/backoff", &qa.retry.backoff),
+        },
     });
 
     let limits = &pipeline.limits;
@@ -310,6 +314,9 @@ fn lower(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> TransitionTable {
 
 /// The word `on:` uses for the corrected verdict of a `judge.score`.
 pub const VERDICT_TRIGGER: &str = "verdict";
+/// The word `on:` uses for a `qa.result` whose checks could not run (status `error`), once
+/// `qa.retry` is spent. Not an event kind: the event is the `qa.result`.
+pub const QA_ERROR_TRIGGER: &str = "qa.error";
 
 /// Lower one route. Malformed combinations (several actions, `when` off a verdict route) are
 /// reported by [`semantic`]; here the first action in a fixed order is taken.

@@ -2,7 +2,7 @@
 //! `goal` can end the session, and whether every loop is bounded.
 //!
 //! Nodes are routes; an edge leads from a route to each route that fires on an event its action
-//! produces (a spawn → the role's `produces`, `run: qa` → `qa.result`, `judge.score` → the
+//! produces (a spawn → the role's `produces`, `run: qa` → `qa.result` and `qa.error`, `judge.score` → the
 //! verdict routes). `done` and `await: human` produce nothing a route can loop on, so they end a
 //! path. Reachability is a fixpoint over events from `goal` (it never stops at the first `done`),
 //! so a role only an unreachable route spawns is reported too.
@@ -237,7 +237,10 @@ fn produced(table: &TransitionTable, action: &Action) -> Vec<Event> {
                 .map(|k| (k.clone(), Some(role.clone())))
                 .collect()
         }),
-        Action::RunQa => vec![(QA_RESULT_KIND.into(), None)],
+        Action::RunQa => vec![
+            (QA_RESULT_KIND.into(), None),
+            (crate::pipeline::compile::QA_ERROR_TRIGGER.into(), None),
+        ],
         Action::Done { .. } | Action::AwaitHuman => Vec::new(),
     }
 }

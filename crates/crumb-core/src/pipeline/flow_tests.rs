@@ -103,3 +103,31 @@ fn an_unknown_role_is_one_error_not_three() {
     );
     assert_eq!(found, ["crumb::unknown-role"]);
 }
+
+#[test]
+fn qa_error_is_a_trigger_of_run_qa_and_its_loop_needs_a_budget() {
+    let pipeline = |route: &str| {
+        format!(
+            "version: 1\nname: t\nroles:\n  writer: {{ template: w.j2, produces: [build] }}\nqa:\n  checks: [{{ id: f, kind: file, path: x }}]\n  retry: {{ max: 0 }}\nroutes:\n  - {{ on: goal, spawn: writer }}\n  - {{ on: build, run: qa }}\n  - {{ on: qa.result, done: pass }}\n{route}"
+        )
+    };
+    let options = CompileOptions {
+        check_templates: false,
+    };
+    let codes = |source: &str| -> Vec<&'static str> {
+        compile_str(source, Path::new("t.yaml"), &options)
+            .diagnostics
+            .iter()
+            .map(|d| d.code)
+            .collect()
+    };
+    assert!(codes(&pipeline("")).is_empty());
+    assert!(codes(&pipeline("  - { on: qa.error, done: fail }\n")).is_empty());
+    let looping = loops(&pipeline("  - { on: qa.error, run: qa }\n"));
+    assert_eq!(looping.len(), 1, "{looping:#?}");
+    assert_eq!(
+        looping[0].message,
+        "unbounded loop: qa.error → run qa → qa.error"
+    );
+    assert!(codes(&pipeline("  - { on: qa.error, run: qa, max: 3 }\n")).is_empty());
+}

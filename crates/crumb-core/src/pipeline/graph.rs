@@ -121,7 +121,8 @@ fn sources(table: &TransitionTable, kind: &str, from: Option<&str>) -> Vec<Node>
     if kind == GOAL_KIND {
         out.insert(0, Node::Goal);
     }
-    if kind == QA_RESULT_KIND && table.qa.is_some() {
+    let from_qa = [QA_RESULT_KIND, crate::pipeline::compile::QA_ERROR_TRIGGER];
+    if from_qa.contains(&kind) && table.qa.is_some() {
         out.push(Node::Qa);
     }
     if out.is_empty() {

@@ -152,10 +152,44 @@ pub struct Qa {
     pub entry: Option<String>,
     /// The checks, run in order.
     pub checks: Vec<Check>,
+    /// How often a run that could not check anything (no browser, a launch or page timeout under
+    /// load) is tried again before the `qa.error` route (default: wait for a person) decides.
+    #[serde(default)]
+    pub retry: QaRetry,
 }
 
 fn default_qa_timeout() -> String {
     "120s".into()
+}
+
+/// Retries of a QA run that could not run. The machine, not the build, was at fault, so a retry
+/// is never counted as a verification or a repair.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QaRetry {
+    /// Retries after the first attempt (0: none). Each waits `backoff` × 4^(n−1): 1s, 4s, 16s…
+    #[serde(default = "default_qa_retry_max")]
+    #[schemars(range(max = 10))]
+    pub max: u32,
+    /// Wait before the first retry, e.g. `1s`.
+    #[serde(default = "default_qa_retry_backoff")]
+    pub backoff: String,
+}
+
+impl Default for QaRetry {
+    fn default() -> Self {
+        Self {
+            max: default_qa_retry_max(),
+            backoff: default_qa_retry_backoff(),
+        }
+    }
+}
+
+fn default_qa_retry_max() -> u32 {
+    2
+}
+fn default_qa_retry_backoff() -> String {
+    "1s".into()
 }
 
 /// One QA check. `id` names it in results; `kind` selects what it does.
@@ -406,7 +440,8 @@ fn default_guards() -> Vec<Guard> {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Route {
-    /// Event kind to match, or `verdict` for the corrected verdict of a `judge.score`.
+    /// Event kind to match, `verdict` for the corrected verdict of a `judge.score`, or `qa.error`
+    /// for a `qa.result` whose checks could not run (after `qa.retry` is spent).
     pub on: String,
     /// Only events from this role (or actor) match.
     #[serde(default, skip_serializing_if = "Option::is_none")]

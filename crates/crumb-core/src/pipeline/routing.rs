@@ -75,7 +75,11 @@ fn unknown_kinds(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> bool {
         );
     }
     for (i, route) in pipeline.routes.iter().enumerate() {
-        if route.on != crate::pipeline::compile::VERDICT_TRIGGER {
+        let pseudo = [
+            crate::pipeline::compile::VERDICT_TRIGGER,
+            crate::pipeline::compile::QA_ERROR_TRIGGER,
+        ];
+        if !pseudo.contains(&route.on.as_str()) {
             named.push((format!("/routes/{i}/on"), route.on.as_str()));
         }
     }

@@ -100,6 +100,39 @@ pub struct QaSpec {
     pub timeout_ms: u64,
     pub entry: Option<String>,
     pub checks: Vec<CheckSpec>,
+    /// Retries of a run that could not run (`qa.result` status `error`).
+    #[serde(default)]
+    pub retry: QaRetrySpec,
+}
+
+/// `qa.retry`, resolved.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct QaRetrySpec {
+    pub max: u32,
+    pub backoff_ms: u64,
+}
+
+impl Default for QaRetrySpec {
+    fn default() -> Self {
+        QaRetrySpec {
+            max: 2,
+            backoff_ms: 1000,
+        }
+    }
+}
+
+/// Longest wait before one retry, whatever the backoff and the attempt.
+const MAX_RETRY_DELAY_MS: u64 = 5 * 60 * 1000;
+
+impl QaRetrySpec {
+    /// The wait before retry `attempt` (1 for the first): `backoff_ms` × 4^(attempt−1), so a
+    /// machine that is briefly overloaded gets room quickly and a longer one is not hammered.
+    pub fn delay_ms(&self, attempt: u32) -> u64 {
+        let factor = 4u64.saturating_pow(attempt.saturating_sub(1));
+        self.backoff_ms
+            .saturating_mul(factor)
+            .min(MAX_RETRY_DELAY_MS)
+    }
 }
 
 /// One QA check, resolved.

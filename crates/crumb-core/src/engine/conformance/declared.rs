@@ -52,7 +52,7 @@ limits:
   tokens: { warn: 100, hard: 1000 }
 ";
 
-fn table(yaml: &str) -> TransitionTable {
+pub(super) fn table(yaml: &str) -> TransitionTable {
     let compiled = crate::pipeline::compile::compile_str(
         yaml,
         std::path::Path::new("pipelines/test.yaml"),

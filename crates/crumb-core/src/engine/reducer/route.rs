@@ -9,6 +9,7 @@ use super::Step;
 use crate::engine::effect::{Effect, Feedback, RunQa, SpawnCause};
 use crate::engine::guards::{self, Evidence, RawScores};
 use crate::engine::state::{Awaiting, MAX_TEXT, QaSnapshot, VerdictRecord, clip};
+use crate::pipeline::compile::QA_ERROR_TRIGGER;
 use crate::pipeline::table::{Action, CompiledRoute, Guard, Trigger};
 use crate::transcript::{Draft, Kind, Metadata};
 use crate::vocab::{Outcome, Severity, Verdict};
@@ -35,6 +36,11 @@ impl Step<'_> {
                     .then(|| self.table.route_for(Kind::Spec.as_str(), &event.from))
                     .flatten()
             });
+        if event.kind == Kind::QaResult && self.state.qa.as_ref().is_some_and(|q| q.could_not_run) {
+            // Not a verdict on the build: retried, then the `qa.error` route (or a person).
+            self.qa_could_not_run();
+            return;
+        }
         let Some(route) = route else {
             if !event.kind.as_str().starts_with("user.") {
                 self.state.unrouted_events += 1;
@@ -101,28 +107,7 @@ impl Step<'_> {
                 let feedback = if route.with_feedback { feedback } else { None };
                 self.spawn(role, cause, feedback, Vec::new());
             }
-            Action::RunQa => {
-                let build_event_id = if self.event.kind == Kind::Build {
-                    self.event.id.clone()
-                } else {
-                    self.state
-                        .build
-                        .as_ref()
-                        .map_or_else(|| self.event.id.clone(), |b| b.event_id.clone())
-                };
-                let id = self.next_id();
-                self.effects.push(Effect::RunQa(RunQa {
-                    id,
-                    build_event_id,
-                    entry: self.table.qa.as_ref().and_then(|qa| qa.entry.clone()),
-                    ac_predicates: self
-                        .state
-                        .spec
-                        .as_ref()
-                        .map(|s| s.ac_predicates.clone())
-                        .unwrap_or_default(),
-                }));
-            }
+            Action::RunQa => self.run_qa(0, 0),
             Action::Done { outcome, reason } => self.finish(*outcome, reason),
             Action::AwaitHuman => {
                 let on = match &route.trigger {
@@ -142,22 +127,51 @@ impl Step<'_> {
                         "verdict {} (aggregate {}) needs a person: /approve to accept, /veto <reason> to repair",
                         v.corrected.verdict, v.corrected.aggregate
                     ),
+                    None if on == QA_ERROR_TRIGGER => self.qa_error_message(),
                     None => format!("`{on}` needs a person: /veto <reason> to answer"),
                 };
-                self.state.awaiting = Some(Awaiting {
-                    judge_event_id: judge_event_id.clone(),
-                    on: on.clone(),
-                });
-                let mut data = Map::new();
-                data.insert("reason".into(), json!("await_human"));
-                data.insert("judge_event_id".into(), json!(judge_event_id));
-                self.append(
-                    Draft::new("system", Kind::SessionAwaiting)
-                        .body(body)
-                        .data(data),
-                );
+                self.await_person(on, judge_event_id, &body);
             }
         }
+    }
+
+    /// Run the pipeline's QA on the latest build; `attempt` > 0 retries a run that could not run.
+    pub(in crate::engine) fn run_qa(&mut self, attempt: u32, delay_ms: u64) {
+        let build_event_id = if self.event.kind == Kind::Build {
+            self.event.id.clone()
+        } else {
+            self.state
+                .build
+                .as_ref()
+                .map_or_else(|| self.event.id.clone(), |b| b.event_id.clone())
+        };
+        let id = self.next_id();
+        self.effects.push(Effect::RunQa(RunQa {
+            id,
+            build_event_id,
+            entry: self.table.qa.as_ref().and_then(|qa| qa.entry.clone()),
+            ac_predicates: self
+                .state
+                .spec
+                .as_ref()
+                .map(|s| s.ac_predicates.clone())
+                .unwrap_or_default(),
+            attempt,
+            delay_ms,
+        }));
+    }
+
+    /// Wait for a person: the awaiting state and the `session.awaiting` event that says why.
+    pub(super) fn await_person(&mut self, on: String, judge_event_id: String, body: &str) {
+        let mut data = Map::new();
+        data.insert("reason".into(), json!("await_human"));
+        data.insert("judge_event_id".into(), json!(judge_event_id));
+        self.state.awaiting = Some(Awaiting { judge_event_id, on });
+        self.append(
+            Draft::new("system", Kind::SessionAwaiting)
+                .body(body)
+                .data(data),
+        );
     }
 
     /// A `done:` route: its declared outcome, unless the evidence forbids a pass. A pass needs the

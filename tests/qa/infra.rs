@@ -1,0 +1,142 @@
+//! Infrastructure is not the build's fault: a browser that cannot start makes QA "could not run"
+//! (status `error`), and concurrent browser QA on one machine shares a bounded pool of slots.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{CASUAL, assert_chromium, check, fixture};
+use crate::support::{Running, crumb, repo_root};
+
+/// An executable posing as Chromium that fails at once, as a browser that cannot start does.
+pub fn broken_chromium(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("chromium");
+    std::fs::write(
+        &path,
+        "#!/bin/sh\necho 'simulated launch failure: no display, no luck' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// `crumb qa --json` of the casual pipeline on the fixture `game` with a Chromium that cannot
+/// start; it always exits 1.
+fn qa_without_a_browser(game: &str) -> Value {
+    let scratch = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let run = crumb()
+        .env("CRUMB_CHROMIUM", broken_chromium(scratch.path()))
+        .env("CRUMB_HOME", scratch.path().join("home"))
+        .args(["qa", CASUAL])
+        .arg(fixture(game))
+        .args(["--json", "--out"])
+        .arg(out.path())
+        .run()
+        .expect_code(1);
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
+#[test]
+fn a_browser_that_cannot_start_means_qa_could_not_run_not_that_the_game_failed() {
+    let result = qa_without_a_browser("good");
+    let data = &result["data"];
+    assert_eq!(data["status"], "error", "{result:#}");
+    assert_eq!(data["exec_exit_code"], 3);
+    let why = data["error"].as_str().unwrap();
+    assert!(
+        why.starts_with("boots: Chromium exited before it was ready: simulated launch failure"),
+        "{why}"
+    );
+    let boots = check(&result, "boots");
+    assert_eq!(boots["status"], "unavailable");
+    assert_eq!(boots["findings"][0]["code"], "browser_launch_failed");
+    // The static checks ran and passed: a genuine failure there would have won.
+    for id in ["entry", "size", "html"] {
+        assert_eq!(check(&result, id)["status"], "pass", "{id}");
+    }
+    assert!(
+        result["body"]
+            .as_str()
+            .unwrap()
+            .starts_with("qa ERROR (could not run)")
+    );
+}
+
+#[test]
+fn a_genuine_failure_wins_over_a_check_that_could_not_run() {
+    let result = qa_without_a_browser("missing-script");
+    assert_eq!(result["data"]["status"], "fail", "{result:#}");
+    assert_eq!(result["data"]["exec_exit_code"], 1);
+    assert!(result["data"].get("error").is_none());
+    assert_eq!(check(&result, "boots")["status"], "unavailable");
+}
+
+/// Four `crumb qa` processes at once on the mock game with two browser slots: every one passes,
+/// each held a slot, and no more than two browsers ran at any moment.
+#[test]
+fn concurrent_qa_shares_a_bounded_pool_of_browser_slots_and_every_run_passes() {
+    const RUNS: usize = 4;
+    const SLOTS: usize = 2;
+    assert_chromium();
+    let scratch = tempfile::tempdir().unwrap();
+    let game = scratch.path().join("game-root");
+    let pitch = "60-second match-3 with combo bonus";
+    for (rel, content) in crumb::adapters::mock::game::render(pitch, 0) {
+        let path = game.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+    let (_criteria, predicates) = crumb::adapters::mock::game::acceptance(pitch);
+    let ac = scratch.path().join("ac.json");
+    std::fs::write(&ac, Value::Array(predicates).to_string()).unwrap();
+    let home = scratch.path().join("home");
+    let running: Vec<(Running, tempfile::TempDir)> = (0..RUNS)
+        .map(|_| {
+            let out = tempfile::tempdir().unwrap();
+            let handle = crumb()
+                .env("CRUMB_HOME", &home)
+                .env("CRUMB_BROWSER_SLOTS", SLOTS.to_string())
+                .arg("qa")
+                .arg(repo_root().join(CASUAL))
+                .arg(&game)
+                .arg("--json")
+                .arg("--out")
+                .arg(out.path())
+                .arg("--ac")
+                .arg(&ac)
+                .spawn();
+            (handle, out)
+        })
+        .collect();
+    let mut held: Vec<(u64, u64, u64)> = Vec::new();
+    for (handle, _out) in running {
+        let run = handle.wait();
+        let result: Value = serde_json::from_str(&run.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", run.stdout, run.stderr));
+        assert_eq!(run.code, 0, "{result:#}\n{}", run.stderr);
+        assert_eq!(result["data"]["status"], "pass");
+        let slot = &result["data"]["browser_slot"];
+        assert_eq!(slot["slots"], SLOTS, "{slot}");
+        let index = slot["index"].as_u64().unwrap();
+        assert!(index < SLOTS as u64, "{slot}");
+        held.push((
+            slot["acquired_at_ms"].as_u64().unwrap(),
+            slot["released_at_ms"].as_u64().unwrap(),
+            index,
+        ));
+    }
+    // At every acquisition, count the runs holding a slot then: never more than the pool.
+    for &(at, _, _) in &held {
+        let at_once = held
+            .iter()
+            .filter(|&&(from, until, _)| from <= at && at < until)
+            .count();
+        assert!(at_once <= SLOTS, "{at_once} browsers at once: {held:?}");
+    }
+    assert!(
+        home.join("run/browser-slot-0.lock").is_file(),
+        "the slots live under $CRUMB_HOME/run"
+    );
+}
