@@ -410,6 +410,7 @@ fn run_until(scratch: &Scratch, ready: Ready) -> (Running, PathBuf) {
 
 mod agent_clis;
 mod hostile_files;
+mod lifecycle;
 mod live;
 mod outcomes;
 mod refusals;

@@ -145,6 +145,71 @@ impl Writer {
     }
 }
 
+impl Writer {
+    /// Validate every draft, stamp them with increasing ids and append them as whole lines in one
+    /// write under one lock: a reader, or a crash, sees all of them or none (a session's
+    /// `session.start` and `goal` are never apart).
+    pub fn append_all(&mut self, drafts: Vec<Draft>) -> Result<Vec<Event>, WriteError> {
+        let placeholder_ts = timestamp(SystemTime::now());
+        let mut events = Vec::with_capacity(drafts.len());
+        for draft in drafts {
+            let problems = check_draft(&draft);
+            if !problems.is_empty() {
+                return Err(WriteError::Invalid(Violations(problems)));
+            }
+            let event = draft.into_event(
+                Ulid::nil().to_string(),
+                placeholder_ts.clone(),
+                self.session_id.clone(),
+            );
+            let bytes = serde_json::to_vec(&event).map_or(0, |line| line.len() + 1);
+            if bytes > MAX_LINE_BYTES {
+                return Err(WriteError::TooLarge {
+                    bytes,
+                    limit: MAX_LINE_BYTES,
+                });
+            }
+            events.push(event);
+        }
+        self.file.lock().map_err(|source| self.io(source))?;
+        let result = self.append_all_locked(&mut events);
+        let unlocked = self.file.unlock().map_err(|source| self.io(source));
+        result?;
+        unlocked?;
+        Ok(events)
+    }
+
+    fn append_all_locked(&mut self, events: &mut [Event]) -> Result<(), WriteError> {
+        let (file_last_id, ends_with_newline) =
+            last_line_id(&mut self.file).map_err(|source| self.io(source))?;
+        let now = SystemTime::now();
+        let mut floor = self.last_id.max(file_last_id);
+        let mut lines = Vec::with_capacity(256 * events.len());
+        if !ends_with_newline {
+            lines.push(b'\n');
+        }
+        for event in events.iter_mut() {
+            let fresh = Ulid::from_datetime(now);
+            let id = match floor {
+                Some(floor) if fresh <= floor => floor
+                    .increment()
+                    .ok_or_else(|| WriteError::IdExhausted(floor.to_string()))?,
+                _ => fresh,
+            };
+            event.id = id.to_string();
+            event.ts = timestamp(now);
+            serde_json::to_writer(&mut lines, &*event).map_err(|e| self.io(io::Error::other(e)))?;
+            lines.push(b'\n');
+            floor = Some(id);
+        }
+        self.file
+            .write_all(&lines)
+            .map_err(|source| self.io(source))?;
+        self.last_id = floor;
+        Ok(())
+    }
+}
+
 /// RFC 3339 UTC with millisecond precision and `Z`.
 pub fn timestamp(at: SystemTime) -> String {
     chrono::DateTime::<chrono::Utc>::from(at).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
