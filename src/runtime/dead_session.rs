@@ -79,7 +79,7 @@ fn unresumable(path: &Path) -> Option<String> {
         }
     }
     match (events, start, goal) {
-        (0, ..) => Some("its transcript is empty (its run was killed while starting)".into()),
+        (0, ..) => Some("its transcript is empty (its run was killed while it started)".into()),
         (_, false, _) => Some("its transcript has no session.start".into()),
         (_, _, false) => Some("its transcript has no goal".into()),
         _ => None,

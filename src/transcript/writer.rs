@@ -82,29 +82,8 @@ impl Writer {
 
     /// Validate `draft`, stamp it and append it as one line. Returns the event as written.
     pub fn append(&mut self, draft: Draft) -> Result<Event, WriteError> {
-        let problems = check_draft(&draft);
-        if !problems.is_empty() {
-            return Err(WriteError::Invalid(Violations(problems)));
-        }
-        // Measure the line before taking the lock: placeholder id/ts have the final lengths.
-        let mut event = draft.into_event(
-            Ulid::nil().to_string(),
-            timestamp(SystemTime::now()),
-            self.session_id.clone(),
-        );
-        let probe_len = serde_json::to_vec(&event).map_or(0, |line| line.len() + 1);
-        if probe_len > MAX_LINE_BYTES {
-            return Err(WriteError::TooLarge {
-                bytes: probe_len,
-                limit: MAX_LINE_BYTES,
-            });
-        }
-
-        self.file.lock().map_err(|source| self.io(source))?;
-        let result = self.append_locked(&mut event);
-        let unlocked = self.file.unlock().map_err(|source| self.io(source));
-        result?;
-        unlocked?;
+        let mut event = self.draft_event(draft)?;
+        self.under_lock(|writer| writer.append_locked(&mut event))?;
         Ok(event)
     }
 
@@ -112,14 +91,7 @@ impl Writer {
         let (file_last_id, ends_with_newline) =
             last_line_id(&mut self.file).map_err(|source| self.io(source))?;
         let now = SystemTime::now();
-        let floor = self.last_id.max(file_last_id);
-        let fresh = Ulid::from_datetime(now);
-        let id = match floor {
-            Some(floor) if fresh <= floor => floor
-                .increment()
-                .ok_or_else(|| WriteError::IdExhausted(floor.to_string()))?,
-            _ => fresh,
-        };
+        let id = next_id(self.last_id.max(file_last_id), now)?;
         event.id = id.to_string();
         event.ts = timestamp(now);
 
@@ -150,33 +122,46 @@ impl Writer {
     /// write under one lock: a reader, or a crash, sees all of them or none (a session's
     /// `session.start` and `goal` are never apart).
     pub fn append_all(&mut self, drafts: Vec<Draft>) -> Result<Vec<Event>, WriteError> {
-        let placeholder_ts = timestamp(SystemTime::now());
-        let mut events = Vec::with_capacity(drafts.len());
-        for draft in drafts {
-            let problems = check_draft(&draft);
-            if !problems.is_empty() {
-                return Err(WriteError::Invalid(Violations(problems)));
-            }
-            let event = draft.into_event(
-                Ulid::nil().to_string(),
-                placeholder_ts.clone(),
-                self.session_id.clone(),
-            );
-            let bytes = serde_json::to_vec(&event).map_or(0, |line| line.len() + 1);
-            if bytes > MAX_LINE_BYTES {
-                return Err(WriteError::TooLarge {
-                    bytes,
-                    limit: MAX_LINE_BYTES,
-                });
-            }
-            events.push(event);
-        }
+        let mut events = drafts
+            .into_iter()
+            .map(|draft| self.draft_event(draft))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.under_lock(|writer| writer.append_all_locked(&mut events))?;
+        Ok(events)
+    }
+
+    /// Run `work` holding the file's exclusive lock, released whatever `work` returns.
+    fn under_lock(
+        &mut self,
+        work: impl FnOnce(&mut Self) -> Result<(), WriteError>,
+    ) -> Result<(), WriteError> {
         self.file.lock().map_err(|source| self.io(source))?;
-        let result = self.append_all_locked(&mut events);
+        let result = work(self);
         let unlocked = self.file.unlock().map_err(|source| self.io(source));
         result?;
-        unlocked?;
-        Ok(events)
+        unlocked
+    }
+
+    /// Validate `draft` and measure its line before any lock is taken: placeholder id and
+    /// timestamp have the final lengths.
+    fn draft_event(&self, draft: Draft) -> Result<Event, WriteError> {
+        let problems = check_draft(&draft);
+        if !problems.is_empty() {
+            return Err(WriteError::Invalid(Violations(problems)));
+        }
+        let event = draft.into_event(
+            Ulid::nil().to_string(),
+            timestamp(SystemTime::now()),
+            self.session_id.clone(),
+        );
+        let bytes = serde_json::to_vec(&event).map_or(0, |line| line.len() + 1);
+        if bytes > MAX_LINE_BYTES {
+            return Err(WriteError::TooLarge {
+                bytes,
+                limit: MAX_LINE_BYTES,
+            });
+        }
+        Ok(event)
     }
 
     fn append_all_locked(&mut self, events: &mut [Event]) -> Result<(), WriteError> {
@@ -189,13 +174,7 @@ impl Writer {
             lines.push(b'\n');
         }
         for event in events.iter_mut() {
-            let fresh = Ulid::from_datetime(now);
-            let id = match floor {
-                Some(floor) if fresh <= floor => floor
-                    .increment()
-                    .ok_or_else(|| WriteError::IdExhausted(floor.to_string()))?,
-                _ => fresh,
-            };
+            let id = next_id(floor, now)?;
             event.id = id.to_string();
             event.ts = timestamp(now);
             serde_json::to_writer(&mut lines, &*event).map_err(|e| self.io(io::Error::other(e)))?;
@@ -207,6 +186,17 @@ impl Writer {
             .map_err(|source| self.io(source))?;
         self.last_id = floor;
         Ok(())
+    }
+}
+
+/// The id after `floor`: a fresh ULID of `now`, or `floor + 1` when the clock has not passed it.
+fn next_id(floor: Option<Ulid>, now: SystemTime) -> Result<Ulid, WriteError> {
+    let fresh = Ulid::from_datetime(now);
+    match floor {
+        Some(floor) if fresh <= floor => floor
+            .increment()
+            .ok_or_else(|| WriteError::IdExhausted(floor.to_string())),
+        _ => Ok(fresh),
     }
 }
 

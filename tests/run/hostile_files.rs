@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::Scratch;
-use crate::support::crumb;
+use crate::support::{Crumb, crumb};
 
 const QUICK: Duration = Duration::from_secs(20);
 
@@ -19,17 +19,19 @@ fn mkfifo(path: &Path) {
     assert!(status.success(), "mkfifo {}", path.display());
 }
 
+/// `command` exits `code` at once (the builder's timeout proves nothing blocked) and says `needle`.
+fn refused(command: Crumb, code: i32, needle: &str) {
+    let run = command.timeout(QUICK).run().expect_code(code);
+    let output = format!("{}{}", run.stdout, run.stderr);
+    assert!(output.contains(needle), "{output}");
+}
+
 #[test]
 fn validate_refuses_dev_zero_without_reading_it() {
-    let run = crumb()
-        .args(["validate", "/dev/zero"])
-        .timeout(QUICK)
-        .run()
-        .expect_code(3);
-    assert!(
-        run.stdout.contains("crumb::file-unreadable") && run.stdout.contains("not a regular file"),
-        "{}",
-        run.stdout
+    refused(
+        crumb().args(["validate", "/dev/zero"]),
+        3,
+        "crumb::file-unreadable]: cannot read file: not a regular file (a device)",
     );
 }
 
@@ -38,51 +40,20 @@ fn a_fifo_as_the_pipeline_is_refused_by_validate_and_run() {
     let scratch = Scratch::new();
     let fifo = scratch.dir.path().join("pipelines/fifo.yaml");
     mkfifo(&fifo);
-    let run = crumb()
-        .arg("validate")
-        .arg(&fifo)
-        .timeout(QUICK)
-        .run()
-        .expect_code(3);
-    assert!(
-        run.stdout.contains("not a regular file (a FIFO)"),
-        "{}",
-        run.stdout
-    );
-    let run = scratch
-        .command(&["run"])
-        .arg(&fifo)
-        .arg("pitch")
-        .args(["--adapter", "mock"])
-        .timeout(QUICK)
-        .run()
-        .expect_code(3);
-    assert!(
-        run.stderr.contains("not a regular file (a FIFO)"),
-        "{}",
-        run.stderr
-    );
+    let needle = "not a regular file (a FIFO)";
+    refused(crumb().arg("validate").arg(&fifo), 3, needle);
+    let run = scratch.command(&["run"]).arg(&fifo).arg("pitch");
+    refused(run.args(["--adapter", "mock"]), 3, needle);
 }
 
 #[test]
-fn a_fifo_as_a_template_is_a_located_error() {
+fn a_fifo_as_a_template_is_an_error_at_the_role_s_line() {
     let scratch = Scratch::new();
     let template = scratch.dir.path().join("templates/builder.md.j2");
     std::fs::remove_file(&template).unwrap();
     mkfifo(&template);
-    let run = crumb()
-        .arg("validate")
-        .arg(scratch.pipeline())
-        .timeout(QUICK)
-        .run()
-        .expect_code(3);
-    assert!(
-        run.stdout.contains("crumb::file-unreadable")
-            && run.stdout.contains("is not a regular file")
-            && run.stdout.contains("casual-static.yaml:23:"),
-        "{}",
-        run.stdout
-    );
+    let validate = crumb().arg("validate").arg(scratch.pipeline());
+    refused(validate, 3, "casual-static.yaml:23:");
 }
 
 #[test]
@@ -93,10 +64,10 @@ fn a_fifo_as_a_preset_is_refused() {
     let run = scratch
         .command(&["run"])
         .arg(scratch.pipeline())
-        .arg("pitch")
-        .args(["--preset", "stuck"])
-        .timeout(QUICK)
-        .run()
-        .expect_code(2);
-    assert!(run.stderr.contains("not a regular file"), "{}", run.stderr);
+        .arg("pitch");
+    refused(
+        run.args(["--preset", "stuck"]),
+        2,
+        "not a regular file (a FIFO)",
+    );
 }

@@ -82,32 +82,27 @@ fn resume_completes_a_missing_session_end_and_exits_with_the_outcome() {
     assert_eq!(ls_status(&scratch), ["done"]);
 }
 
-#[test]
-fn auto_resume_skips_an_empty_transcript_and_says_why() {
+/// `crumb run` of the same pitch passes over the bent session, saying why, and starts afresh.
+fn auto_resume_skips(bend: impl FnOnce(Vec<String>) -> Vec<String>, why: &str) {
     let scratch = Scratch::new();
-    bent_session(&scratch, |_| Vec::new());
+    bent_session(&scratch, bend);
     let run = scratch.run("pass", &[]).expect_code(0);
-    assert!(
-        run.stderr
-            .contains("cannot be resumed: its transcript is empty"),
-        "{}",
-        run.stderr
-    );
+    let line = format!("cannot be resumed: {why}; starting a fresh one");
+    assert!(run.stderr.contains(&line), "{}", run.stderr);
     assert_eq!(session_count(&scratch), 2);
 }
 
 #[test]
-fn auto_resume_skips_a_session_without_a_goal() {
-    let scratch = Scratch::new();
-    bent_session(&scratch, |lines| lines[..1].to_vec());
-    let run = scratch.run("pass", &[]).expect_code(0);
-    assert!(
-        run.stderr
-            .contains("cannot be resumed: its transcript has no goal"),
-        "{}",
-        run.stderr
+fn auto_resume_skips_an_empty_transcript_and_says_why() {
+    auto_resume_skips(
+        |_| Vec::new(),
+        "its transcript is empty (its run was killed while it started)",
     );
-    assert_eq!(session_count(&scratch), 2);
+}
+
+#[test]
+fn auto_resume_skips_a_session_without_a_goal() {
+    auto_resume_skips(|lines| lines[..1].to_vec(), "its transcript has no goal");
 }
 
 #[test]

@@ -146,29 +146,24 @@ impl Checker {
             return None;
         }
         let shown = normalize(&shown_dir.join(written));
-        if real.exists() && !real.is_file() {
-            // A FIFO would block the read and a device never end: refused at the role's line.
-            let d = ctx
-                .at(
-                    &codes::FILE_UNREADABLE,
-                    pointer,
-                    format!("template `{template}` is not a regular file"),
-                )
-                .label(format!("{} is not a regular file", shown.display()))
-                .hint("a template must be a readable UTF-8 text file");
-            ctx.emit(d);
-            return None;
-        }
         if !real.is_file() {
-            let d = ctx
-                .at(
-                    &codes::MISSING_TEMPLATE,
-                    pointer,
-                    format!("template `{template}` not found"),
+            // A FIFO would block the read and a device never end: refused at the role's line.
+            let (code, message, label, hint) = if real.exists() {
+                (
+                    &codes::FILE_UNREADABLE,
+                    format!("template `{template}` is not a regular file"),
+                    format!("{} is not a regular file", shown.display()),
+                    "a template must be a readable UTF-8 text file",
                 )
-                .label(format!("no file at {}", shown.display()))
-                .hint("template paths are relative to the pipeline file");
-            ctx.emit(d);
+            } else {
+                (
+                    &codes::MISSING_TEMPLATE,
+                    format!("template `{template}` not found"),
+                    format!("no file at {}", shown.display()),
+                    "template paths are relative to the pipeline file",
+                )
+            };
+            ctx.emit(ctx.at(code, pointer, message).label(label).hint(hint));
             return None;
         }
         self.template_file(&real, &shown, ctx);
