@@ -380,6 +380,37 @@ mod tests {
     }
 
     #[test]
+    fn a_session_appears_only_when_committed_with_its_first_events() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = CrumbHome::at(tmp.path().join("home"));
+        let project = Project::from_root(tmp.path().to_path_buf());
+        let pipeline = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/doc-review.yaml");
+        let sessions = home.sessions_dir(&project);
+        let names = || -> Vec<String> {
+            std::fs::read_dir(&sessions)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+
+        drop(prepare(&home, &project, &pipeline, "g").unwrap());
+        assert!(names().is_empty(), "an uncommitted session leaves nothing");
+
+        let prepared = prepare(&home, &project, &pipeline, "g").unwrap();
+        assert!(!prepared.final_path().exists());
+        assert!(names()[0].starts_with(BUILDING_PREFIX));
+        let first = vec![
+            Draft::new("system", crate::transcript::Kind::Note).body("a"),
+            Draft::new("user", crate::transcript::Kind::Goal).body("g"),
+        ];
+        let created = prepared.commit(first).unwrap();
+        assert_eq!(names(), [created.dir.id()]);
+        let text = std::fs::read_to_string(created.dir.transcript()).unwrap();
+        assert_eq!(text.lines().count(), 2);
+        assert!(super::super::lock::is_held(created.dir.path()));
+    }
+
+    #[test]
     fn role_names_cannot_escape_the_folder() {
         let dir = SessionDir {
             path: PathBuf::from("/s"),
