@@ -462,6 +462,12 @@ pub(crate) fn reopen(dir: &SessionDir) -> Result<Session, Failure> {
             "the transcript has no readable session.start; it cannot be resumed".into(),
         )
     })?;
+    // Without a goal, a resumed session could only stall and end `idle`.
+    if let Some(why) = crate::runtime::dead_session::unresumable(&dir.transcript()) {
+        return Err(Failure::Internal(format!(
+            "{why}; it cannot be resumed (crumb run --new starts afresh)"
+        )));
+    }
     Ok(Session {
         dir: dir.clone(),
         table: Arc::new(table),

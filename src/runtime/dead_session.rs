@@ -64,7 +64,7 @@ const HEAD_EVENTS: usize = 16;
 
 /// Why the transcript at `path` cannot be taken over, if it cannot: without `session.start` there
 /// is no run configuration, and without `goal` a resumed session could only stall.
-fn unresumable(path: &Path) -> Option<String> {
+pub fn unresumable(path: &Path) -> Option<String> {
     let file = match crumb_core::bounded_read::open_regular(path) {
         Ok(file) => file,
         Err(err) => return Some(format!("its transcript cannot be read: {err}")),

@@ -106,6 +106,15 @@ fn auto_resume_skips_a_session_without_a_goal() {
 }
 
 #[test]
+fn resume_refuses_a_session_without_a_goal_instead_of_stalling() {
+    let scratch = Scratch::new();
+    let session = bent_session(&scratch, |lines| lines[..1].to_vec());
+    let run = scratch.command(&["resume"]).arg(&session).run();
+    let why = "its transcript has no goal; it cannot be resumed";
+    assert!(run.code == 1 && run.stderr.contains(why), "{}", run.stderr);
+}
+
+#[test]
 fn session_start_and_goal_are_one_append_and_no_building_folder_is_left() {
     let scratch = Scratch::new();
     scratch.run("pass", &[]).expect_code(0);
