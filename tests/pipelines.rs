@@ -128,6 +128,8 @@ fixture_tests! {
     invalid_template_self_include => "template-self-include.yaml",
     invalid_unbounded_loop => "unbounded-loop.yaml",
     invalid_unreachable_role => "unreachable-role.yaml",
+    invalid_version_overflow => "version-overflow.yaml",
+    invalid_template_not_utf8 => "template-not-utf8.yaml",
 }
 
 /// One invalid fixture: its `# expect:` diagnostic in the JSON report, an explained code, and

@@ -409,6 +409,8 @@ fn run_until(scratch: &Scratch, ready: Ready) -> (Running, PathBuf) {
 }
 
 mod agent_clis;
+mod hostile_files;
+mod lifecycle;
 mod live;
 mod orphans;
 mod outcomes;

@@ -29,7 +29,6 @@ use crate::runtime::lock::CoordinatorLock;
 use crate::runtime::meta::SessionStatus;
 use crate::runtime::run_config::{Ending, RoleBinding, RunConfig};
 use crate::runtime::session::{self, SessionDir};
-use crate::transcript::writer::Writer;
 use crate::transcript::{Draft, Kind, Metadata};
 
 const EXIT_HELP: &str = "Exit codes follow the outcome the pipeline declares: 0 pass, 20 fail (also a pass refused for want of QA or resting on the mock), 21 partial, 22 rejected, 23 stopped (budget, limit, circuit breaker, idle); 10 awaiting a person (`crumb say <id> /approve` then `crumb resume <id>`), 130 interrupted, 3 invalid pipeline, 2 usage or configuration error, 1 internal error.";
@@ -108,7 +107,12 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         .map_err(|e| Failure::Internal(format!("cannot determine the project: {e}")))?;
     // Resolved here to refuse bad bindings before a session exists, and again below against the
     // frozen copy, so a pipeline's argv points at the frozen agent scripts.
-    resolve_bindings(args, &table, &project, &args.pipeline, true)?;
+    let pipeline_dir = args
+        .pipeline
+        .canonicalize()
+        .ok()
+        .and_then(|file| file.parent().map(Path::to_path_buf));
+    resolve_bindings(args, &table, &project, pipeline_dir, true)?;
     let idle_timeout_ms = duration_flag("--idle-timeout", args.idle_timeout.as_deref())?;
     let wall_timeout_ms = duration_flag("--wall-timeout", args.wall_timeout.as_deref())?;
     let source = match (&args.pitch_file, args.pitch.as_deref()) {
@@ -121,37 +125,62 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         return Err(Failure::Usage("the pitch is empty".into()));
     }
     let home = home(args.home.as_deref())?;
-    if !args.new
-        && let Some(dir) =
-            crate::runtime::dead_session::find(&home, &project, &args.pipeline, &pitch)
-        && let Ok(lock) = CoordinatorLock::acquire(dir.path())
-    {
-        eprintln!(
-            "crumb run: resuming session {} (same pipeline and pitch, its coordinator died); --new starts a fresh one",
-            dir.id()
-        );
-        let session = reopen(&dir)?;
-        if !args.json {
-            print_resumed_header(&dir);
+    if !args.new {
+        let (found, skipped) =
+            crate::runtime::dead_session::find(&home, &project, &args.pipeline, &pitch);
+        for line in &skipped {
+            eprintln!("crumb run: {line}; starting a fresh one");
         }
-        return drive_and_report(session, lock, args.wait, args.json);
+        if let Some(dir) = found
+            && let Ok(lock) = CoordinatorLock::acquire(dir.path())
+        {
+            eprintln!(
+                "crumb run: resuming session {} (same pipeline and pitch, its coordinator died); --new starts a fresh one",
+                dir.id()
+            );
+            let session = reopen(&dir)?;
+            if !args.json {
+                print_resumed_header(&dir);
+            }
+            return drive_and_report(session, lock, args.wait, args.json);
+        }
     }
-    let created = session::create(&home, &project, &args.pipeline, &pitch)
+    // Built under a temporary name and renamed into place with `session.start` and `goal`
+    // already written, so no reader ever sees a session without them.
+    let prepared = session::prepare(&home, &project, &args.pipeline, &pitch)
         .map_err(|e| Failure::Internal(e.to_string()))?;
-    let frozen_file = created.dir.path().join(&created.frozen.pipeline_file);
-    let frozen_table = compile_frozen(&frozen_file)?;
-    let bindings = resolve_bindings(args, &frozen_table, &project, &frozen_file, false)?;
+    let frozen_table = compile_frozen(
+        &prepared
+            .building_path()
+            .join(&prepared.frozen.pipeline_file),
+    )?;
+    // Argv paths point at the frozen copies where they will be once the folder is in place.
+    let frozen_dir = prepared
+        .final_path()
+        .parent()
+        .and_then(|sessions| sessions.canonicalize().ok())
+        .map(|sessions| {
+            sessions
+                .join(&prepared.meta.session_id)
+                .join(&prepared.frozen.pipeline_file)
+        })
+        .and_then(|file| file.parent().map(Path::to_path_buf));
+    let bindings = resolve_bindings(args, &frozen_table, &project, frozen_dir, false)?;
     let config = RunConfig {
         pipeline: table.name.clone(),
-        pipeline_hash: created.frozen.hash.clone(),
-        pipeline_file: created.frozen.pipeline_file.clone(),
+        pipeline_hash: prepared.frozen.hash.clone(),
+        pipeline_file: prepared.frozen.pipeline_file.clone(),
         bindings,
         limits: frozen_table.limits.clone(),
         mock_scenario: args.mock_scenario.map(|s| s.as_str().to_owned()),
         idle_timeout_ms,
         wall_timeout_ms,
     };
-    write_header(&created.dir, &config, &pitch).map_err(Failure::Internal)?;
+    let header =
+        header_drafts(&prepared.meta.session_id, &config, &pitch).map_err(Failure::Internal)?;
+    let created = prepared
+        .commit(header)
+        .map_err(|e| Failure::Internal(e.to_string()))?;
     run_pitch::warn_if_too_long(&created.dir, &pitch).map_err(Failure::Internal)?;
     if !args.json {
         println!("session  {}", created.dir.id());
@@ -399,9 +428,9 @@ fn compile_frozen(path: &Path) -> Result<TransitionTable, Failure> {
     crate::runtime::session_dir::compile_frozen(path).map_err(|e| Failure::Internal(e.to_string()))
 }
 
-/// Write `session.start` (the run configuration) and the `goal`.
-fn write_header(dir: &SessionDir, config: &RunConfig, pitch: &str) -> Result<(), String> {
-    let mut writer = Writer::open(dir.transcript(), dir.id()).map_err(|e| e.to_string())?;
+/// `session.start` (the run configuration) and the `goal`: the transcript's first events, written
+/// in one append.
+fn header_drafts(id: &str, config: &RunConfig, pitch: &str) -> Result<Vec<Draft>, String> {
     let Ok(Value::Object(data)) = serde_json::to_value(config) else {
         return Err("cannot record the run configuration".into());
     };
@@ -410,23 +439,16 @@ fn write_header(dir: &SessionDir, config: &RunConfig, pitch: &str) -> Result<(),
         tool: Some("crumb-run@v1".into()),
         ..Metadata::default()
     };
-    writer
-        .append(
-            Draft::new("system", Kind::SessionStart)
-                .body(format!(
-                    "session {} started: pipeline {} ({})",
-                    dir.id(),
-                    config.pipeline,
-                    config.pipeline_hash
-                ))
-                .data(data)
-                .metadata(provenance),
-        )
-        .map_err(|e| e.to_string())?;
-    writer
-        .append(Draft::new("user", Kind::Goal).body(pitch))
-        .map_err(|e| e.to_string())?;
-    Ok(())
+    Ok(vec![
+        Draft::new("system", Kind::SessionStart)
+            .body(format!(
+                "session {id} started: pipeline {} ({})",
+                config.pipeline, config.pipeline_hash
+            ))
+            .data(data)
+            .metadata(provenance),
+        Draft::new("user", Kind::Goal).body(pitch),
+    ])
 }
 
 /// Load and compile a session's frozen pipeline and its recorded configuration (for resume).
@@ -440,6 +462,12 @@ pub(crate) fn reopen(dir: &SessionDir) -> Result<Session, Failure> {
             "the transcript has no readable session.start; it cannot be resumed".into(),
         )
     })?;
+    // Without a goal, a resumed session could only stall and end `idle`.
+    if let Some(why) = crate::runtime::dead_session::unresumable(&dir.transcript()) {
+        return Err(Failure::Internal(format!(
+            "{why}; it cannot be resumed (crumb run --new starts afresh)"
+        )));
+    }
     Ok(Session {
         dir: dir.clone(),
         table: Arc::new(table),
@@ -470,7 +498,7 @@ fn resolve_bindings(
     args: &Args,
     table: &TransitionTable,
     project: &Project,
-    pipeline_file: &Path,
+    pipeline_dir: Option<PathBuf>,
     print_notes: bool,
 ) -> Result<IndexMap<String, RoleBinding>, Failure> {
     let roles: Vec<String> = table.roles.iter().map(|r| r.id.clone()).collect();
@@ -496,10 +524,7 @@ fn resolve_bindings(
             .iter()
             .filter_map(|r| Some((r.id.clone(), r.adapter.clone()?)))
             .collect(),
-        pipeline_dir: pipeline_file
-            .canonicalize()
-            .ok()
-            .and_then(|file| file.parent().map(Path::to_path_buf)),
+        pipeline_dir,
         cwd: std::env::current_dir().ok(),
     };
     let resolved =

@@ -16,7 +16,6 @@ use crate::pipeline::loader::MAX_FILE_BYTES;
 use crate::pipeline::located_yaml::load;
 use crate::pipeline::preset::check_preset_bytes;
 use crate::pipeline::render::{FileReport, Format, render, totals};
-use crate::pipeline::{Diagnostic, codes};
 
 /// `--format` as clap reads it (the core's [`Format`] knows nothing of clap).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -158,16 +157,12 @@ fn looks_like_preset(bytes: &[u8]) -> bool {
 }
 
 fn validate_one(file: &Path) -> FileReport {
-    let bytes = match std::fs::read(file) {
+    let bytes = match crate::pipeline::loader::read_file(file) {
         Ok(bytes) => bytes,
-        Err(err) => {
+        Err(diagnostic) => {
             return FileReport {
                 file: file.to_path_buf(),
-                diagnostics: vec![Diagnostic::new(
-                    &codes::FILE_UNREADABLE,
-                    file,
-                    format!("cannot read file: {err}"),
-                )],
+                diagnostics: vec![*diagnostic],
                 sources: Vec::new(),
             };
         }

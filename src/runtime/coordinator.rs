@@ -174,11 +174,30 @@ pub async fn drive(
         observer,
         options,
     };
+    if catchup.unended {
+        coordinator.complete_end();
+    }
     coordinator.reissue(catchup.issued, &catchup.outcomes);
     Box::pin(coordinator.run(shutdown)).await
 }
 
 impl Coordinator<'_> {
+    /// A runner died between `done` and `session.end`: write the missing `session.end`, so the
+    /// transcript says the session is over and the exit code follows the recorded outcome.
+    fn complete_end(&mut self) {
+        let Some(done) = self.replay.state.done.clone() else {
+            return;
+        };
+        self.append_or_warn(
+            Draft::new("system", Kind::SessionEnd)
+                .body(format!(
+                    "session ended: {} (completed on resume)",
+                    done.reason
+                ))
+                .metadata(runner_metadata(&done.event_id)),
+        );
+    }
+
     /// Re-issue the effects of the initial fold that have no outcome.
     fn reissue(&mut self, issued: Vec<Effect>, outcomes: &catchup::Outcomes) {
         for effect in issued {

@@ -1,35 +1,117 @@
 //! The session `crumb run` picks up instead of starting anew: one of this project's sessions for
 //! the same pitch and the same pipeline (by frozen hash, so an edited pipeline starts afresh)
-//! whose coordinator died (meta says running, nobody holds the lock).
+//! whose coordinator died (meta says running, nobody holds the lock, and its transcript does not
+//! end in `session.end`). One that cannot be resumed (no `session.start` or `goal`, unreadable
+//! meta) is skipped with a note saying why, and `crumb run` starts afresh.
 
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
+
+use crate::engine::replay::Parsed;
+use crate::transcript::Kind;
+use crate::transcript::reader::Reader;
 
 use super::freeze::freeze;
 use super::home::{CrumbHome, Project};
 use super::listing;
 use super::session::SessionDir;
 
-/// The newest dead session of `project` running `pipeline_path` on `pitch`, if any.
+/// The newest resumable dead session of `project` running `pipeline_path` on `pitch`, if any,
+/// and one line for each same-pitch dead session passed over because it cannot be resumed.
 pub fn find(
     home: &CrumbHome,
     project: &Project,
     pipeline_path: &Path,
     pitch: &str,
-) -> Option<SessionDir> {
+) -> (Option<SessionDir>, Vec<String>) {
     let (sessions, _) = listing::list(home, Some(project));
     let candidates: Vec<_> = sessions
         .into_iter()
         .filter(|session| session.status == "dead" && session.goal == pitch)
         .collect();
+    let mut skipped = Vec::new();
     if candidates.is_empty() {
-        return None; // the common case costs one directory listing, no hashing
+        return (None, skipped); // the common case costs one directory listing, no hashing
     }
-    let hash = pipeline_hash(pipeline_path)?;
-    candidates.into_iter().find_map(|candidate| {
-        let dir = SessionDir::open(&candidate.path).ok()?;
-        let meta = dir.read_meta().ok()?;
-        (meta.pipeline_hash == hash).then_some(dir)
-    })
+    let Some(hash) = pipeline_hash(pipeline_path) else {
+        return (None, skipped);
+    };
+    for candidate in candidates {
+        let Ok(dir) = SessionDir::open(&candidate.path) else {
+            continue;
+        };
+        let meta = match dir.read_meta() {
+            Ok(meta) => meta,
+            Err(err) => {
+                skipped.push(format!("session {} cannot be resumed: {err}", dir.id()));
+                continue;
+            }
+        };
+        if meta.pipeline_hash != hash {
+            continue;
+        }
+        match unresumable(&dir.transcript()) {
+            Some(why) => skipped.push(format!("session {} cannot be resumed: {why}", dir.id())),
+            None => return (Some(dir), skipped),
+        }
+    }
+    (None, skipped)
+}
+
+/// How many events at a transcript's head are searched for `session.start` and `goal` (the
+/// runner writes them first, in one append).
+const HEAD_EVENTS: usize = 16;
+
+/// Why the transcript at `path` cannot be taken over, if it cannot: without `session.start` there
+/// is no run configuration, and without `goal` a resumed session could only stall.
+pub fn unresumable(path: &Path) -> Option<String> {
+    let file = match crumb_core::bounded_read::open_regular(path) {
+        Ok(file) => file,
+        Err(err) => return Some(format!("its transcript cannot be read: {err}")),
+    };
+    let reader = Reader::tolerant(std::io::BufReader::new(file));
+    let (mut events, mut start, mut goal) = (0, false, false);
+    for parsed in reader.filter_map(Result::ok).take(HEAD_EVENTS) {
+        if let Parsed::Event(event) | Parsed::Mapped(event, _) = parsed {
+            events += 1;
+            start |= event.kind == Kind::SessionStart;
+            goal |= event.kind == Kind::Goal;
+        }
+    }
+    match (events, start, goal) {
+        (0, ..) => Some("its transcript is empty (its run was killed while it started)".into()),
+        (_, false, _) => Some("its transcript has no session.start".into()),
+        (_, _, false) => Some("its transcript has no goal".into()),
+        _ => None,
+    }
+}
+
+/// Whether the transcript at `path` ends in `session.end`: the session is over, whatever
+/// `meta.json` says (a runner can die after the transcript's last line, before meta's update).
+/// Reads only the file's last few KiB.
+pub fn has_ended(path: &Path) -> bool {
+    const TAIL: u64 = 4096;
+    let Ok(mut file) = crumb_core::bounded_read::open_regular(path) else {
+        return false;
+    };
+    let Ok(len) = file.seek(SeekFrom::End(0)) else {
+        return false;
+    };
+    let mut tail = Vec::new();
+    if file
+        .seek(SeekFrom::Start(len.saturating_sub(TAIL)))
+        .is_err()
+        || file.take(TAIL).read_to_end(&mut tail).is_err()
+    {
+        return false;
+    }
+    let last = tail
+        .split(|&b| b == b'\n')
+        .rfind(|line| !line.trim_ascii().is_empty());
+    last.and_then(|line| serde_json::from_slice::<serde_json::Value>(line.trim_ascii()).ok())
+        .is_some_and(|event| {
+            event.get("kind").and_then(serde_json::Value::as_str) == Some(Kind::SessionEnd.as_str())
+        })
 }
 
 /// The hash `pipeline_path` would be frozen with, computed by freezing it into a scratch folder

@@ -16,7 +16,8 @@ pub struct SessionSummary {
     pub id: String,
     pub project: String,
     pub path: PathBuf,
-    /// `running`, `awaiting`, `done`, `error`, or `dead` (meta says running, nobody holds the lock).
+    /// `running`, `awaiting`, `done`, `error`, or `dead` (meta says running, nobody holds the lock,
+    /// and the transcript does not end in `session.end`, which would make it `done`).
     pub status: &'static str,
     pub pipeline: String,
     pub goal: String,
@@ -46,10 +47,15 @@ pub fn list(home: &CrumbHome, project: Option<&Project>) -> (Vec<SessionSummary>
             .unwrap_or_default(),
     };
     for (project_id, sessions) in projects {
+        super::session::sweep(&sessions);
         let Ok(entries) = std::fs::read_dir(&sessions) else {
             continue;
         };
         for entry in entries.flatten() {
+            // Folders being built (or abandoned while built) are not sessions yet.
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
             match summarise(&project_id, &entry.path()) {
                 Ok(summary) => summaries.push(summary),
                 Err(problem) => unreadable.push(problem),
@@ -64,7 +70,14 @@ pub fn list(home: &CrumbHome, project: Option<&Project>) -> (Vec<SessionSummary>
 fn summarise(project: &str, dir: &Path) -> Result<SessionSummary, String> {
     let meta = Meta::read(&dir.join(META_FILE)).map_err(|err| err.to_string())?;
     let status = match meta.status {
-        SessionStatus::Running if !lock::is_held(dir) => "dead",
+        SessionStatus::Running if !lock::is_held(dir) => {
+            // A transcript ending in `session.end` is finished, whatever meta says.
+            if super::dead_session::has_ended(&dir.join(super::session::TRANSCRIPT_FILE)) {
+                "done"
+            } else {
+                "dead"
+            }
+        }
         other => other.as_str(),
     };
     Ok(SessionSummary {

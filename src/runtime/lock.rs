@@ -65,6 +65,16 @@ impl CoordinatorLock {
         &self.path
     }
 
+    /// The same held lock after its session folder was renamed to `session_dir` (the lock is on
+    /// the open file, which a rename does not touch).
+    #[must_use]
+    pub fn moved_to(self, session_dir: &Path) -> Self {
+        CoordinatorLock {
+            file: self.file,
+            path: session_dir.join(LOCK_FILE),
+        }
+    }
+
     /// Release explicitly (same as dropping).
     pub fn release(self) {
         let _ = self.file.unlock();

@@ -19,6 +19,8 @@ use super::home::{CrumbHome, Project};
 use super::lock::{CoordinatorLock, LockError};
 use super::meta::{META_SCHEMA_VERSION, Meta, MetaError, SessionStatus, now_rfc3339};
 use super::session_dir::compile_frozen;
+use crate::transcript::Draft;
+use crate::transcript::writer::Writer;
 
 pub const TRANSCRIPT_FILE: &str = "transcript.jsonl";
 pub const META_FILE: &str = "meta.json";
@@ -49,6 +51,8 @@ pub enum SessionError {
     Meta(#[from] MetaError),
     #[error(transparent)]
     Authority(#[from] AuthorityError),
+    #[error("cannot write the session's first events: {0}")]
+    Header(String),
 }
 
 /// A freshly created session, locked by the caller, which becomes its coordinator.
@@ -133,42 +137,154 @@ impl SessionDir {
     }
 }
 
-/// Create a new session for `project` under `home`: make the folders, take the coordinator lock,
-/// freeze the pipeline, then write `meta.json` (status `running`, our pid). The lock is taken
-/// before meta exists, so no reader ever sees a `running` session nobody holds.
+/// Prefix of a session folder still being built; `crumb ls` and id lookups never see these.
+pub const BUILDING_PREFIX: &str = ".tmp-";
+
+/// How old an abandoned folder under construction must be before it is swept (see [`sweep`]).
+const SWEEP_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A session being built under a temporary name (`sessions/.tmp-<ULID>/`), locked by its
+/// creator. It appears under its real name only whole ([`Prepared::commit`]); dropped without a
+/// commit, it is removed, so a failed start leaves nothing behind.
+#[derive(Debug)]
+pub struct Prepared {
+    building: PathBuf,
+    final_path: PathBuf,
+    id: String,
+    lock: Option<CoordinatorLock>,
+    pub meta: Meta,
+    pub frozen: FrozenPipeline,
+}
+
+impl Prepared {
+    /// Where the session will live once committed (bindings point at its frozen copies there).
+    pub fn final_path(&self) -> &Path {
+        &self.final_path
+    }
+
+    /// The folder as it is being built (its frozen pipeline can be compiled from here).
+    pub fn building_path(&self) -> &Path {
+        &self.building
+    }
+
+    /// Write the transcript's first events in one append, then rename the folder into place.
+    pub fn commit(mut self, first: Vec<Draft>) -> Result<CreatedSession, SessionError> {
+        let transcript = self.building.join(TRANSCRIPT_FILE);
+        Writer::open(&transcript, &self.id)
+            .and_then(|mut writer| writer.append_all(first))
+            .map_err(|e| SessionError::Header(e.to_string()))?;
+        std::fs::rename(&self.building, &self.final_path).map_err(|source| {
+            SessionError::Create {
+                path: self.final_path.display().to_string(),
+                source,
+            }
+        })?;
+        let lock = self
+            .lock
+            .take()
+            .ok_or_else(|| SessionError::Header("the session lock was lost".into()))?
+            .moved_to(&self.final_path);
+        Ok(CreatedSession {
+            dir: SessionDir {
+                path: self.final_path.clone(),
+                id: self.id.clone(),
+            },
+            lock,
+            meta: self.meta.clone(),
+            frozen: self.frozen.clone(),
+        })
+    }
+}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        if self.lock.is_some() {
+            // Not committed: the half-built folder goes (the lock first, so nothing holds it).
+            drop(self.lock.take());
+            let _ = std::fs::remove_dir_all(&self.building);
+        }
+    }
+}
+
+/// Create a new session whose transcript starts with just `goal` (tests, benches, Studio's
+/// fixtures); `crumb run` uses [`prepare`] and writes `session.start` with it.
 pub fn create(
     home: &CrumbHome,
     project: &Project,
     pipeline_path: &Path,
     goal: &str,
 ) -> Result<CreatedSession, SessionError> {
+    prepare(home, project, pipeline_path, goal)?.commit(Vec::new())
+}
+
+/// Start building a session for `project` under `home` in a temporary folder: make the folders,
+/// take the coordinator lock, freeze the pipeline, write `authority.json` and `meta.json` (status
+/// `running`, our pid). Abandoned folders of earlier, killed runs are swept first.
+pub fn prepare(
+    home: &CrumbHome,
+    project: &Project,
+    pipeline_path: &Path,
+    goal: &str,
+) -> Result<Prepared, SessionError> {
     let sessions = home.sessions_dir(project);
     let create_err = |path: &Path| {
         let path = path.display().to_string();
         move |source| SessionError::Create { path, source }
     };
     std::fs::create_dir_all(&sessions).map_err(create_err(&sessions))?;
+    sweep(&sessions);
     let id = next_session_id();
-    let path = sessions.join(&id);
+    let building = sessions.join(format!("{BUILDING_PREFIX}{id}"));
     // `create_dir` (not `_all`) fails on an existing folder, so two runs can never share one.
-    std::fs::create_dir(&path).map_err(create_err(&path))?;
-    let lock = CoordinatorLock::acquire(&path)?;
-    // A session that could not be fully set up is removed again, so no half-made folder (without
-    // meta.json) is ever left for `crumb ls` to trip over.
-    let (frozen, meta) = match populate(&path, &id, pipeline_path, goal) {
+    std::fs::create_dir(&building).map_err(create_err(&building))?;
+    let lock = match CoordinatorLock::acquire(&building) {
+        Ok(lock) => lock,
+        Err(err) => {
+            let _ = std::fs::remove_dir_all(&building);
+            return Err(err.into());
+        }
+    };
+    let (frozen, meta) = match populate(&building, &id, pipeline_path, goal) {
         Ok(done) => done,
         Err(err) => {
             drop(lock);
-            let _ = std::fs::remove_dir_all(&path);
+            let _ = std::fs::remove_dir_all(&building);
             return Err(err);
         }
     };
-    Ok(CreatedSession {
-        dir: SessionDir { path, id },
-        lock,
+    Ok(Prepared {
+        final_path: sessions.join(&id),
+        building,
+        id,
+        lock: Some(lock),
         meta,
         frozen,
     })
+}
+
+/// Remove folders under construction that their creator abandoned: the creator holds the
+/// coordinator lock from just after `mkdir` until the rename, and the kernel drops it when the
+/// process dies, so a free lock on a folder older than [`SWEEP_GRACE`] (the grace covers the
+/// instant between `mkdir` and the lock) means nobody will finish it.
+pub fn sweep(sessions: &Path) {
+    let Ok(entries) = std::fs::read_dir(sessions) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let is_building = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.starts_with(BUILDING_PREFIX));
+        let old = entry
+            .metadata()
+            .and_then(|meta| meta.modified())
+            .ok()
+            .and_then(|at| at.elapsed().ok())
+            .is_some_and(|age| age >= SWEEP_GRACE);
+        if is_building && old && !super::lock::is_held(&entry.path()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Make the sub-folders and empty files, freeze the pipeline and write `meta.json`.
@@ -261,6 +377,37 @@ mod tests {
         ));
         let sessions = home.sessions_dir(&project);
         assert_eq!(std::fs::read_dir(sessions).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_session_appears_only_when_committed_with_its_first_events() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = CrumbHome::at(tmp.path().join("home"));
+        let project = Project::from_root(tmp.path().to_path_buf());
+        let pipeline = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/doc-review.yaml");
+        let sessions = home.sessions_dir(&project);
+        let names = || -> Vec<String> {
+            std::fs::read_dir(&sessions)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+
+        drop(prepare(&home, &project, &pipeline, "g").unwrap());
+        assert!(names().is_empty(), "an uncommitted session leaves nothing");
+
+        let prepared = prepare(&home, &project, &pipeline, "g").unwrap();
+        assert!(!prepared.final_path().exists());
+        assert!(names()[0].starts_with(BUILDING_PREFIX));
+        let first = vec![
+            Draft::new("system", crate::transcript::Kind::Note).body("a"),
+            Draft::new("user", crate::transcript::Kind::Goal).body("g"),
+        ];
+        let created = prepared.commit(first).unwrap();
+        assert_eq!(names(), [created.dir.id()]);
+        let text = std::fs::read_to_string(created.dir.transcript()).unwrap();
+        assert_eq!(text.lines().count(), 2);
+        assert!(super::super::lock::is_held(created.dir.path()));
     }
 
     #[test]

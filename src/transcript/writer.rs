@@ -102,49 +102,68 @@ impl Writer {
 
     /// Validate `draft`, stamp it and append it as one line. Returns the event as written.
     pub fn append(&mut self, draft: Draft) -> Result<Event, WriteError> {
+        let mut events = self.append_all(vec![draft])?;
+        Ok(events.remove(0))
+    }
+
+    /// Validate every draft, stamp them with increasing ids and append them as whole lines in one
+    /// write under one lock: a reader, or a crash, sees all of them or none (a session's
+    /// `session.start` and `goal` are never apart).
+    pub fn append_all(&mut self, drafts: Vec<Draft>) -> Result<Vec<Event>, WriteError> {
+        let mut events = drafts
+            .into_iter()
+            .map(|draft| self.draft_event(draft))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.file.lock().map_err(|source| self.io(source))?;
+        let result = self.append_locked(&mut events);
+        let unlocked = self.file.unlock().map_err(|source| self.io(source));
+        result?;
+        unlocked?;
+        Ok(events)
+    }
+
+    /// Validate `draft` and measure its line before any lock is taken: placeholder id and
+    /// timestamp have the final lengths.
+    fn draft_event(&self, draft: Draft) -> Result<Event, WriteError> {
         let problems = check_draft(&draft);
         if !problems.is_empty() {
             return Err(WriteError::Invalid(Violations(problems)));
         }
-        // Measure the line before taking the lock: placeholder id/ts have the final lengths.
-        let mut event = draft.into_event(
+        let event = draft.into_event(
             Ulid::nil().to_string(),
             timestamp(SystemTime::now()),
             self.session_id.clone(),
         );
-        let probe_len = serde_json::to_vec(&event).map_or(0, |line| line.len() + 1);
-        if probe_len > MAX_LINE_BYTES {
+        let bytes = serde_json::to_vec(&event).map_or(0, |line| line.len() + 1);
+        if bytes > MAX_LINE_BYTES {
             return Err(WriteError::TooLarge {
-                bytes: probe_len,
+                bytes,
                 limit: MAX_LINE_BYTES,
             });
         }
-
-        self.file.lock().map_err(|source| self.io(source))?;
-        let result = self.append_locked(&mut event);
-        let unlocked = self.file.unlock().map_err(|source| self.io(source));
-        result?;
-        unlocked?;
         Ok(event)
     }
 
-    fn append_locked(&mut self, event: &mut Event) -> Result<(), WriteError> {
+    fn append_locked(&mut self, events: &mut [Event]) -> Result<(), WriteError> {
         let (file_last_id, ends_with_newline) =
             last_line_id(&mut self.file).map_err(|source| self.io(source))?;
         let now = SystemTime::now();
-        let id = next_id(self.last_id.max(file_last_id), Ulid::from_datetime(now));
-        event.id = id.to_string();
-        event.ts = timestamp(now);
-
-        let mut line = Vec::with_capacity(256);
+        let mut floor = self.last_id.max(file_last_id);
+        let mut lines = Vec::with_capacity(256 * events.len());
         if !ends_with_newline {
             // Someone left a torn line; terminate it so ours stays whole (readers report the fragment).
-            line.push(b'\n');
+            lines.push(b'\n');
         }
-        serde_json::to_writer(&mut line, &*event).map_err(|e| self.io(io::Error::other(e)))?;
-        line.push(b'\n');
-        self.write_whole(&line)?;
-        self.last_id = Some(id);
+        for event in events.iter_mut() {
+            let id = next_id(floor, Ulid::from_datetime(now));
+            event.id = id.to_string();
+            event.ts = timestamp(now);
+            serde_json::to_writer(&mut lines, &*event).map_err(|e| self.io(io::Error::other(e)))?;
+            lines.push(b'\n');
+            floor = Some(id);
+        }
+        self.write_whole(&lines)?;
+        self.last_id = floor;
         Ok(())
     }
 

@@ -7,6 +7,7 @@
 //! dependencies, so the compiler keeps the engine from doing I/O, reading the time or drawing
 //! random numbers. The `crumb` crate carries the effects out.
 
+pub mod bounded_read;
 pub mod confine;
 pub mod digest;
 pub mod engine;

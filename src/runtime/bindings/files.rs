@@ -52,16 +52,22 @@ pub enum FileError {
 
 fn read_yaml<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, FileError> {
     let shown = || path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|source| FileError::Read {
-        path: shown(),
-        source,
+    let bytes = crumb_core::bounded_read::read(path, MAX_FILE_BYTES).map_err(|err| match err {
+        crumb_core::bounded_read::BoundedReadError::TooLarge { .. } => {
+            FileError::TooLarge { path: shown() }
+        }
+        crumb_core::bounded_read::BoundedReadError::Io(source) => FileError::Read {
+            path: shown(),
+            source,
+        },
+        other @ crumb_core::bounded_read::BoundedReadError::NotRegular(_) => FileError::Read {
+            path: shown(),
+            source: std::io::Error::other(other.to_string()),
+        },
     })?;
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(FileError::TooLarge { path: shown() });
-    }
-    let text = std::fs::read_to_string(path).map_err(|source| FileError::Read {
+    let text = String::from_utf8(bytes).map_err(|err| FileError::Parse {
         path: shown(),
-        source,
+        message: format!("not valid UTF-8 (byte {})", err.utf8_error().valid_up_to()),
     })?;
     serde_saphyr::from_str(&text).map_err(|err| FileError::Parse {
         path: shown(),
@@ -94,7 +100,8 @@ pub fn load_preset(name: &str, dirs: &[PathBuf]) -> Result<(Preset, PathBuf), Fi
     if valid {
         for dir in dirs {
             let candidate = dir.join(format!("{name}.yaml"));
-            if candidate.is_file() {
+            // `exists`, not `is_file`: a FIFO or folder in its place is an error that says so.
+            if candidate.exists() {
                 return Ok((read_yaml(&candidate)?, candidate));
             }
         }

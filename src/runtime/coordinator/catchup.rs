@@ -65,6 +65,8 @@ pub struct Catchup {
     pub(super) inbox_offset: u64,
     /// Every effect the fold asked for, in order (some already have outcomes).
     pub(super) issued: Vec<Effect>,
+    /// A `done` was written but no `session.end` after it: the runner died in between.
+    pub(super) unended: bool,
 }
 
 impl Catchup {
@@ -81,6 +83,7 @@ impl Catchup {
             outcomes: Outcomes::default(),
             inbox_offset: 0,
             issued: Vec::new(),
+            unended: false,
         };
         loop {
             let batch = poll(&mut catchup.tail, dir, observer)?;
@@ -94,6 +97,11 @@ impl Catchup {
                 catchup.inbox_offset = catchup.inbox_offset.max(inbox_offset(&event));
                 catchup.latest.note(&event);
                 catchup.issued.extend(effects);
+                match event.kind {
+                    Kind::Done => catchup.unended = true,
+                    Kind::SessionEnd => catchup.unended = false,
+                    _ => {}
+                }
                 observer.event(&event, &catchup.replay.state, false);
             }
             if !batch.more {

@@ -42,10 +42,12 @@ pub fn read_after(path: &Path, offset: u64) -> Result<Vec<InboxLine>, ReadError>
         path: path.display().to_string(),
         source,
     };
-    let mut file = match std::fs::File::open(path) {
+    // A FIFO or device in the inbox's place would block or never end: refused before reading.
+    let mut file = match crumb_core::bounded_read::open_regular(path) {
         Ok(file) => file,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(err) => return Err(io(err)),
+        Err(err) if err.is_not_found() => return Ok(Vec::new()),
+        Err(crumb_core::bounded_read::BoundedReadError::Io(err)) => return Err(io(err)),
+        Err(other) => return Err(io(std::io::Error::other(other.to_string()))),
     };
     let len = file.metadata().map_err(io)?.len();
     if len < offset {

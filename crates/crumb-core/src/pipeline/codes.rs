@@ -31,8 +31,8 @@ macro_rules! codes {
 codes! {
     // Pass 1: reading and parsing.
     FILE_UNREADABLE = "crumb::file-unreadable", Error,
-        "The file could not be read.",
-        "Check that the path exists and is readable.";
+        "The file could not be read, or is not a regular file (a FIFO, a device, a folder): refused before reading, so nothing blocks.",
+        "Check that the path exists, is readable, and is an ordinary file.";
     FILE_TOO_LARGE = "crumb::file-too-large", Error,
         "The file is larger than the 1 MiB a pipeline or preset may be.",
         "Pipeline files are small declarations; move large content (prompts, data) into templates or artifacts.";

@@ -58,15 +58,11 @@ impl Compiled {
 
 /// Compile the pipeline at `path`. Unreadable files are diagnostics too.
 pub fn compile_file(path: &Path, options: &CompileOptions) -> Compiled {
-    match std::fs::read(path) {
+    match loader::read_file(path) {
         Ok(bytes) => compile_bytes(&bytes, path, options),
-        Err(err) => Compiled {
+        Err(diagnostic) => Compiled {
             table: None,
-            diagnostics: vec![Diagnostic::new(
-                &codes::FILE_UNREADABLE,
-                path,
-                format!("cannot read file: {err}"),
-            )],
+            diagnostics: vec![*diagnostic],
             source_hash: String::new(),
             sources: Vec::new(),
         },

@@ -36,6 +36,26 @@ pub struct Front<T> {
     pub salvage: Salvage,
 }
 
+/// Read a pipeline or preset through [`crate::bounded_read`]: a FIFO, a device or a file over
+/// [`MAX_FILE_BYTES`] is refused before it can block or exhaust memory. `None` after reporting why.
+pub fn read_file(file: &Path) -> Result<Vec<u8>, Box<Diagnostic>> {
+    crate::bounded_read::read(file, MAX_FILE_BYTES as u64).map_err(|err| {
+        Box::new(match err {
+            crate::bounded_read::BoundedReadError::TooLarge { .. } => Diagnostic::new(
+                &codes::FILE_TOO_LARGE,
+                file,
+                format!("file is larger than the limit of {MAX_FILE_BYTES} bytes"),
+            )
+            .hint("pipeline and preset files are small declarations; is this the right file?"),
+            other => Diagnostic::new(
+                &codes::FILE_UNREADABLE,
+                file,
+                format!("cannot read file: {other}"),
+            ),
+        })
+    })
+}
+
 /// Check size and encoding. Returns the text, or `None` after reporting why not.
 pub fn decode<'a>(bytes: &'a [u8], file: &Path, out: &mut Vec<Diagnostic>) -> Option<&'a str> {
     if bytes.len() > MAX_FILE_BYTES {
@@ -162,11 +182,22 @@ pub fn parse<T: DeserializeOwned>(
             // large for its field); still a diagnostic (unless a cut part already explains
             // it), never a panic.
             if !reported {
-                out.push(Diagnostic::new(
-                    &codes::WRONG_TYPE,
-                    file,
-                    format!("cannot read the file: {err}"),
-                ));
+                let overflow = overflowed_number(&document.value, "");
+                let span = overflow
+                    .as_deref()
+                    .and_then(|pointer| document.index.value_span(pointer));
+                let message = match &overflow {
+                    Some(pointer) => format!(
+                        "the number at {} is too large: {err}",
+                        schema::display_pointer(pointer)
+                    ),
+                    None => format!("cannot read the file: {err}"),
+                };
+                out.push(
+                    Diagnostic::new(&codes::WRONG_TYPE, file, message)
+                        .at(span)
+                        .maybe_hint(overflow.map(|_| "write a number in the field's range".into())),
+                );
             }
             Front {
                 document: Some(document),
@@ -174,6 +205,28 @@ pub fn parse<T: DeserializeOwned>(
                 salvage,
             }
         }
+    }
+}
+
+/// The pointer of the first whole number too large for any integer type (YAML reads it as a
+/// float, so the schema's `integer` accepts it and only typing fails): where to point the error.
+fn overflowed_number(value: &Value, pointer: &str) -> Option<String> {
+    match value {
+        Value::Number(n) => n
+            .as_f64()
+            .filter(|f| n.as_i64().is_none() && n.as_u64().is_none() && f.fract() == 0.0)
+            .map(|_| pointer.to_owned()),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| overflowed_number(item, &format!("{pointer}/{i}"))),
+        Value::Object(map) => map.iter().find_map(|(key, item)| {
+            overflowed_number(
+                item,
+                &format!("{pointer}/{}", located_yaml::escape_segment(key)),
+            )
+        }),
+        _ => None,
     }
 }
 

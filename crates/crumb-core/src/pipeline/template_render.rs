@@ -32,7 +32,7 @@ pub fn environment(root: PathBuf) -> Environment<'static> {
         }
         read_limited(&path)
             .map(Some)
-            .map_err(|message| minijinja::Error::new(ErrorKind::TemplateNotFound, message))
+            .map_err(|failure| minijinja::Error::new(ErrorKind::TemplateNotFound, failure.message))
     });
     env.set_path_join_callback(|name, parent| {
         let parent_dir = Path::new(parent).parent().unwrap_or(Path::new("/"));

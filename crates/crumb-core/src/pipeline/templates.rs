@@ -147,15 +147,23 @@ impl Checker {
         }
         let shown = normalize(&shown_dir.join(written));
         if !real.is_file() {
-            let d = ctx
-                .at(
-                    &codes::MISSING_TEMPLATE,
-                    pointer,
-                    format!("template `{template}` not found"),
+            // A FIFO would block the read and a device never end: refused at the role's line.
+            let (code, message, label, hint) = if real.exists() {
+                (
+                    &codes::FILE_UNREADABLE,
+                    format!("template `{template}` is not a regular file"),
+                    format!("{} is not a regular file", shown.display()),
+                    "a template must be a readable UTF-8 text file",
                 )
-                .label(format!("no file at {}", shown.display()))
-                .hint("template paths are relative to the pipeline file");
-            ctx.emit(d);
+            } else {
+                (
+                    &codes::MISSING_TEMPLATE,
+                    format!("template `{template}` not found"),
+                    format!("no file at {}", shown.display()),
+                    "template paths are relative to the pipeline file",
+                )
+            };
+            ctx.emit(ctx.at(code, pointer, message).label(label).hint(hint));
             return None;
         }
         self.template_file(&real, &shown, ctx);
@@ -205,8 +213,12 @@ impl Checker {
         }
         let text = match read_limited(real) {
             Ok(text) => text,
-            Err(message) => {
-                ctx.emit(Diagnostic::new(&codes::TEMPLATE_SYNTAX, shown, message));
+            Err(failure) => {
+                ctx.emit(
+                    Diagnostic::new(&codes::TEMPLATE_SYNTAX, shown, failure.message)
+                        .at(failure.span)
+                        .hint("a template must be a readable UTF-8 text file"),
+                );
                 return;
             }
         };
@@ -269,6 +281,16 @@ impl Checker {
                     .at(span)
                     .label("leaves the project folder"),
                 );
+            } else if real_child.exists() && !real_child.is_file() {
+                ctx.emit(
+                    Diagnostic::new(
+                        &codes::FILE_UNREADABLE,
+                        shown,
+                        format!("included template `{included}` is not a regular file"),
+                    )
+                    .at(span)
+                    .label(format!("{} is not a regular file", shown_child.display())),
+                );
             } else if !real_child.is_file() {
                 ctx.emit(
                     Diagnostic::new(
@@ -298,17 +320,46 @@ fn variable_hint(name: &str) -> String {
     }
 }
 
-pub(crate) fn read_limited(path: &Path) -> Result<String, String> {
-    let size = std::fs::metadata(path)
-        .map_err(|e| format!("cannot read template: {e}"))?
-        .len();
-    if size > MAX_TEMPLATE_BYTES {
-        return Err(format!(
-            "template is {size} bytes; the limit is {MAX_TEMPLATE_BYTES}"
-        ));
+/// A template that could not be read, with where in it the problem is when it has a place (the
+/// first byte that is not UTF-8).
+#[derive(Debug)]
+pub(crate) struct ReadFailure {
+    pub(crate) message: String,
+    pub(crate) span: Option<Span>,
+}
+
+impl std::fmt::Display for ReadFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read template: {e}"))?;
-    String::from_utf8(bytes).map_err(|_| "template is not valid UTF-8".to_string())
+}
+
+/// Read a template through [`crate::bounded_read`] (no FIFO, device or oversized file).
+pub(crate) fn read_limited(path: &Path) -> Result<String, ReadFailure> {
+    let unlocated = |message| ReadFailure {
+        message,
+        span: None,
+    };
+    let bytes = crate::bounded_read::read(path, MAX_TEMPLATE_BYTES).map_err(|e| match e {
+        crate::bounded_read::BoundedReadError::TooLarge { .. } => unlocated(format!(
+            "template is larger than the limit of {MAX_TEMPLATE_BYTES} bytes"
+        )),
+        other => unlocated(format!("cannot read template: {other}")),
+    })?;
+    String::from_utf8(bytes).map_err(|err| {
+        let at = err.utf8_error().valid_up_to();
+        let text = String::from_utf8_lossy(&err.as_bytes()[..at]);
+        let line = text.matches('\n').count() + 1;
+        let col = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        ReadFailure {
+            message: format!("template is not valid UTF-8 (byte {at})"),
+            span: Some(Span {
+                line: u32::try_from(line).unwrap_or(u32::MAX),
+                col: u32::try_from(col).unwrap_or(u32::MAX),
+                len: 1,
+            }),
+        }
+    })
 }
 
 /// Resolve `.` and `..` without touching the file system (the file may not exist).
