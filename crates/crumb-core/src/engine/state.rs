@@ -89,16 +89,12 @@ impl State {
         !self.swaps.is_empty()
     }
 
-    /// The first role the circuit breaker moved from a real adapter to `mock`: its artifact is
-    /// the mock's placeholder, so the session cannot pass.
+    /// The first role moved from a real adapter to `mock`, by the circuit breaker or by a
+    /// person's `/swap`: its artifact is the mock's placeholder, so the session cannot pass.
     pub fn degraded_to_mock(&self) -> Option<&str> {
         self.swaps
             .iter()
-            .find(|s| {
-                s.cause == "circuit_open"
-                    && s.to == MOCK_ADAPTER
-                    && s.from.as_deref() != Some(MOCK_ADAPTER)
-            })
+            .find(|s| s.to == MOCK_ADAPTER && s.from.as_deref() != Some(MOCK_ADAPTER))
             .map(|s| s.role.as_str())
     }
 

@@ -271,3 +271,22 @@ fn a_persons_swap_is_recorded() {
         ("builder", "codex", "person")
     );
 }
+
+#[test]
+fn a_pass_after_a_persons_swap_to_the_mock_ends_fail() {
+    let mut s = Script::new();
+    s.goal();
+    s.user(
+        Kind::UserIntervene,
+        "",
+        json!({"swap": {"from": "builder", "to": "mock"}}),
+    );
+    s.spec();
+    s.build(None);
+    s.qa(0);
+    let effects = s.judge(scores(PASS_DIMS, Verdict::Pass, None, None));
+    assert_eq!(
+        (done_outcome(&effects), done_reason(&effects)),
+        (Some(Outcome::Fail), Some("degraded_to_mock:builder"))
+    );
+}
