@@ -138,7 +138,24 @@ fn sigkill_during_a_qa_command_leaves_nothing_after_resume() {
     assert!(yaml.contains(html));
     std::fs::write(&pipeline, yaml.replace(html, &format!("{html}{slow}"))).unwrap();
     let child = scratch.spawn_run("pass", 0, &[]);
-    let (session, pgid, _) = qa_group_running(&scratch.home(), 1);
+    // Wait for the check itself (not only the group's holder) to be running in the group.
+    let (session, pgid) = eventually(
+        "the slow QA command running in its recorded group",
+        Duration::from_secs(90),
+        || {
+            let session = any_session(&scratch.home())?;
+            records(&session.join("qa")).into_iter().find_map(|record| {
+                let (pgid, _) = read_record(&record)?;
+                live_members(pgid)
+                    .into_iter()
+                    .any(|pid| {
+                        std::fs::read(format!("/proc/{pid}/cmdline"))
+                            .is_ok_and(|cmd| String::from_utf8_lossy(&cmd).contains("release"))
+                    })
+                    .then(|| (session.clone(), pgid))
+            })
+        },
+    );
     child.kill();
     assert!(
         !live_members(pgid).is_empty(),
