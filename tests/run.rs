@@ -409,6 +409,7 @@ fn run_until(scratch: &Scratch, ready: Ready) -> (Running, PathBuf) {
 }
 
 mod agent_clis;
+mod chaos;
 mod hostile_files;
 mod lifecycle;
 mod live;
