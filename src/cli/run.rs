@@ -100,6 +100,31 @@ pub(crate) enum Failure {
     Reported(u8),
 }
 
+/// The dead session of the same pipeline and pitch, with its lock taken, if there is one; every
+/// same-pitch session passed over gets one line saying why.
+fn take_over_dead(
+    home: &CrumbHome,
+    project: &Project,
+    pipeline: &Path,
+    pitch: &str,
+) -> Option<(SessionDir, CoordinatorLock)> {
+    let (found, skipped) = crate::runtime::dead_session::find(home, project, pipeline, pitch);
+    for line in &skipped {
+        eprintln!("crumb run: {line}; starting a fresh one");
+    }
+    let dir = found?;
+    match CoordinatorLock::acquire(dir.path()) {
+        Ok(lock) => Some((dir, lock)),
+        Err(err) => {
+            eprintln!(
+                "crumb run: session {} cannot be taken over ({err}); starting a fresh one",
+                dir.id()
+            );
+            None
+        }
+    }
+}
+
 fn execute(args: &Args) -> Result<u8, Failure> {
     let table = compile_or_report("run", &args.pipeline, CompileOptions::default())
         .map_err(Failure::Reported)?;
@@ -126,14 +151,8 @@ fn execute(args: &Args) -> Result<u8, Failure> {
     }
     let home = home(args.home.as_deref())?;
     if !args.new {
-        let (found, skipped) =
-            crate::runtime::dead_session::find(&home, &project, &args.pipeline, &pitch);
-        for line in &skipped {
-            eprintln!("crumb run: {line}; starting a fresh one");
-        }
-        if let Some(dir) = found
-            && let Ok(lock) = CoordinatorLock::acquire(dir.path())
-        {
+        let found = take_over_dead(&home, &project, &args.pipeline, &pitch);
+        if let Some((dir, lock)) = found {
             eprintln!(
                 "crumb run: resuming session {} (same pipeline and pitch, its coordinator died); --new starts a fresh one",
                 dir.id()
