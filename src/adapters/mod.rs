@@ -4,11 +4,13 @@ pub mod adapter_kind;
 pub mod claude_code;
 pub mod codex;
 pub mod command;
+pub mod failure;
 pub mod gemini_cli;
 pub mod mock;
 pub mod turn;
 
 pub use adapter_kind::{AdapterKind, UnknownAdapter};
+pub use failure::{Failure, FailureClass, Problem, diagnose};
 pub use turn::{
     Invocation, InvocationError, StreamParser, Terminal, ToolCall, TurnRequest, TurnSummary, Usage,
     turn_failure,

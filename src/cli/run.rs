@@ -303,8 +303,42 @@ fn summary(dir: &SessionDir, outcome: &Outcome) -> Value {
         "events": state.events,
         "tokens": state.budgets.tokens,
         "game": entry.is_file().then(|| entry.display().to_string()),
+        "agent_error": last_agent_error(dir),
         "studio": StudioLink::probe(dir.id()).to_json(),
     })
+}
+
+/// The last failed agent turn of a session that did not pass, in the CLI's words with the fix:
+/// what a person reads first when a real agent could not do its work.
+fn last_agent_error(dir: &SessionDir) -> Value {
+    let Ok((events, _)) = crate::transcript::reader::read_path(&dir.transcript()) else {
+        return Value::Null;
+    };
+    let passed = events
+        .iter()
+        .rev()
+        .find(|e| e.kind == crate::transcript::Kind::Done)
+        .and_then(|e| e.data.as_ref())
+        .and_then(|d| d.get("outcome"))
+        .is_some_and(|o| o == "pass");
+    if passed {
+        return Value::Null;
+    }
+    events
+        .iter()
+        .rev()
+        .filter(|e| e.kind == crate::transcript::Kind::Error)
+        .filter_map(|e| e.data.as_ref())
+        .find(|d| d.get("class").is_some())
+        .map_or(Value::Null, |d| {
+            json!({
+                "role": d.get("role"),
+                "adapter": d.get("adapter"),
+                "class": d.get("class"),
+                "message": d.get("message"),
+                "hint": d.get("hint"),
+            })
+        })
 }
 
 /// Where this session can be watched in Studio: straight there when a Studio is running, else
@@ -404,6 +438,18 @@ fn print_summary(summary: &Value) {
             word("to"),
             word("cause")
         );
+    }
+    if let Some(error) = summary.get("agent_error").filter(|e| !e.is_null()) {
+        let word = |key: &str| error.get(key).and_then(Value::as_str).unwrap_or("?");
+        println!(
+            "error    {} ({}): {}",
+            word("role"),
+            word("class"),
+            word("message")
+        );
+        if let Some(hint) = error.get("hint").and_then(Value::as_str) {
+            println!("fix      {hint}");
+        }
     }
     if let Some(game) = summary.get("game").and_then(Value::as_str) {
         println!("game     {game}");

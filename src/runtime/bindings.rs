@@ -146,11 +146,7 @@ impl Bindings {
 }
 
 fn effort_str(effort: Effort) -> &'static str {
-    match effort {
-        Effort::Low => "low",
-        Effort::Medium => "medium",
-        Effort::High => "high",
-    }
+    effort.as_str()
 }
 
 /// What the command line asked for.

@@ -59,13 +59,32 @@ pub struct Binding {
     pub command: Vec<String>,
 }
 
-/// Reasoning effort.
+/// Reasoning effort. Each CLI accepts a subset: Claude Code `low`…`max`, Codex `minimal`…`xhigh`;
+/// Gemini CLI has no effort setting. A level a CLI lacks runs at its nearest level, with a note in
+/// the transcript saying so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Effort {
+    Minimal,
     Low,
     Medium,
     High,
+    Xhigh,
+    Max,
+}
+
+impl Effort {
+    /// The name used in presets and flags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Minimal => "minimal",
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+            Effort::Xhigh => "xhigh",
+            Effort::Max => "max",
+        }
+    }
 }
 
 /// The company whose model answers; `none` for deterministic adapters.

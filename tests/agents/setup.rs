@@ -1,0 +1,135 @@
+//! Installing the real CLIs into the cache folder, and pointing each at a model API the way
+//! /work/shared/notes/agent-clis.md §9 verified (and README's "Running with real agents" tells
+//! users with a local model).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use wait_timeout::ChildExt;
+
+use super::{Cli, Installed};
+use crate::support::Crumb;
+
+const PACKAGES: [&str; 3] = [
+    "@anthropic-ai/claude-code",
+    "@openai/codex",
+    "@google/gemini-cli",
+];
+const BINARIES: [&str; 3] = ["claude", "codex", "gemini"];
+/// A process timeout on `npm install`, so an unreachable registry fails instead of hanging.
+const INSTALL_TIMEOUT: Duration = Duration::from_secs(600);
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|path| path.is_file())
+}
+
+/// The cache folder: `$CRUMB_TEST_CACHE`, else `~/.cache/crumb-test/agents`.
+pub fn cache() -> Option<PathBuf> {
+    std::env::var_os("CRUMB_TEST_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|home| PathBuf::from(home).join(".cache/crumb-test/agents"))
+        })
+}
+
+/// Install the three CLIs into the cache unless they are there already.
+pub fn install() -> Result<Installed, String> {
+    for tool in ["node", "npm"] {
+        if which(tool).is_none() {
+            return Err(format!(
+                "`{tool}` is not on PATH, so the real agent CLIs cannot be installed from npm"
+            ));
+        }
+    }
+    let cache = cache().ok_or("neither CRUMB_TEST_CACHE nor HOME is set")?;
+    let bin = cache.join("node_modules/.bin");
+    if !BINARIES.iter().all(|name| bin.join(name).is_file()) {
+        std::fs::create_dir_all(&cache).map_err(|e| format!("{}: {e}", cache.display()))?;
+        let mut child = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&cache)
+            .args(PACKAGES)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run npm: {e}"))?;
+        let status = child
+            .wait_timeout(INSTALL_TIMEOUT)
+            .map_err(|e| e.to_string())?;
+        let Some(status) = status else {
+            let _ = child.kill();
+            return Err("npm install did not finish within 10 minutes".into());
+        };
+        if !status.success() {
+            let mut stderr = String::new();
+            if let Some(mut pipe) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut pipe, &mut stderr);
+            }
+            let tail: String = stderr.lines().rev().take(5).collect::<Vec<_>>().join(" | ");
+            return Err(format!("npm install failed ({status}): {tail}"));
+        }
+    }
+    let versions = BINARIES
+        .iter()
+        .map(|name| (name.to_string(), version(&bin.join(name))))
+        .collect();
+    Ok(Installed { bin, versions })
+}
+
+fn version(binary: &Path) -> String {
+    Command::new(binary)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        .unwrap_or_else(|e| format!("unknown ({e})"))
+}
+
+/// Point `cli` at the model API at `url`, with its configuration under the private `home`.
+pub fn point_at(command: Crumb, cli: Cli, url: &str, home: &Path) -> Crumb {
+    match cli {
+        Cli::Claude => command
+            .env("ANTHROPIC_BASE_URL", url)
+            .env("ANTHROPIC_API_KEY", "fake-key-for-a-local-api")
+            .env_remove("ANTHROPIC_AUTH_TOKEN")
+            .env_remove("CLAUDE_CODE_OAUTH_TOKEN")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1"),
+        Cli::Codex => {
+            let codex_home = home.join(".codex");
+            std::fs::create_dir_all(&codex_home).unwrap();
+            std::fs::write(
+                codex_home.join("config.toml"),
+                format!(
+                    "model = \"gpt-5-codex\"\nmodel_provider = \"local\"\n\n[model_providers.local]\nname = \"local\"\nbase_url = \"{url}/v1\"\nenv_key = \"LOCAL_MODEL_API_KEY\"\nwire_api = \"responses\"\n"
+                ),
+            )
+            .unwrap();
+            command
+                .env("CODEX_HOME", codex_home)
+                .env("LOCAL_MODEL_API_KEY", "fake-key-for-a-local-api")
+                .env_remove("CODEX_API_KEY")
+                .env_remove("OPENAI_API_KEY")
+        }
+        Cli::Gemini => {
+            let gemini_home = home.join(".gemini");
+            std::fs::create_dir_all(&gemini_home).unwrap();
+            std::fs::write(
+                gemini_home.join("settings.json"),
+                r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}}"#,
+            )
+            .unwrap();
+            command
+                .env("GOOGLE_GEMINI_BASE_URL", url)
+                .env("GEMINI_API_KEY", "fake-key-for-a-local-api")
+                .env("GEMINI_MODEL", "gemini-2.5-flash")
+                .env_remove("GOOGLE_API_KEY")
+                .env_remove("GOOGLE_GENAI_USE_VERTEXAI")
+        }
+    }
+}
