@@ -7,6 +7,7 @@ mod support;
 mod agents;
 mod command_adapter;
 mod declared;
+mod doctor;
 mod engine;
 mod exit_codes;
 mod pipelines;

@@ -112,7 +112,8 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         .canonicalize()
         .ok()
         .and_then(|file| file.parent().map(Path::to_path_buf));
-    resolve_bindings(args, &table, &project, pipeline_dir, true)?;
+    let bound = resolve_bindings(args, &table, &project, pipeline_dir, true)?;
+    preflight(&table, &bound)?;
     let idle_timeout_ms = duration_flag("--idle-timeout", args.idle_timeout.as_deref())?;
     let wall_timeout_ms = duration_flag("--wall-timeout", args.wall_timeout.as_deref())?;
     let source = match (&args.pitch_file, args.pitch.as_deref()) {
@@ -535,6 +536,34 @@ fn duration_flag(flag: &str, value: Option<&str>) -> Result<Option<u64>, Failure
         })
         .transpose()
         .map(|ms| ms.filter(|&ms| ms > 0))
+}
+
+/// The agent part of `crumb doctor` for the adapters the roles are bound to: a CLI that says it
+/// is logged out stops the run here, with the fix, instead of failing its first turn.
+fn preflight(
+    table: &TransitionTable,
+    bound: &IndexMap<String, RoleBinding>,
+) -> Result<(), Failure> {
+    let roles: Vec<(String, crate::adapters::AdapterKind, Vec<String>)> = table
+        .roles
+        .iter()
+        .filter_map(|role| {
+            let adapter = bound.get(&role.id)?.adapter.parse().ok()?;
+            Some((role.id.clone(), adapter, role.fallback.clone()))
+        })
+        .collect();
+    let problems = crate::doctor::preflight(&roles, &bindings::Environment::from_process());
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = problems
+        .iter()
+        .map(|p| format!("{}\n  fix: {}", p.what, p.fix))
+        .collect();
+    Err(Failure::Usage(format!(
+        "an agent CLI cannot run (checked before the first spawn; `crumb doctor` shows everything):\n{}",
+        lines.join("\n")
+    )))
 }
 
 /// Every role's binding: `--bind` > `--adapter` > `.crumb/config.yaml` > preset > the pipeline's
