@@ -367,8 +367,8 @@ mod tests {
 
     fn summary(problem: Option<Problem>, terminal: Terminal) -> TurnSummary {
         TurnSummary {
-            problem,
             terminal,
+            problem,
             ..TurnSummary::default()
         }
     }

@@ -149,19 +149,18 @@ impl StreamParser for Parser {
 
 impl Parser {
     fn result(&mut self, event: &Value) {
-        self.summary.terminal = match event.get("status").and_then(Value::as_str) {
-            Some("success") => Terminal::Success,
-            _ => {
-                let message: String = event
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("result status is not success")
-                    .chars()
-                    .take(super::failure::MAX_WORDS)
-                    .collect();
-                self.summary.problem = Some(Problem::new(None, &message));
-                Terminal::Failed { message }
-            }
+        self.summary.terminal = if event.get("status").and_then(Value::as_str) == Some("success") {
+            Terminal::Success
+        } else {
+            let message: String = event
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .unwrap_or("result status is not success")
+                .chars()
+                .take(super::failure::MAX_WORDS)
+                .collect();
+            self.summary.problem = Some(Problem::new(None, &message));
+            Terminal::Failed { message }
         };
         if let Some(stats) = event.get("stats") {
             let cached = number(stats, "cached");

@@ -20,12 +20,9 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    let home = match super::run::home(args.home.as_deref()) {
-        Ok(home) => home,
-        Err(_) => {
-            eprintln!("crumb doctor: no crumb home: set CRUMB_HOME or HOME, or pass --home");
-            return exit(USAGE_ERROR);
-        }
+    let Ok(home) = super::run::home(args.home.as_deref()) else {
+        eprintln!("crumb doctor: no crumb home: set CRUMB_HOME or HOME, or pass --home");
+        return exit(USAGE_ERROR);
     };
     let report = crate::doctor::run(&Environment::from_process(), home.root());
     let text = if args.json {

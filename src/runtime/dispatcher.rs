@@ -122,13 +122,7 @@ pub async fn run_spawn(
         let _ = cancel.await;
     };
     let (spec, kind, notes) = launch;
-    for note in notes {
-        let mut data = Map::new();
-        data.insert("role".into(), json!(role));
-        data.insert("adapter".into(), json!(job.binding.adapter));
-        let draft = Draft::new("system", Kind::Note).body(note).data(data);
-        let _ = append(&writer, draft.metadata(runner_metadata(&effect_id)));
-    }
+    write_notes(&writer, &job, notes);
     let mut tap = StreamTap::new(kind);
     let finished = process::run_watched(
         spec,
@@ -164,32 +158,7 @@ pub async fn run_spawn(
         _ => None,
     };
     if let Some((reason, failure)) = &failure {
-        let message = format!("{}: {}", job.binding.adapter, failure.message);
-        let mut data = error_data(&job, reason, &message);
-        data.insert("exit_code".into(), json!(exit_code));
-        if let Outcome::Signaled { signal } = finished.outcome {
-            data.insert("signal".into(), json!(signal));
-        }
-        data.insert("class".into(), json!(failure.class));
-        data.insert("retryable".into(), json!(failure.class.retryable()));
-        if let Some(hint) = &failure.hint {
-            data.insert("hint".into(), json!(hint));
-        }
-        data.insert(
-            "stderr".into(),
-            json!(tail_chars(&finished.stderr_tail, 2000)),
-        );
-        let hint = failure
-            .hint
-            .as_deref()
-            .map(|hint| format!(" — {hint}"))
-            .unwrap_or_default();
-        let body = format!(
-            "{role} turn {n} failed ({}): {message}{hint}",
-            failure.class
-        );
-        let error = Draft::new("system", Kind::Error).body(body).data(data);
-        let _ = append(&writer, error.metadata(runner_metadata(&effect_id)));
+        write_failure(&writer, &job, reason, failure, &finished);
     }
     let outcome = match (&finished.outcome, &failure) {
         (Outcome::Cancelled, _) => "cancelled",
@@ -210,6 +179,69 @@ pub async fn run_spawn(
         effect_id,
         failure: failure.map(|(reason, _)| reason.to_owned()),
     }
+}
+
+/// What the adapter changed about the request (an effort level its CLI lacks), as `note`s.
+fn write_notes(writer: &SharedWriter, job: &SpawnJob, notes: Vec<String>) {
+    for note in notes {
+        let mut data = Map::new();
+        data.insert("role".into(), json!(job.role.id));
+        data.insert("adapter".into(), json!(job.binding.adapter));
+        let draft = Draft::new("system", Kind::Note).body(note).data(data);
+        let _ = append(writer, draft.metadata(runner_metadata(&job.effect.id)));
+    }
+}
+
+/// The `error` of a failed turn: the class, whether a retry could help, the CLI's own words
+/// and the fix.
+fn write_failure(
+    writer: &SharedWriter,
+    job: &SpawnJob,
+    reason: &str,
+    failure: &crate::adapters::Failure,
+    finished: &process::SpawnReport,
+) {
+    let role = &job.role.id;
+    let n = job.effect.attempt + 1;
+    let message = format!("{}: {}", job.binding.adapter, failure.message);
+    let mut data = error_data(job, reason, &message);
+    let exit_code = match finished.outcome {
+        Outcome::Exited { code } => Some(code),
+        _ => None,
+    };
+    data.insert("exit_code".into(), json!(exit_code));
+    if let Outcome::Signaled { signal } = finished.outcome {
+        data.insert("signal".into(), json!(signal));
+    }
+    match finished.outcome {
+        Outcome::IdleTimeout => {
+            data.insert("timeout_ms".into(), json!(idle_ms(job)));
+        }
+        Outcome::WallTimeout => {
+            data.insert("timeout_ms".into(), json!(wall_ms(job)));
+        }
+        _ => {}
+    }
+    data.insert("class".into(), json!(failure.class));
+    data.insert("retryable".into(), json!(failure.class.retryable()));
+    if let Some(hint) = &failure.hint {
+        data.insert("hint".into(), json!(hint));
+    }
+    data.insert(
+        "stderr".into(),
+        json!(tail_chars(&finished.stderr_tail, 2000)),
+    );
+    let hint = failure
+        .hint
+        .as_deref()
+        .map(|hint| format!(" — {hint}"))
+        .unwrap_or_default();
+    let body = format!(
+        "{role} turn {n} failed ({}): {message}{hint}",
+        failure.class
+    );
+    let error = Draft::new("system", Kind::Error).body(body).data(data);
+    let _ = append(writer, error.metadata(runner_metadata(&job.effect.id)));
 }
 
 /// The `agent.wake` that opens a turn: role, adapter, cause, where its prompt and log are.

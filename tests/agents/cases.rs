@@ -87,15 +87,14 @@ fn fails(test: &str, cli: Cli, mode: Option<Mode>, class: &str, words: &[&str], 
         return;
     };
     let api = mode.map(FakeApi::start);
-    let url = match &api {
-        Some(api) => api.url(),
-        None => {
-            // A port nothing listens on: the model API is unreachable.
-            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            let port = listener.local_addr().unwrap().port();
-            drop(listener);
-            format!("http://127.0.0.1:{port}")
-        }
+    let url = if let Some(api) = &api {
+        api.url()
+    } else {
+        // A port nothing listens on: the model API is unreachable.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        format!("http://127.0.0.1:{port}")
     };
     let project = Project::new();
     let started = Instant::now();

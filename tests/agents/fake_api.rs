@@ -7,6 +7,7 @@
 //! tool result is in the request, a final answer. The other modes answer every model request
 //! with one vendor error (401, 429, input too large).
 
+use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
@@ -113,9 +114,9 @@ fn sse(events: &[(Option<&str>, Value)]) -> Response {
     let mut body = String::new();
     for (name, data) in events {
         if let Some(name) = name {
-            body.push_str(&format!("event: {name}\n"));
+            let _ = writeln!(body, "event: {name}");
         }
-        body.push_str(&format!("data: {data}\n\n"));
+        let _ = write!(body, "data: {data}\n\n");
     }
     let mut response = body.into_response();
     response.headers_mut().insert(

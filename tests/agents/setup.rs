@@ -86,8 +86,10 @@ fn version(binary: &Path) -> String {
         .arg("--version")
         .stdin(Stdio::null())
         .output()
-        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
-        .unwrap_or_else(|e| format!("unknown ({e})"))
+        .map_or_else(
+            |e| format!("unknown ({e})"),
+            |out| String::from_utf8_lossy(&out.stdout).trim().to_owned(),
+        )
 }
 
 /// Point `cli` at the model API at `url`, with its configuration under the private `home`.
