@@ -99,8 +99,10 @@ impl Project {
         self.dir.path().join("home")
     }
 
-    /// `crumb run` of the casual pipeline with every role on `cli`, pointed at `api_url`.
+    /// `crumb run` of the casual pipeline with every role on `cli`, pointed at `api_url` by a
+    /// preset (`presets/local.yaml`, as README's "Local models" shows).
     pub fn run(&self, installed: &Installed, cli: Cli, api_url: &str) -> Crumb {
+        setup::write_preset(&self.dir.path().join("presets"), cli, api_url);
         let command = crumb()
             .current_dir(self.dir.path())
             .env("CRUMB_HOME", self.dir.path().join("crumb-home"))
@@ -110,10 +112,10 @@ impl Project {
             .arg("run")
             .arg(self.dir.path().join("pipelines/casual-static.yaml"))
             .arg("60-second match-3 with combo bonus")
-            .args(["--adapter", cli.adapter(), "--json"])
+            .args(["--preset", "local", "--json"])
             // A process timeout on the run, not a timing assertion: a hang fails the test.
             .timeout(Duration::from_secs(180));
-        setup::point_at(command, cli, api_url, &self.home())
+        setup::isolate(command, cli, &self.home())
     }
 
     /// The transcript of the only session.

@@ -53,13 +53,28 @@ pub fn invocation(request: &TurnRequest) -> Invocation {
         };
         args.push(format!("--effort={level}"));
     }
+    let mut env = Vec::new();
+    let mut env_remove = vec!["CLAUDECODE".into(), "CLAUDE_CODE_ENTRYPOINT".into()];
+    if let Some(endpoint) = &request.endpoint {
+        // An Anthropic-compatible server; a token or OAuth login would outrank the key.
+        env.push((
+            "ANTHROPIC_BASE_URL".into(),
+            endpoint.base_url.clone().into(),
+        ));
+        env.push(("ANTHROPIC_API_KEY".into(), endpoint.api_key.clone().into()));
+        env_remove.extend([
+            "ANTHROPIC_AUTH_TOKEN".into(),
+            "CLAUDE_CODE_OAUTH_TOKEN".into(),
+        ]);
+    }
     Invocation {
         program: "claude".into(),
         args: args.into_iter().map(Into::into).collect(),
-        env: Vec::new(),
-        env_remove: vec!["CLAUDECODE".into(), "CLAUDE_CODE_ENTRYPOINT".into()],
+        env,
+        env_remove,
         stdin: Some(request.prompt.clone().into_bytes()),
         notes,
+        files: Vec::new(),
     }
 }
 
@@ -303,6 +318,7 @@ mod tests {
             model: Some("sonnet".into()),
             effort: Some(Effort::Max),
             command: Vec::new(),
+            endpoint: None,
         }
     }
 

@@ -27,6 +27,11 @@ use super::turn::{
 use crate::pipeline::preset::Effort;
 use crate::process::LineFlow;
 
+/// The codex `model_provider` crumb defines for a binding's `base_url`, and the variable that
+/// carries its key.
+pub const ENDPOINT_PROVIDER: &str = "crumb-endpoint";
+pub const ENDPOINT_KEY_ENV: &str = "CRUMB_ENDPOINT_API_KEY";
+
 /// Codex refuses input over this many characters (`input_too_large`).
 pub const MAX_INPUT_CHARS: usize = 1_048_576;
 
@@ -61,14 +66,30 @@ pub fn invocation(request: &TurnRequest) -> Invocation {
         args.push("-c".into());
         args.push(format!("model_reasoning_effort={level}").into());
     }
+    let mut env = Vec::new();
+    if let Some(endpoint) = &request.endpoint {
+        // A provider of its own, speaking the Responses API, with the key in a variable of ours.
+        let url = endpoint.base_url.replace('\\', "\\\\").replace('"', "\\\"");
+        args.push("-c".into());
+        args.push(format!("model_provider=\"{ENDPOINT_PROVIDER}\"").into());
+        args.push("-c".into());
+        args.push(
+            format!(
+                "model_providers.{ENDPOINT_PROVIDER}={{ name = \"{ENDPOINT_PROVIDER}\", base_url = \"{url}\", env_key = \"{ENDPOINT_KEY_ENV}\", wire_api = \"responses\" }}"
+            )
+            .into(),
+        );
+        env.push((ENDPOINT_KEY_ENV.into(), endpoint.api_key.clone().into()));
+    }
     args.push("-".into());
     Invocation {
         program: "codex".into(),
         args,
-        env: Vec::new(),
+        env,
         env_remove: Vec::new(),
         stdin: Some(prompt_within_limit(request).into_bytes()),
         notes,
+        files: Vec::new(),
     }
 }
 
@@ -258,6 +279,7 @@ mod tests {
             model: Some("gpt-5.5-codex".into()),
             effort: Some(Effort::Low),
             command: Vec::new(),
+            endpoint: None,
         };
         let invocation = invocation(&request);
         let args: Vec<String> = invocation
@@ -335,6 +357,7 @@ mod tests {
             model: None,
             effort: Some(Effort::Max),
             command: Vec::new(),
+            endpoint: None,
         };
         let invocation = invocation(&request);
         let stdin = String::from_utf8(invocation.stdin.unwrap()).unwrap();
@@ -345,6 +368,34 @@ mod tests {
                 .contains(&"model_reasoning_effort=xhigh".into())
         );
         assert_eq!(invocation.notes.len(), 1);
+    }
+
+    #[test]
+    fn a_model_server_becomes_a_provider_of_its_own() {
+        let request = TurnRequest {
+            prompt: "p".into(),
+            prompt_file: "/s/prompts/builder-1.md".into(),
+            session_dir: "/s".into(),
+            role: "builder".into(),
+            model: Some("qwen3-coder".into()),
+            effort: None,
+            command: Vec::new(),
+            endpoint: Some(crate::adapters::Endpoint {
+                base_url: "http://127.0.0.1:8080/v1".into(),
+                api_key: "k".into(),
+            }),
+        };
+        let invocation = invocation(&request);
+        assert!(
+            invocation
+                .args
+                .contains(&"model_provider=\"crumb-endpoint\"".into())
+        );
+        assert!(invocation.args.contains(&"model_providers.crumb-endpoint={ name = \"crumb-endpoint\", base_url = \"http://127.0.0.1:8080/v1\", env_key = \"CRUMB_ENDPOINT_API_KEY\", wire_api = \"responses\" }".into()));
+        assert_eq!(
+            invocation.env,
+            [("CRUMB_ENDPOINT_API_KEY".into(), "k".into())]
+        );
     }
 
     #[test]

@@ -54,16 +54,36 @@ pub fn invocation(request: &TurnRequest) -> Invocation {
         })
         .into_iter()
         .collect();
+    let mut env = vec![(
+        "GEMINI_SYSTEM_MD".into(),
+        request.prompt_file.clone().into_os_string(),
+    )];
+    let mut files = Vec::new();
+    if let Some(endpoint) = &request.endpoint {
+        // With only a base URL set gemini picks its "gateway" auth, which headless runs refuse.
+        // A home of its own for the turn selects the API-key auth (system settings would do it
+        // too, but gemini skips them under a world-writable folder such as /tmp), and keeps the
+        // user's cached Google login out of a turn meant for another server.
+        let home = request.prompt_file.with_file_name("gemini-home");
+        files.push((
+            home.join(".gemini/settings.json"),
+            r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}}"#.to_owned(),
+        ));
+        env.push(("GEMINI_CLI_HOME".into(), home.into_os_string()));
+        env.push((
+            "GOOGLE_GEMINI_BASE_URL".into(),
+            endpoint.base_url.clone().into(),
+        ));
+        env.push(("GEMINI_API_KEY".into(), endpoint.api_key.clone().into()));
+    }
     Invocation {
         program: "gemini".into(),
         args,
-        env: vec![(
-            "GEMINI_SYSTEM_MD".into(),
-            request.prompt_file.clone().into_os_string(),
-        )],
+        env,
         env_remove: Vec::new(),
         stdin: None,
         notes,
+        files,
     }
 }
 
@@ -202,6 +222,7 @@ mod tests {
             model: Some("pro".into()),
             effort: None,
             command: Vec::new(),
+            endpoint: None,
         };
         let invocation = invocation(&request);
         assert_eq!(
@@ -267,6 +288,7 @@ mod tests {
             model: None,
             effort: Some(crate::pipeline::preset::Effort::High),
             command: Vec::new(),
+            endpoint: None,
         };
         assert_eq!(
             invocation(&request).notes,

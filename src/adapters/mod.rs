@@ -12,8 +12,8 @@ pub mod turn;
 pub use adapter_kind::{AdapterKind, UnknownAdapter};
 pub use failure::{Failure, FailureClass, Problem, diagnose};
 pub use turn::{
-    Invocation, InvocationError, StreamParser, Terminal, ToolCall, TurnRequest, TurnSummary, Usage,
-    turn_failure,
+    Endpoint, Invocation, InvocationError, StreamParser, Terminal, ToolCall, TurnRequest,
+    TurnSummary, Usage, turn_failure,
 };
 
 /// How `kind` runs `request` as a process (every adapter, the mock included, is one).

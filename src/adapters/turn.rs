@@ -28,6 +28,16 @@ pub struct TurnRequest {
     pub effort: Option<Effort>,
     /// For the `command` adapter: the argv template (see [`super::command`]).
     pub command: Vec<String>,
+    /// A model server to use instead of the vendor's API (a preset's `base_url`).
+    pub endpoint: Option<Endpoint>,
+}
+
+/// A model server an agent CLI is pointed at: a local or self-hosted model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    pub base_url: String,
+    /// The key sent to it (a placeholder when the binding names no key variable).
+    pub api_key: String,
 }
 
 /// How to start the agent process for a turn.
@@ -44,6 +54,8 @@ pub struct Invocation {
     /// What the adapter had to change about the request (an effort level the CLI lacks),
     /// recorded as a `note` when the turn starts.
     pub notes: Vec<String>,
+    /// Files written before the process starts (a settings file a CLI reads at startup).
+    pub files: Vec<(PathBuf, String)>,
 }
 
 /// The adapter could not build an invocation.

@@ -548,7 +548,12 @@ fn preflight(
         .roles
         .iter()
         .filter_map(|role| {
-            let adapter = bound.get(&role.id)?.adapter.parse().ok()?;
+            let binding = bound.get(&role.id)?;
+            // A role pointed at a model server of its own needs no vendor login.
+            if binding.base_url.is_some() {
+                return None;
+            }
+            let adapter = binding.adapter.parse().ok()?;
             Some((role.id.clone(), adapter, role.fallback.clone()))
         })
         .collect();

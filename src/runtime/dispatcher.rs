@@ -22,7 +22,7 @@ use super::session::SessionDir;
 use super::stream_tap::StreamTap;
 use crate::adapters::mock::agent::PRODUCES_ENV;
 use crate::adapters::mock::scenario::SCENARIO_ENV;
-use crate::adapters::{AdapterKind, TurnRequest, TurnSummary};
+use crate::adapters::{AdapterKind, Endpoint, TurnRequest, TurnSummary};
 use crate::engine::effect::{RunQa, Spawn};
 use crate::pipeline::table::{QaSpec, RoleSpec};
 use crate::process::{self, Outcome, SpawnSpec, Stream};
@@ -399,6 +399,15 @@ fn launch(
         model: job.binding.model.clone(),
         effort: job.binding.effort(),
         command: job.binding.command.clone(),
+        endpoint: job.binding.base_url.clone().map(|base_url| Endpoint {
+            base_url,
+            api_key: job
+                .binding
+                .api_key_env
+                .as_deref()
+                .and_then(|name| std::env::var(name).ok())
+                .unwrap_or_else(|| "local".to_owned()),
+        }),
     };
     let invocation = crate::adapters::invocation(adapter, &request).map_err(|e| e.to_string())?;
     let mut env = crumb_env(job, &exe, prompt_path);
@@ -409,6 +418,12 @@ fn launch(
             .map(|(k, v)| (k.to_string_lossy().into_owned(), v)),
     );
     let notes = invocation.notes;
+    for (path, content) in &invocation.files {
+        path.parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(path, content))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
     let spec = SpawnSpec {
         program: invocation.program,
         args: invocation.args,

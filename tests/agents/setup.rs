@@ -92,46 +92,49 @@ fn version(binary: &Path) -> String {
         )
 }
 
-/// Point `cli` at the model API at `url`, with its configuration under the private `home`.
-pub fn point_at(command: Crumb, cli: Cli, url: &str, home: &Path) -> Crumb {
+/// The preset that points every role at the model server at `url`: the user's path to a local
+/// model, tested here against the fake API.
+pub fn write_preset(dir: &Path, cli: Cli, url: &str) {
+    let (base_url, model) = match cli {
+        Cli::Claude => (url.to_owned(), "local-model"),
+        // Codex sends its shell tool only for a model family it knows.
+        Cli::Codex => (format!("{url}/v1"), "gpt-5-codex"),
+        Cli::Gemini => (url.to_owned(), "gemini-2.5-flash"),
+    };
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("local.yaml"),
+        format!(
+            "name: local\ndescription: Every role on {adapter} against a local model server.\ndefault: {{ adapter: {adapter}, model: {model}, base_url: \"{base_url}\", api_key_env: LOCAL_MODEL_API_KEY }}\n",
+            adapter = cli.adapter()
+        ),
+    )
+    .unwrap();
+}
+
+/// Keep the user's own logins and settings out of the run: a private `HOME`, no vendor keys.
+pub fn isolate(command: Crumb, cli: Cli, home: &Path) -> Crumb {
+    let command = command
+        .env("HOME", home)
+        .env("LOCAL_MODEL_API_KEY", "fake-key-for-a-local-api")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_BASE_URL");
     match cli {
         Cli::Claude => command
-            .env("ANTHROPIC_BASE_URL", url)
-            .env("ANTHROPIC_API_KEY", "fake-key-for-a-local-api")
             .env_remove("ANTHROPIC_AUTH_TOKEN")
             .env_remove("CLAUDE_CODE_OAUTH_TOKEN")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .env("DISABLE_AUTOUPDATER", "1"),
         Cli::Codex => {
-            let codex_home = home.join(".codex");
-            std::fs::create_dir_all(&codex_home).unwrap();
-            std::fs::write(
-                codex_home.join("config.toml"),
-                format!(
-                    "model = \"gpt-5-codex\"\nmodel_provider = \"local\"\n\n[model_providers.local]\nname = \"local\"\nbase_url = \"{url}/v1\"\nenv_key = \"LOCAL_MODEL_API_KEY\"\nwire_api = \"responses\"\n"
-                ),
-            )
-            .unwrap();
+            std::fs::create_dir_all(home.join(".codex")).unwrap();
             command
-                .env("CODEX_HOME", codex_home)
-                .env("LOCAL_MODEL_API_KEY", "fake-key-for-a-local-api")
+                .env("CODEX_HOME", home.join(".codex"))
                 .env_remove("CODEX_API_KEY")
                 .env_remove("OPENAI_API_KEY")
         }
-        Cli::Gemini => {
-            let gemini_home = home.join(".gemini");
-            std::fs::create_dir_all(&gemini_home).unwrap();
-            std::fs::write(
-                gemini_home.join("settings.json"),
-                r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}}"#,
-            )
-            .unwrap();
-            command
-                .env("GOOGLE_GEMINI_BASE_URL", url)
-                .env("GEMINI_API_KEY", "fake-key-for-a-local-api")
-                .env("GEMINI_MODEL", "gemini-2.5-flash")
-                .env_remove("GOOGLE_API_KEY")
-                .env_remove("GOOGLE_GENAI_USE_VERTEXAI")
-        }
+        Cli::Gemini => command
+            .env_remove("GEMINI_API_KEY")
+            .env_remove("GOOGLE_API_KEY")
+            .env_remove("GOOGLE_GENAI_USE_VERTEXAI"),
     }
 }

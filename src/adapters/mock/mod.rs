@@ -19,5 +19,6 @@ pub fn invocation(request: &TurnRequest) -> Result<Invocation, InvocationError> 
         env_remove: Vec::new(),
         stdin: Some(request.prompt.clone().into_bytes()),
         notes: Vec::new(),
+        files: Vec::new(),
     })
 }
