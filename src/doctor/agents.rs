@@ -185,15 +185,21 @@ fn status_command(path: &Path, args: &[&str], env: &Environment) -> (Login, Stri
     match probe(path, args, env) {
         None => (Login::Unknown, format!("{command} did not answer")),
         Some(out) => {
-            let said = out
-                .text
-                .lines()
-                .map(str::trim)
-                .find(|line| !line.is_empty())
-                .unwrap_or("")
-                .chars()
-                .take(200)
-                .collect::<String>();
+            // A JSON answer (`claude auth status`) on one line; else the last line said (codex
+            // prints warnings before "Not logged in").
+            let text = out.text.trim();
+            let said: String = if text.starts_with('{') {
+                text.split_whitespace().collect::<Vec<_>>().join(" ")
+            } else {
+                text.lines()
+                    .map(str::trim)
+                    .rfind(|line| !line.is_empty())
+                    .unwrap_or("")
+                    .to_owned()
+            }
+            .chars()
+            .take(200)
+            .collect();
             match out.code {
                 Some(0) => (Login::Yes, format!("{command}: {said}")),
                 Some(1) => (Login::No, format!("{command}: {said}")),

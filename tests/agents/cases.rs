@@ -280,3 +280,41 @@ fn gemini_without_network_is_network() {
         false,
     );
 }
+
+#[test]
+fn claude_logged_out_is_stopped_before_the_first_spawn_with_the_fix() {
+    let test = "claude_logged_out_is_stopped_before_the_first_spawn_with_the_fix";
+    let Some(installed) = agents_or_skip(test, false) else {
+        return;
+    };
+    let project = Project::new();
+    let started = Instant::now();
+    // No preset and no key: the real `claude auth status` answers for the user's login.
+    let run = project
+        .run(installed, Cli::Claude, "http://127.0.0.1:1")
+        .args(["--adapter", "claude-code"])
+        .timeout(Duration::from_secs(60))
+        .run();
+    eprintln!(
+        "{test}: ended in {:.1} s: {}",
+        started.elapsed().as_secs_f64(),
+        run.stderr.trim()
+    );
+    assert_eq!(
+        run.code,
+        i32::from(crumb::exit_codes::USAGE_ERROR),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("which is not logged in"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("\"loggedIn\": false"),
+        "its own words: {}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("claude auth login"), "{}", run.stderr);
+}
