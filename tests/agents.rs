@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::support::{Crumb, crumb, repo_root};
+use crate::support::{Crumb, copy_dir, crumb, repo_root};
 
 /// The three CLIs as installed in the cache.
 pub struct Installed {
@@ -146,17 +146,4 @@ fn path_with(bin: &Path) -> String {
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     )
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
