@@ -203,3 +203,32 @@ fn a_missing_agent_cli_is_an_error_event_then_the_circuit_swaps_to_the_fallback_
         .unwrap();
     assert_eq!(last_wake["data"]["adapter"], "mock");
 }
+
+#[test]
+fn the_summary_quotes_the_failing_cli_with_its_class_and_fix() {
+    let scratch = Scratch::new();
+    let run = scratch
+        .command(&["run"])
+        .env("PATH", fake_clis_path())
+        .env("FAKE_CLI_MODE", "error")
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .args(["--adapter", "mock", "--bind", "builder=codex"])
+        .run()
+        .expect_code(i32::from(crumb::exit_codes::FAILED));
+    let error_line = run
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("error "))
+        .unwrap_or_else(|| panic!("no error line in the summary: {}", run.stdout));
+    assert!(
+        error_line.starts_with("error    builder (model): codex: fake failure"),
+        "{error_line}"
+    );
+    assert!(!error_line.contains("success"), "{error_line}");
+    let events = transcript(&scratch.session());
+    let errors = of_kind(&events, "error");
+    assert_eq!(errors.len(), 3, "a model error is retried until the circuit opens");
+    assert!(errors.iter().all(|e| e["data"]["class"] == "model"));
+    assert!(errors.iter().all(|e| e["data"]["retryable"] == true));
+}
