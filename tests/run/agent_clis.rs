@@ -228,7 +228,11 @@ fn the_summary_quotes_the_failing_cli_with_its_class_and_fix() {
     assert!(!error_line.contains("success"), "{error_line}");
     let events = transcript(&scratch.session());
     let errors = of_kind(&events, "error");
-    assert_eq!(errors.len(), 3, "a model error is retried until the circuit opens");
+    assert_eq!(
+        errors.len(),
+        3,
+        "a model error is retried until the circuit opens"
+    );
     assert!(errors.iter().all(|e| e["data"]["class"] == "model"));
     assert!(errors.iter().all(|e| e["data"]["retryable"] == true));
 }
