@@ -236,3 +236,33 @@ fn the_summary_quotes_the_failing_cli_with_its_class_and_fix() {
     assert!(errors.iter().all(|e| e["data"]["class"] == "model"));
     assert!(errors.iter().all(|e| e["data"]["retryable"] == true));
 }
+
+#[test]
+fn an_effort_the_cli_cannot_take_is_a_note_when_the_turn_starts() {
+    let scratch = Scratch::new();
+    std::fs::create_dir_all(scratch.dir.path().join("presets")).unwrap();
+    std::fs::write(
+        scratch.dir.path().join("presets/effort.yaml"),
+        "name: effort\ndefault: { adapter: mock }\nroles:\n  planner-lead: { adapter: gemini-cli, effort: max }\n",
+    )
+    .unwrap();
+    scratch
+        .command(&["run"])
+        .env("PATH", fake_clis_path())
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .args(["--preset", "effort", "--json"])
+        .run()
+        .expect_code(0);
+    let events = transcript(&scratch.session());
+    let notes: Vec<&Value> = of_kind(&events, "note")
+        .into_iter()
+        .filter(|e| e["from"] == "system")
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:#?}");
+    assert_eq!(
+        notes[0]["body"],
+        "gemini-cli has no effort setting: effort `max` is ignored"
+    );
+    assert_eq!(notes[0]["data"]["role"], "planner-lead");
+}
