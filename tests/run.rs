@@ -396,6 +396,7 @@ fn run_until(scratch: &Scratch, ready: Ready) -> (Running, PathBuf) {
 }
 
 mod agent_clis;
+mod chaos;
 mod hostile_files;
 mod lifecycle;
 mod live;

@@ -220,6 +220,19 @@ impl Running {
         }
     }
 
+    /// SIGKILL the process alone unless it has already exited: `Some` with what it did when it
+    /// had (nothing was killed), `None` when it was killed as [`Running::kill`] does.
+    #[track_caller]
+    pub fn kill_unless_exited(mut self) -> Option<Run> {
+        let child = self.child.as_mut().expect("not yet collected");
+        if let Ok(Some(status)) = child.try_wait() {
+            self.child = None;
+            return Some(self.collect(status));
+        }
+        self.kill();
+        None
+    }
+
     /// Wait for the process to exit (bounded by its timeout) and capture what it wrote.
     #[track_caller]
     pub fn wait(mut self) -> Run {
@@ -237,6 +250,12 @@ impl Running {
                 collect(&self.stderr, grace),
             );
         };
+        self.collect(status)
+    }
+
+    /// What an exited process wrote, read once everything holding its pipes has let go.
+    #[track_caller]
+    fn collect(&self, status: std::process::ExitStatus) -> Run {
         // The pipes close when every process holding them exits; bound that wait too.
         let grace = self
             .deadline

@@ -203,15 +203,22 @@ impl Coordinator<'_> {
         for effect in issued {
             let id = effect.id().to_owned();
             if outcomes.completed.contains(&id) {
+                // The result is in, but the turn was never closed: stop its orphan and close it.
+                if let (Effect::Spawn(spawn), Some(woken)) = (&effect, outcomes.woken.get(&id))
+                    && !outcomes.stopped.contains(&id)
+                {
+                    self.recover_interrupted(spawn, woken);
+                }
                 continue;
             }
-            if self.replay.state.done.is_some() && effect.starts_work() {
-                continue;
-            }
+            // A turn cut short by the crash is closed first, even when the session has ended since.
             let interrupted = outcomes.woken.get(&id);
             if let (Effect::Spawn(spawn), Some(woken)) = (&effect, interrupted)
                 && self.recover_interrupted(spawn, woken)
             {
+                continue;
+            }
+            if self.replay.state.done.is_some() && effect.starts_work() {
                 continue;
             }
             self.dispatch(effect, interrupted.is_some());

@@ -24,6 +24,9 @@ pub(super) struct Outcomes {
     pub(super) completed: HashSet<String>,
     /// Spawn effect ids with an `agent.wake` (started): the latest wake of each.
     pub(super) woken: HashMap<String, Woken>,
+    /// Spawn effect ids whose turn was closed by an `agent.stop`. A turn can have its result (the
+    /// role's own event) but no stop when its coordinator died in between.
+    pub(super) stopped: HashSet<String>,
 }
 
 /// The latest `agent.wake` of a spawn.
@@ -49,6 +52,9 @@ impl Outcomes {
             let wake_id = event.id.clone();
             self.woken.insert(id.to_owned(), Woken { log, wake_id });
         } else {
+            if event.kind == Kind::AgentStop {
+                self.stopped.insert(id.to_owned());
+            }
             self.completed.insert(id.to_owned());
         }
     }
