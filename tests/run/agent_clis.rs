@@ -204,17 +204,21 @@ fn a_missing_agent_cli_is_an_error_event_then_the_circuit_swaps_to_the_fallback_
     assert_eq!(last_wake["data"]["adapter"], "mock");
 }
 
-#[test]
-fn the_summary_quotes_the_failing_cli_with_its_class_and_fix() {
-    let scratch = Scratch::new();
-    let run = scratch
-        .command(&["run"])
+/// A human-output run whose builder is the fake codex failing every turn.
+fn run_with_a_failing_codex_builder(scratch: &Scratch) -> crate::support::Run {
+    scratch
+        .command(&["run", "--adapter", "mock", "--bind", "builder=codex"])
         .env("PATH", fake_clis_path())
         .env("FAKE_CLI_MODE", "error")
         .arg(scratch.pipeline())
         .arg(PITCH)
-        .args(["--adapter", "mock", "--bind", "builder=codex"])
         .run()
+}
+
+#[test]
+fn the_summary_quotes_the_failing_cli_with_its_class_and_fix() {
+    let scratch = Scratch::new();
+    let run = run_with_a_failing_codex_builder(&scratch)
         .expect_code(i32::from(crumb::exit_codes::FAILED));
     let error_line = run
         .stdout
