@@ -89,7 +89,7 @@ impl Problem {
 /// Retry notices of one class after which a turn is given up: a network that stayed down or a
 /// rate limit that stayed on through this many of the CLI's own retries (its backoff would
 /// otherwise run for minutes; crumb's retries and fallbacks take over, visibly).
-pub const MAX_RETRY_NOTICES: u32 = 3;
+pub const MAX_RETRY_NOTICES: u32 = 2;
 
 /// Counts a CLI's retry notices and says when to stop waiting for them.
 #[derive(Debug, Default, Clone)]

@@ -309,7 +309,6 @@ mod tests {
             parser.stderr_line("Ripgrep is not available."),
             LineFlow::Progress
         );
-        assert_eq!(parser.stderr_line(attempt), LineFlow::Chatter);
         assert_eq!(parser.stderr_line(attempt), LineFlow::GiveUp);
         let problem = parser.summary().problem.unwrap();
         assert_eq!(

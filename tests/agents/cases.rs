@@ -318,3 +318,15 @@ fn claude_logged_out_is_stopped_before_the_first_spawn_with_the_fix() {
     );
     assert!(run.stderr.contains("claude auth login"), "{}", run.stderr);
 }
+
+#[test]
+fn gemini_rate_limited_is_quota() {
+    fails(
+        "gemini_rate_limited_is_quota",
+        Cli::Gemini,
+        Some(Mode::Status(429)),
+        "quota",
+        &["quota", "429"],
+        false,
+    );
+}
