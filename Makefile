@@ -5,7 +5,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test fmt lint unit schemas bench deps release soak
+.PHONY: demo test fmt lint unit schemas bench deps release soak test-agents
 
 deps:
 	@./scripts/ensure-chromium.sh
@@ -37,6 +37,14 @@ schemas:
 	$(CARGO) run --quiet --locked -- schema transcript | diff -u schemas/transcript.schema.json -
 
 test: deps fmt lint unit schemas
+
+# Contract tests against the real claude, codex and gemini CLIs: installed from npm into
+# $CRUMB_TEST_CACHE (default ~/.cache/crumb-test/agents) and pointed at a fake model API on
+# 127.0.0.1. `make test` runs a small slice of them when node/npm are present (and prints why it
+# skips them when not); this runs them all and fails without node/npm.
+test-agents:
+	@command -v node >/dev/null && command -v npm >/dev/null || { echo "make test-agents: node and npm are required (they install the agent CLIs)" >&2; exit 1; }
+	CRUMB_TEST_AGENTS=all CRUMB_TEST_AGENTS_REQUIRED=1 $(CARGO) test --locked --test main agents:: -- --test-threads 2 --nocapture
 
 bench: release
 	$(CARGO) bench --locked

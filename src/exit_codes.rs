@@ -28,7 +28,8 @@ exit_codes! {
     /// crumb home that does not resolve, a pipeline without a `qa:` block, a transcript or
     /// pipeline `replay`/`status` cannot read, an inbox line `say` refuses, an event the firewall
     /// refuses, a missing `CRUMB_*` environment or a transcript that cannot be appended to
-    /// (`event`), a non-loopback `studio --bind` without `--allow-remote`.
+    /// (`event`), a non-loopback `studio --bind` without `--allow-remote`, an agent CLI a bound
+    /// role needs that says it is logged out (`run`, before any session exists).
     USAGE_ERROR = 2;
     /// The pipeline (or preset) has errors, or warnings under `--deny-warnings`: the same code
     /// from `validate`, `graph`, `qa` and `run`, so a broken pipeline is never mistaken for a

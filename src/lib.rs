@@ -7,6 +7,7 @@
 
 pub mod adapters;
 pub mod cli;
+pub mod doctor;
 pub mod exit_codes;
 pub mod process;
 pub mod qa;

@@ -69,11 +69,30 @@ pub enum Stream {
     Stderr,
 }
 
+/// How the caller judges one output line (see [`run_watched`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LineFlow {
+    /// Work happened: the idle deadline starts over.
+    #[default]
+    Progress,
+    /// Retry chatter ("reconnecting…", "retrying in 4 s"): output, but not progress, so it does
+    /// not hold off the idle timeout.
+    Chatter,
+    /// The line settles the turn as lost (a rejected key the CLI would retry for minutes): the
+    /// group is stopped now and the outcome is [`Outcome::GaveUp`].
+    GiveUp,
+}
+
 /// How a spawn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
-    /// The process exited by itself. A death by signal `n` is reported as `128 + n`.
+    /// The process exited by itself with this status (an exit status above 128 is still an
+    /// exit: Gemini exits with an HTTP status mod 256).
     Exited { code: i32 },
+    /// The OS reports the process was killed by this signal.
+    Signaled { signal: i32 },
+    /// Stopped because an output line showed the turn could not succeed ([`LineFlow::GiveUp`]).
+    GaveUp,
     /// Killed after running longer than the wall timeout.
     WallTimeout,
     /// Killed after staying silent longer than the idle timeout.
@@ -118,10 +137,28 @@ enum Message {
 
 /// Run `spec` to its end. `on_line` sees every complete output line, in arrival order;
 /// `cancel` completing stops the process like a timeout would (pass `std::future::pending()`
-/// when there is nothing to cancel on).
+/// when there is nothing to cancel on). Every line counts as progress.
 pub async fn run(
     spec: SpawnSpec,
-    on_line: impl FnMut(Stream, &str) + Send,
+    mut on_line: impl FnMut(Stream, &str) + Send,
+    cancel: impl Future<Output = ()>,
+) -> SpawnReport {
+    run_watched(
+        spec,
+        move |stream, line| {
+            on_line(stream, line);
+            LineFlow::Progress
+        },
+        cancel,
+    )
+    .await
+}
+
+/// [`run`], with `on_line` judging each line: only progress holds off the idle timeout, and a
+/// line that settles the turn as lost stops the group at once.
+pub async fn run_watched(
+    spec: SpawnSpec,
+    on_line: impl FnMut(Stream, &str) -> LineFlow + Send,
     cancel: impl Future<Output = ()>,
 ) -> SpawnReport {
     let started = Instant::now();
@@ -310,7 +347,7 @@ fn start(spec: &SpawnSpec, join: Option<i32>) -> Result<tokio::process::Child, O
 }
 
 /// Wait for the child to exit, a deadline, or `cancel`, handling output meanwhile.
-async fn supervise<F: FnMut(Stream, &str)>(
+async fn supervise<F: FnMut(Stream, &str) -> LineFlow>(
     spec: &SpawnSpec,
     child: &mut tokio::process::Child,
     receiver: &mut mpsc::Receiver<Message>,
@@ -327,15 +364,18 @@ async fn supervise<F: FnMut(Stream, &str)>(
             biased;
             status = child.wait() => {
                 return match status {
-                    Ok(status) => Outcome::Exited { code: exit_code(status) },
+                    Ok(status) => exit_outcome(status),
                     Err(err) => Outcome::SpawnError { message: format!("cannot wait for the process: {err}") },
                 };
             }
             message = receiver.recv(), if streams_open => match message {
-                Some(message) => {
-                    idle_deadline = tokio::time::Instant::now() + spec.idle_timeout;
-                    collector.handle(message);
-                }
+                Some(message) => match collector.handle(message) {
+                    Some(LineFlow::Progress) => {
+                        idle_deadline = tokio::time::Instant::now() + spec.idle_timeout;
+                    }
+                    Some(LineFlow::GiveUp) => return Outcome::GaveUp,
+                    Some(LineFlow::Chatter) | None => {}
+                },
                 None => streams_open = false,
             },
             () = tokio::time::sleep_until(idle_deadline) => return Outcome::IdleTimeout,
@@ -363,12 +403,14 @@ struct Collector<F> {
     stderr_tail: Vec<u8>,
 }
 
-impl<F: FnMut(Stream, &str)> Collector<F> {
-    fn handle(&mut self, message: Message) {
+impl<F: FnMut(Stream, &str) -> LineFlow> Collector<F> {
+    /// Record `message`; a line returns the caller's judgement of it.
+    fn handle(&mut self, message: Message) -> Option<LineFlow> {
         match message {
             Message::Activity => {
                 self.first_output
                     .get_or_insert_with(|| self.started.elapsed());
+                None
             }
             Message::Line(stream, bytes) => {
                 let text = String::from_utf8_lossy(&bytes);
@@ -385,7 +427,7 @@ impl<F: FnMut(Stream, &str)> Collector<F> {
                 }
                 self.pending.extend_from_slice(text.as_bytes());
                 self.pending.push(b'\n');
-                (self.on_line)(stream, &text);
+                Some((self.on_line)(stream, &text))
             }
         }
     }
@@ -453,17 +495,21 @@ async fn terminate_group(pgid: i32, grace: Duration, child: &mut tokio::process:
     let _ = child.wait().await;
 }
 
-fn exit_code(status: std::process::ExitStatus) -> i32 {
+/// An exit is an exit whatever its number; a signal only when the OS says so.
+fn exit_outcome(status: std::process::ExitStatus) -> Outcome {
     use std::os::unix::process::ExitStatusExt;
-    status
-        .code()
-        .or_else(|| status.signal().map(|signal| 128 + signal))
-        .unwrap_or(-1)
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Outcome::Exited { code },
+        (None, Some(signal)) => Outcome::Signaled { signal },
+        (None, None) => Outcome::Exited { code: -1 },
+    }
 }
 
 fn describe(outcome: &Outcome) -> String {
     match outcome {
         Outcome::Exited { code } => format!("exit {code}"),
+        Outcome::Signaled { signal } => format!("killed by signal {signal}"),
+        Outcome::GaveUp => "stopped: the output showed the turn cannot succeed".to_owned(),
         Outcome::WallTimeout => "killed: wall timeout".to_owned(),
         Outcome::IdleTimeout => "killed: idle timeout".to_owned(),
         Outcome::Cancelled => "killed: cancelled".to_owned(),

@@ -4,8 +4,10 @@
 #[macro_use]
 mod support;
 
+mod agents;
 mod command_adapter;
 mod declared;
+mod doctor;
 mod engine;
 mod exit_codes;
 mod pipelines;

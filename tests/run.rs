@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{Run, Running, crumb, eventually, repo_root};
+use crate::support::{Run, Running, copy_dir, crumb, eventually, repo_root};
 
 const PITCH: &str = "60-second match-3 with combo bonus";
 
@@ -113,19 +113,6 @@ impl Scratch {
             .arg(line)
             .run()
             .expect_code(0);
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
     }
 }
 

@@ -7,19 +7,26 @@
 //!   it refuses to run as root, which is common in containers.
 //! - `CLAUDECODE` and `CLAUDE_CODE_ENTRYPOINT` are removed from the child's environment: when
 //!   crumb itself runs inside Claude Code, the CLI's nesting guard would otherwise refuse to start.
-//! - Usage comes from the final `result` line, preferring `modelUsage` (it includes subagents);
-//!   tool calls from every `tool_use` block of `assistant` lines.
+//! - Usage comes from the final `result` line, preferring `modelUsage` (it includes subagents
+//!   and thinking tokens); tool calls from every `tool_use` block of `assistant` lines.
+//! - Failures: `system/api_retry` lines are retry chatter (they do not hold off the idle
+//!   timeout); one whose cause is `authentication_failed` or `billing_error` ends the turn at
+//!   once, since the CLI would otherwise retry a rejected key for minutes. `assistant.error` and
+//!   the result's text are kept as the CLI's own words.
 
 use serde_json::Value;
 
+use super::failure::{FailureClass, Problem, RetryNotices, class_of_text};
 use super::turn::{
     Invocation, StreamParser, Terminal, ToolCall, TurnRequest, TurnSummary, Usage, add, number,
     tool_target,
 };
 use crate::pipeline::preset::Effort;
+use crate::process::LineFlow;
 
-/// Tools pre-approved for an unattended turn.
-pub const ALLOWED_TOOLS: &str = "Bash,Read,Write,Edit,MultiEdit,Glob,Grep,LS,TodoWrite";
+/// Tools pre-approved for an unattended turn (Claude Code 2.1.3xx: `MultiEdit`, `LS` and
+/// `TodoWrite` are gone, and unknown names are ignored silently).
+pub const ALLOWED_TOOLS: &str = "Bash,Read,Write,Edit,Glob,Grep";
 
 /// The `claude` invocation for `request`.
 pub fn invocation(request: &TurnRequest) -> Invocation {
@@ -35,20 +42,39 @@ pub fn invocation(request: &TurnRequest) -> Invocation {
     if let Some(model) = &request.model {
         args.push(format!("--model={model}"));
     }
+    let mut notes = Vec::new();
     if let Some(effort) = request.effort {
-        let effort = match effort {
-            Effort::Low => "low",
-            Effort::Medium => "medium",
-            Effort::High => "high",
+        let level = match effort {
+            Effort::Minimal => {
+                notes.push("claude-code has no `minimal` effort: running at `low`".to_owned());
+                "low"
+            }
+            other => other.as_str(),
         };
-        args.push(format!("--effort={effort}"));
+        args.push(format!("--effort={level}"));
+    }
+    let mut env = Vec::new();
+    let mut env_remove = vec!["CLAUDECODE".into(), "CLAUDE_CODE_ENTRYPOINT".into()];
+    if let Some(endpoint) = &request.endpoint {
+        // An Anthropic-compatible server; a token or OAuth login would outrank the key.
+        env.push((
+            "ANTHROPIC_BASE_URL".into(),
+            endpoint.base_url.clone().into(),
+        ));
+        env.push(("ANTHROPIC_API_KEY".into(), endpoint.api_key.clone().into()));
+        env_remove.extend([
+            "ANTHROPIC_AUTH_TOKEN".into(),
+            "CLAUDE_CODE_OAUTH_TOKEN".into(),
+        ]);
     }
     Invocation {
         program: "claude".into(),
         args: args.into_iter().map(Into::into).collect(),
-        env: Vec::new(),
-        env_remove: vec!["CLAUDECODE".into(), "CLAUDE_CODE_ENTRYPOINT".into()],
+        env,
+        env_remove,
         stdin: Some(request.prompt.clone().into_bytes()),
+        notes,
+        files: Vec::new(),
     }
 }
 
@@ -57,6 +83,8 @@ pub fn invocation(request: &TurnRequest) -> Invocation {
 pub struct Parser {
     summary: TurnSummary,
     init_model: Option<String>,
+    flow: LineFlow,
+    retries: RetryNotices,
 }
 
 impl StreamParser for Parser {
@@ -67,7 +95,12 @@ impl StreamParser for Parser {
         if let Some(id) = event.get("session_id").and_then(Value::as_str) {
             self.summary.adapter_session_id = Some(id.to_owned());
         }
+        self.flow = LineFlow::Progress;
         match event.get("type").and_then(Value::as_str) {
+            Some("system") if event.get("subtype").and_then(Value::as_str) == Some("api_retry") => {
+                self.api_retry(&event);
+                Vec::new()
+            }
             Some("system") if event.get("subtype").and_then(Value::as_str) == Some("init") => {
                 self.init_model = event
                     .get("model")
@@ -75,7 +108,10 @@ impl StreamParser for Parser {
                     .map(str::to_owned);
                 Vec::new()
             }
-            Some("assistant") => tool_uses(&event),
+            Some("assistant") => {
+                self.assistant_error(&event);
+                tool_uses(&event)
+            }
             Some("result") => {
                 self.result(&event);
                 Vec::new()
@@ -91,9 +127,70 @@ impl StreamParser for Parser {
         }
         summary
     }
+
+    fn flow(&self) -> LineFlow {
+        self.flow
+    }
+}
+
+/// The class of one of Claude's error codes (`assistant.error`, `api_retry.error`).
+fn error_class(code: &str) -> Option<FailureClass> {
+    match code {
+        "authentication_failed" | "oauth_org_not_allowed" => Some(FailureClass::Auth),
+        "billing_error" | "rate_limit" => Some(FailureClass::Quota),
+        "invalid_request" | "server_error" | "overloaded" | "max_output_tokens" => {
+            Some(FailureClass::Model)
+        }
+        _ => None,
+    }
 }
 
 impl Parser {
+    /// A retry notice: chatter, unless its cause cannot go away by retrying.
+    fn api_retry(&mut self, event: &Value) {
+        let code = event
+            .get("error")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown");
+        let status = event.get("error_status").and_then(Value::as_u64);
+        // No HTTP status at all: the request never got an answer (connection refused, DNS).
+        let class = error_class(code).or(match status {
+            Some(401 | 403) => Some(FailureClass::Auth),
+            Some(429) => Some(FailureClass::Quota),
+            Some(413) => Some(FailureClass::InputTooLarge),
+            Some(_) => Some(FailureClass::Model),
+            None => Some(FailureClass::Network),
+        });
+        let words = match status {
+            Some(status) => format!("{code} (API status {status})"),
+            None => format!("{code} (no HTTP status: the model API did not answer)"),
+        };
+        self.summary.problem = Some(Problem::new(class, &words));
+        self.flow = if code == "billing_error" {
+            LineFlow::GiveUp
+        } else {
+            self.retries.notice(class)
+        };
+    }
+
+    /// `assistant.error`: the CLI's code, with the message text as its words.
+    fn assistant_error(&mut self, event: &Value) {
+        let Some(code) = event.get("error").and_then(Value::as_str) else {
+            return;
+        };
+        let text: String = event
+            .pointer("/message/content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let words = if text.trim().is_empty() { code } else { &text };
+        let class = class_of_text(words).or_else(|| error_class(code));
+        self.summary.problem = Some(Problem::new(class, words));
+    }
+
     fn result(&mut self, event: &Value) {
         let failed = event
             .get("is_error")
@@ -104,9 +201,17 @@ impl Parser {
                 .and_then(Value::as_str)
                 .is_some_and(|subtype| subtype != "success");
         self.summary.terminal = if failed {
-            Terminal::Failed {
-                message: result_error(event),
-            }
+            let words = result_error(event);
+            let class = class_of_text(&words).or(
+                match event.get("api_error_status").and_then(Value::as_u64) {
+                    Some(401 | 403) => Some(FailureClass::Auth),
+                    Some(429) => Some(FailureClass::Quota),
+                    Some(413) => Some(FailureClass::InputTooLarge),
+                    _ => self.summary.problem.as_ref().and_then(|p| p.class),
+                },
+            );
+            self.summary.problem = Some(Problem::new(class, &words));
+            Terminal::Failed { message: words }
         } else {
             Terminal::Success
         };
@@ -167,26 +272,37 @@ fn result_usage(event: &Value) -> Usage {
     usage
 }
 
+/// The CLI's own words for a failed result: its `errors`, else its text (with the API status
+/// when it gave one), else the subtype. Never a `success:` prefix: an API failure is reported
+/// with `subtype: "success"` and `is_error: true`.
 fn result_error(event: &Value) -> String {
     let errors: Vec<&str> = event
         .get("errors")
         .and_then(Value::as_array)
         .map(|errors| errors.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    if !errors.is_empty() {
-        return errors.join("; ").chars().take(500).collect();
-    }
-    let subtype = event
-        .get("subtype")
-        .and_then(Value::as_str)
-        .unwrap_or("error");
-    match event.get("api_error_status").and_then(Value::as_u64) {
-        Some(status) => format!("{subtype} (API status {status})"),
-        None => event.get("result").and_then(Value::as_str).map_or_else(
-            || subtype.to_owned(),
-            |text| format!("{subtype}: {}", text.chars().take(300).collect::<String>()),
-        ),
-    }
+    let text = if errors.is_empty() {
+        event
+            .get("result")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|text| !text.is_empty())
+            .map(str::to_owned)
+    } else {
+        Some(errors.join("; "))
+    };
+    let status = event.get("api_error_status").and_then(Value::as_u64);
+    let words = match (text, status) {
+        (Some(text), Some(status)) => format!("{text} (API status {status})"),
+        (Some(text), None) => text,
+        (None, Some(status)) => format!("API status {status}"),
+        (None, None) => event
+            .get("subtype")
+            .and_then(Value::as_str)
+            .unwrap_or("error")
+            .to_owned(),
+    };
+    words.chars().take(super::failure::MAX_WORDS).collect()
 }
 
 #[cfg(test)]
@@ -200,8 +316,9 @@ mod tests {
             session_dir: "/s".into(),
             role: "builder".into(),
             model: Some("sonnet".into()),
-            effort: Some(Effort::High),
+            effort: Some(Effort::Max),
             command: Vec::new(),
+            endpoint: None,
         }
     }
 
@@ -219,7 +336,7 @@ mod tests {
         );
         assert!(
             args.contains(&"--model=sonnet".to_owned())
-                && args.contains(&"--effort=high".to_owned())
+                && args.contains(&"--effort=max".to_owned())
         );
         assert!(args.iter().all(|arg| arg.len() < 200), "no prompt in argv");
         assert_eq!(invocation.stdin.unwrap().len(), 300_000);
@@ -265,6 +382,9 @@ mod tests {
                 model: Some("claude-sonnet-4-6".into()),
             }
         );
+        let mut thinking = Parser::default();
+        thinking.line(r#"{"type":"result","subtype":"success","is_error":false,"modelUsage":{"m":{"inputTokens":1,"outputTokens":2,"thinkingTokens":40}}}"#);
+        assert_eq!(thinking.summary().usage.thinking_tokens, Some(40));
     }
 
     #[test]
@@ -283,9 +403,50 @@ mod tests {
         assert_eq!(
             api.summary().terminal,
             Terminal::Failed {
-                message: "success (API status 529)".into()
+                message: "API status 529".into()
             }
         );
+    }
+
+    #[test]
+    fn auth_failures_are_the_cli_s_words_and_end_the_turn() {
+        let mut parser = Parser::default();
+        parser.line(r#"{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":600,"error_status":401,"error":"authentication_failed"}"#);
+        assert_eq!(parser.flow(), LineFlow::GiveUp);
+        parser.line(r#"{"type":"assistant","message":{"content":[{"type":"text","text":"Invalid API key · Fix external API key"}]},"error":"authentication_failed"}"#);
+        parser.line(r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":401,"result":"Invalid API key · Fix external API key"}"#);
+        let problem = parser.summary().problem.unwrap();
+        assert_eq!(problem.class, Some(FailureClass::Auth));
+        assert_eq!(
+            problem.words,
+            "Invalid API key · Fix external API key (API status 401)"
+        );
+        let mut logged_out = Parser::default();
+        logged_out.line(r#"{"type":"result","subtype":"success","is_error":true,"result":"Not logged in · Please run /login"}"#);
+        assert_eq!(
+            logged_out.summary().terminal,
+            Terminal::Failed {
+                message: "Not logged in · Please run /login".into()
+            }
+        );
+        assert_eq!(
+            logged_out.summary().problem.unwrap().class,
+            Some(FailureClass::Auth)
+        );
+    }
+
+    #[test]
+    fn rate_limit_retries_are_chatter_until_the_cap() {
+        let mut parser = Parser::default();
+        let line = r#"{"type":"system","subtype":"api_retry","attempt":1,"error_status":429,"error":"rate_limit"}"#;
+        for _ in 1..crate::adapters::failure::MAX_RETRY_NOTICES {
+            parser.line(line);
+            assert_eq!(parser.flow(), LineFlow::Chatter);
+        }
+        parser.line(line);
+        assert_eq!(parser.flow(), LineFlow::GiveUp);
+        parser.line(r#"{"type":"assistant","message":{"content":[]}}"#);
+        assert_eq!(parser.flow(), LineFlow::Progress);
     }
 
     proptest::proptest! {

@@ -4,7 +4,13 @@
 //!   with an open stdin would block waiting for more).
 //! - `--skip-git-repo-check` because the session directory is not a git repository;
 //!   `--sandbox workspace-write` so the agent can edit its session; `--cd` pins the workspace.
-//! - Effort has no flag: `-c model_reasoning_effort=<low|medium|high>`.
+//! - `-c allow_login_shell=false`: codex runs its shell tool as `bash -lc`, and Debian's
+//!   `/etc/profile` resets `PATH`, dropping the crumb directory the dispatcher prepended. Without
+//!   a login shell the environment (and `$CRUMB_BIN`) reaches `crumb event` intact.
+//! - Effort has no flag: `-c model_reasoning_effort=<minimal|low|medium|high|xhigh>`.
+//! - Top-level `error` lines are retry notices ("Reconnecting… 2/5"): chatter for the idle
+//!   timeout, kept as the CLI's words; one that says auth, input too large or "waiting for
+//!   network" ends the turn at once (codex with no network never exits by itself).
 //! - The outcome is decided on `turn.completed` / `turn.failed` only: a top-level `error` line
 //!   is often a transient "Reconnecting…" notice.
 //! - `turn.completed.usage` counts cached input inside `input_tokens`; we report the uncached
@@ -14,10 +20,20 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::failure::{FailureClass, Problem, RetryNotices, class_of_text};
 use super::turn::{
     Invocation, StreamParser, Terminal, ToolCall, TurnRequest, TurnSummary, Usage, number,
 };
 use crate::pipeline::preset::Effort;
+use crate::process::LineFlow;
+
+/// The codex `model_provider` crumb defines for a binding's `base_url`, and the variable that
+/// carries its key.
+pub const ENDPOINT_PROVIDER: &str = "crumb-endpoint";
+pub const ENDPOINT_KEY_ENV: &str = "CRUMB_ENDPOINT_API_KEY";
+
+/// Codex refuses input over this many characters (`input_too_large`).
+pub const MAX_INPUT_CHARS: usize = 1_048_576;
 
 /// The `codex` invocation for `request`.
 pub fn invocation(request: &TurnRequest) -> Invocation {
@@ -31,28 +47,65 @@ pub fn invocation(request: &TurnRequest) -> Invocation {
         "never".into(),
         "--cd".into(),
         request.session_dir.clone().into_os_string(),
+        "-c".into(),
+        "allow_login_shell=false".into(),
     ];
     if let Some(model) = &request.model {
         args.push("--model".into());
         args.push(model.into());
     }
+    let mut notes = Vec::new();
     if let Some(effort) = request.effort {
-        let effort = match effort {
-            Effort::Low => "low",
-            Effort::Medium => "medium",
-            Effort::High => "high",
+        let level = match effort {
+            Effort::Max => {
+                notes.push("codex has no `max` effort: running at `xhigh`".to_owned());
+                "xhigh"
+            }
+            other => other.as_str(),
         };
         args.push("-c".into());
-        args.push(format!("model_reasoning_effort={effort}").into());
+        args.push(format!("model_reasoning_effort={level}").into());
+    }
+    let mut env = Vec::new();
+    if let Some(endpoint) = &request.endpoint {
+        // A provider of its own, speaking the Responses API, with the key in a variable of ours.
+        let url = endpoint.base_url.replace('\\', "\\\\").replace('"', "\\\"");
+        args.push("-c".into());
+        args.push(format!("model_provider=\"{ENDPOINT_PROVIDER}\"").into());
+        args.push("-c".into());
+        args.push(
+            format!(
+                "model_providers.{ENDPOINT_PROVIDER}={{ name = \"{ENDPOINT_PROVIDER}\", base_url = \"{url}\", env_key = \"{ENDPOINT_KEY_ENV}\", wire_api = \"responses\" }}"
+            )
+            .into(),
+        );
+        env.push((ENDPOINT_KEY_ENV.into(), endpoint.api_key.clone().into()));
     }
     args.push("-".into());
     Invocation {
         program: "codex".into(),
         args,
-        env: Vec::new(),
+        env,
         env_remove: Vec::new(),
-        stdin: Some(request.prompt.clone().into_bytes()),
+        stdin: Some(prompt_within_limit(request).into_bytes()),
+        notes,
+        files: Vec::new(),
     }
+}
+
+/// The prompt, or, when it is over codex's input limit, a short prompt that points at the
+/// rendered prompt file (already on disk) so codex reads it with its tools.
+fn prompt_within_limit(request: &TurnRequest) -> String {
+    // Headroom for codex's own instructions and the tool schemas it adds.
+    if request.prompt.chars().count() < MAX_INPUT_CHARS / 2 {
+        return request.prompt.clone();
+    }
+    format!(
+        "Your instructions for this turn are too long to send inline. Read them from the file {} \
+         (for example with `sed -n '1,400p'` and onwards), then follow them exactly, writing your \
+         results back with \"$CRUMB_BIN\" event as they describe.",
+        request.prompt_file.display()
+    )
 }
 
 /// Parser of `codex exec --json` lines.
@@ -60,6 +113,8 @@ pub fn invocation(request: &TurnRequest) -> Invocation {
 pub struct Parser {
     summary: TurnSummary,
     seen_items: HashSet<String>,
+    flow: LineFlow,
+    retries: RetryNotices,
 }
 
 impl StreamParser for Parser {
@@ -67,7 +122,12 @@ impl StreamParser for Parser {
         let Ok(event) = serde_json::from_str::<Value>(line) else {
             return Vec::new();
         };
+        self.flow = LineFlow::Progress;
         match event.get("type").and_then(Value::as_str) {
+            Some("error") => {
+                self.error_line(&event);
+                Vec::new()
+            }
             Some("thread.started") => {
                 self.summary.adapter_session_id = event
                     .get("thread_id")
@@ -88,8 +148,11 @@ impl StreamParser for Parser {
                     .and_then(Value::as_str)
                     .unwrap_or("turn failed")
                     .chars()
-                    .take(500)
-                    .collect();
+                    .take(super::failure::MAX_WORDS)
+                    .collect::<String>();
+                let earlier = self.summary.problem.as_ref().and_then(|p| p.class);
+                let class = class_of_text(&message).or(earlier);
+                self.summary.problem = Some(Problem::new(class, &message));
                 self.summary.terminal = Terminal::Failed { message };
                 Vec::new()
             }
@@ -103,9 +166,29 @@ impl StreamParser for Parser {
     fn summary(&self) -> TurnSummary {
         self.summary.clone()
     }
+
+    fn flow(&self) -> LineFlow {
+        self.flow
+    }
 }
 
 impl Parser {
+    /// A top-level `error` line: a retry notice unless its cause cannot go away by retrying.
+    fn error_line(&mut self, event: &Value) {
+        let Some(message) = event.get("message").and_then(Value::as_str) else {
+            return;
+        };
+        let lowered = message.to_lowercase();
+        let class = class_of_text(message);
+        self.summary.problem = Some(Problem::new(class, message));
+        self.flow = match class {
+            Some(FailureClass::Network) if lowered.contains("waiting for network") => {
+                LineFlow::GiveUp
+            }
+            _ => self.retries.notice(class),
+        };
+    }
+
     /// A tool call the first time its item id is seen.
     fn item(&mut self, item: Option<&Value>) -> Vec<ToolCall> {
         let Some(item) = item else {
@@ -196,6 +279,7 @@ mod tests {
             model: Some("gpt-5.5-codex".into()),
             effort: Some(Effort::Low),
             command: Vec::new(),
+            endpoint: None,
         };
         let invocation = invocation(&request);
         let args: Vec<String> = invocation
@@ -215,6 +299,8 @@ mod tests {
                 "never",
                 "--cd",
                 "/s",
+                "-c",
+                "allow_login_shell=false",
                 "--model",
                 "gpt-5.5-codex",
                 "-c",
@@ -259,6 +345,75 @@ mod tests {
         assert_eq!(summary.usage.cache_read, Some(24448));
         assert_eq!(summary.usage.tokens_out, Some(122));
         assert_eq!(summary.usage.thinking_tokens, Some(64));
+    }
+
+    #[test]
+    fn long_prompts_go_by_file_and_max_effort_is_xhigh() {
+        let request = TurnRequest {
+            prompt: "p".repeat(MAX_INPUT_CHARS + 1),
+            prompt_file: "/s/prompts/builder-1.md".into(),
+            session_dir: "/s".into(),
+            role: "builder".into(),
+            model: None,
+            effort: Some(Effort::Max),
+            command: Vec::new(),
+            endpoint: None,
+        };
+        let invocation = invocation(&request);
+        let stdin = String::from_utf8(invocation.stdin.unwrap()).unwrap();
+        assert!(stdin.len() < 1000 && stdin.contains("/s/prompts/builder-1.md"));
+        assert!(
+            invocation
+                .args
+                .contains(&"model_reasoning_effort=xhigh".into())
+        );
+        assert_eq!(invocation.notes.len(), 1);
+    }
+
+    #[test]
+    fn a_model_server_becomes_a_provider_of_its_own() {
+        let request = TurnRequest {
+            prompt: "p".into(),
+            prompt_file: "/s/prompts/builder-1.md".into(),
+            session_dir: "/s".into(),
+            role: "builder".into(),
+            model: Some("qwen3-coder".into()),
+            effort: None,
+            command: Vec::new(),
+            endpoint: Some(crate::adapters::Endpoint {
+                base_url: "http://127.0.0.1:8080/v1".into(),
+                api_key: "k".into(),
+            }),
+        };
+        let invocation = invocation(&request);
+        assert!(
+            invocation
+                .args
+                .contains(&"model_provider=\"crumb-endpoint\"".into())
+        );
+        assert!(invocation.args.contains(&"model_providers.crumb-endpoint={ name = \"crumb-endpoint\", base_url = \"http://127.0.0.1:8080/v1\", env_key = \"CRUMB_ENDPOINT_API_KEY\", wire_api = \"responses\" }".into()));
+        assert_eq!(
+            invocation.env,
+            [("CRUMB_ENDPOINT_API_KEY".into(), "k".into())]
+        );
+    }
+
+    #[test]
+    fn fatal_error_lines_end_the_turn_and_retries_are_chatter() {
+        let mut parser = Parser::default();
+        parser.line(r#"{"type":"error","message":"Reconnecting... 1/5 (stream disconnected before completion)"}"#);
+        assert_eq!(parser.flow(), LineFlow::Chatter);
+        parser.line(r#"{"type":"error","message":"Reconnecting... waiting for network"}"#);
+        assert_eq!(parser.flow(), LineFlow::GiveUp);
+        assert_eq!(
+            parser.summary().problem.unwrap().class,
+            Some(FailureClass::Network)
+        );
+        let mut big = Parser::default();
+        big.line(r#"{"type":"error","message":"input_too_large: input exceeds the maximum length of 1048576 characters"}"#);
+        assert_eq!(big.flow(), LineFlow::GiveUp);
+        big.line(r#"{"type":"turn.completed","usage":{}}"#);
+        assert_eq!(big.flow(), LineFlow::Progress);
     }
 
     #[test]

@@ -39,6 +39,8 @@ pub fn invocation(request: &TurnRequest) -> Result<Invocation, InvocationError> 
         env: Vec::new(),
         env_remove: Vec::new(),
         stdin: Some(request.prompt.clone().into_bytes()),
+        notes: Vec::new(),
+        files: Vec::new(),
     })
 }
 
@@ -114,6 +116,7 @@ mod tests {
                 "{prompt_file}".into(),
                 "--model={model}".into(),
             ],
+            endpoint: None,
         };
         let invocation = invocation(&request).unwrap();
         assert_eq!(invocation.program, "my-agent");
@@ -124,6 +127,7 @@ mod tests {
         assert_eq!(invocation.stdin.as_deref(), Some(&b"hello"[..]));
         let empty = TurnRequest {
             command: Vec::new(),
+            endpoint: None,
             ..request
         };
         assert_eq!(

@@ -8,14 +8,23 @@
 //! - `--approval-mode yolo` (headless turns every "ask" into "deny", and `auto_edit` excludes the
 //!   shell, which `crumb event` needs) and `--skip-trust` (an untrusted folder exits 55).
 //! - `result.status` decides: exit 0 can still carry `status: "error"`, and an authentication
-//!   failure exits 41 without any `result` line.
+//!   failure exits 41 without any `result` line (its hint is only on stderr, which the failure
+//!   classifier reads). On an API error gemini exits with the HTTP status mod 256 (400 → 144).
+//! - `GEMINI_SYSTEM_MD` *replaces* Gemini's built-in system prompt, and Gemini expands `${…}`
+//!   placeholders inside it. Both are wanted: the role's template is the whole instruction set
+//!   (as `--system-prompt` is for Claude), and crumb's templates contain no `${`.
+//! - Gemini CLI has no effort setting: an effort in the binding is ignored, with a note.
+//! - `init.model` may be an alias (`auto`, `pro`, `flash`, `flash-lite`), never recorded as the
+//!   model: the real ones are the keys of `result.stats.models`.
 
 use serde_json::Value;
 
+use super::failure::{Problem, RetryNotices, class_of_text};
 use super::turn::{
     Invocation, StreamParser, Terminal, ToolCall, TurnRequest, TurnSummary, Usage, number,
     tool_target,
 };
+use crate::process::LineFlow;
 
 /// The `-p` text: the real instructions are in the system prompt.
 pub const KICKOFF: &str = "Begin your turn now. Follow the system instructions exactly, write your results back with `crumb event`, and stop when your turn is complete.";
@@ -35,23 +44,58 @@ pub fn invocation(request: &TurnRequest) -> Invocation {
         args.push("--model".into());
         args.push(model.into());
     }
+    let notes = request
+        .effort
+        .map(|effort| {
+            format!(
+                "gemini-cli has no effort setting: effort `{}` is ignored",
+                effort.as_str()
+            )
+        })
+        .into_iter()
+        .collect();
+    let mut env = vec![(
+        "GEMINI_SYSTEM_MD".into(),
+        request.prompt_file.clone().into_os_string(),
+    )];
+    let mut files = Vec::new();
+    if let Some(endpoint) = &request.endpoint {
+        // With only a base URL set gemini picks its "gateway" auth, which headless runs refuse.
+        // A home of its own for the turn selects the API-key auth (system settings would do it
+        // too, but gemini skips them under a world-writable folder such as /tmp), and keeps the
+        // user's cached Google login out of a turn meant for another server.
+        let home = request.prompt_file.with_file_name("gemini-home");
+        files.push((
+            home.join(".gemini/settings.json"),
+            r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}}"#.to_owned(),
+        ));
+        env.push(("GEMINI_CLI_HOME".into(), home.into_os_string()));
+        env.push((
+            "GOOGLE_GEMINI_BASE_URL".into(),
+            endpoint.base_url.clone().into(),
+        ));
+        env.push(("GEMINI_API_KEY".into(), endpoint.api_key.clone().into()));
+    }
     Invocation {
         program: "gemini".into(),
         args,
-        env: vec![(
-            "GEMINI_SYSTEM_MD".into(),
-            request.prompt_file.clone().into_os_string(),
-        )],
+        env,
         env_remove: Vec::new(),
         stdin: None,
+        notes,
+        files,
     }
 }
+
+/// Gemini CLI's model aliases: names of a choice, not of a model.
+pub const MODEL_ALIASES: [&str; 4] = ["auto", "pro", "flash", "flash-lite"];
 
 /// Parser of `--output-format stream-json` lines.
 #[derive(Debug, Default)]
 pub struct Parser {
     summary: TurnSummary,
     init_model: Option<String>,
+    retries: RetryNotices,
 }
 
 impl StreamParser for Parser {
@@ -65,11 +109,11 @@ impl StreamParser for Parser {
                     .get("session_id")
                     .and_then(Value::as_str)
                     .map(str::to_owned);
-                // `auto` is an alias, not a model; the real ones are the keys of result.stats.models.
+                // Aliases are not models; the real ones are the keys of result.stats.models.
                 self.init_model = event
                     .get("model")
                     .and_then(Value::as_str)
-                    .filter(|model| *model != "auto")
+                    .filter(|model| !MODEL_ALIASES.contains(model) && !model.starts_with("auto-"))
                     .map(str::to_owned);
                 Vec::new()
             }
@@ -85,6 +129,12 @@ impl StreamParser for Parser {
                 self.result(&event);
                 Vec::new()
             }
+            Some("error") if event.get("severity").and_then(Value::as_str) == Some("error") => {
+                if let Some(message) = event.get("message").and_then(Value::as_str) {
+                    self.summary.problem = Some(Problem::new(None, message));
+                }
+                Vec::new()
+            }
             _ => Vec::new(),
         }
     }
@@ -96,21 +146,41 @@ impl StreamParser for Parser {
         }
         summary
     }
+
+    /// Gemini reports its API retries only on stderr ("Attempt 2 failed. Retrying with
+    /// backoff... Error: …", then a stack trace): chatter, and a network that stays down or a
+    /// rejected key ends the turn.
+    fn stderr_line(&mut self, line: &str) -> LineFlow {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("at ") {
+            return LineFlow::Chatter;
+        }
+        if !(trimmed.starts_with("Attempt ") && trimmed.contains("failed")) {
+            return LineFlow::Progress;
+        }
+        let words = trimmed
+            .split_once("Error: ")
+            .map_or(trimmed, |(_, error)| error);
+        let class = class_of_text(trimmed);
+        self.summary.problem = Some(Problem::new(class, words));
+        self.retries.notice(class)
+    }
 }
 
 impl Parser {
     fn result(&mut self, event: &Value) {
-        self.summary.terminal = match event.get("status").and_then(Value::as_str) {
-            Some("success") => Terminal::Success,
-            _ => Terminal::Failed {
-                message: event
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("result status is not success")
-                    .chars()
-                    .take(500)
-                    .collect(),
-            },
+        self.summary.terminal = if event.get("status").and_then(Value::as_str) == Some("success") {
+            Terminal::Success
+        } else {
+            let message: String = event
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .unwrap_or("result status is not success")
+                .chars()
+                .take(super::failure::MAX_WORDS)
+                .collect();
+            self.summary.problem = Some(Problem::new(None, &message));
+            Terminal::Failed { message }
         };
         if let Some(stats) = event.get("stats") {
             let cached = number(stats, "cached");
@@ -152,6 +222,7 @@ mod tests {
             model: Some("pro".into()),
             effort: None,
             command: Vec::new(),
+            endpoint: None,
         };
         let invocation = invocation(&request);
         assert_eq!(
@@ -169,7 +240,7 @@ mod tests {
         let mut parser = Parser::default();
         let lines = [
             "MCP issues detected. Run /mcp list for status.",
-            r#"{"type":"init","timestamp":"2026-08-21T10:00:00.000Z","session_id":"3b0c","model":"auto"}"#,
+            r#"{"type":"init","timestamp":"2026-08-21T10:00:00.000Z","session_id":"3b0c","model":"pro"}"#,
             r#"{"type":"message","timestamp":"…","role":"assistant","content":"Thinking...","delta":true}"#,
             r#"{"type":"tool_use","timestamp":"…","tool_name":"write_file","tool_id":"tool-1","parameters":{"file_path":"artifacts/game/index.html","content":"…"}}"#,
             r#"{"type":"tool_result","timestamp":"…","tool_id":"tool-1","status":"success"}"#,
@@ -196,6 +267,55 @@ mod tests {
                 ..Usage::default()
             }
         );
+    }
+
+    #[test]
+    fn aliases_are_not_models_and_effort_is_noted() {
+        let mut parser = Parser::default();
+        parser.line(r#"{"type":"init","session_id":"s","model":"flash"}"#);
+        assert_eq!(parser.summary().usage.model, None);
+        let mut named = Parser::default();
+        named.line(r#"{"type":"init","session_id":"s","model":"gemini-2.5-flash"}"#);
+        assert_eq!(
+            named.summary().usage.model.as_deref(),
+            Some("gemini-2.5-flash")
+        );
+        let request = TurnRequest {
+            prompt: String::new(),
+            prompt_file: "/s/p.md".into(),
+            session_dir: "/s".into(),
+            role: "r".into(),
+            model: None,
+            effort: Some(crate::pipeline::preset::Effort::High),
+            command: Vec::new(),
+            endpoint: None,
+        };
+        assert_eq!(
+            invocation(&request).notes,
+            ["gemini-cli has no effort setting: effort `high` is ignored"]
+        );
+    }
+
+    #[test]
+    fn stderr_retries_are_chatter_until_the_network_stays_down() {
+        let mut parser = Parser::default();
+        let attempt = "Attempt 1 failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request";
+        assert_eq!(parser.stderr_line(attempt), LineFlow::Chatter);
+        assert_eq!(
+            parser.stderr_line("    at async retryWithBackoff (file:///x.js:1:2)"),
+            LineFlow::Chatter
+        );
+        assert_eq!(
+            parser.stderr_line("Ripgrep is not available."),
+            LineFlow::Progress
+        );
+        assert_eq!(parser.stderr_line(attempt), LineFlow::GiveUp);
+        let problem = parser.summary().problem.unwrap();
+        assert_eq!(
+            problem.words,
+            "exception TypeError: fetch failed sending request"
+        );
+        assert_eq!(problem.class, Some(crate::adapters::FailureClass::Network));
     }
 
     #[test]

@@ -4,14 +4,16 @@ pub mod adapter_kind;
 pub mod claude_code;
 pub mod codex;
 pub mod command;
+pub mod failure;
 pub mod gemini_cli;
 pub mod mock;
 pub mod turn;
 
 pub use adapter_kind::{AdapterKind, UnknownAdapter};
+pub use failure::{Failure, FailureClass, Problem, diagnose};
 pub use turn::{
-    Invocation, InvocationError, StreamParser, Terminal, ToolCall, TurnRequest, TurnSummary, Usage,
-    turn_failure,
+    Endpoint, Invocation, InvocationError, StreamParser, Terminal, ToolCall, TurnRequest,
+    TurnSummary, Usage, turn_failure,
 };
 
 /// How `kind` runs `request` as a process (every adapter, the mock included, is one).

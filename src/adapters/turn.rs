@@ -7,10 +7,11 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::pipeline::preset::Effort;
-use crate::process::Outcome;
+use crate::process::{LineFlow, Outcome};
 use crate::transcript::Metadata;
 
 use super::AdapterKind;
+use super::failure::Problem;
 
 /// One turn of one role.
 #[derive(Debug, Clone)]
@@ -27,6 +28,16 @@ pub struct TurnRequest {
     pub effort: Option<Effort>,
     /// For the `command` adapter: the argv template (see [`super::command`]).
     pub command: Vec<String>,
+    /// A model server to use instead of the vendor's API (a preset's `base_url`).
+    pub endpoint: Option<Endpoint>,
+}
+
+/// A model server an agent CLI is pointed at: a local or self-hosted model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    pub base_url: String,
+    /// The key sent to it (a placeholder when the binding names no key variable).
+    pub api_key: String,
 }
 
 /// How to start the agent process for a turn.
@@ -40,6 +51,11 @@ pub struct Invocation {
     pub env_remove: Vec<OsString>,
     /// Written to stdin, then closed; `None` connects stdin to `/dev/null`.
     pub stdin: Option<Vec<u8>>,
+    /// What the adapter had to change about the request (an effort level the CLI lacks),
+    /// recorded as a `note` when the turn starts.
+    pub notes: Vec<String>,
+    /// Files written before the process starts (a settings file a CLI reads at startup).
+    pub files: Vec<(PathBuf, String)>,
 }
 
 /// The adapter could not build an invocation.
@@ -156,6 +172,8 @@ pub struct TurnSummary {
     pub terminal: Terminal,
     /// The CLI's own session / thread id, for `metadata.adapter_session_id`.
     pub adapter_session_id: Option<String>,
+    /// What the CLI said went wrong (an error line, a retry notice's cause), in its own words.
+    pub problem: Option<Problem>,
 }
 
 /// Reads one CLI's stdout, line by line. Lines that are not JSON, or JSON it does not know, are
@@ -165,6 +183,15 @@ pub trait StreamParser: Send {
     fn line(&mut self, line: &str) -> Vec<ToolCall>;
     /// What was learned so far.
     fn summary(&self) -> TurnSummary;
+    /// How the last line fed counts: progress, retry chatter (which must not hold off the idle
+    /// timeout), or a failure no retry of the CLI's can fix.
+    fn flow(&self) -> LineFlow {
+        LineFlow::Progress
+    }
+    /// Feed one stderr line (where some CLIs report their retries); returns how it counts.
+    fn stderr_line(&mut self, _line: &str) -> LineFlow {
+        LineFlow::Progress
+    }
 }
 
 /// Why a turn failed, or `None` when it succeeded.
@@ -195,6 +222,10 @@ pub fn turn_failure(kind: AdapterKind, outcome: &Outcome, summary: &TurnSummary)
             "{kind} was silent past its idle timeout and was killed"
         )),
         Outcome::Cancelled => Some(format!("{kind} was cancelled")),
+        Outcome::Signaled { signal } => Some(format!("{kind} was killed by signal {signal}")),
+        Outcome::GaveUp => Some(format!(
+            "{kind} was stopped: its output showed the turn cannot succeed"
+        )),
         Outcome::MissingBinary { program } => Some(format!(
             "{binary} is not installed (`{program}` not found on PATH)"
         )),

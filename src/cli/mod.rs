@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod doctor;
 pub mod event;
 pub mod explain;
 pub mod graph;
@@ -64,6 +65,8 @@ pub enum Command {
     Studio(studio::Args),
     /// Append a line to a session's inbox (`/approve`, `@builder …`, plain text).
     Say(say::Args),
+    /// Check this machine: agent CLIs and their logins, Chromium, the crumb home, limits.
+    Doctor(doctor::Args),
 }
 
 /// Entry point used by `main`.
@@ -95,5 +98,6 @@ pub fn main() -> ExitCode {
         Command::Ls(args) => ls::run(&args),
         Command::Say(args) => say::run(&args),
         Command::Studio(args) => studio::run(&args),
+        Command::Doctor(args) => doctor::run(&args),
     }
 }

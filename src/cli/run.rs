@@ -137,7 +137,8 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         .canonicalize()
         .ok()
         .and_then(|file| file.parent().map(Path::to_path_buf));
-    resolve_bindings(args, &table, &project, pipeline_dir, true)?;
+    let bound = resolve_bindings(args, &table, &project, pipeline_dir, true)?;
+    preflight(&table, &bound)?;
     let idle_timeout_ms = duration_flag("--idle-timeout", args.idle_timeout.as_deref())?;
     let wall_timeout_ms = duration_flag("--wall-timeout", args.wall_timeout.as_deref())?;
     let source = match (&args.pitch_file, args.pitch.as_deref()) {
@@ -322,8 +323,42 @@ fn summary(dir: &SessionDir, outcome: &Outcome) -> Value {
         "events": state.events,
         "tokens": state.budgets.tokens,
         "game": entry.is_file().then(|| entry.display().to_string()),
+        "agent_error": last_agent_error(dir),
         "studio": StudioLink::probe(dir.id()).to_json(),
     })
+}
+
+/// The last failed agent turn of a session that did not pass, in the CLI's words with the fix:
+/// what a person reads first when a real agent could not do its work.
+fn last_agent_error(dir: &SessionDir) -> Value {
+    let Ok((events, _)) = crate::transcript::reader::read_path(&dir.transcript()) else {
+        return Value::Null;
+    };
+    let passed = events
+        .iter()
+        .rev()
+        .find(|e| e.kind == crate::transcript::Kind::Done)
+        .and_then(|e| e.data.as_ref())
+        .and_then(|d| d.get("outcome"))
+        .is_some_and(|o| o == "pass");
+    if passed {
+        return Value::Null;
+    }
+    events
+        .iter()
+        .rev()
+        .filter(|e| e.kind == crate::transcript::Kind::Error)
+        .filter_map(|e| e.data.as_ref())
+        .find(|d| d.get("class").is_some())
+        .map_or(Value::Null, |d| {
+            json!({
+                "role": d.get("role"),
+                "adapter": d.get("adapter"),
+                "class": d.get("class"),
+                "message": d.get("message"),
+                "hint": d.get("hint"),
+            })
+        })
 }
 
 /// Where this session can be watched in Studio: straight there when a Studio is running, else
@@ -424,6 +459,18 @@ fn print_summary(summary: &Value) {
             word("cause")
         );
     }
+    if let Some(error) = summary.get("agent_error").filter(|e| !e.is_null()) {
+        let word = |key: &str| error.get(key).and_then(Value::as_str).unwrap_or("?");
+        println!(
+            "error    {} ({}): {}",
+            word("role"),
+            word("class"),
+            word("message")
+        );
+        if let Some(hint) = error.get("hint").and_then(Value::as_str) {
+            println!("fix      {hint}");
+        }
+    }
     if let Some(game) = summary.get("game").and_then(Value::as_str) {
         println!("game     {game}");
     }
@@ -508,6 +555,39 @@ fn duration_flag(flag: &str, value: Option<&str>) -> Result<Option<u64>, Failure
         })
         .transpose()
         .map(|ms| ms.filter(|&ms| ms > 0))
+}
+
+/// The agent part of `crumb doctor` for the adapters the roles are bound to: a CLI that says it
+/// is logged out stops the run here, with the fix, instead of failing its first turn.
+fn preflight(
+    table: &TransitionTable,
+    bound: &IndexMap<String, RoleBinding>,
+) -> Result<(), Failure> {
+    let roles: Vec<(String, crate::adapters::AdapterKind, Vec<String>)> = table
+        .roles
+        .iter()
+        .filter_map(|role| {
+            let binding = bound.get(&role.id)?;
+            // A role pointed at a model server of its own needs no vendor login.
+            if binding.base_url.is_some() {
+                return None;
+            }
+            let adapter = binding.adapter.parse().ok()?;
+            Some((role.id.clone(), adapter, role.fallback.clone()))
+        })
+        .collect();
+    let problems = crate::doctor::preflight(&roles, &bindings::Environment::from_process());
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = problems
+        .iter()
+        .map(|p| format!("{}\n  fix: {}", p.what, p.fix))
+        .collect();
+    Err(Failure::Usage(format!(
+        "an agent CLI cannot run (checked before the first spawn; `crumb doctor` shows everything):\n{}",
+        lines.join("\n")
+    )))
 }
 
 /// Every role's binding: `--bind` > `--adapter` > `.crumb/config.yaml` > preset > the pipeline's

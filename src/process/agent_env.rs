@@ -15,7 +15,8 @@ pub struct AgentEnv {
     pub harness: String,
     pub provider: String,
     pub model: Option<String>,
-    /// Directory holding the `crumb` executable, prepended to `PATH`.
+    /// Directory holding the `crumb` executable, prepended to `PATH` (and `<dir>/crumb` is
+    /// `CRUMB_BIN`, which survives a login shell resetting `PATH`).
     pub crumb_dir: Option<PathBuf>,
 }
 
@@ -48,6 +49,7 @@ impl AgentEnv {
             vars.push(("CRUMB_MODEL".into(), model.clone().into()));
         }
         if let Some(dir) = &self.crumb_dir {
+            vars.push(("CRUMB_BIN".into(), dir.join("crumb").into_os_string()));
             let rest = inherited_path
                 .map(std::env::split_paths)
                 .into_iter()

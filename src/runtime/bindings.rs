@@ -98,6 +98,12 @@ pub struct ResolvedBinding {
     /// The `command` adapter's argv, its paths resolved against the file (or folder) that gave it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
+    /// A model server to use instead of the vendor's (a preset's `base_url`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The variable holding that server's key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
     pub source: BindingSource,
 }
 
@@ -110,6 +116,9 @@ impl ResolvedBinding {
         }
         if let Some(effort) = self.effort {
             details.push(format!("effort {}", effort_str(effort)));
+        }
+        if let Some(url) = &self.base_url {
+            details.push(format!("model server {url}"));
         }
         if self.harness != self.adapter.default_harness() {
             details.push(format!("harness {}", self.harness));
@@ -137,6 +146,8 @@ impl Bindings {
                     harness: binding.harness.clone(),
                     provider: binding.provider.clone(),
                     command: binding.command.clone(),
+                    base_url: binding.base_url.clone(),
+                    api_key_env: binding.api_key_env.clone(),
                     decided_by: binding.source.to_string(),
                 };
                 (role.clone(), record)
@@ -146,11 +157,7 @@ impl Bindings {
 }
 
 fn effort_str(effort: Effort) -> &'static str {
-    match effort {
-        Effort::Low => "low",
-        Effort::Medium => "medium",
-        Effort::High => "high",
-    }
+    effort.as_str()
 }
 
 /// What the command line asked for.
@@ -456,6 +463,8 @@ fn from_kind(kind: AdapterKind, model: Option<String>, source: BindingSource) ->
         model,
         effort: None,
         command: Vec::new(),
+        base_url: None,
+        api_key_env: None,
         source,
     }
 }
@@ -496,6 +505,8 @@ fn from_file(binding: &Binding, source: BindingSource) -> ResolvedBinding {
         model: binding.model.clone(),
         effort: binding.effort,
         command: Vec::new(),
+        base_url: binding.base_url.clone(),
+        api_key_env: binding.api_key_env.clone(),
         source,
     }
 }

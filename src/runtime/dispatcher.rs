@@ -22,7 +22,7 @@ use super::session::SessionDir;
 use super::stream_tap::StreamTap;
 use crate::adapters::mock::agent::PRODUCES_ENV;
 use crate::adapters::mock::scenario::SCENARIO_ENV;
-use crate::adapters::{AdapterKind, Terminal, TurnRequest, TurnSummary};
+use crate::adapters::{AdapterKind, Endpoint, TurnRequest, TurnSummary};
 use crate::engine::effect::{RunQa, Spawn};
 use crate::pipeline::table::{QaSpec, RoleSpec};
 use crate::process::{self, Outcome, SpawnSpec, Stream};
@@ -30,6 +30,8 @@ use crate::qa::report::{EXIT_COULD_NOT_RUN, QaStatus};
 use crate::transcript::writer::{WriteError, Writer};
 use crate::transcript::{Draft, Event, Kind, Metadata};
 
+/// The variable holding the absolute path of the running crumb, for `"$CRUMB_BIN" event`.
+pub const CRUMB_BIN_ENV: &str = "CRUMB_BIN";
 /// `metadata.tool` of the events the dispatcher writes.
 pub const DISPATCH_TOOL: &str = "crumb-dispatcher@v1";
 /// Extra time QA gets beyond `qa.timeout` before the dispatcher gives up on it.
@@ -119,14 +121,14 @@ pub async fn run_spawn(
         // A dropped sender cancels too: nobody is left to receive the outcome.
         let _ = cancel.await;
     };
-    let (spec, kind) = launch;
+    let (spec, kind, notes) = launch;
+    write_notes(&writer, &job, notes);
     let mut tap = StreamTap::new(kind);
-    let finished = process::run(
+    let finished = process::run_watched(
         spec,
-        |stream, line| {
-            if stream == Stream::Stdout {
-                tap.line(line);
-            }
+        |stream, line| match stream {
+            Stream::Stdout => tap.line(line),
+            Stream::Stderr => tap.stderr_line(line),
         },
         cancelled,
     )
@@ -143,22 +145,20 @@ pub async fn run_spawn(
         let _ = append(&writer, draft);
     }
     let produced = produced_since(&job.session.transcript(), &wake_id, &job.role);
-    let failure = classify(&finished.outcome, produced, &job)
-        .map(|(reason, message)| (reason, in_the_cli_s_words(message, &finished.outcome, &tap)));
+    let failure = crate::adapters::diagnose(
+        kind,
+        &finished.outcome,
+        &summary,
+        &finished.stderr_tail,
+        produced,
+    )
+    .map(|failure| (reason(&finished.outcome), failure));
     let exit_code = match finished.outcome {
         Outcome::Exited { code } => Some(code),
         _ => None,
     };
-    if let Some((reason, message)) = &failure {
-        let mut data = error_data(&job, reason, message);
-        data.insert("exit_code".into(), json!(exit_code));
-        data.insert(
-            "stderr".into(),
-            json!(tail_chars(&finished.stderr_tail, 2000)),
-        );
-        let body = format!("{role} turn {n} failed: {message}");
-        let error = Draft::new("system", Kind::Error).body(body).data(data);
-        let _ = append(&writer, error.metadata(runner_metadata(&effect_id)));
+    if let Some((reason, failure)) = &failure {
+        write_failure(&writer, &job, reason, failure, &finished);
     }
     let outcome = match (&finished.outcome, &failure) {
         (Outcome::Cancelled, _) => "cancelled",
@@ -181,18 +181,67 @@ pub async fn run_spawn(
     }
 }
 
-/// A failure message completed with the CLI's own account of the turn (a Gemini exit 0 that
-/// reported an error, a Claude run without a result line), which says more than the exit code.
-/// Output formats without an end-of-turn event (mock, command) have nothing to add.
-fn in_the_cli_s_words(message: String, outcome: &Outcome, tap: &StreamTap) -> String {
-    let summary = tap.summary();
-    if summary.terminal == Terminal::NotApplicable {
-        return message;
+/// What the adapter changed about the request (an effort level its CLI lacks), as `note`s.
+fn write_notes(writer: &SharedWriter, job: &SpawnJob, notes: Vec<String>) {
+    for note in notes {
+        let mut data = Map::new();
+        data.insert("role".into(), json!(job.role.id));
+        data.insert("adapter".into(), json!(job.binding.adapter));
+        let draft = Draft::new("system", Kind::Note).body(note).data(data);
+        let _ = append(writer, draft.metadata(runner_metadata(&job.effect.id)));
     }
-    match crate::adapters::turn_failure(tap.kind(), outcome, &summary) {
-        Some(told) if matches!(outcome, Outcome::Exited { .. }) => format!("{message}: {told}"),
-        _ => message,
+}
+
+/// The `error` of a failed turn: the class, whether a retry could help, the CLI's own words
+/// and the fix.
+fn write_failure(
+    writer: &SharedWriter,
+    job: &SpawnJob,
+    reason: &str,
+    failure: &crate::adapters::Failure,
+    finished: &process::SpawnReport,
+) {
+    let role = &job.role.id;
+    let n = job.effect.attempt + 1;
+    let message = format!("{}: {}", job.binding.adapter, failure.message);
+    let mut data = error_data(job, reason, &message);
+    let exit_code = match finished.outcome {
+        Outcome::Exited { code } => Some(code),
+        _ => None,
+    };
+    data.insert("exit_code".into(), json!(exit_code));
+    if let Outcome::Signaled { signal } = finished.outcome {
+        data.insert("signal".into(), json!(signal));
     }
+    match finished.outcome {
+        Outcome::IdleTimeout => {
+            data.insert("timeout_ms".into(), json!(idle_ms(job)));
+        }
+        Outcome::WallTimeout => {
+            data.insert("timeout_ms".into(), json!(wall_ms(job)));
+        }
+        _ => {}
+    }
+    data.insert("class".into(), json!(failure.class));
+    data.insert("retryable".into(), json!(failure.class.retryable()));
+    if let Some(hint) = &failure.hint {
+        data.insert("hint".into(), json!(hint));
+    }
+    data.insert(
+        "stderr".into(),
+        json!(tail_chars(&finished.stderr_tail, 2000)),
+    );
+    let hint = failure
+        .hint
+        .as_deref()
+        .map(|hint| format!(" — {hint}"))
+        .unwrap_or_default();
+    let body = format!(
+        "{role} turn {n} failed ({}): {message}{hint}",
+        failure.class
+    );
+    let error = Draft::new("system", Kind::Error).body(body).data(data);
+    let _ = append(writer, error.metadata(runner_metadata(&job.effect.id)));
 }
 
 /// The `agent.wake` that opens a turn: role, adapter, cause, where its prompt and log are.
@@ -229,36 +278,18 @@ fn wake_draft(job: &SpawnJob, prompt_path: &Path, log_path: &Path) -> Draft {
         .metadata(metadata)
 }
 
-/// The `error` reason and message of a turn that ended this way, `None` when it succeeded (or
-/// was cancelled, which is not the role's failure).
-fn classify(outcome: &Outcome, produced: bool, job: &SpawnJob) -> Option<(&'static str, String)> {
+/// The `error` reason of a failed turn that ended this way (what the engine's effect contract
+/// names; the class says why).
+fn reason(outcome: &Outcome) -> &'static str {
     match outcome {
-        Outcome::Cancelled => None,
-        Outcome::MissingBinary { program } => Some((
-            "missing_binary",
-            format!("`{program}` is not installed or not on PATH"),
-        )),
-        Outcome::SpawnError { message } => Some(("missing_binary", message.clone())),
-        Outcome::IdleTimeout => Some((
-            "idle_timeout",
-            format!("silent for {} ms; process group killed", idle_ms(job)),
-        )),
-        Outcome::WallTimeout => Some((
-            "timeout",
-            format!("ran longer than {} ms; process group killed", wall_ms(job)),
-        )),
-        Outcome::Exited { code: 0 } if produced => None,
-        Outcome::Exited { code: 0 } => Some((
-            "no_produces",
-            format!(
-                "the turn ended without emitting {}",
-                job.role.produces.join(" or ")
-            ),
-        )),
-        Outcome::Exited { code } if *code > 128 => {
-            Some(("exit_nonzero", format!("killed by signal {}", code - 128)))
-        }
-        Outcome::Exited { code } => Some(("exit_nonzero", format!("exited with code {code}"))),
+        Outcome::MissingBinary { .. } | Outcome::SpawnError { .. } => "missing_binary",
+        Outcome::IdleTimeout => "idle_timeout",
+        Outcome::WallTimeout => "timeout",
+        Outcome::Exited { code: 0 } => "no_produces",
+        Outcome::Exited { .. }
+        | Outcome::Signaled { .. }
+        | Outcome::GaveUp
+        | Outcome::Cancelled => "exit_nonzero",
     }
 }
 
@@ -355,7 +386,7 @@ fn launch(
     job: &SpawnJob,
     prompt_path: &Path,
     log_path: &Path,
-) -> Result<(SpawnSpec, AdapterKind), String> {
+) -> Result<(SpawnSpec, AdapterKind, Vec<String>), String> {
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot locate the crumb binary: {e}"))?;
     let adapter = adapter_kind(job)?;
@@ -368,6 +399,15 @@ fn launch(
         model: job.binding.model.clone(),
         effort: job.binding.effort(),
         command: job.binding.command.clone(),
+        endpoint: job.binding.base_url.clone().map(|base_url| Endpoint {
+            base_url,
+            api_key: job
+                .binding
+                .api_key_env
+                .as_deref()
+                .and_then(|name| std::env::var(name).ok())
+                .unwrap_or_else(|| "local".to_owned()),
+        }),
     };
     let invocation = crate::adapters::invocation(adapter, &request).map_err(|e| e.to_string())?;
     let mut env = crumb_env(job, &exe, prompt_path);
@@ -377,6 +417,13 @@ fn launch(
             .into_iter()
             .map(|(k, v)| (k.to_string_lossy().into_owned(), v)),
     );
+    let notes = invocation.notes;
+    for (path, content) in &invocation.files {
+        path.parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(path, content))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
     let spec = SpawnSpec {
         program: invocation.program,
         args: invocation.args,
@@ -390,7 +437,7 @@ fn launch(
         kill_grace: KILL_GRACE,
         pgid_file: Some(pgid_file(log_path)),
     };
-    Ok((spec, adapter))
+    Ok((spec, adapter, notes))
 }
 
 fn adapter_kind(job: &SpawnJob) -> Result<AdapterKind, String> {
@@ -431,6 +478,9 @@ fn crumb_env(job: &SpawnJob, exe: &Path, prompt_path: &Path) -> Vec<(String, OsS
                 .into(),
         ),
     ];
+    // The absolute path is what the templates call: a login shell (codex runs `bash -lc`) may
+    // reset `PATH`, but it keeps the other variables.
+    env.push((CRUMB_BIN_ENV.into(), exe.into()));
     if let Some(dir) = exe.parent() {
         let mut path = OsString::from(dir);
         if let Some(existing) = std::env::var_os("PATH") {

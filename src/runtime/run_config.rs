@@ -25,6 +25,12 @@ pub struct RoleBinding {
     /// The `command` adapter's argv (paths already resolved).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
+    /// A model server to use instead of the vendor's (a preset's `base_url`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The variable holding that server's key (the key itself is never recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
     /// `--bind`, `--adapter`, `preset <name>`, `pipeline`, `default`.
     pub decided_by: String,
 }
@@ -46,6 +52,8 @@ impl RoleBinding {
             harness: adapter.default_harness().to_owned(),
             provider: adapter.default_provider().to_owned(),
             command: Vec::new(),
+            base_url: None,
+            api_key_env: None,
             decided_by: decided_by.into(),
         }
     }

@@ -5,6 +5,7 @@
 use serde_json::{Map, json};
 
 use crate::adapters::{AdapterKind, StreamParser, ToolCall, TurnSummary};
+use crate::process::LineFlow;
 use crate::transcript::metadata::Visibility;
 use crate::transcript::{Draft, Kind, Metadata};
 
@@ -34,8 +35,8 @@ impl StreamTap {
         self.kind
     }
 
-    /// Feed one stdout line.
-    pub fn line(&mut self, line: &str) {
+    /// Feed one stdout line; returns how it counts for the idle timeout.
+    pub fn line(&mut self, line: &str) -> LineFlow {
         for call in self.parser.line(line) {
             if self.calls.len() < MAX_TOOL_CALLS {
                 self.calls.push(call);
@@ -43,6 +44,12 @@ impl StreamTap {
                 self.omitted += 1;
             }
         }
+        self.parser.flow()
+    }
+
+    /// Feed one stderr line; returns how it counts for the idle timeout.
+    pub fn stderr_line(&mut self, line: &str) -> LineFlow {
+        self.parser.stderr_line(line)
     }
 
     /// What the adapter's parser learned.

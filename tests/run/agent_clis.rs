@@ -203,3 +203,70 @@ fn a_missing_agent_cli_is_an_error_event_then_the_circuit_swaps_to_the_fallback_
         .unwrap();
     assert_eq!(last_wake["data"]["adapter"], "mock");
 }
+
+/// A human-output run whose builder is the fake codex failing every turn.
+fn run_with_a_failing_codex_builder(scratch: &Scratch) -> crate::support::Run {
+    scratch
+        .command(&["run", "--adapter", "mock", "--bind", "builder=codex"])
+        .env("PATH", fake_clis_path())
+        .env("FAKE_CLI_MODE", "error")
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .run()
+}
+
+#[test]
+fn the_summary_quotes_the_failing_cli_with_its_class_and_fix() {
+    let scratch = Scratch::new();
+    let run = run_with_a_failing_codex_builder(&scratch)
+        .expect_code(i32::from(crumb::exit_codes::FAILED));
+    let error_line = run
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("error "))
+        .unwrap_or_else(|| panic!("no error line in the summary: {}", run.stdout));
+    assert!(
+        error_line.starts_with("error    builder (model): codex: fake failure"),
+        "{error_line}"
+    );
+    assert!(!error_line.contains("success"), "{error_line}");
+    let events = transcript(&scratch.session());
+    let errors = of_kind(&events, "error");
+    assert_eq!(
+        errors.len(),
+        3,
+        "a model error is retried until the circuit opens"
+    );
+    assert!(errors.iter().all(|e| e["data"]["class"] == "model"));
+    assert!(errors.iter().all(|e| e["data"]["retryable"] == true));
+}
+
+#[test]
+fn an_effort_the_cli_cannot_take_is_a_note_when_the_turn_starts() {
+    let scratch = Scratch::new();
+    std::fs::create_dir_all(scratch.dir.path().join("presets")).unwrap();
+    std::fs::write(
+        scratch.dir.path().join("presets/effort.yaml"),
+        "name: effort\ndefault: { adapter: mock }\nroles:\n  planner-lead: { adapter: gemini-cli, effort: max }\n",
+    )
+    .unwrap();
+    scratch
+        .command(&["run"])
+        .env("PATH", fake_clis_path())
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .args(["--preset", "effort", "--json"])
+        .run()
+        .expect_code(0);
+    let events = transcript(&scratch.session());
+    let notes: Vec<&Value> = of_kind(&events, "note")
+        .into_iter()
+        .filter(|e| e["from"] == "system")
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:#?}");
+    assert_eq!(
+        notes[0]["body"],
+        "gemini-cli has no effort setting: effort `max` is ignored"
+    );
+    assert_eq!(notes[0]["data"]["role"], "planner-lead");
+}

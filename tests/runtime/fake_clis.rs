@@ -41,6 +41,7 @@ async fn turn(kind: AdapterKind, role: &str, extra_env: &[(&str, &str)]) -> Turn
         model: None,
         effort: None,
         command: Vec::new(),
+        endpoint: None,
     };
     let invocation = adapters::invocation(kind, &request).unwrap();
     let identity = AgentEnv {

@@ -4,7 +4,9 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crumb::process::{AgentEnv, Outcome, SpawnReport, SpawnSpec, Stream, run};
+use crumb::process::{
+    AgentEnv, LineFlow, Outcome, SpawnReport, SpawnSpec, Stream, run, run_watched,
+};
 
 fn spec(dir: &Path, script: &str) -> SpawnSpec {
     SpawnSpec {
@@ -134,8 +136,12 @@ async fn exit_codes_and_stderr_are_reported_and_logged() {
         log.contains("out\n") && log.contains("[stderr] oops\n") && log.contains("=== exit 3,"),
         "{log}"
     );
+    // A signal only when the OS says so; an exit above 128 (Gemini's HTTP status mod 256) is
+    // an exit.
     let (killed, _) = collect(spec(dir.path(), "kill -9 $$")).await;
-    assert_eq!(killed.outcome, Outcome::Exited { code: 137 });
+    assert_eq!(killed.outcome, Outcome::Signaled { signal: 9 });
+    let (high, _) = collect(spec(dir.path(), "exit 144")).await;
+    assert_eq!(high.outcome, Outcome::Exited { code: 144 });
 }
 
 #[tokio::test]
@@ -286,4 +292,40 @@ fn kill_orphan_kills_only_a_group_marked_with_its_session() {
     assert!(crumb::process::kill_orphan(&record, "session-a"));
     let status = orphan.wait().unwrap();
     assert!(!status.success(), "killed: {status}");
+}
+
+#[tokio::test]
+async fn retry_chatter_does_not_hold_off_the_idle_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    // A CLI that keeps printing retry notices and never does anything else.
+    let mut spec = spec(dir.path(), "while :; do echo retrying; sleep 0.05; done");
+    spec.idle_timeout = Duration::from_millis(400);
+    spec.wall_timeout = Duration::from_secs(60);
+    let report = run_watched(spec, |_, _| LineFlow::Chatter, std::future::pending()).await;
+    assert_eq!(report.outcome, Outcome::IdleTimeout);
+    assert!(report.stdout_lines > 1, "it did keep talking");
+    assert!(is_gone(report.pgid.unwrap()));
+}
+
+#[tokio::test]
+async fn a_line_that_settles_the_turn_stops_the_group_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(
+        dir.path(),
+        "sleep 300 & echo $! > child.pid; echo authentication_failed; wait",
+    );
+    let report = run_watched(
+        spec,
+        |_, line| {
+            if line.contains("authentication_failed") {
+                LineFlow::GiveUp
+            } else {
+                LineFlow::Progress
+            }
+        },
+        std::future::pending(),
+    )
+    .await;
+    assert_eq!(report.outcome, Outcome::GaveUp);
+    assert!(is_gone(read_pid(&dir.path().join("child.pid"))));
 }

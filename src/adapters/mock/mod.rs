@@ -18,5 +18,7 @@ pub fn invocation(request: &TurnRequest) -> Result<Invocation, InvocationError> 
         env: Vec::new(),
         env_remove: Vec::new(),
         stdin: Some(request.prompt.clone().into_bytes()),
+        notes: Vec::new(),
+        files: Vec::new(),
     })
 }

@@ -12,6 +12,7 @@ use crate::transcript::Metadata;
 mod authority;
 mod commands;
 mod declared;
+mod fatal;
 mod outcomes;
 mod qa_error;
 mod routes;

@@ -321,10 +321,16 @@ impl Step<'_> {
                 let role = data_str(event, "role")
                     .filter(|r| self.table.is_role(r))
                     .or_else(|| Some(event.from.as_str()).filter(|r| self.table.is_role(r)));
+                let fatal = data(event)
+                    .and_then(|d| d.get("retryable"))
+                    .and_then(Value::as_bool)
+                    == Some(false);
+                let class = data_str(event, "class").unwrap_or("fatal").to_owned();
                 if let Some(role) = role {
                     let record = state.role_mut(role);
                     record.failures_in_a_row += 1;
                     record.failures_total += 1;
+                    record.fatal = fatal.then_some(class);
                     self.failed_role = Some(role.to_owned());
                 }
             }
@@ -341,6 +347,7 @@ impl Step<'_> {
             let record = self.state.role_mut(&role.id);
             record.turns += 1;
             record.failures_in_a_row = 0;
+            record.fatal = None;
             self.state.budgets.errors_in_a_row = 0;
             self.state.budgets.stuck_reported = false;
         }

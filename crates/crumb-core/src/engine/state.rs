@@ -277,6 +277,10 @@ pub struct RoleState {
     pub failures_total: u32,
     /// Fallback adapters already swapped to by the circuit breaker.
     pub circuit_swaps: u32,
+    /// The class of the last failure when no retry can fix it (`auth`, `input_too_large`,
+    /// `network`: the error's `data.retryable` is false); cleared by the next success.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fatal: Option<String>,
     /// Adapter override from `/swap` or a circuit swap.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adapter: Option<String>,

@@ -52,6 +52,16 @@ pub struct Binding {
     /// The model provider, used by the same-provider scoring guard.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<Provider>,
+    /// A model server the agent CLI talks to instead of its vendor's API — a local or
+    /// self-hosted model: `ANTHROPIC_BASE_URL` for `claude-code` (an Anthropic Messages API),
+    /// a `model_provider` for `codex` (an `OpenAI` Responses API, e.g. `http://127.0.0.1:8080/v1`),
+    /// `GOOGLE_GEMINI_BASE_URL` for `gemini-cli`. Set `model` to a name that server serves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The environment variable holding the key for `base_url` (its value is passed as the CLI's
+    /// key; without it a placeholder is sent, which local servers ignore).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
     /// For `adapter: command`: the program and its arguments (never run through a shell). Paths
     /// containing `/` are relative to this file's folder. Without it, a role's own
     /// `adapter: { command: [...] }` from the pipeline is used.
@@ -59,13 +69,32 @@ pub struct Binding {
     pub command: Vec<String>,
 }
 
-/// Reasoning effort.
+/// Reasoning effort. Each CLI accepts a subset: Claude Code `low`…`max`, Codex `minimal`…`xhigh`;
+/// Gemini CLI has no effort setting. A level a CLI lacks runs at its nearest level, with a note in
+/// the transcript saying so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Effort {
+    Minimal,
     Low,
     Medium,
     High,
+    Xhigh,
+    Max,
+}
+
+impl Effort {
+    /// The name used in presets and flags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Minimal => "minimal",
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+            Effort::Xhigh => "xhigh",
+            Effort::Max => "max",
+        }
+    }
 }
 
 /// The company whose model answers; `none` for deterministic adapters.

@@ -105,37 +105,56 @@ impl Step<'_> {
         let (feedback, interventions) = context
             .map(|c| (c.feedback, c.interventions))
             .unwrap_or_default();
-        if limits.circuit_open_after == 0 || failures < limits.circuit_open_after {
+        let fatal = record.fatal.clone();
+        if fatal.is_none()
+            && (limits.circuit_open_after == 0 || failures < limits.circuit_open_after)
+        {
             self.spawn(role, SpawnCause::Retry, feedback, interventions);
             return;
         }
-        // Each opening swaps to the next fallback in the declared order; none left: stop.
+        // Each opening swaps to the next fallback in the declared order; none left: stop. A
+        // failure no retry can fix skips retries and fallbacks on the same adapter.
+        let current = self.state.current_adapter(role);
+        let record = self.state.role_mut(role);
+        let skip = usize::try_from(record.circuit_swaps).unwrap_or(usize::MAX);
         let swap_to = match limits.circuit_then {
-            CircuitAction::Swap => usize::try_from(record.circuit_swaps)
-                .ok()
-                .and_then(|i| spec.fallback.get(i))
-                .cloned(),
+            CircuitAction::Swap => spec
+                .fallback
+                .iter()
+                .enumerate()
+                .skip(skip)
+                .find(|(_, adapter)| fatal.is_none() || current.as_ref() != Some(*adapter))
+                .map(|(i, adapter)| (i, adapter.clone())),
             CircuitAction::Stop => None,
         };
-        let Some(adapter) = swap_to else {
-            self.stop(&format!("circuit_open:{role}"));
+        let Some((index, adapter)) = swap_to else {
+            match &fatal {
+                Some(class) => self.stop(&format!("agent_{class}:{role}")),
+                None => self.stop(&format!("circuit_open:{role}")),
+            }
             return;
         };
-        record.circuit_swaps += 1;
+        record.circuit_swaps = u32::try_from(index + 1).unwrap_or(u32::MAX);
         record.failures_in_a_row = 0;
-        let previous = self.state.current_adapter(role);
-        self.state.record_swap(role, &adapter, "circuit_open");
+        record.fatal = None;
+        let cause = fatal.as_deref().map_or("circuit_open", |class| class);
+        self.state.record_swap(role, &adapter, cause);
         self.state.role_mut(role).adapter = Some(adapter.clone());
         let mut data = Map::new();
         data.insert("event".into(), json!("adapter_swapped"));
         data.insert("role".into(), json!(role));
-        data.insert("reason".into(), json!("circuit_open"));
+        data.insert("reason".into(), json!(cause));
         data.insert("consecutive_failures".into(), json!(failures));
-        data.insert("previous_adapter".into(), json!(previous));
+        data.insert("previous_adapter".into(), json!(current));
         data.insert("new_adapter".into(), json!(adapter));
-        let body = format!(
-            "circuit open for {role} after {failures} failed spawns: swapping to adapter {adapter}"
-        );
+        let body = match &fatal {
+            Some(class) => format!(
+                "{role} failed ({class}) in a way no retry can fix: swapping to adapter {adapter}"
+            ),
+            None => format!(
+                "circuit open for {role} after {failures} failed spawns: swapping to adapter {adapter}"
+            ),
+        };
         self.append(Draft::new("system", Kind::Audit).body(body).data(data));
         self.spawn(role, SpawnCause::CircuitSwap, feedback, interventions);
     }

@@ -1,0 +1,508 @@
+//! Why a turn failed, in classes a person (and the engine) can act on, with the CLI's own words.
+//!
+//! Each CLI says what went wrong in its own way (a Claude `result` with `api_error_status`, a
+//! Codex `error` line, a Gemini exit code and a hint on stderr); the stream parsers collect those
+//! words as a [`Problem`], and [`diagnose`] turns them plus the process outcome into one
+//! [`Failure`]. Auth, input-too-large and no-network failures cannot be fixed by trying again,
+//! so they are not retried: the role stops with the CLI's message and a hint.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use super::AdapterKind;
+use super::turn::{Terminal, TurnSummary};
+use crate::process::{LineFlow, Outcome};
+
+/// The kind of failure a turn ended in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureClass {
+    /// Not logged in, a rejected key.
+    Auth,
+    /// A rate limit or an exhausted quota / billing.
+    Quota,
+    /// The model API cannot be reached.
+    Network,
+    /// The prompt is larger than the CLI or model accepts.
+    InputTooLarge,
+    /// The model API answered with an error (overloaded, invalid request, server error).
+    Model,
+    /// The CLI ran but the turn broke the protocol: no `produces`, no end-of-turn event.
+    Protocol,
+    /// A wall-clock or no-progress timeout.
+    Timeout,
+    /// The CLI crashed or exited for a reason it did not state.
+    Crash,
+}
+
+impl FailureClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureClass::Auth => "auth",
+            FailureClass::Quota => "quota",
+            FailureClass::Network => "network",
+            FailureClass::InputTooLarge => "input_too_large",
+            FailureClass::Model => "model",
+            FailureClass::Protocol => "protocol",
+            FailureClass::Timeout => "timeout",
+            FailureClass::Crash => "crash",
+        }
+    }
+
+    /// Whether another try (or another adapter of the same kind) could succeed.
+    pub fn retryable(self) -> bool {
+        !matches!(
+            self,
+            FailureClass::Auth | FailureClass::InputTooLarge | FailureClass::Network
+        )
+    }
+}
+
+impl fmt::Display for FailureClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a CLI itself said went wrong, as its stream or stderr put it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The class the CLI's own error code implies, when it gave one.
+    pub class: Option<FailureClass>,
+    /// The CLI's words, whole (bounded only by [`MAX_WORDS`]).
+    pub words: String,
+}
+
+/// Longest CLI message kept (far above any real one; a bound against a hostile stream).
+pub const MAX_WORDS: usize = 2000;
+
+impl Problem {
+    pub fn new(class: Option<FailureClass>, words: &str) -> Self {
+        Problem {
+            class: class.or_else(|| class_of_text(words)),
+            words: words.trim().chars().take(MAX_WORDS).collect(),
+        }
+    }
+}
+
+/// Retry notices of one class after which a turn is given up: a network that stayed down or a
+/// rate limit that stayed on through this many of the CLI's own retries (its backoff would
+/// otherwise run for minutes; crumb's retries and fallbacks take over, visibly).
+pub const MAX_RETRY_NOTICES: u32 = 2;
+
+/// Counts a CLI's retry notices and says when to stop waiting for them.
+#[derive(Debug, Default, Clone)]
+pub struct RetryNotices {
+    network: u32,
+    quota: u32,
+}
+
+impl RetryNotices {
+    /// How a retry notice whose cause is `class` counts: auth and input-too-large end the turn
+    /// now (no retry fixes them), network and quota after [`MAX_RETRY_NOTICES`], anything else is
+    /// chatter.
+    pub fn notice(&mut self, class: Option<FailureClass>) -> LineFlow {
+        let count = match class {
+            Some(FailureClass::Auth | FailureClass::InputTooLarge) => return LineFlow::GiveUp,
+            Some(FailureClass::Network) => &mut self.network,
+            Some(FailureClass::Quota) => &mut self.quota,
+            _ => return LineFlow::Chatter,
+        };
+        *count += 1;
+        if *count >= MAX_RETRY_NOTICES {
+            LineFlow::GiveUp
+        } else {
+            LineFlow::Chatter
+        }
+    }
+}
+
+/// One failed turn, classified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub class: FailureClass,
+    /// The CLI's own words when it gave any, else crumb's account of the outcome.
+    pub message: String,
+    /// What a person can do about it.
+    pub hint: Option<String>,
+}
+
+/// The class a CLI's error text implies, from words all three CLIs (and the HTTP APIs behind
+/// them) use. Auth is checked first: a 401 is auth even when the text also says "retrying".
+pub fn class_of_text(text: &str) -> Option<FailureClass> {
+    let text = text.to_lowercase();
+    // A needle of digits is an HTTP status: it must stand alone (not part of a token count).
+    let any = |needles: &[&str]| {
+        needles.iter().any(|needle| {
+            if needle.bytes().all(|b| b.is_ascii_digit()) {
+                has_number(&text, needle)
+            } else {
+                text.contains(needle)
+            }
+        })
+    };
+    if any(&[
+        "not logged in",
+        "invalid api key",
+        "invalid_api_key",
+        "invalid x-api-key",
+        "authentication",
+        "unauthorized",
+        "401",
+        "please set an auth method",
+        "api key not valid",
+        "api_key_invalid",
+        "/login",
+    ]) {
+        Some(FailureClass::Auth)
+    } else if any(&[
+        "input_too_large",
+        "input too large",
+        "context window",
+        "prompt is too long",
+        "context_length_exceeded",
+        "maximum context length",
+        "request too large",
+        "413",
+    ]) {
+        Some(FailureClass::InputTooLarge)
+    } else if any(&[
+        "429",
+        "rate limit",
+        "rate_limit",
+        "quota",
+        "billing",
+        "resource_exhausted",
+        "credit balance",
+        "usage limit",
+    ]) {
+        Some(FailureClass::Quota)
+    } else if any(&[
+        "waiting for network",
+        "connection refused",
+        "econnrefused",
+        "enotfound",
+        "error sending request",
+        "network",
+        "connection error",
+        "fetch failed",
+        "dns error",
+        "could not resolve",
+    ]) {
+        Some(FailureClass::Network)
+    } else if any(&[
+        "overloaded",
+        "server_error",
+        "internal server error",
+        "invalid_request",
+        "bad request",
+        "500",
+        "503",
+        "529",
+    ]) {
+        Some(FailureClass::Model)
+    } else {
+        None
+    }
+}
+
+/// Whether `number` occurs in `text` with no digit right before or after it.
+fn has_number(text: &str, number: &str) -> bool {
+    text.match_indices(number).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + number.len()..].chars().next();
+        !before.is_some_and(|c| c.is_ascii_digit()) && !after.is_some_and(|c| c.is_ascii_digit())
+    })
+}
+
+/// The fix to suggest for `class` on `kind`.
+pub fn hint(kind: AdapterKind, class: FailureClass) -> Option<String> {
+    let text = match (class, kind) {
+        (FailureClass::Auth, AdapterKind::ClaudeCode) => {
+            "log in with `claude auth login` (or set ANTHROPIC_API_KEY); `crumb doctor` checks it"
+        }
+        (FailureClass::Auth, AdapterKind::Codex) => {
+            "log in with `codex login` (or set CODEX_API_KEY); `crumb doctor` checks it"
+        }
+        (FailureClass::Auth, AdapterKind::GeminiCli) => {
+            "set GEMINI_API_KEY (or run `gemini` once and choose a login); `crumb doctor` checks it"
+        }
+        (FailureClass::Quota, _) => {
+            "the account hit a rate limit or its quota: wait, check its plan and billing, or bind the role to another adapter"
+        }
+        (FailureClass::Network, _) => {
+            "the model API cannot be reached: check the network, a proxy, or the base URL the CLI is pointed at"
+        }
+        (FailureClass::InputTooLarge, _) => {
+            "the prompt is larger than the CLI accepts: shorten the pitch or the context the role `sees`"
+        }
+        (FailureClass::Timeout, _) => {
+            "raise the role's `timeout:` (or --wall-timeout / --idle-timeout) if the work is genuinely long"
+        }
+        _ => return None,
+    };
+    Some(text.to_owned())
+}
+
+/// Classify a failed turn from the process outcome and what the CLI said; `None` when the turn
+/// succeeded. `produced`: whether the role emitted one of its `produces` kinds.
+pub fn diagnose(
+    kind: AdapterKind,
+    outcome: &Outcome,
+    summary: &TurnSummary,
+    stderr_tail: &str,
+    produced: bool,
+) -> Option<Failure> {
+    let stated = stated_problem(kind, outcome, summary, stderr_tail);
+    let (class, own) = match outcome {
+        Outcome::Cancelled => return None,
+        Outcome::Exited { code: 0 } if produced => return None,
+        Outcome::MissingBinary { program } => (
+            FailureClass::Crash,
+            format!("`{program}` is not installed or not on PATH"),
+        ),
+        Outcome::SpawnError { message } => (FailureClass::Crash, message.clone()),
+        Outcome::WallTimeout => (
+            FailureClass::Timeout,
+            "ran past its wall-clock timeout".to_owned(),
+        ),
+        Outcome::IdleTimeout => (
+            FailureClass::Timeout,
+            "made no progress within its idle timeout (retry notices do not count)".to_owned(),
+        ),
+        Outcome::GaveUp => (
+            FailureClass::Crash,
+            "stopped by crumb: retrying cannot fix this".to_owned(),
+        ),
+        Outcome::Signaled { signal } => (FailureClass::Crash, format!("killed by signal {signal}")),
+        Outcome::Exited { code: 0 } => (
+            FailureClass::Protocol,
+            "the turn ended without emitting what the role produces".to_owned(),
+        ),
+        Outcome::Exited { code } => (FailureClass::Crash, format!("exited with code {code}")),
+    };
+    // What the CLI said outranks the outcome's class, except that a timeout stays a timeout
+    // unless the CLI's words name a cause (a network that never came back).
+    let class = match (&stated, class) {
+        (
+            Some(Problem {
+                class: Some(said), ..
+            }),
+            _,
+        ) => *said,
+        (Some(_), FailureClass::Crash) if matches!(outcome, Outcome::Exited { .. }) => {
+            FailureClass::Model
+        }
+        _ => class,
+    };
+    let message = match stated {
+        Some(problem) if !problem.words.is_empty() => format!("{}: {}", problem.words, own),
+        _ => own,
+    };
+    Some(Failure {
+        class,
+        message,
+        hint: hint(kind, class),
+    })
+}
+
+/// The CLI's own account: its stream's problem, else its failed terminal event, else what a
+/// known exit code or the end of stderr says.
+fn stated_problem(
+    kind: AdapterKind,
+    outcome: &Outcome,
+    summary: &TurnSummary,
+    stderr_tail: &str,
+) -> Option<Problem> {
+    if let Some(problem) = &summary.problem {
+        return Some(problem.clone());
+    }
+    if let Terminal::Failed { message } = &summary.terminal {
+        return Some(Problem::new(None, message));
+    }
+    let exit = match outcome {
+        Outcome::Exited { code } if *code != 0 => Some(*code),
+        _ => None,
+    };
+    let by_exit = exit.and_then(|code| exit_class(kind, code));
+    let stderr = last_words(stderr_tail);
+    match (by_exit, stderr) {
+        (None, None) => None,
+        (class, Some(words)) => Some(Problem::new(class, &words)),
+        (Some(class), None) => Some(Problem {
+            class: Some(class),
+            words: String::new(),
+        }),
+    }
+}
+
+/// What a CLI's documented exit code says. Gemini exits with an HTTP status mod 256 on API
+/// errors (401 → 145, 429 → 173), so those are read back too.
+fn exit_class(kind: AdapterKind, code: i32) -> Option<FailureClass> {
+    match (kind, code) {
+        (AdapterKind::GeminiCli, 41 | 145 | 147) => Some(FailureClass::Auth),
+        (AdapterKind::GeminiCli, 173) => Some(FailureClass::Quota),
+        (AdapterKind::GeminiCli, 157) => Some(FailureClass::InputTooLarge),
+        (AdapterKind::GeminiCli, 144 | 244 | 247 | 249) => Some(FailureClass::Model),
+        _ => None,
+    }
+}
+
+/// The last few meaningful stderr lines (stack frames and blank lines dropped), joined.
+fn last_words(stderr: &str) -> Option<String> {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with("at "))
+        .collect();
+    let start = lines.len().saturating_sub(3);
+    let words = lines[start..].join(" ");
+    (!words.is_empty()).then(|| words.chars().take(MAX_WORDS).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(problem: Option<Problem>, terminal: Terminal) -> TurnSummary {
+        TurnSummary {
+            terminal,
+            problem,
+            ..TurnSummary::default()
+        }
+    }
+
+    #[test]
+    fn claude_not_logged_in_is_auth_in_its_own_words() {
+        let said = summary(
+            None,
+            Terminal::Failed {
+                message: "Not logged in · Please run /login".into(),
+            },
+        );
+        let failure = diagnose(
+            AdapterKind::ClaudeCode,
+            &Outcome::Exited { code: 1 },
+            &said,
+            "",
+            false,
+        )
+        .unwrap();
+        assert_eq!(failure.class, FailureClass::Auth);
+        assert_eq!(
+            failure.message,
+            "Not logged in · Please run /login: exited with code 1"
+        );
+        assert!(failure.hint.unwrap().contains("claude auth login"));
+        assert!(!failure.class.retryable());
+    }
+
+    #[test]
+    fn gemini_http_status_exits_are_not_signals() {
+        let failure = diagnose(
+            AdapterKind::GeminiCli,
+            &Outcome::Exited { code: 144 },
+            &TurnSummary::default(),
+            "Error: [API Error: Bad Request]\n    at foo (x.js:1)\n",
+            false,
+        )
+        .unwrap();
+        assert_eq!(failure.class, FailureClass::Model);
+        assert_eq!(
+            failure.message,
+            "Error: [API Error: Bad Request]: exited with code 144"
+        );
+        let auth = diagnose(
+            AdapterKind::GeminiCli,
+            &Outcome::Exited { code: 41 },
+            &TurnSummary::default(),
+            "Please set an Auth method in your settings.json or specify GEMINI_API_KEY",
+            false,
+        )
+        .unwrap();
+        assert_eq!(auth.class, FailureClass::Auth);
+        assert!(auth.hint.unwrap().contains("GEMINI_API_KEY"));
+    }
+
+    #[test]
+    fn timeouts_and_protocol_errors() {
+        let idle = diagnose(
+            AdapterKind::Codex,
+            &Outcome::IdleTimeout,
+            &TurnSummary::default(),
+            "",
+            false,
+        )
+        .unwrap();
+        assert_eq!(idle.class, FailureClass::Timeout);
+        let network = summary(
+            Some(Problem::new(None, "Reconnecting... waiting for network")),
+            Terminal::Missing,
+        );
+        let lost = diagnose(AdapterKind::Codex, &Outcome::GaveUp, &network, "", false).unwrap();
+        assert_eq!(lost.class, FailureClass::Network);
+        let quiet = diagnose(
+            AdapterKind::Command,
+            &Outcome::Exited { code: 0 },
+            &TurnSummary::default(),
+            "",
+            false,
+        )
+        .unwrap();
+        assert_eq!(quiet.class, FailureClass::Protocol);
+        assert_eq!(
+            diagnose(
+                AdapterKind::Mock,
+                &Outcome::Exited { code: 0 },
+                &TurnSummary::default(),
+                "",
+                true
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn texts_classify() {
+        for (text, class) in [
+            ("Invalid API key · Fix external API key", FailureClass::Auth),
+            (
+                "input_too_large: Input exceeds 1048576 characters",
+                FailureClass::InputTooLarge,
+            ),
+            (
+                "exceeded retry limit, last status: 429 Too Many Requests",
+                FailureClass::Quota,
+            ),
+            (
+                "error sending request for url (http://127.0.0.1:1/v1/responses)",
+                FailureClass::Network,
+            ),
+            ("API Error: 529 Overloaded", FailureClass::Model),
+        ] {
+            assert_eq!(class_of_text(text), Some(class), "{text}");
+        }
+        assert_eq!(class_of_text("all good"), None);
+        assert_eq!(
+            class_of_text("used 14012 tokens"),
+            None,
+            "a status stands alone"
+        );
+    }
+
+    proptest::proptest! {
+        /// The classifier never panics and keeps the CLI's words whole up to the bound.
+        #[test]
+        fn classifier_is_total(words in "\\PC{0,400}", code in -1i32..300, stderr in "\\PC{0,200}") {
+            for kind in AdapterKind::ALL {
+                let said = summary(Some(Problem::new(None, &words)), Terminal::Missing);
+                let failure = diagnose(kind, &Outcome::Exited { code }, &said, &stderr, false);
+                if code != 0 || !words.trim().is_empty() {
+                    let failure = failure.expect("a failed exit is a failure");
+                    proptest::prop_assert!(failure.message.contains(words.trim()));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! `crumb doctor`: can this machine run a pipeline? The agent CLIs (found, version, logged in),
+//! Chromium (found and able to start), the crumb home (writable, with room) and the shared limits,
+//! each problem with its fix. `crumb run` runs the agent part for the adapters its roles are bound
+//! to ([`preflight`]) before the first spawn.
+
+pub mod agents;
+pub mod machine;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::adapters::AdapterKind;
+use crate::runtime::bindings::{Environment, ambient};
+pub use agents::{AgentCheck, Login};
+
+/// One thing that stops a default run, and what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub what: String,
+    pub fix: String,
+}
+
+/// Everything `crumb doctor` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Whether a default `crumb run` can work here.
+    pub ok: bool,
+    /// The adapter a default run binds its roles to (ambient detection), `mock` when none.
+    pub default_adapter: AdapterKind,
+    pub agents: Vec<AgentCheck>,
+    pub chromium: machine::ChromiumCheck,
+    pub home: machine::HomeCheck,
+    pub limits: machine::Limits,
+    pub problems: Vec<Problem>,
+    /// Worth knowing, but no reason a default run fails.
+    pub notes: Vec<String>,
+}
+
+/// Check the whole machine, with `home` as the crumb home.
+pub fn run(env: &Environment, home: &Path) -> Report {
+    let agents: Vec<AgentCheck> = agents::AGENTS
+        .iter()
+        .map(|kind| agents::check(*kind, env))
+        .collect();
+    let chromium = machine::chromium();
+    let home = machine::home(home);
+    let limits = machine::limits();
+    let default_adapter = ambient::detect(env)
+        .ok()
+        .flatten()
+        .map_or(AdapterKind::Mock, |found| found.adapter);
+    let mut problems = Vec::new();
+    let mut notes = Vec::new();
+    for agent in &agents {
+        let used = agent.adapter == default_adapter;
+        match (agent.path.is_some(), agent.logged_in) {
+            (true, Some(Login::No)) if used => problems.push(Problem {
+                what: format!(
+                    "a default run binds every role to {} ({}), which is not logged in: {}",
+                    agent.adapter,
+                    agent.binary,
+                    agent.login_detail.as_deref().unwrap_or("")
+                ),
+                fix: agents::login_fix(agent.adapter).to_owned(),
+            }),
+            (true, Some(Login::No)) => notes.push(format!(
+                "{} is installed but not logged in ({})",
+                agent.binary,
+                agents::login_fix(agent.adapter)
+            )),
+            (true, Some(Login::Unknown)) => notes.push(format!(
+                "{}: login unknown ({})",
+                agent.binary,
+                agent.login_detail.as_deref().unwrap_or("")
+            )),
+            _ => {}
+        }
+    }
+    if default_adapter == AdapterKind::Mock {
+        notes.push(
+            "no agent CLI found: a default run uses the built-in mock adapter (and says so)"
+                .to_owned(),
+        );
+    }
+    if let (Some(error), Some(fix)) = (&chromium.error, &chromium.fix) {
+        problems.push(Problem {
+            what: format!("Chromium (execution QA): {error}"),
+            fix: fix.clone(),
+        });
+    }
+    if let (Some(error), Some(fix)) = (&home.error, &home.fix) {
+        problems.push(Problem {
+            what: format!("crumb home: {error}"),
+            fix: fix.clone(),
+        });
+    }
+    if let Some(fix) = &limits.fix {
+        problems.push(Problem {
+            what: "open-files limit too low".to_owned(),
+            fix: fix.clone(),
+        });
+    }
+    Report {
+        ok: problems.is_empty(),
+        default_adapter,
+        agents,
+        chromium,
+        home,
+        limits,
+        problems,
+        notes,
+    }
+}
+
+/// The human report.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let mut line = |text: String| {
+        out.push_str(&text);
+        out.push('\n');
+    };
+    for agent in &report.agents {
+        let Some(path) = &agent.path else {
+            line(format!(
+                "agent     {:<7} not found — {}",
+                agent.binary,
+                agent.fix.as_deref().unwrap_or("")
+            ));
+            continue;
+        };
+        let login = match agent.logged_in {
+            Some(Login::Yes) => "logged in",
+            Some(Login::No) => "NOT logged in",
+            _ => "login unknown",
+        };
+        line(format!(
+            "agent     {:<7} {} ({}) — {login}: {}",
+            agent.binary,
+            agent.version.as_deref().unwrap_or("version unknown"),
+            path.display(),
+            agent.login_detail.as_deref().unwrap_or("")
+        ));
+    }
+    line(format!(
+        "default   {} (what a default run binds)",
+        report.default_adapter
+    ));
+    let chromium = &report.chromium;
+    match (&chromium.path, chromium.starts) {
+        (Some(path), true) => line(format!(
+            "chromium  {} ({}) — starts headless",
+            chromium.version.as_deref().unwrap_or("version unknown"),
+            path.display()
+        )),
+        (Some(path), false) => line(format!("chromium  {} — does NOT start", path.display())),
+        (None, _) => line("chromium  not found".to_owned()),
+    }
+    let home = &report.home;
+    line(format!(
+        "home      {} — {}{}",
+        home.path.display(),
+        if home.writable {
+            "writable"
+        } else {
+            "NOT writable"
+        },
+        home.free_bytes
+            .map(|free| format!(", {} MiB free", free / (1024 * 1024)))
+            .unwrap_or_default()
+    ));
+    let limits = &report.limits;
+    let show = |n: Option<u64>| n.map_or_else(|| "?".to_owned(), |n| n.to_string());
+    line(format!(
+        "limits    ARG_MAX {} bytes, open files {} (hard {})",
+        show(limits.arg_max),
+        show(limits.open_files_soft),
+        show(limits.open_files_hard)
+    ));
+    for note in &report.notes {
+        line(format!("note      {note}"));
+    }
+    for problem in &report.problems {
+        line(format!("PROBLEM   {}", problem.what));
+        line(format!("  fix     {}", problem.fix));
+    }
+    line(if report.ok {
+        "ok        a default run can work here".to_owned()
+    } else {
+        format!("not ok    {} problem(s) above", report.problems.len())
+    });
+    out
+}
+
+/// Before `crumb run`'s first spawn: the agent CLIs its roles are bound to. A CLI that is
+/// installed but reports itself logged out is a problem for each role on it that has no
+/// fallback on another adapter (a missing CLI is left to the dispatcher, which fails at once and
+/// swaps to the fallback as declared). `roles`: role, adapter, fallbacks.
+pub fn preflight(roles: &[(String, AdapterKind, Vec<String>)], env: &Environment) -> Vec<Problem> {
+    let mut checked: BTreeMap<AdapterKind, AgentCheck> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for (role, adapter, fallbacks) in roles {
+        if !agents::AGENTS.contains(adapter) {
+            continue;
+        }
+        let check = checked
+            .entry(*adapter)
+            .or_insert_with(|| agents::check(*adapter, env));
+        let escapes = fallbacks.iter().any(|f| f != adapter.as_str());
+        if check.path.is_some() && check.logged_in == Some(Login::No) && !escapes {
+            problems.push(Problem {
+                what: format!(
+                    "{role} is bound to {adapter}, which is not logged in ({})",
+                    check.login_detail.as_deref().unwrap_or("")
+                ),
+                fix: agents::login_fix(*adapter).to_owned(),
+            });
+        }
+    }
+    problems
+}
