@@ -5,7 +5,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test fmt lint unit schemas bench deps release soak test-agents
+.PHONY: demo test fmt lint unit schemas bench deps release soak test-agents screens
 
 deps:
 	@./scripts/ensure-chromium.sh
@@ -58,3 +58,8 @@ SOAK_SEED ?= $(shell date +%s)
 soak: deps
 	CRUMB_CHAOS_KILLS=$(SOAK_KILLS) CRUMB_CHAOS_CONCURRENT=$(SOAK_CONCURRENT) CRUMB_CHAOS_SEED=$(SOAK_SEED) \
 		$(CARGO) test --locked -p crumb --test main run::chaos -- --nocapture --test-threads=1
+
+# The README's Studio screenshots (docs/screens/*.png), written by the e2e test that checks every
+# outcome's appearance, so they can never show a Studio that no longer exists.
+screens: deps
+	CRUMB_STUDIO_SCREENS=1 $(CARGO) test --locked -p crumb --test main studio::outcomes

@@ -1,12 +1,19 @@
-// The JSON API and the write token the page was served with.
+// The JSON API, the write token and instance id the page was served with.
 
-const token = document.querySelector('meta[name="crumb-token"]').content;
-export const previewOrigin = document.querySelector('meta[name="crumb-preview"]').content;
+const meta = name => { const el = document.querySelector(`meta[name="${name}"]`); return el ? el.content : ''; };
+const token = meta('crumb-token');
+/** The preview origin pattern: `http://{session}.localhost:<port>`. */
+export const previewOrigin = meta('crumb-preview');
+/** The Studio process that served this page. */
+export const instance = meta('crumb-instance');
+
+let tokenRefused = () => {};
+export function onTokenRefused(f) { tokenRefused = f; }
 
 export async function get(path) {
   const res = await fetch(path, { headers: { accept: 'application/json' } });
   const body = await res.json().catch(() => ({ error: res.statusText }));
-  if (!res.ok) throw new Error(body.error || res.statusText);
+  if (!res.ok) throw new Error((body && body.error) || res.statusText);
   return body;
 }
 
@@ -18,13 +25,19 @@ export async function getText(path) {
 }
 
 export async function post(path, payload) {
-  const res = await fetch(path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-crumb-token': token },
-    body: JSON.stringify(payload),
-  });
+  let res;
+  try {
+    res = await fetch(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-crumb-token': token },
+      body: JSON.stringify(payload),
+    });
+  } catch (err) {
+    return { ok: false, status: 0, body: { error: `Studio is not reachable: ${err.message}` } };
+  }
   const body = await res.json().catch(() => ({ error: res.statusText }));
-  return { ok: res.ok, status: res.status, body };
+  if (res.status === 403 && String(body.error || '').includes('X-Crumb-Token')) tokenRefused();
+  return { ok: res.ok, status: res.status, body: body && typeof body === 'object' ? body : {} };
 }
 
 export const sessionPath = (id, rest = '') => `/api/sessions/${encodeURIComponent(id)}${rest}`;

@@ -33,10 +33,33 @@ export function svg(tag, attrs = {}, ...children) {
 
 export function clear(el) { while (el.firstChild) el.removeChild(el.firstChild); return el; }
 
+/** The browser's time zone, named once in the header ("times in Europe/Paris"). */
+export const zone = (() => {
+  try { return Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time'; } catch (_) { return 'local time'; }
+})();
+
+/** A local wall-clock time (HH:MM:SS); anything unparsable is shown as it is. */
 export function time(ts) {
   if (!ts) return '';
   const d = new Date(ts);
-  return isNaN(d) ? ts : d.toISOString().slice(11, 19);
+  if (isNaN(d)) return String(ts);
+  return d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+}
+
+/** A local date and time with the zone, for hovers and "since …". */
+export function stamp(ts) {
+  const d = new Date(ts);
+  if (isNaN(d)) return String(ts ?? '');
+  return d.toLocaleString([], { hour12: false, timeZoneName: 'short' });
+}
+
+/** A duration in ms as "2 min 5 s", "1 h 3 min". */
+export function duration(ms) {
+  if (typeof ms !== 'number' || !isFinite(ms) || ms < 0) return '—';
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
 }
 
 export function ago(ts) {
@@ -59,10 +82,12 @@ export function num(v, digits = 1) {
 }
 
 export function verdictPill(verdict, extra) {
-  const v = verdict || 'pending';
+  const v = typeof verdict === 'string' && verdict ? verdict : 'pending';
   return h('span', { class: 'pill verdict-' + v.toLowerCase(), title: extra || '' }, v);
 }
 
-export function statusPill(status) {
-  return h('span', { class: 'pill status-' + (status || 'unknown') }, status || 'unknown');
-}
+/** A plain object, or an empty one: render code reads fields without guarding each. */
+export function obj(v) { return v && typeof v === 'object' && !Array.isArray(v) ? v : {}; }
+
+/** An array, or an empty one. */
+export function arr(v) { return Array.isArray(v) ? v : []; }

@@ -1,10 +1,13 @@
 // The live event feed and the paged, filterable transcript (never the whole history in the DOM,
 // so a 100,000-event session stays usable).
 
-import { h, clear, time, clip } from './dom.js';
+import { h, clear, time, stamp, clip, obj, arr } from './dom.js';
 import { get, sessionPath } from './api.js';
+import { reasonLabel } from './outcome.js';
 
 const FEED_MAX = 300;
+/** Bookkeeping fields never worth a row of their own. */
+const INTERNAL = new Set(['inbox_offset', 'effect_id', 'ack_for']);
 
 function tone(kind) {
   if (kind === 'judge.score') return 'score';
@@ -17,47 +20,75 @@ function tone(kind) {
   return '';
 }
 
+const fixed = (v, d) => (typeof v === 'number' && isFinite(v) ? v.toFixed(d) : '?');
+
 /** A turn's usage as short parts: tokens in→out, cache read/write, reasoning, cost, model. */
-export function usage(m) {
+export function usage(raw) {
+  const m = obj(raw);
   const parts = [];
   if (m.tokens_in != null || m.tokens_out != null) parts.push(`${m.tokens_in ?? 0}→${m.tokens_out ?? 0} tok`);
   if (m.cache_read || m.cache_write) parts.push(`cache ${m.cache_read ?? 0}/${m.cache_write ?? 0}`);
   if (m.thinking_tokens) parts.push(`reasoning ${m.thinking_tokens}`);
-  if (m.cost_usd != null) parts.push(`$${m.cost_usd.toFixed(4)}`);
-  if (m.model) parts.push(m.model);
+  if (m.cost_usd != null) parts.push(`$${fixed(m.cost_usd, 4)}`);
+  if (m.model) parts.push(String(m.model));
   return parts;
 }
 
-export function summary(e) {
-  if (e.kind === 'judge.score' && e.scores) return `${e.scores.verdict || '?'} · claimed ${e.scores.aggregate ?? '?'}/30${e.body ? ' · ' + e.body : ''}`;
-  if (e.kind === 'qa.result' && e.data) return `exit=${e.data.exec_exit_code ?? '?'}${e.body ? ' · ' + e.body : ''}`;
-  if (e.kind === 'agent.stop' && e.metadata) return [e.body || '', ...usage(e.metadata)].join(' · ');
-  if (e.artifacts && e.artifacts.length && !e.body) return e.artifacts.map(a => a.path).join(', ');
-  return e.body || (e.data ? JSON.stringify(e.data) : '');
+/** `data` without bookkeeping fields, as short JSON (nothing when only bookkeeping is left). */
+function dataText(data) {
+  const d = obj(data);
+  const kept = Object.fromEntries(Object.entries(d).filter(([k]) => !INTERNAL.has(k)));
+  return Object.keys(kept).length ? JSON.stringify(kept) : '';
 }
 
-function row(seq, e, onPick) {
-  return h('div', { class: 'ev tone-' + tone(e.kind), dataset: { id: e.id }, onclick: () => onPick && onPick(seq, e) },
-    h('span', { class: 'ev-time' }, time(e.ts)),
-    h('span', { class: 'ev-from' }, e.from),
-    h('span', { class: 'ev-kind' }, e.kind),
-    h('span', { class: 'ev-body' }, clip(summary(e), 240)));
+/** One line of text for any event, whatever shape its fields have. */
+export function summary(raw) {
+  const e = obj(raw);
+  const kind = String(e.kind ?? '');
+  const body = typeof e.body === 'string' ? e.body : e.body == null ? '' : JSON.stringify(e.body);
+  const scores = obj(e.scores);
+  const data = obj(e.data);
+  if (kind === 'judge.score' && e.scores) return `${scores.verdict || '?'} · claimed ${scores.aggregate ?? '?'}/30${body ? ' · ' + body : ''}`;
+  if (kind === 'qa.result' && e.data) return `exit=${data.exec_exit_code ?? '?'}${body ? ' · ' + body : ''}`;
+  if (kind === 'agent.stop' && e.metadata) return [body, ...usage(e.metadata)].filter(Boolean).join(' · ');
+  if (kind === 'done') {
+    const reason = typeof data.reason === 'string' ? data.reason : body;
+    return `${data.outcome ? String(data.outcome) + ': ' : ''}${reasonLabel(reason) || body}`;
+  }
+  const artifacts = arr(e.artifacts).map(a => (a && typeof a === 'object' ? a.path : a)).filter(p => typeof p === 'string');
+  if (artifacts.length && !body) return artifacts.join(', ');
+  return body || dataText(e.data);
 }
 
+/** A feed or transcript row; never throws (a row that cannot be drawn says so). */
+export function row(seq, raw, onPick) {
+  const e = obj(raw);
+  let text;
+  try { text = summary(e); } catch (err) { text = `(cannot summarise this event: ${err.message})`; }
+  const kind = String(e.kind ?? '?');
+  const done = kind === 'done' ? obj(e.data).reason : null;
+  return h('div', { class: 'ev tone-' + tone(kind), dataset: { id: String(e.id ?? '') }, onclick: () => onPick && onPick(seq, e) },
+    h('span', { class: 'ev-time', title: stamp(e.ts) }, time(e.ts)),
+    h('span', { class: 'ev-from' }, String(e.from ?? '?')),
+    h('span', { class: 'ev-kind', title: typeof done === 'string' ? done : '' }, kind),
+    h('span', { class: 'ev-body' }, clip(text, 240)));
+}
+
+/** The live feed, newest row first (so the newest rows are what the screen shows). */
 export class Feed {
   constructor(el, onPick) { this.el = el; this.onPick = onPick; this.ids = new Set(); }
   reset() { clear(this.el); this.ids.clear(); }
-  add(seq, e) {
+  add(seq, raw) {
+    const e = obj(raw);
     // De-duplicate by event id: a reconnect can never double an event.
-    if (this.ids.has(e.id)) return;
-    this.ids.add(e.id);
-    const stick = this.el.scrollTop + this.el.clientHeight >= this.el.scrollHeight - 24;
-    this.el.append(row(seq, e, this.onPick));
+    const id = String(e.id ?? '');
+    if (id && this.ids.has(id)) return;
+    if (id) this.ids.add(id);
+    this.el.prepend(row(seq, e, this.onPick));
     while (this.el.childElementCount > FEED_MAX) {
-      this.ids.delete(this.el.firstElementChild.dataset.id);
-      this.el.firstElementChild.remove();
+      this.ids.delete(this.el.lastElementChild.dataset.id);
+      this.el.lastElementChild.remove();
     }
-    if (stick) this.el.scrollTop = this.el.scrollHeight;
   }
 }
 
@@ -99,7 +130,7 @@ export class Transcript {
     let page;
     try { page = await get(sessionPath(this.id, '/events?' + this.params(extra))); }
     catch (err) { this.info.textContent = String(err.message || err); return; }
-    const events = page.events;
+    const events = arr(page.events).filter(x => x && typeof x === 'object');
     if (!events.length) { this.info.textContent = `no matching events (of ${page.total})`; return; }
     clear(this.list);
     for (const { seq, event } of events) this.list.append(row(seq, event, (s, e) => this.show(s, e)));

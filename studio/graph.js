@@ -31,9 +31,29 @@ function shortLabel(label) {
   return label.replace(/^#\d+\s*/, '').replace(/^verdict /, '');
 }
 
-export function drawGraph(container, graph) {
+/** The graph as the server sent it, made safe to draw, with the engine's stop as a node. */
+function normalise(raw) {
+  const g = raw && typeof raw === 'object' ? raw : {};
+  const nodes = (Array.isArray(g.nodes) ? g.nodes : [])
+    .filter(n => n && typeof n.id === 'string')
+    .map(n => ({ id: n.id, label: typeof n.label === 'string' ? n.label : n.id, shape: typeof n.shape === 'string' ? n.shape : 'event' }));
+  const ids = new Set(nodes.map(n => n.id));
+  const edges = (Array.isArray(g.edges) ? g.edges : [])
+    .filter(e => e && ids.has(e.from) && ids.has(e.to))
+    .map(e => ({ from: e.from, to: e.to, label: String(e.label ?? ''), count: typeof e.count === 'number' ? e.count : 0 }));
+  const stop = g.stop && typeof g.stop === 'object' && typeof g.stop.id === 'string' ? g.stop : null;
+  if (stop && !ids.has(stop.id)) {
+    // An end the pipeline does not draw (a budget, the circuit breaker): the engine stopped here.
+    nodes.push({ id: stop.id, label: `stopped: ${String(stop.label ?? stop.code ?? '')}`, shape: 'stop', code: String(stop.code ?? '') });
+    if (typeof stop.from === 'string' && ids.has(stop.from)) edges.push({ from: stop.from, to: stop.id, label: String(stop.code ?? ''), count: 1 });
+  }
+  return { nodes, edges, current: typeof g.current === 'string' ? g.current : null };
+}
+
+export function drawGraph(container, raw) {
   clear(container);
-  if (!graph || !graph.nodes.length) {
+  const graph = normalise(raw);
+  if (!graph.nodes.length) {
     container.append(document.createTextNode('No graph.'));
     return;
   }
@@ -102,7 +122,7 @@ export function drawGraph(container, graph) {
     const current = graph.current === n.id;
     const g = svg('g', { class: `node shape-${n.shape}` + (current ? ' current' : ''), transform: `translate(${p.x},${p.y})`, 'data-node': n.id });
     const rx = n.shape === 'role' ? 6 : n.shape === 'done' || n.shape === 'goal' || n.shape === 'event' ? 17 : 2;
-    g.append(svg('title', {}, n.label));
+    g.append(svg('title', {}, n.code ? `${n.label} (${n.code})` : n.label));
     g.append(svg('rect', { width: W, height: H, rx }));
     g.append(svg('text', { x: W / 2, y: H / 2 + 4, 'text-anchor': 'middle' }, n.label.length > 20 ? n.label.slice(0, 19) + '…' : n.label));
     if (current) g.append(svg('circle', { cx: W - 8, cy: 8, r: 4, class: 'pulse' }));
@@ -111,7 +131,8 @@ export function drawGraph(container, graph) {
   container.append(root);
   const legend = document.createElement('div');
   legend.className = 'legend muted small';
-  legend.textContent = graph.current ? `now at: ${graph.nodes.find(n => n.id === graph.current)?.label || graph.current}` : '';
+  const at = graph.nodes.find(n => n.id === graph.current);
+  legend.textContent = !graph.current ? '' : at && (at.shape === 'done' || at.shape === 'stop') ? `ended: ${at.label}` : `now at: ${at ? at.label : graph.current}`;
   container.append(legend);
 }
 

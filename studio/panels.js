@@ -1,6 +1,6 @@
 // Scorecard, budgets, artifacts and per-role files.
 
-import { h, clear, num, verdictPill } from './dom.js';
+import { h, clear, num, verdictPill, obj, arr, duration } from './dom.js';
 import { get, getText, sessionPath, previewOrigin } from './api.js';
 
 const SOURCE = { model: ['model', 'The verifier model scored this'], qa: ['QA', 'Taken from execution QA'], engine: ['engine', 'Computed or corrected by the engine'] };
@@ -13,40 +13,52 @@ const CORRECTIONS = {
   aggregate_recomputed: 'the claimed aggregate did not add up: recomputed',
 };
 
-export function drawScorecard(el, card) {
+/** The scorecard, drawn from the pipeline's declared dimensions (`rubric`), raw beside corrected. */
+export function drawScorecard(el, rawCard, rubric, ended) {
   clear(el);
   el.append(h('h3', {}, 'Scorecard'));
-  if (!card) { el.append(h('p', { class: 'muted' }, 'No verdict yet.')); return; }
-  const prev = card.previous_aggregate;
-  const delta = typeof prev === 'number' ? card.aggregate - prev : null;
-  el.append(h('div', { class: 'score-head' },
-    verdictPill(card.verdict, 'corrected by the engine'),
-    h('span', { class: 'agg', id: 'aggregate' }, num(card.aggregate), h('small', {}, ' / 30')),
-    delta !== null ? h('span', { class: 'delta ' + (delta >= 0 ? 'up' : 'down') }, (delta >= 0 ? '▲ ' : '▼ ') + num(Math.abs(delta))) : null,
-    h('span', { class: 'muted small' }, `round ${card.round} · severity ${card.severity}`)));
-  if (card.raw_verdict || card.raw_aggregate != null) {
-    const differs = card.raw_verdict !== card.verdict || Math.abs((card.raw_aggregate ?? card.aggregate) - card.aggregate) > 1e-6;
-    el.append(h('div', { class: 'claim' + (differs ? ' differs' : '') },
-      'verifier claimed ', h('b', {}, card.raw_verdict || '—'), ' at ', h('b', {}, num(card.raw_aggregate)),
-      differs ? ' — the engine corrected it' : ' — the engine agrees'));
+  const dims = arr(rubric).filter(d => d && typeof d.id === 'string');
+  const card = rawCard && typeof rawCard === 'object' ? rawCard : null;
+  const scale = dims.reduce((sum, d) => sum + (typeof d.scale === 'number' ? d.scale * (typeof d.weight === 'number' ? d.weight : 1) : 5), 0) || 30;
+  if (!card) {
+    el.append(h('p', { class: 'muted', id: 'no-verdict' }, ended ? 'No verdict: the run ended before the verifier scored it.' : 'No verdict yet.'));
+  } else {
+    const prev = card.previous_aggregate;
+    const delta = typeof prev === 'number' && typeof card.aggregate === 'number' ? card.aggregate - prev : null;
+    el.append(h('div', { class: 'score-head' },
+      verdictPill(card.verdict, 'corrected by the engine'),
+      h('span', { class: 'agg', id: 'aggregate' }, num(card.aggregate), h('small', {}, ` / ${num(scale, 0)}`)),
+      delta !== null ? h('span', { class: 'delta ' + (delta >= 0 ? 'up' : 'down') }, (delta >= 0 ? '▲ ' : '▼ ') + num(Math.abs(delta))) : null,
+      h('span', { class: 'muted small' }, `round ${card.round ?? '?'} · severity ${card.severity ?? '?'}`)));
+    if (card.raw_verdict || card.raw_aggregate != null) {
+      const differs = card.raw_verdict !== card.verdict || Math.abs((card.raw_aggregate ?? card.aggregate) - card.aggregate) > 1e-6;
+      el.append(h('div', { class: 'claim' + (differs ? ' differs' : '') },
+        'verifier claimed ', h('b', {}, card.raw_verdict || '—'), ' at ', h('b', {}, num(card.raw_aggregate)),
+        differs ? ' — the engine corrected it' : ' — the engine agrees'));
+    }
   }
-  const rows = card.dimensions.map(d => {
-    const [label, tip] = SOURCE[d.source] || ['—', 'No source recorded'];
-    return h('tr', { class: d.corrected_by_engine ? 'changed' : '' },
-      h('td', { class: 'dim' }, d.key),
-      h('td', {}, d.label),
-      h('td', { class: 'num raw' }, num(d.raw)),
-      h('td', { class: 'num' }, h('div', { class: 'bar' }, h('span', { style: `width:${Math.max(0, Math.min(100, d.corrected / 5 * 100))}%` })), h('span', { class: 'val' }, num(d.corrected))),
-      h('td', {}, h('span', { class: 'chip src-' + (d.source || 'none'), title: tip }, label), d.corrected_by_engine ? h('span', { class: 'chip src-engine', title: 'Changed by the engine' }, 'corrected') : null));
+  const scored = arr(card && card.dimensions).map(obj);
+  const rows = dims.map(d => {
+    const s = scored.find(x => String(x.key).toUpperCase() === d.id.toUpperCase()) || {};
+    const [label, tip] = SOURCE[s.source || d.source] || ['—', 'No source recorded'];
+    const max = typeof d.scale === 'number' && d.scale > 0 ? d.scale : 5;
+    const value = typeof s.corrected === 'number' ? s.corrected : null;
+    return h('tr', { class: s.corrected_by_engine ? 'changed' : '' },
+      h('td', { class: 'dim' }, d.id),
+      h('td', {}, String(d.label ?? d.id)),
+      h('td', { class: 'num raw' }, num(s.raw)),
+      h('td', { class: 'num' }, h('div', { class: 'bar' }, h('span', { style: `width:${value === null ? 0 : Math.max(0, Math.min(100, value / max * 100))}%` })), h('span', { class: 'val' }, num(value))),
+      h('td', {}, h('span', { class: 'chip src-' + (s.source || d.source || 'none'), title: tip }, label), s.corrected_by_engine ? h('span', { class: 'chip src-engine', title: 'Changed by the engine' }, 'corrected') : null));
   });
   el.append(h('table', { class: 'scores' },
     h('thead', {}, h('tr', {}, h('th', {}, ''), h('th', {}, ''), h('th', { class: 'num' }, 'raw'), h('th', { class: 'num' }, 'corrected'), h('th', {}, 'source'))),
     h('tbody', {}, rows)));
-  if (card.corrections && card.corrections.length) {
+  const corrections = arr(card && card.corrections).filter(c => typeof c === 'string');
+  if (corrections.length) {
     el.append(h('div', { class: 'audit' }, h('b', {}, 'Audit: '),
-      card.corrections.map(c => h('span', { class: 'chip warn', title: c }, CORRECTIONS[c] || c.replaceAll('_', ' ')))));
+      corrections.map(c => h('span', { class: 'chip warn', title: c }, CORRECTIONS[c] || c.replaceAll('_', ' ')))));
   }
-  if (card.feedback) el.append(h('p', { class: 'feedback' }, h('b', {}, 'Feedback: '), card.feedback));
+  if (card && card.feedback) el.append(h('p', { class: 'feedback' }, h('b', {}, 'Feedback: '), String(card.feedback)));
 }
 
 function bar(label, used, max, unit = '', warnAt = null) {
@@ -63,27 +75,49 @@ function fmt(n) {
   return String(Math.round(n * 10) / 10);
 }
 
-export function drawBudgets(el, data) {
+/** Budgets, with the session's time split into work and waiting for a person, and its cost. */
+export function drawBudgets(el, raw) {
   clear(el);
+  const data = obj(raw);
   el.append(h('h3', {}, 'Budgets'));
-  const limits = data.pipeline && data.pipeline.limits;
-  if (!limits) { el.append(h('p', { class: 'muted' }, 'No limits: ' + (data.table_error || 'pipeline unavailable'))); return; }
-  const s = data.state;
-  const clock = s.clock || {};
-  const wallMs = clock.started_ms != null && clock.latest_ms != null ? Math.max(0, clock.latest_ms - clock.started_ms) : 0;
-  el.append(
-    bar('respec', s.budgets.respecs, limits.max_respec),
-    bar('verify', s.verification.count, limits.max_verify),
-    bar('tokens', s.budgets.tokens, limits.tokens_hard, '', limits.tokens_warn),
-    bar('wall clock', Math.round(wallMs / 60000 * 10) / 10, Math.round(limits.wall_clock_hard_ms / 60000 * 10) / 10, ' min', limits.wall_clock_warn_ms / 60000));
+  const limits = obj(obj(data.pipeline).limits);
+  const s = obj(data.state);
+  const budgets = obj(s.budgets);
+  const time = obj(data.time);
+  if (!Object.keys(limits).length) el.append(h('p', { class: 'muted' }, 'No limits: ' + (data.table_error || 'pipeline unavailable')));
+  else {
+    const working = typeof time.working_ms === 'number' ? time.working_ms : 0;
+    el.append(
+      bar('respec', budgets.respecs ?? 0, limits.max_respec ?? 0),
+      bar('verify', obj(s.verification).count ?? 0, limits.max_verify ?? 0),
+      bar('tokens', budgets.tokens ?? 0, limits.tokens_hard ?? 0, '', limits.tokens_warn),
+      bar('working time', Math.round(working / 60000 * 10) / 10, Math.round((limits.wall_clock_hard_ms ?? 0) / 60000 * 10) / 10, ' min', (limits.wall_clock_warn_ms ?? 0) / 60000));
+  }
+  const waitingSince = typeof time.waiting_since_ms === 'number' ? time.waiting_since_ms : null;
+  const waiting = (typeof time.waiting_ms === 'number' ? time.waiting_ms : 0) + (waitingSince !== null && !s.done ? Math.max(0, Date.now() - Math.max(waitingSince, obj(s.clock).latest_ms ?? waitingSince)) : 0);
+  const cost = obj(data.cost);
+  el.append(h('div', { class: 'spend small', id: 'spend' },
+    h('span', { title: 'the agents\' time, without the time the session waited for a person' }, `working ${duration(time.working_ms)}`),
+    h('span', { class: waiting > 0 ? 'waiting' : 'muted', title: 'time the session waited for a person' }, ` · waiting for you ${duration(waiting)}`),
+    h('span', {}, ` · ${budgets.tokens ?? 0} tokens`),
+    cost.turns ? h('span', { title: `reported by the adapter for ${cost.turns} turn(s)` }, ` · $${num(cost.usd, 4)}`) : h('span', { class: 'muted', title: 'no adapter reported a cost' }, ' · cost not reported')));
+}
+
+/** A file of a session's preview: its own origin, `http://<session>.localhost:<port>`. */
+export function previewUrl(id, rel, key) {
+  const origin = previewOrigin.replace('{session}', String(id).toLowerCase());
+  return `${origin}/${rel}${key ? '?k=' + encodeURIComponent(key) : ''}`;
 }
 
 export async function drawArtifacts(el, id, data) {
   clear(el);
-  const [{ files }, qaEvent] = await Promise.all([
+  data = obj(data);
+  data.state = obj(data.state);
+  const [listing, qaEvent] = await Promise.all([
     get(sessionPath(id, '/artifacts')),
     data.state.qa ? get(sessionPath(id, '/events/' + data.state.qa.event_id)).catch(() => null) : null,
   ]);
+  const files = arr(obj(listing).files).filter(f => f && typeof f.path === 'string');
   const shots = files.filter(f => /\.(png|jpe?g|webp)$/i.test(f.path) && (f.path.startsWith('qa/') || /screenshot/i.test(f.path)));
   const html = files.filter(f => f.path.startsWith('artifacts/') && /\.html?$/i.test(f.path));
   const entry = html.find(f => f.path === 'artifacts/game/index.html') || html.find(f => f.path.endsWith('/index.html') || f.path === 'artifacts/index.html') || html[0];
@@ -98,12 +132,12 @@ export async function drawArtifacts(el, id, data) {
     left.append(h('div', { class: 'qa-head' },
       h('span', { class: 'pill ' + (qa.exec_exit_code === 0 ? 'verdict-pass' : 'verdict-fail') }, qa.exec_exit_code === 0 ? 'QA passed' : `QA failed (exit ${qa.exec_exit_code})`),
       h('span', { class: 'muted small' }, ` AC ${qa.ac_passed} passed · ${qa.ac_failed} failed · ${qa.ac_skipped} skipped`)));
-    const checks = qaEvent && qaEvent.event.data && Array.isArray(qaEvent.event.data.checks) ? qaEvent.event.data.checks : [];
+    const checks = arr(obj(obj(obj(qaEvent).event).data).checks).map(obj);
     if (checks.length) {
       left.append(h('table', { class: 'checks' }, h('tbody', {}, checks.map(c => h('tr', {},
         h('td', {}, h('span', { class: 'chip check-' + (c.status || 'none') }, c.status || '?')),
         h('td', {}, h('b', {}, c.id || '?'), ' ', h('span', { class: 'muted small' }, c.kind || '')),
-        h('td', { class: 'small' }, (c.findings || []).map(f => h('div', {}, f.message || f.code || ''))))))));
+        h('td', { class: 'small' }, arr(c.findings).map(f => h('div', {}, String(obj(f).message || obj(f).code || '')))))))));
     }
   }
   for (const shot of shots) {
@@ -115,14 +149,15 @@ export async function drawArtifacts(el, id, data) {
   left.append(h('ul', { class: 'files' }, files.map(f => h('li', {},
     h('a', { href: sessionPath(id, '/files/' + f.path.split('/').map(encodeURIComponent).join('/')), target: '_blank', rel: 'noopener' }, f.path),
     h('span', { class: 'muted small' }, ` ${f.size} B`)))));
-  // Game preview
-  right.append(h('h3', {}, 'Game'));
-  if (!entry) right.append(h('p', { class: 'muted' }, 'No HTML artifact yet.'));
+  // The output's preview (a game, a page: whatever HTML the session made).
+  right.append(h('h3', {}, 'Preview'));
+  if (!entry) right.append(h('p', { class: 'muted' }, 'No HTML output to preview.'));
   else {
     const rel = entry.path.slice('artifacts/'.length).split('/').map(encodeURIComponent).join('/');
-    const src = `${previewOrigin}/s/${encodeURIComponent(id)}/${rel}`;
-    right.append(h('iframe', { class: 'game', src, sandbox: 'allow-scripts allow-pointer-lock', referrerpolicy: 'no-referrer', title: 'game preview' }));
-    right.append(h('div', { class: 'muted small' }, 'Runs on a separate origin with no access to Studio. ',
+    const src = previewUrl(id, rel, data.preview_key);
+    // The session's own origin (never Studio's), so the game may keep storage and fetch its files.
+    right.append(h('iframe', { class: 'game', src, sandbox: 'allow-scripts allow-same-origin allow-pointer-lock', referrerpolicy: 'no-referrer', title: 'game preview' }));
+    right.append(h('div', { class: 'muted small' }, 'Runs on this session\'s own origin, with no access to Studio or other sessions. ',
       h('a', { href: src, target: '_blank', rel: 'noopener noreferrer' }, 'open ↗')));
   }
 }

@@ -663,7 +663,7 @@ fn the_browser_really_runs_with_the_containment_flags() {
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
         for flag in [
-            "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+            "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE *.localhost",
             "--proxy-server=http://127.0.0.1:9",
             "--proxy-bypass-list=127.0.0.1",
             "--webrtc-ip-handling-policy=disable_non_proxied_udp",

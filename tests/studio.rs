@@ -34,11 +34,22 @@ pub struct Server {
 
 impl Server {
     pub fn start(home: &Path) -> Server {
+        Server::start_with(home, |_| {})
+    }
+
+    /// [`Server::start`] with the configuration adjusted first (remote mode, allowed hosts, …).
+    pub fn start_with(home: &Path, adjust: impl FnOnce(&mut StudioConfig)) -> Server {
+        Server::start_at(home, 0, adjust)
+    }
+
+    /// [`Server::start_with`] on a given Studio port (0: any), e.g. to restart on the same one.
+    pub fn start_at(home: &Path, port: u16, adjust: impl FnOnce(&mut StudioConfig)) -> Server {
         let mut config = StudioConfig::new(CrumbHome::at(home));
         TOKEN.clone_into(&mut config.token);
         config.heartbeat = Duration::from_secs(1);
         config.project_dir = Some(repo_root());
         config.crumb_exe = Some(crate::support::crumb_bin());
+        adjust(&mut config);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let thread = std::thread::spawn(move || {
@@ -48,7 +59,7 @@ impl Server {
                 .build()
                 .expect("runtime");
             runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
                     .await
                     .expect("bind");
                 let preview = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -94,10 +105,27 @@ impl Server {
         request(self.addr, "GET", path, &[], None)
     }
 
+    /// `GET path` with these headers, as JSON (status 200 required).
+    pub fn get_json_with(&self, path: &str, headers: &[(&str, &str)]) -> Value {
+        let reply = request(self.addr, "GET", path, headers, None);
+        assert_eq!(reply.status, 200, "GET {path}: {}", reply.body);
+        serde_json::from_str(&reply.body).expect("JSON")
+    }
+
     pub fn get_json(&self, path: &str) -> Value {
         let reply = self.get(path);
         assert_eq!(reply.status, 200, "GET {path}: {}", reply.body);
         serde_json::from_str(&reply.body).expect("JSON")
+    }
+
+    /// `GET path` on session `id`'s preview origin (`<id>.localhost:<port>`).
+    pub fn preview_get(&self, id: &str, path: &str) -> Reply {
+        let host = format!(
+            "{}.localhost:{}",
+            id.to_ascii_lowercase(),
+            self.preview.port()
+        );
+        request(self.preview, "GET", path, &[("Host", &host)], None)
     }
 
     /// A same-origin write with the token.
@@ -538,6 +566,20 @@ fn session_state_shows_the_reducers_verdict_graph_and_budgets() {
     assert!(list["sessions"][0].get("history").is_none());
 }
 
+/// Start a mock casual session whose verdicts are all PARTIAL, the way the page's form does
+/// (`crumb run --wait` in the background); its id.
+fn start_partial(server: &Server, pitch: &str) -> String {
+    let reply = server.post(
+        "/api/sessions",
+        &json!({ "pipeline": "pipelines/casual.yaml", "pitch": pitch, "preset": "mock", "mock_scenario": "partial" }),
+    );
+    assert_eq!(reply.status, 202, "{}", reply.body);
+    serde_json::from_str::<Value>(&reply.body).unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
 /// Wait (bounded) until the session's state satisfies `ready`, polling the API.
 fn wait_for_state(server: &Server, id: &str, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
     crate::support::eventually(what, Duration::from_secs(120), || {
@@ -552,5 +594,8 @@ fn wait_for_state(server: &Server, id: &str, what: &str, ready: impl Fn(&Value) 
 
 mod browser;
 mod live;
+mod outcomes;
+mod probes;
+mod recovery;
 mod security;
 mod stream;

@@ -28,9 +28,14 @@ pub struct Args {
     /// Do not open a browser.
     #[arg(long)]
     pub no_open: bool,
-    /// Allow a non-loopback --bind (exposes every session to the network).
+    /// Allow a non-loopback --bind: whoever has the printed token can read every session and
+    /// instruct its agents.
     #[arg(long)]
     pub allow_remote: bool,
+    /// A host name (optionally `name:port`) remote browsers reach Studio by; any other `Host`
+    /// header is refused (DNS rebinding). Repeatable.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub allow_hosts: Vec<String>,
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -79,11 +84,20 @@ pub fn run(args: &Args) -> ExitCode {
         let port = listener.local_addr().map_or(args.port, |a| a.port());
         let mut config = StudioConfig::new(home);
         config.allow_remote = args.allow_remote;
-        let url = format!("http://127.0.0.1:{port}/");
-        if !args.bind.is_loopback() {
+        config.allow_hosts.clone_from(&args.allow_hosts);
+        let mut url = format!("http://127.0.0.1:{port}/");
+        if args.allow_remote {
+            let name = args.allow_hosts.first().map_or_else(|| "127.0.0.1".to_owned(), |h| h.split(':').next().unwrap_or(h).to_owned());
+            url = format!("http://{name}:{port}/?token={}", config.token);
             eprintln!(
-                "crumb studio: WARNING: listening on {}:{port}; anyone on the network can read every session",
-                args.bind
+                "crumb studio: WARNING: listening on {}:{port}; anyone who has this address with its token can read \
+                 every session and instruct its agents, which may run shell commands on this machine. Only the \
+                 host names loopback{} are answered.",
+                args.bind,
+                args.allow_hosts
+                    .iter()
+                    .flat_map(|h| [", ", h.as_str()])
+                    .collect::<String>()
             );
         }
         println!("crumb studio: {url}");

@@ -31,16 +31,6 @@ const SCAN_BATCH: usize = 1024;
 /// transcript line limit, `transcript::reader::MAX_LINE_BYTES`).
 const PAGE_BYTES: u64 = 16 * 1024 * 1024;
 
-/// D1–D6 as people read them.
-pub const DIMENSION_LABELS: [&str; 6] = [
-    "Spec fit",
-    "Execution",
-    "Observability",
-    "Convergence",
-    "Intervention",
-    "Portability",
-];
-
 /// An API error: a status and a message, as `{"error": …}`.
 #[derive(Debug)]
 pub struct ApiError(pub StatusCode, pub String);
@@ -86,6 +76,7 @@ pub async fn health(State(app): State<Shared>) -> Json<Value> {
     Json(json!({
         "ok": true,
         "studio_version": env!("CARGO_PKG_VERSION"),
+        "instance": app.instance,
         "home": app.config.home.root(),
     }))
 }
@@ -171,7 +162,15 @@ pub async fn pipelines(State(app): State<Shared>) -> Json<Value> {
             Some(file.split('.').next()?.to_owned())
         })
         .collect();
-    Json(json!({ "pipelines": names("pipelines"), "presets": presets }))
+    let pipelines = names("pipelines");
+    // An empty list says why: Studio looks in the folder it was started in.
+    let why = pipelines.is_empty().then(|| {
+        format!(
+            "no pipelines/*.yaml in {} — start `crumb studio` in your project folder",
+            root.display()
+        )
+    });
+    Json(json!({ "pipelines": pipelines, "presets": presets, "project": root, "why": why }))
 }
 
 /// `GET /api/sessions/{id}`: the reducer's state and everything the session view shows at once.
@@ -189,12 +188,35 @@ pub async fn session(
         let row = summary.map(|s| sessions::row(s, &app2.registry));
         let inner = hub.lock();
         let table = inner.table.clone();
-        let scorecard = scorecard(&hub, &inner);
+        let rubric = super::rubric::rubric(table.as_deref());
+        let scorecard = scorecard(&hub, &inner, &rubric);
+        let live = lock::is_held(hub.dir().path());
+        let status = row.as_ref().map_or("running", |r| r.summary.status);
+        let outcome = sessions::session_outcome(&inner, status, live);
+        let clock = &inner.replay.state.clock;
+        let elapsed = i64::try_from(clock.elapsed_ms()).unwrap_or(i64::MAX);
+        let open_wait = inner
+            .waiting_since_ms
+            .zip(clock.latest_ms)
+            .map_or(0, |(since, latest)| latest.saturating_sub(since).max(0));
+        let waiting = inner.waited_ms.saturating_add(open_wait);
         json!({
+            "outcome": outcome,
+            "rubric": rubric,
+            // Session time split into the agents' work and the wait for a person; an open wait
+            // goes on from `waiting_since_ms` (the page counts it on).
+            "time": {
+                "elapsed_ms": elapsed,
+                "waiting_ms": waiting,
+                "working_ms": elapsed.saturating_sub(waiting).max(0),
+                "waiting_since_ms": inner.waiting_since_ms,
+            },
+            "live_turn": inner.live_turn,
+            "cost": { "usd": inner.cost_usd, "turns": inner.costed_turns },
             "id": hub.dir().id(),
             "row": row,
             "meta": meta,
-            "live": lock::is_held(hub.dir().path()),
+            "live": live,
             "events": inner.index.len(),
             // What the fold skipped: the same lines, for the same reasons, as `crumb replay`.
             "unreadable_lines": inner.replay.stats.skipped,
@@ -210,6 +232,8 @@ pub async fn session(
                 "qa_checks": t.qa.as_ref().map(|q| q.checks.iter().map(|c| &c.id).collect::<Vec<_>>()),
             })),
             "scorecard": scorecard,
+            // A remote browser opens the preview with this key (loopback needs none).
+            "preview_key": app2.config.allow_remote.then(|| super::files::preview_key(&app2.config.token, hub.dir().id())),
         })
     })
     .await
@@ -218,7 +242,7 @@ pub async fn session(
 }
 
 /// The latest verdict, raw next to corrected, with each dimension's source and the corrections.
-fn scorecard(hub: &Hub, inner: &super::hub::Inner) -> Value {
+fn scorecard(hub: &Hub, inner: &super::hub::Inner, rubric: &[super::rubric::Dimension]) -> Value {
     let verification = &inner.replay.state.verification;
     let Some(latest) = &verification.latest else {
         return Value::Null;
@@ -243,7 +267,7 @@ fn scorecard(hub: &Hub, inner: &super::hub::Inner) -> Value {
             let changed = raw.is_none_or(|r| (r - corrected).abs() > 1e-9);
             json!({
                 "key": key,
-                "label": DIMENSION_LABELS[i],
+                "label": super::rubric::label(rubric, key),
                 "raw": raw,
                 "corrected": corrected,
                 "source": source,

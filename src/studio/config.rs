@@ -11,8 +11,11 @@ pub struct StudioConfig {
     pub home: CrumbHome,
     /// The per-process secret every write must carry (`X-Crumb-Token`); the page is served with it.
     pub token: String,
-    /// Accept any `Host` header (the server was bound to a non-loopback address on purpose).
+    /// The server was bound to a non-loopback address on purpose: every request, reads included,
+    /// needs the token, and `Host` must still be loopback or one of `allow_hosts`.
     pub allow_remote: bool,
+    /// Extra `Host` names (`--allow-host`) the server answers to, e.g. `studio.lan`.
+    pub allow_hosts: Vec<String>,
     /// Interval between SSE heartbeat comments.
     pub heartbeat: Duration,
     /// How often a watched transcript is checked for appends.
@@ -32,6 +35,7 @@ impl StudioConfig {
             home,
             token: new_token(),
             allow_remote: false,
+            allow_hosts: Vec::new(),
             heartbeat: Duration::from_secs(15),
             poll_interval: Duration::from_millis(20),
             list_interval: Duration::from_secs(1),

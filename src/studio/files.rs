@@ -19,7 +19,7 @@ use axum::routing::get;
 use serde_json::{Value, json};
 
 use super::api::ApiError;
-use super::security::{host_allowed, preview_csp};
+use super::security::preview_csp;
 use super::server::Shared;
 use crate::qa::confine;
 use crate::transcript::validate::is_actor_name;
@@ -287,7 +287,18 @@ async fn role_file(
     } else {
         dir.prompt_path(role, n)
     };
-    let text = tokio::task::spawn_blocking(move || tail_text(&path, MAX_LOG))
+    // Confined exactly as artifacts are: a symlink or hard link in `logs/` or `prompts/` could
+    // name any file the server can read.
+    let area = path.parent().map(FsPath::to_path_buf).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let real = confine(&area, &name).map_err(|refusal| match refusal {
+        PathRefusal::Missing => ApiError::not_found(if log { "log" } else { "prompt" }),
+        PathRefusal::Forbidden => refusal.into(),
+    })?;
+    let text = tokio::task::spawn_blocking(move || tail_text(&real, MAX_LOG))
         .await
         .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
         .ok_or_else(|| ApiError::not_found(if log { "log" } else { "prompt" }))?;
@@ -330,11 +341,17 @@ pub async fn prompt(
 /// State of the preview listener.
 struct Preview {
     app: Shared,
+    /// `Host` values of the preview listener without a session label (`localhost:<port>`, …).
     hosts: Vec<String>,
     csp: String,
 }
 
-/// The preview origin: `GET /s/{session}/{path}` serves a session's artifacts, nothing else.
+/// Name of the cookie a remote browser keeps a session's preview key in.
+const PREVIEW_COOKIE: &str = "crumb_preview";
+
+/// The preview origins: `http://<session>.localhost:<port>/{path}` serves that session's
+/// artifacts and nothing else, so each game has its own storage and same-origin fetches and no
+/// game can read another session's files.
 pub fn preview_router(app: Shared, hosts: Vec<String>, studio_hosts: &[String]) -> Router {
     let preview = Arc::new(Preview {
         csp: preview_csp(studio_hosts),
@@ -342,8 +359,8 @@ pub fn preview_router(app: Shared, hosts: Vec<String>, studio_hosts: &[String]) 
         hosts,
     });
     Router::new()
-        .route("/s/{id}/{*path}", get(preview_file))
-        .fallback(|| async { (StatusCode::NOT_FOUND, "not found") })
+        .route("/", get(preview_file))
+        .route("/{*path}", get(preview_file))
         .layer(middleware::from_fn_with_state(
             Arc::clone(&preview),
             preview_guard,
@@ -351,23 +368,60 @@ pub fn preview_router(app: Shared, hosts: Vec<String>, studio_hosts: &[String]) 
         .with_state(preview)
 }
 
+/// The session a preview `Host` names: `<ulid>.<allowed host>`.
+fn preview_session(headers: &axum::http::HeaderMap, hosts: &[String]) -> Option<String> {
+    let host = headers.get(header::HOST)?.to_str().ok()?;
+    let (label, rest) = host.split_once('.')?;
+    let id = label.to_ascii_uppercase();
+    (crate::transcript::validate::is_ulid(&id)
+        && hosts.iter().any(|h| h.eq_ignore_ascii_case(rest)))
+    .then_some(id)
+}
+
+/// The key a remote browser needs for a session's preview (derived from the token, so it cannot
+/// be guessed and opens no other session).
+pub fn preview_key(token: &str, id: &str) -> String {
+    let mut key = crumb_core::digest::sha256_hex(format!("{token}:preview:{id}").as_bytes());
+    key.truncate(32);
+    key
+}
+
 async fn preview_guard(
     State(preview): State<Arc<Preview>>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
-    if !host_allowed(
-        request.headers(),
-        &preview.hosts,
-        preview.app.config.allow_remote,
-    ) {
+    let Some(id) = preview_session(request.headers(), &preview.hosts) else {
         return (StatusCode::MISDIRECTED_REQUEST, "unknown host").into_response();
-    }
+    };
     if request.method() != axum::http::Method::GET && request.method() != axum::http::Method::HEAD {
         return (StatusCode::METHOD_NOT_ALLOWED, "read-only").into_response();
     }
+    let mut remember = None;
+    if preview.app.config.allow_remote {
+        let key = preview_key(&preview.app.config.token, &id);
+        let queried = request
+            .uri()
+            .query()
+            .and_then(|q| q.split('&').find_map(|p| p.strip_prefix("k=")));
+        let cookie = super::security::cookie(request.headers(), PREVIEW_COOKIE);
+        if !super::security::token_matches(cookie, &key) {
+            if !super::security::token_matches(queried, &key) {
+                return (StatusCode::UNAUTHORIZED, "open the preview from Studio").into_response();
+            }
+            remember = Some(key);
+        }
+    }
+    request.extensions_mut().insert(PreviewSession(id));
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
+    if let Some(key) = remember
+        && let Ok(value) = HeaderValue::from_str(&format!(
+            "{PREVIEW_COOKIE}={key}; HttpOnly; SameSite=Lax; Path=/"
+        ))
+    {
+        headers.insert(header::SET_COOKIE, value);
+    }
     if let Ok(csp) = HeaderValue::from_str(&preview.csp) {
         headers.insert(header::CONTENT_SECURITY_POLICY, csp);
     }
@@ -380,10 +434,16 @@ async fn preview_guard(
     response
 }
 
+/// The session whose origin a preview request came to (set by the guard).
+#[derive(Clone)]
+struct PreviewSession(String);
+
 async fn preview_file(
     State(preview): State<Arc<Preview>>,
-    Path((id, path)): Path<(String, String)>,
+    axum::Extension(PreviewSession(id)): axum::Extension<PreviewSession>,
+    path: Option<Path<String>>,
 ) -> Result<Response, ApiError> {
+    let path = path.map(|Path(p)| p).unwrap_or_default();
     let path = if path.is_empty() || path.ends_with('/') {
         format!("{path}index.html")
     } else {

@@ -33,12 +33,23 @@ pub struct Progress {
     pub events: usize,
 }
 
+/// A role's turn in progress, for "running: who, since when" and its live log.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LiveTurn {
+    pub role: String,
+    pub since: String,
+    /// The turn's log, relative to the session (`logs/<role>-<n>.log`).
+    pub log: Option<String>,
+}
+
 /// A watched session.
 pub struct Hub {
     dir: SessionDir,
     inner: Mutex<Inner>,
     progress: watch::Sender<Progress>,
     polling: AtomicBool,
+    /// A background fold (for the list) is under way.
+    background: AtomicBool,
 }
 
 /// The mutable part of a hub.
@@ -51,6 +62,17 @@ pub struct Inner {
     /// `(route index, source node id)` → times taken.
     pub route_counts: BTreeMap<(usize, String), u64>,
     pub generation: u64,
+    /// The turn that is live: started (`agent.wake`) and not stopped yet.
+    pub live_turn: Option<LiveTurn>,
+    /// Session time spent waiting for a person, in finished waits (ms).
+    pub waited_ms: i64,
+    /// When the current wait for a person began (ms since the epoch), if one is open.
+    pub waiting_since_ms: Option<i64>,
+    /// Σ `cost_usd` the adapters reported on `agent.stop`, and how many turns reported one.
+    pub cost_usd: f64,
+    pub costed_turns: u32,
+    /// Some fold has read the transcript to its end (the state means something).
+    pub folded: bool,
     /// Reads the lines not folded into `replay` yet (the index may be ahead: paging needs no
     /// fold).
     fold_tail: Tail<Tolerant>,
@@ -75,10 +97,17 @@ impl Hub {
                 table_error,
                 route_counts: BTreeMap::new(),
                 generation: 0,
+                live_turn: None,
+                waited_ms: 0,
+                waiting_since_ms: None,
+                cost_usd: 0.0,
+                costed_turns: 0,
+                folded: false,
                 fold_tail,
             }),
             progress,
             polling: AtomicBool::new(false),
+            background: AtomicBool::new(false),
         }
     }
 
@@ -89,6 +118,28 @@ impl Hub {
     /// Lock the state (a poisoned lock is still usable: every update is completed or redone).
     pub fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The state, unless a fold holds it right now (the list never waits for a long fold).
+    pub fn try_lock(&self) -> Option<MutexGuard<'_, Inner>> {
+        match self.inner.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
+    /// Fold on a thread of its own (once at a time): how the list gets a long session's state
+    /// without making its request wait.
+    pub fn fold_in_background(self: &Arc<Self>) {
+        if self.background.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let hub = Arc::clone(self);
+        std::thread::spawn(move || {
+            let _ = hub.fold();
+            hub.background.store(false, Ordering::Release);
+        });
     }
 
     /// Listen for new events.
@@ -103,8 +154,7 @@ impl Hub {
         let extension = inner.index.extend()?;
         if extension.truncated {
             inner.generation += 1;
-            inner.replay = Replay::new();
-            inner.route_counts.clear();
+            inner.forget_fold();
             inner.fold_tail = self.dir.tail();
         }
         let progress = Progress {
@@ -127,13 +177,13 @@ impl Hub {
         loop {
             let batch = inner.fold_tail.poll()?;
             if batch.truncated {
-                inner.replay = Replay::new();
-                inner.route_counts.clear();
+                inner.forget_fold();
             }
             for (line, item) in batch.lines.into_iter().zip(batch.items) {
                 inner.fold_line(line, item);
             }
             if !batch.more {
+                inner.folded = true;
                 return Ok(());
             }
         }
@@ -165,16 +215,73 @@ impl Hub {
 }
 
 impl Inner {
+    /// Start the fold over (the file was replaced).
+    fn forget_fold(&mut self) {
+        self.replay = Replay::new();
+        self.route_counts.clear();
+        self.live_turn = None;
+        self.waited_ms = 0;
+        self.waiting_since_ms = None;
+        self.cost_usd = 0.0;
+        self.costed_turns = 0;
+    }
+
     /// Fold line `line_no` into the state and count the route it takes.
     fn fold_line(&mut self, line_no: u64, item: Result<Parsed, LineIssue>) {
         let Some(table) = self.table.clone() else {
             return;
         };
         let parsed = item.unwrap_or_else(|issue| Parsed::Skip(issue.message));
-        if let Some(event) = self.replay.fold_parsed(&table, line_no, parsed)
-            && let Some(key) = self.route_taken(&table, &event)
-        {
-            *self.route_counts.entry(key).or_default() += 1;
+        if let Some(event) = self.replay.fold_parsed(&table, line_no, parsed) {
+            if let Some(key) = self.route_taken(&table, &event) {
+                *self.route_counts.entry(key).or_default() += 1;
+            }
+            self.note_turn(&event);
+        }
+        self.note_wait();
+    }
+
+    /// Track the live turn: `agent.wake` starts one, `agent.stop` (or the end) ends it.
+    fn note_turn(&mut self, event: &Event) {
+        match event.kind.as_str() {
+            "agent.wake" => {
+                let log = event
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.get("log"))
+                    .and_then(|l| l.as_str())
+                    .map(str::to_owned);
+                self.live_turn = Some(LiveTurn {
+                    role: event.from.clone(),
+                    since: event.ts.clone(),
+                    log,
+                });
+            }
+            "agent.stop" => {
+                self.live_turn = None;
+                if let Some(cost) = event.metadata.as_ref().and_then(|m| m.cost_usd)
+                    && cost.is_finite()
+                {
+                    self.cost_usd += cost;
+                    self.costed_turns += 1;
+                }
+            }
+            "done" | "session.end" => self.live_turn = None,
+            _ => {}
+        }
+    }
+
+    /// Session time spent waiting for a person is kept apart from working time.
+    fn note_wait(&mut self) {
+        let state = &self.replay.state;
+        let now = state.clock.latest_ms;
+        match (state.awaiting.is_some(), self.waiting_since_ms) {
+            (true, None) => self.waiting_since_ms = now,
+            (false, Some(since)) => {
+                self.waited_ms += now.unwrap_or(since).saturating_sub(since).max(0);
+                self.waiting_since_ms = None;
+            }
+            _ => {}
         }
     }
 

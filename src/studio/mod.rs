@@ -7,8 +7,10 @@
 //! - [`index`]: per-session line-offset index, extended incrementally;
 //! - [`hub`]: one watched session: index, incremental reducer state, change signal;
 //! - [`sessions`]: finding sessions and their list rows;
+//! - [`outcome`]: a session's outcome in words, the same everywhere;
 //! - [`graph`]: the compiled graph (from `crumb graph`'s output) with edge counts;
 //! - [`api`], [`stream`], [`files`], [`write`](mod@write): the routes;
+//! - [`control`]: Resume (`crumb resume`) and Stop (SIGTERM) from the page;
 //! - [`security`]: host allow-list, write token, origin checks, CSPs;
 //! - [`assets`]: the embedded client from `studio/`;
 //! - [`probe`]: finding a running Studio (for `crumb run`'s deep link).
@@ -16,11 +18,14 @@
 pub mod api;
 pub mod assets;
 pub mod config;
+pub mod control;
 pub mod files;
 pub mod graph;
 pub mod hub;
 pub mod index;
+pub mod outcome;
 pub mod probe;
+pub mod rubric;
 pub mod security;
 pub mod server;
 pub mod sessions;

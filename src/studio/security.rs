@@ -13,21 +13,77 @@ pub fn loopback_hosts(port: u16) -> Vec<String> {
     ]
 }
 
-/// Whether a request's `Host` is one this server answers to.
-pub fn host_allowed(headers: &HeaderMap, allowed: &[String], allow_remote: bool) -> bool {
-    if allow_remote {
-        return true;
+/// The `Host` values a server on `port` answers to: loopback, plus each `--allow-host` name (with
+/// `:port` added when it names none). `--allow-remote` never switches this check off: a rebinding
+/// attacker's name is never on the list.
+pub fn allowed_hosts(port: u16, extra: &[String]) -> Vec<String> {
+    let mut hosts = loopback_hosts(port);
+    for host in extra {
+        let host = host.trim().to_ascii_lowercase();
+        if host.is_empty() {
+            continue;
+        }
+        let has_port = host
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            && !host.ends_with(']');
+        hosts.push(if has_port {
+            host
+        } else {
+            format!("{host}:{port}")
+        });
     }
+    hosts
+}
+
+/// Whether a request's `Host` is one this server answers to.
+pub fn host_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
     headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .is_some_and(|host| allowed.iter().any(|a| a.eq_ignore_ascii_case(host)))
 }
 
+/// Name of the cookie a remote browser keeps the token in (set by opening `/?token=…`).
+pub const TOKEN_COOKIE: &str = "crumb_token";
+
+/// The token a request carries: the `X-Crumb-Token` header, the cookie, or a `token=` query.
+pub fn sent_token<'a>(headers: &'a HeaderMap, query: Option<&'a str>) -> Option<&'a str> {
+    if let Some(value) = headers.get("x-crumb-token").and_then(|v| v.to_str().ok()) {
+        return Some(value);
+    }
+    if let Some(value) = cookie(headers, TOKEN_COOKIE) {
+        return Some(value);
+    }
+    query?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("token="))
+}
+
+/// A cookie's value.
+pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|pair| {
+            let (k, v) = pair.trim().split_once('=')?;
+            (k == name).then_some(v)
+        })
+}
+
+/// Whether `sent` is `token`, compared in constant time.
+pub fn token_matches(sent: Option<&str>, token: &str) -> bool {
+    sent.is_some_and(|sent| constant_time_eq(sent.as_bytes(), token.as_bytes()))
+}
+
 /// Why a write was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum WriteRefusal {
-    #[error("missing or wrong X-Crumb-Token")]
+    #[error(
+        "missing or wrong X-Crumb-Token: this page came from another Studio process (restarted?); reload it"
+    )]
     Token,
     #[error("cross-origin writes are refused")]
     Origin,
@@ -49,13 +105,9 @@ pub fn check_write(
     headers: &HeaderMap,
     token: &str,
     allowed: &[String],
-    allow_remote: bool,
 ) -> Result<(), WriteRefusal> {
-    let sent = headers
-        .get("x-crumb-token")
-        .map(axum::http::HeaderValue::as_bytes)
-        .unwrap_or_default();
-    if !constant_time_eq(sent, token.as_bytes()) {
+    let sent = headers.get("x-crumb-token").and_then(|v| v.to_str().ok());
+    if !token_matches(sent, token) {
         return Err(WriteRefusal::Token);
     }
     if headers
@@ -74,10 +126,9 @@ pub fn check_write(
         let same = origin
             .strip_prefix("http://")
             .is_some_and(|o| o.eq_ignore_ascii_case(host));
-        let known = allow_remote
-            || origin
-                .strip_prefix("http://")
-                .is_some_and(|o| allowed.iter().any(|a| a.eq_ignore_ascii_case(o)));
+        let known = origin
+            .strip_prefix("http://")
+            .is_some_and(|o| allowed.iter().any(|a| a.eq_ignore_ascii_case(o)));
         if !same || !known {
             return Err(WriteRefusal::Origin);
         }
@@ -112,7 +163,8 @@ pub const STUDIO_HEADERS: [(&str, &str); 4] = [
     ("cross-origin-opener-policy", "same-origin"),
 ];
 
-/// The Studio page's CSP: only its own scripts; frames only from the preview origin.
+/// The Studio page's CSP: only its own scripts; frames only from the preview origins
+/// (`http://*.localhost:<port>`: one origin per session).
 pub fn studio_csp(preview_origin: &str) -> String {
     format!(
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
@@ -159,26 +211,23 @@ mod tests {
             ("origin", "http://127.0.0.1:7321"),
             ("content-type", "application/json"),
         ];
-        assert_eq!(
-            check_write(&headers(&good), "secret", &allowed, false),
-            Ok(())
-        );
+        assert_eq!(check_write(&headers(&good), "secret", &allowed), Ok(()));
         let mut no_token = good;
         no_token[1] = ("x-crumb-token", "secreT");
         assert_eq!(
-            check_write(&headers(&no_token), "secret", &allowed, false),
+            check_write(&headers(&no_token), "secret", &allowed),
             Err(WriteRefusal::Token)
         );
         let mut evil = good;
         evil[2] = ("origin", "http://127.0.0.1:7322");
         assert_eq!(
-            check_write(&headers(&evil), "secret", &allowed, false),
+            check_write(&headers(&evil), "secret", &allowed),
             Err(WriteRefusal::Origin)
         );
         let mut form = good;
         form[3] = ("content-type", "text/plain");
         assert_eq!(
-            check_write(&headers(&form), "secret", &allowed, false),
+            check_write(&headers(&form), "secret", &allowed),
             Err(WriteRefusal::ContentType)
         );
     }
@@ -188,14 +237,15 @@ mod tests {
         let allowed = loopback_hosts(80);
         assert!(host_allowed(
             &headers(&[("host", "localhost:80")]),
-            &allowed,
-            false
+            &allowed
         ));
         assert!(!host_allowed(
             &headers(&[("host", "evil.example:80")]),
-            &allowed,
-            false
+            &allowed
         ));
-        assert!(!host_allowed(&HeaderMap::new(), &allowed, false));
+        assert!(!host_allowed(&HeaderMap::new(), &allowed));
+        let remote = allowed_hosts(80, &["studio.lan".into(), "box:9000".into()]);
+        assert!(remote.contains(&"studio.lan:80".to_owned()));
+        assert!(remote.contains(&"box:9000".to_owned()));
     }
 }

@@ -13,9 +13,11 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use super::config::StudioConfig;
-use super::security::{STUDIO_HEADERS, host_allowed, loopback_hosts};
+use super::security::{
+    STUDIO_HEADERS, TOKEN_COOKIE, allowed_hosts, cookie, host_allowed, sent_token, token_matches,
+};
 use super::sessions::Registry;
-use super::{api, assets, files, stream, write};
+use super::{api, assets, control, files, stream, write};
 
 /// Largest request body accepted (an inbox line is at most 16 KiB).
 pub const MAX_BODY_BYTES: usize = 32 * 1024;
@@ -26,8 +28,11 @@ pub struct App {
     pub registry: Registry,
     /// `Host` values of the Studio listener.
     pub hosts: Vec<String>,
-    /// `http://127.0.0.1:<preview port>`.
-    pub preview_origin: String,
+    /// Port of the preview listener: each session's game is served from its own origin,
+    /// `http://<session>.localhost:<preview port>`.
+    pub preview_port: u16,
+    /// Random per process: a page from an earlier Studio sees it change and says "restarted".
+    pub instance: String,
     /// Flips to `true` on shutdown so open streams end and the server can finish.
     pub closing: watch::Receiver<bool>,
 }
@@ -44,14 +49,15 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let port = listener.local_addr()?.port();
     let preview_port = preview_listener.local_addr()?.port();
-    let hosts = loopback_hosts(port);
-    let preview_hosts = loopback_hosts(preview_port);
+    let hosts = allowed_hosts(port, &config.allow_hosts);
+    let preview_hosts = allowed_hosts(preview_port, &config.allow_hosts);
     let (closing_tx, closing) = watch::channel(false);
     let app = Arc::new(App {
         config,
         registry: Registry::default(),
         hosts: hosts.clone(),
-        preview_origin: format!("http://127.0.0.1:{preview_port}"),
+        preview_port,
+        instance: super::config::new_token(),
         closing,
     });
     let studio = studio_router(Arc::clone(&app));
@@ -88,6 +94,8 @@ fn studio_router(app: Shared) -> Router {
         .route("/api/sessions/{id}/graph", get(api::graph))
         .route("/api/sessions/{id}/stream", get(stream::session_stream))
         .route("/api/sessions/{id}/inbox", post(write::inbox))
+        .route("/api/sessions/{id}/resume", post(control::resume))
+        .route("/api/sessions/{id}/stop", post(control::stop))
         .route("/api/sessions/{id}/artifacts", get(files::list))
         .route("/api/sessions/{id}/files/{*path}", get(files::file))
         .route("/api/sessions/{id}/roles", get(files::roles))
@@ -103,13 +111,35 @@ async fn not_found() -> Response {
     (StatusCode::NOT_FOUND, "not found").into_response()
 }
 
-/// Refuse foreign `Host` headers (DNS rebinding) and stamp the security headers.
+/// Refuse foreign `Host` headers (DNS rebinding), require the token for every request of a
+/// remote Studio, and stamp the security headers.
 async fn guard(State(app): State<Shared>, request: Request, next: Next) -> Response {
-    if !host_allowed(request.headers(), &app.hosts, app.config.allow_remote) {
+    if !host_allowed(request.headers(), &app.hosts) {
         return (StatusCode::MISDIRECTED_REQUEST, "unknown host").into_response();
+    }
+    let mut remember = false;
+    if app.config.allow_remote {
+        let sent = sent_token(request.headers(), request.uri().query());
+        if !token_matches(sent, &app.config.token) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                "this Studio is reachable from the network and answers only with its token: \
+                 open the address `crumb studio` printed (…/?token=…)",
+            )
+                .into_response();
+        }
+        remember = !token_matches(cookie(request.headers(), TOKEN_COOKIE), &app.config.token);
     }
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
+    if remember
+        && let Ok(value) = HeaderValue::from_str(&format!(
+            "{TOKEN_COOKIE}={}; HttpOnly; SameSite=Strict; Path=/",
+            app.config.token
+        ))
+    {
+        headers.insert(axum::http::header::SET_COOKIE, value);
+    }
     for (name, value) in STUDIO_HEADERS {
         headers.insert(name, HeaderValue::from_static(value));
     }

@@ -9,12 +9,16 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::Serialize;
 
 use super::hub::Hub;
+use super::outcome::{Context, Outcome, outcome};
 use crate::runtime::home::CrumbHome;
 use crate::runtime::listing::{SessionSummary, list};
 use crate::runtime::session::{SessionDir, TRANSCRIPT_FILE};
 use crate::transcript::Event;
 use crate::transcript::validate::is_ulid;
 
+/// Transcripts up to this size are folded while a list row is built; longer ones in the
+/// background.
+const FOLD_IN_LIST_BYTES: u64 = 4 * 1024 * 1024;
 /// Bytes read from the end of a transcript for a list row.
 const TAIL_BYTES: u64 = 16 * 1024;
 
@@ -37,6 +41,8 @@ pub struct SessionRow {
     pub events: Option<usize>,
     /// Some role was swapped to another adapter (known when watched, else from the tail).
     pub degraded: bool,
+    /// The outcome in words, the same as the session view's (from the engine's fold).
+    pub outcome: Option<Outcome>,
 }
 
 /// The sessions Studio knows, and the hubs of those being watched.
@@ -95,6 +101,23 @@ impl Registry {
         Some(Arc::clone(hub))
     }
 
+    /// The hub of a listed session, opened from its known path.
+    pub fn hub_for(&self, summary: &SessionSummary) -> Option<Arc<Hub>> {
+        if let Some(hub) = self.open_hub(&summary.id) {
+            return Some(hub);
+        }
+        let dir = SessionDir::open(summary.path.clone()).ok()?;
+        self.paths
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(summary.id.clone(), summary.path.clone());
+        let mut hubs = self.hubs.lock().unwrap_or_else(PoisonError::into_inner);
+        let hub = hubs
+            .entry(summary.id.clone())
+            .or_insert_with(|| Arc::new(Hub::open(dir)));
+        Some(Arc::clone(hub))
+    }
+
     /// A hub already open, without opening one.
     pub fn open_hub(&self, id: &str) -> Option<Arc<Hub>> {
         self.hubs
@@ -123,6 +146,7 @@ pub fn row(summary: SessionSummary, registry: &Registry) -> SessionRow {
         last_ts: tail.last().map(|e| e.ts.clone()),
         events: None,
         degraded: tail.iter().any(is_swap),
+        outcome: None,
         summary,
     };
     if let Some(judge) = tail.iter().rev().find(|e| e.kind.as_str() == "judge.score")
@@ -132,17 +156,49 @@ pub fn row(summary: SessionSummary, registry: &Registry) -> SessionRow {
         row.aggregate = scores.aggregate;
         row.verdict_source = Some("claimed");
     }
-    if let Some(hub) = registry.open_hub(&row.summary.id) {
-        let inner = hub.lock();
-        row.events = Some(inner.index.len());
-        row.degraded = inner.replay.state.degraded();
-        if let Some(latest) = &inner.replay.state.verification.latest {
-            row.verdict = Some(latest.corrected.verdict.as_str().to_owned());
-            row.aggregate = Some(latest.corrected.aggregate);
-            row.verdict_source = Some("engine");
+    // The engine's view from the start: the fold is incremental and kept, so a listed session
+    // is read in full once and then only its appends. A long one is folded in the background
+    // (its row says what the tail says until then, and the list stream sends the update).
+    if let Some(hub) = registry.hub_for(&row.summary) {
+        if row.bytes <= FOLD_IN_LIST_BYTES {
+            let _ = hub.fold();
+        } else {
+            hub.fold_in_background();
+        }
+        if let Some(inner) = hub.try_lock().filter(|inner| inner.folded) {
+            row.events = Some(inner.index.len());
+            row.degraded = inner.replay.state.degraded();
+            if let Some(latest) = &inner.replay.state.verification.latest {
+                row.verdict = Some(latest.corrected.verdict.as_str().to_owned());
+                row.aggregate = Some(latest.corrected.aggregate);
+                row.verdict_source = Some("engine");
+            }
+            let live = crate::runtime::lock::is_held(&row.summary.path);
+            row.outcome = Some(session_outcome(&inner, row.summary.status, live));
         }
     }
     row
+}
+
+/// The outcome of a watched session (list row and session view alike).
+pub fn session_outcome(inner: &super::hub::Inner, status: &str, live: bool) -> Outcome {
+    let turn = inner.live_turn.as_ref();
+    let ctx = Context {
+        status,
+        live,
+        limits: inner.table.as_ref().map(|t| &t.limits),
+        running: turn.map(|t| (t.role.as_str(), t.since.as_str())),
+    };
+    let mut out = outcome(&inner.replay.state, &ctx);
+    // Without its frozen pipeline nothing was folded: say that rather than guess from nothing.
+    if let Some(error) = &inner.table_error {
+        out.kind = "error";
+        out.tone = "bad";
+        "Unreadable".clone_into(&mut out.title);
+        out.detail = format!("the session's frozen pipeline cannot be read: {error}");
+        out.action = None;
+    }
+    out
 }
 
 /// An adapter swap: the circuit breaker's audit, or the ack of a person's `/swap`.

@@ -185,7 +185,14 @@ pub async fn sessions_stream(State(app): State<Shared>) -> EventStream {
             for (summary, signature) in rows {
                 let id = summary.id.clone();
                 if !first && known.get(&id) != Some(&signature) {
-                    let row = sessions::row(summary, &app.registry);
+                    // A row folds the session's appends: off the async threads.
+                    let app3 = Arc::clone(&app);
+                    let Ok(row) =
+                        tokio::task::spawn_blocking(move || sessions::row(summary, &app3.registry))
+                            .await
+                    else {
+                        return;
+                    };
                     let Ok(event) = Event::default().event("session").json_data(&row) else {
                         continue;
                     };

@@ -24,14 +24,9 @@ use crate::runtime::meta::SessionStatus;
 /// How long a new session may take to appear on disk.
 const START_DEADLINE: Duration = Duration::from_secs(15);
 
-fn authorise(app: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
-    check_write(
-        headers,
-        &app.config.token,
-        &app.hosts,
-        app.config.allow_remote,
-    )
-    .map_err(|refusal| ApiError(refusal.status(), refusal.to_string()))
+pub fn authorise(app: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
+    check_write(headers, &app.config.token, &app.hosts)
+        .map_err(|refusal| ApiError(refusal.status(), refusal.to_string()))
 }
 
 fn parse_json<T: for<'de> Deserialize<'de>>(body: &Bytes) -> Result<T, ApiError> {
@@ -86,12 +81,22 @@ pub async fn inbox(
         .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
         .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     let coordinator_live = lock::is_held(dir.path());
-    let note = if meta.status == SessionStatus::Done {
-        Some("the session is done: the line is recorded but changes nothing")
+    // Ended: by meta, by the transcript's `session.end`, or by the `done` the engine folded.
+    let ended = meta.status == SessionStatus::Done
+        || crate::runtime::dead_session::has_ended(&dir.transcript())
+        || app.registry.open_hub(dir.id()).is_some_and(|hub| {
+            hub.try_lock()
+                .is_some_and(|inner| inner.replay.state.done.is_some())
+        });
+    let note = if ended {
+        Some("the session has ended: the line is recorded but changes nothing".to_owned())
     } else if coordinator_live {
         None
     } else {
-        Some("no coordinator is running: the line applies when the session is resumed")
+        Some(format!(
+            "no coordinator is running: press Resume (or run `crumb resume {}`) and it applies",
+            dir.id()
+        ))
     };
     Ok((
         StatusCode::ACCEPTED,
@@ -101,6 +106,7 @@ pub async fn inbox(
             "command": describe(&command),
             "inbox_offset": offset,
             "live": coordinator_live,
+            "ended": ended,
             "note": note,
         })),
     ))
@@ -169,51 +175,17 @@ pub async fn new_session(
         .ok_or_else(|| ApiError(StatusCode::BAD_REQUEST, "no project directory".into()))?;
     let args = run_args(&request, &project)?;
     let pitch = request.pitch.trim();
-    let exe = app
-        .config
-        .crumb_exe
-        .clone()
-        .or_else(|| std::env::current_exe().ok())
-        .ok_or_else(|| {
-            ApiError(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "cannot find the crumb binary".into(),
-            )
-        })?;
-    let log_dir = app.config.home.root().join("studio");
-    let _ = std::fs::create_dir_all(&log_dir);
-    let log_path = log_dir.join(format!("run-{}.log", ulid::Ulid::new()));
     let home = app.config.home.clone();
     let before: std::collections::HashSet<String> = tokio::task::spawn_blocking(move || {
         sessions::all(&home).into_iter().map(|s| s.id).collect()
     })
     .await
     .unwrap_or_default();
-    let log = std::fs::File::create(&log_path).map_err(ApiError::from)?;
-    let log_err = log.try_clone().map_err(ApiError::from)?;
-    let mut child = tokio::process::Command::new(&exe)
-        .args(&args)
-        .current_dir(&project)
-        .env("CRUMB_HOME", app.config.home.root())
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(log))
-        .stderr(Stdio::from(log_err))
-        .process_group(0)
-        .spawn()
-        .map_err(|e| {
-            ApiError(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("cannot start crumb run: {e}"),
-            )
-        })?;
-    let pid = child.id();
-    let exited = std::sync::Arc::new(tokio::sync::Notify::new());
-    let exited_tx = std::sync::Arc::clone(&exited);
-    // Reap the child whenever it ends; it outlives this request.
-    tokio::spawn(async move {
-        let _ = child.wait().await;
-        exited_tx.notify_one();
-    });
+    let Spawned {
+        pid,
+        exited,
+        log_path,
+    } = spawn_crumb(&app, &args, &project, "run")?;
     let session_id = wait_for_session(&app, &before, pitch, &exited).await;
     match session_id {
         Some(id) => Ok((
@@ -234,7 +206,8 @@ pub async fn new_session(
 fn run_args(request: &NewSession, project: &std::path::Path) -> Result<Vec<String>, ApiError> {
     let bad = |m: &str| ApiError(StatusCode::BAD_REQUEST, m.to_owned());
     let pitch = request.pitch.trim();
-    if pitch.is_empty() || pitch.len() > 4096 || pitch.contains(['\n', '\r', '\0']) {
+    if pitch.is_empty() || pitch == "-" || pitch.len() > 4096 || pitch.contains(['\n', '\r', '\0'])
+    {
         return Err(bad(
             "the pitch must be one non-empty line of at most 4096 bytes",
         ));
@@ -242,12 +215,7 @@ fn run_args(request: &NewSession, project: &std::path::Path) -> Result<Vec<Strin
     let pipeline = super::files::confine(project, &request.pipeline)
         .map_err(|_| bad("the pipeline must be an existing file inside the project"))?;
     // `--wait`: a session that needs a person stays live, so the person can answer from the page.
-    let mut args: Vec<String> = vec![
-        "run".into(),
-        pipeline.display().to_string(),
-        pitch.to_owned(),
-        "--wait".into(),
-    ];
+    let mut args: Vec<String> = vec!["run".into(), "--wait".into()];
     let word = |s: &str| {
         !s.is_empty()
             && s.len() <= 64
@@ -266,6 +234,12 @@ fn run_args(request: &NewSession, project: &std::path::Path) -> Result<Vec<Strin
         }
         args.extend(["--mock-scenario".into(), scenario.to_owned()]);
     }
+    // After `--`: a pitch such as `--help me` is text, never an option.
+    args.extend([
+        "--".into(),
+        pipeline.display().to_string(),
+        pitch.to_owned(),
+    ]);
     Ok(args)
 }
 
@@ -302,7 +276,70 @@ async fn wait_for_session(
     }
 }
 
-fn read_log(path: &PathBuf) -> String {
+/// A `crumb` process Studio started in the background (its own process group, reaped whenever
+/// it ends; it outlives the request).
+pub struct Spawned {
+    pub pid: Option<u32>,
+    pub exited: std::sync::Arc<tokio::sync::Notify>,
+    /// Its stdout and stderr, under `<home>/studio/`.
+    pub log_path: PathBuf,
+}
+
+/// Start `crumb <args>` in `cwd` with this Studio's home: the same code path as the command line.
+pub fn spawn_crumb(
+    app: &Shared,
+    args: &[String],
+    cwd: &std::path::Path,
+    what: &str,
+) -> Result<Spawned, ApiError> {
+    let exe = app
+        .config
+        .crumb_exe
+        .clone()
+        .or_else(|| std::env::current_exe().ok())
+        .ok_or_else(|| {
+            ApiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "cannot find the crumb binary".into(),
+            )
+        })?;
+    let log_dir = app.config.home.root().join("studio");
+    let _ = std::fs::create_dir_all(&log_dir);
+    let log_path = log_dir.join(format!("{what}-{}.log", ulid::Ulid::new()));
+    let log = std::fs::File::create(&log_path).map_err(ApiError::from)?;
+    let log_err = log.try_clone().map_err(ApiError::from)?;
+    let mut child = tokio::process::Command::new(&exe)
+        .args(args)
+        .current_dir(cwd)
+        .env("CRUMB_HOME", app.config.home.root())
+        .env("CRUMB_NO_OPEN", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(log))
+        .stderr(Stdio::from(log_err))
+        .process_group(0)
+        .spawn()
+        .map_err(|e| {
+            ApiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("cannot start crumb {what}: {e}"),
+            )
+        })?;
+    let pid = child.id();
+    let exited = std::sync::Arc::new(tokio::sync::Notify::new());
+    let exited_tx = std::sync::Arc::clone(&exited);
+    tokio::spawn(async move {
+        let _ = child.wait().await;
+        exited_tx.notify_one();
+    });
+    Ok(Spawned {
+        pid,
+        exited,
+        log_path,
+    })
+}
+
+/// The last part of a log Studio kept, for an error message.
+pub fn read_log(path: &PathBuf) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     crate::engine::state::clip(text.trim(), 2000)
 }

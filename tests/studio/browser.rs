@@ -5,7 +5,7 @@ use super::*;
 use crumb::qa::browser::launch::Chromium;
 
 /// A runtime for one browser test: Chromium's protocol handler runs beside the test's own task.
-fn browser_runtime() -> tokio::runtime::Runtime {
+pub fn browser_runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -14,7 +14,7 @@ fn browser_runtime() -> tokio::runtime::Runtime {
 }
 
 /// Launch Chromium and open `url` in a 1440×1100 page.
-async fn open_studio(exe: &Path, url: &str) -> (Chromium, chromiumoxide::Page) {
+pub async fn open_studio(exe: &Path, url: &str) -> (Chromium, chromiumoxide::Page) {
     use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
     let chromium = Chromium::launch(exe).await.expect("launch Chromium");
     let page = chromium
@@ -63,7 +63,7 @@ fn tiles_png(width: u32, height: u32) -> Vec<u8> {
 }
 
 /// Poll `probe` in the page until it returns true, up to `limit` (a condition wait, not a sleep).
-async fn wait_in_page(page: &chromiumoxide::Page, probe: &str, limit: Duration) -> bool {
+pub async fn wait_in_page(page: &chromiumoxide::Page, probe: &str, limit: Duration) -> bool {
     crate::support::eventually_async(limit, || async {
         page.evaluate(probe)
             .await
@@ -77,7 +77,7 @@ async fn wait_in_page(page: &chromiumoxide::Page, probe: &str, limit: Duration) 
 }
 
 /// Fail with what the page shows, keeping a screenshot of it.
-async fn page_failure(page: &chromiumoxide::Page, what: &str) -> ! {
+pub async fn page_failure(page: &chromiumoxide::Page, what: &str) -> ! {
     use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
     use chromiumoxide::page::ScreenshotParams;
     let text = page_text(page, "document.body.innerText").await;
@@ -95,7 +95,7 @@ async fn page_failure(page: &chromiumoxide::Page, what: &str) -> ! {
     panic!("{what}\n--- page text\n{text}");
 }
 
-async fn page_text(page: &chromiumoxide::Page, expression: &str) -> String {
+pub async fn page_text(page: &chromiumoxide::Page, expression: &str) -> String {
     page.evaluate(expression)
         .await
         .ok()
@@ -134,7 +134,7 @@ fn end_to_end_in_headless_chromium_approve_from_the_command_bar() {
         if !wait_in_page(&page, "!!document.querySelector('#graph .node.current[data-node=\"await_human\"]')", Duration::from_secs(10)).await {
             page_failure(&page, "the graph marks the awaited person").await;
         }
-        assert!(page_text(&page, "document.querySelector('.banner.await').textContent").await.contains("/approve"));
+        assert!(page_text(&page, "document.querySelector('#outcome.outcome-waiting').textContent").await.contains("Approve"));
 
         // Send /approve from the command bar with real key presses.
         let input = page.find_element("#command").await.expect("command bar");
@@ -149,7 +149,7 @@ fn end_to_end_in_headless_chromium_approve_from_the_command_bar() {
         assert!(reached.is_some(), "the line never reached inbox.txt");
         let written = fixture.coordinate_inbox();
         assert!(written.iter().any(|e| e.kind == Kind::Done));
-        if !wait_in_page(&page, "!!document.querySelector('.sent .ack.good') && !!document.querySelector('.banner.done')", Duration::from_secs(15)).await {
+        if !wait_in_page(&page, "!!document.querySelector('.sent .ack.good') && !!document.querySelector('#outcome.outcome-passed')", Duration::from_secs(15)).await {
             page_failure(&page, "the ack shows under the line and the session finishes").await;
         }
         assert!(page_text(&page, "document.querySelector('.sent .ack.good').textContent").await.starts_with('✓'));
@@ -159,8 +159,8 @@ fn end_to_end_in_headless_chromium_approve_from_the_command_bar() {
         if !wait_in_page(&page, "!!document.querySelector('iframe.game') && !!document.querySelector('.shot img') && document.querySelector('.shot img').complete && document.querySelectorAll('.checks tr').length === 2", Duration::from_secs(10)).await {
             page_failure(&page, "artifacts panel").await;
         }
-        let sandbox = page_text(&page, "document.querySelector('iframe.game').getAttribute('sandbox')").await;
-        assert!(!sandbox.contains("allow-same-origin"), "{sandbox}");
+        let frame = page_text(&page, "new URL(document.querySelector('iframe.game').src).origin").await;
+        assert_eq!(frame, format!("http://{}.localhost:{}", id.to_ascii_lowercase(), server.preview.port()), "the session's own preview origin");
         page.evaluate("document.querySelector('[data-tab=Feed]').click(); document.querySelector('#main').scrollTop = 0").await.unwrap();
         let png = page.screenshot(ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build()).await.expect("screenshot");
         std::fs::write(shots.join("session.png"), &png).unwrap();
@@ -180,7 +180,7 @@ fn end_to_end_in_headless_chromium_approve_from_the_command_bar() {
             port = server.addr.port()
         );
         std::fs::write(fixture.dir().join("artifacts/game/probe.html"), hostile).unwrap();
-        let probe = format!("http://127.0.0.1:{}/s/{id}/game/probe.html", server.preview.port());
+        let probe = format!("http://{}.localhost:{}/game/probe.html", id.to_ascii_lowercase(), server.preview.port());
         page.goto(probe.as_str()).await.expect("open the probe");
         if !wait_in_page(&page, "!!document.body.dataset.result", Duration::from_secs(10)).await {
             page_failure(&page, "the probe game never finished").await;
@@ -200,15 +200,7 @@ fn end_to_end_a_real_mock_run_is_approved_from_the_page() {
     let home = temp_home();
     let server = Server::start(home.path());
     // Started the way the page's form does: `crumb run --wait` in the background.
-    let reply = server.post(
-        "/api/sessions",
-        &json!({ "pipeline": "pipelines/casual.yaml", "pitch": "neon match-3 with combo bonus", "preset": "mock", "mock_scenario": "partial" }),
-    );
-    assert_eq!(reply.status, 202, "{}", reply.body);
-    let id = serde_json::from_str::<Value>(&reply.body).unwrap()["session_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = start_partial(&server, "neon match-3 with combo bonus");
     wait_for_state(&server, &id, "the PARTIAL verdict", |s| {
         s["state"]["awaiting"].is_object()
     });
@@ -217,7 +209,7 @@ fn end_to_end_a_real_mock_run_is_approved_from_the_page() {
     std::fs::create_dir_all(&shots).unwrap();
     browser_runtime().block_on(async {
         let (chromium, page) = open_studio(&exe, &url).await;
-        if !wait_in_page(&page, "!!document.querySelector('.banner.await') && !!document.querySelector('#aggregate') && !!document.querySelector('#graph .node.current')", Duration::from_secs(20)).await {
+        if !wait_in_page(&page, "!!document.querySelector('#outcome.outcome-waiting') && !!document.querySelector('#aggregate') && !!document.querySelector('#graph .node.current')", Duration::from_secs(20)).await {
             page_failure(&page, "an awaiting session with its scorecard and graph").await;
         }
         assert_eq!(page_text(&page, "document.querySelector('#scorecard .pill').textContent").await, "PARTIAL");
@@ -227,7 +219,7 @@ fn end_to_end_a_real_mock_run_is_approved_from_the_page() {
         input.click().await.unwrap();
         input.type_str("/approve").await.unwrap();
         input.press_key("Enter").await.unwrap();
-        if !wait_in_page(&page, "!!document.querySelector('.sent .ack.good') && !!document.querySelector('.banner.done')", Duration::from_secs(30)).await {
+        if !wait_in_page(&page, "!!document.querySelector('.sent .ack.good') && !!document.querySelector('#outcome.outcome-passed')", Duration::from_secs(30)).await {
             page_failure(&page, "the coordinator's ack and the finished session").await;
         }
         page.evaluate("document.querySelector('[data-tab=Artifacts]').click()").await.unwrap();

@@ -82,3 +82,60 @@ fn the_probe_recognises_studio_and_nothing_else() {
         "http://127.0.0.1:7321/#/session/01JABCDEFGHJKMNPQRSTVWXYZ0"
     );
 }
+
+/// Stop and Resume from the page's routes: SIGTERM leaves the session resumable, Resume takes it
+/// over with `crumb resume`, and a second coordinator is refused.
+#[test]
+fn stop_then_resume_through_the_routes() {
+    let home = temp_home();
+    let server = Server::start(home.path());
+    let id = start_partial(&server, "stop and resume me");
+    wait_for_state(&server, &id, "the live wait for a person", |s| {
+        s["state"]["awaiting"].is_object() && s["live"] == true
+    });
+    let refused = server.post(&format!("/api/sessions/{id}/resume"), &json!({}));
+    assert_eq!(
+        refused.status, 409,
+        "one coordinator per session: {}",
+        refused.body
+    );
+    let stop = server.post(&format!("/api/sessions/{id}/stop"), &json!({}));
+    assert_eq!(stop.status, 202, "{}", stop.body);
+    let stopped = wait_for_state(&server, &id, "the coordinator gone", |s| s["live"] == false);
+    assert_eq!(stopped["outcome"]["kind"], "waiting");
+    assert_eq!(
+        stopped["outcome"]["resumable"], true,
+        "{}",
+        stopped["outcome"]
+    );
+    assert!(
+        stopped["outcome"]["action"]
+            .as_str()
+            .unwrap()
+            .contains("Resume")
+    );
+    let resumed = server.post(&format!("/api/sessions/{id}/resume"), &json!({}));
+    assert_eq!(resumed.status, 202, "{}", resumed.body);
+    wait_for_state(&server, &id, "the resumed coordinator", |s| {
+        s["live"] == true
+    });
+    let approve = server.post(
+        &format!("/api/sessions/{id}/inbox"),
+        &json!({ "line": "/approve" }),
+    );
+    assert_eq!(approve.status, 202, "{}", approve.body);
+    let done = wait_for_state(&server, &id, "the approved end", |s| {
+        s["state"]["done"].is_object()
+    });
+    assert_eq!(done["outcome"]["kind"], "passed");
+    let ended = server.post(&format!("/api/sessions/{id}/resume"), &json!({}));
+    assert_eq!(ended.status, 409);
+    let bar = server.post(
+        &format!("/api/sessions/{id}/inbox"),
+        &json!({ "line": "/note late" }),
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&bar.body).unwrap()["ended"],
+        true
+    );
+}

@@ -53,26 +53,15 @@ fn artifact_paths_cannot_leave_the_session() {
             !reply.body.contains("secret") && !reply.body.contains("root:"),
             "{path} leaked"
         );
-        let preview = request(
-            server.preview,
-            "GET",
-            &format!("/s/{id}/{}", path.trim_start_matches("artifacts/")),
-            &[],
-            None,
-        );
+        let preview =
+            server.preview_get(&id, &format!("/{}", path.trim_start_matches("artifacts/")));
         assert!(
             matches!(preview.status, 403 | 404),
             "preview {path} answered {}",
             preview.status
         );
     }
-    let game = request(
-        server.preview,
-        "GET",
-        &format!("/s/{id}/game/index.html"),
-        &[],
-        None,
-    );
+    let game = server.preview_get(&id, "/game/index.html");
     assert_eq!(game.status, 200);
     assert_eq!(
         game.header("content-type"),
@@ -87,15 +76,11 @@ fn artifact_paths_cannot_leave_the_session() {
             )),
         "{csp}"
     );
-    // The preview origin has no API.
-    let api = request(
-        server.preview,
-        "GET",
-        &format!("/api/sessions/{id}"),
-        &[],
-        None,
-    );
+    // The preview origin has no API, and answers only on a session's own origin.
+    let api = server.preview_get(&id, &format!("/api/sessions/{id}"));
     assert_eq!(api.status, 404);
+    let bare = request(server.preview, "GET", "/game/index.html", &[], None);
+    assert_eq!(bare.status, 421, "no session, no files");
     // Per-role prompts and logs, by spawn number; role names cannot walk out either.
     std::fs::write(
         fixture.session.dir.prompt_path("builder", 1),
@@ -170,13 +155,7 @@ fn a_hard_link_to_a_file_outside_is_not_served() {
     let id = fixture.id();
     let reply = server.get(&format!("/api/sessions/{id}/files/artifacts/game/leak.txt"));
     assert_eq!(reply.status, 403, "{}", reply.body);
-    let preview = request(
-        server.preview,
-        "GET",
-        &format!("/s/{id}/game/leak.txt"),
-        &[],
-        None,
-    );
+    let preview = server.preview_get(&id, "/game/leak.txt");
     assert_eq!(preview.status, 403);
     assert!(!reply.body.contains("secret") && !preview.body.contains("secret"));
     let list = server.get_json(&format!("/api/sessions/{id}/artifacts"));
@@ -323,7 +302,7 @@ fn the_page_carries_the_token_and_a_strict_csp() {
     assert!(
         csp.contains("script-src 'self'")
             && csp.contains(&format!(
-                "frame-src http://127.0.0.1:{}",
+                "frame-src http://*.localhost:{}",
                 server.preview.port()
             )),
         "{csp}"

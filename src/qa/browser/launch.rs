@@ -68,9 +68,11 @@ pub fn flags(profile: &Path) -> Vec<String> {
         "--use-mock-keychain",
         "--enable-unsafe-swiftshader",
         "--lang=en-US",
-        // Network containment: no name resolves except the loopback literal, everything else goes
-        // to a dead loopback proxy, and WebRTC may not use non-proxied UDP.
-        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+        // Network containment: no name resolves except the loopback literal and `*.localhost`
+        // (loopback by definition, resolved by Chromium itself: Studio's per-session preview
+        // origins), everything else goes to a dead loopback proxy, and WebRTC may not use
+        // non-proxied UDP.
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE *.localhost",
         "--proxy-server=http://127.0.0.1:9",
         "--proxy-bypass-list=127.0.0.1",
         "--webrtc-ip-handling-policy=disable_non_proxied_udp",

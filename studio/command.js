@@ -1,0 +1,102 @@
+// The command bar: the inbox grammar with completions, each sent line followed by what it means
+// and, once the coordinator answers, its ack. Disabled, with the reason, on an ended session.
+
+import { h, clear } from './dom.js';
+import { post, sessionPath } from './api.js';
+
+const COMMANDS = ['/approve', '/veto ', '/pause ', '/resume ', '/goto ', '/swap ', '/append ', '/cancel ', '/reset-circuit ', '/ask status', '/ask cost', '/ask next', '/ask stuck', '/ask scorecard', '/note ', '/redo '];
+
+let roleNames = [];
+export function setRoles(roles) { roleNames = Array.isArray(roles) ? roles.filter(r => typeof r === 'string') : []; }
+
+function completions(text) {
+  const at = text.lastIndexOf('@');
+  if (at >= 0 && !text.slice(at).includes(' ')) {
+    const part = text.slice(at + 1);
+    return roleNames.filter(r => r.startsWith(part)).map(r => text.slice(0, at + 1) + r + ' ');
+  }
+  if (text.startsWith('/')) {
+    const words = text.split(' ');
+    if (words.length === 2 && ['/goto', '/pause', '/cancel', '/reset-circuit', '/swap'].includes(words[0])) {
+      return roleNames.filter(r => r.startsWith(words[1])).map(r => `${words[0]} ${r}${words[0] === '/swap' ? '=' : ' '}`);
+    }
+    return COMMANDS.filter(c => c.startsWith(text) && c !== text);
+  }
+  return [];
+}
+
+/** Send one line to the session's inbox and show what happens to it in the thread. */
+export async function sendLine(me, line) {
+  const thread = document.getElementById('thread');
+  const card = h('div', { class: 'sent' }, h('code', {}, line), h('div', { class: 'ack muted small' }, 'sending…'));
+  if (thread) { thread.append(card); thread.scrollTop = thread.scrollHeight; }
+  const { ok, body } = await post(sessionPath(me.id, '/inbox'), { line });
+  const ack = card.querySelector('.ack');
+  if (!ok) { ack.className = 'ack error small'; ack.textContent = '✗ ' + (body.error || 'refused'); return false; }
+  // What happens next: applied now by the live coordinator, or when the session is resumed.
+  ack.textContent = `→ ${body.command}${body.note ? ' · ' + body.note : ' · waiting for the coordinator…'}`;
+  if (!body.live && !body.ended) ack.classList.add('pending-resume');
+  me.acks.set(body.inbox_offset, card);
+  showAck(me, body.inbox_offset, card);
+  return true;
+}
+
+export function commandBar(me) {
+  const thread = h('div', { class: 'thread', id: 'thread' });
+  const hints = h('div', { class: 'hints' });
+  const reason = h('div', { class: 'command-off small muted', id: 'command-off', hidden: true });
+  const input = h('input', { id: 'command', type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: '/approve · /veto <reason> · @role <message> · /ask status · plain text for every role', 'aria-label': 'command' });
+  const send = h('button', { class: 'btn primary', type: 'submit' }, 'Send');
+  const showHints = () => {
+    clear(hints);
+    for (const c of completions(input.value).slice(0, 8)) {
+      hints.append(h('button', { class: 'hint', type: 'button', onclick: () => { input.value = c; input.focus(); showHints(); } }, c));
+    }
+  };
+  input.addEventListener('input', showHints);
+  input.addEventListener('keydown', e => {
+    if (e.key === 'Tab') {
+      const c = completions(input.value);
+      if (c.length) { e.preventDefault(); input.value = c[0]; showHints(); }
+    }
+  });
+  const form = h('form', { class: 'command', onsubmit: async e => {
+    // Enter always sends what is typed, even when it equals a bare command.
+    e.preventDefault();
+    const line = input.value.trim();
+    if (!line || input.disabled) return;
+    if (await sendLine(me, line)) { input.value = ''; showHints(); }
+  } }, h('span', { class: 'prompt' }, '›'), input, send);
+  const bar = h('section', { class: 'card commandbar' }, thread, hints, form, reason);
+  me.setCommandsEnabled = (enabled, why) => {
+    bar.classList.toggle('off', !enabled);
+    input.disabled = !enabled; send.disabled = !enabled;
+    reason.hidden = enabled; reason.textContent = why || '';
+    input.placeholder = enabled ? '/approve · /veto <reason> · @role <message> · /ask status · plain text for every role' : (why || 'disabled');
+  };
+  return bar;
+}
+
+// A user event carries the inbox offset of its line; its ack names the user event. Either may
+// arrive on the stream before the POST's answer does, so both are remembered and matched from
+// whichever side comes last.
+export function noteAck(me, e) {
+  if (!e || typeof e !== 'object') return;
+  if (e.from === 'user' && e.data && typeof e.data.inbox_offset === 'number') {
+    me.userByOffset.set(e.data.inbox_offset, e.id);
+  }
+  if (e.kind === 'ack' && e.metadata && e.metadata.ack_for) me.ackFor.set(e.metadata.ack_for, e);
+  for (const [offset, card] of me.acks) showAck(me, offset, card);
+}
+
+function showAck(me, offset, card) {
+  const userId = me.userByOffset.get(offset);
+  if (!userId) return;
+  const ack = card.querySelector('.ack');
+  const reply = me.ackFor.get(userId);
+  if (!reply) { ack.textContent = `→ recorded as ${String(userId).slice(-6)}, waiting for the ack…`; return; }
+  const ok = !reply.data || reply.data.ok !== false;
+  ack.className = 'ack small ' + (ok ? 'good' : 'error');
+  ack.textContent = (ok ? '✓ ' : '✗ ') + (typeof reply.body === 'string' ? reply.body : 'acknowledged');
+  me.acks.delete(offset);
+}
