@@ -97,6 +97,8 @@ fixture_tests! {
     invalid_route_without_action => "route-without-action.yaml",
     invalid_run_qa_without_qa_block => "run-qa-without-qa-block.yaml",
     invalid_scoring_thresholds_inverted => "scoring-thresholds-inverted.yaml",
+    invalid_rubric_property_without_guard => "rubric-property-without-guard.yaml",
+    invalid_rubric_duplicate_dimension => "rubric-duplicate-dimension.yaml",
     invalid_shadowed_route => "shadowed-route.yaml",
     invalid_tab_indentation => "tab-indentation.yaml",
     invalid_template_escapes_root => "template-escapes-root.yaml",

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Scripted reviewer for pipelines/doc-review.yaml (the `command` adapter's example agent).
 
-Reads the draft the writer left in the session's artifacts and scores it D1–D6 with one
-`judge.score` event: a pass when QA exited 0 and the draft has a title and 150+ words, else a
+Reads the draft the writer left in the session's artifacts and scores it on doc-review's rubric
+(D1 accuracy ×2, D2 checks pass, D3 clarity ×2; out of 25) with one `judge.score` event: a pass when QA exited 0 and the draft has a title and 150+ words, else a
 FAIL with feedback. Set CRUMB_EXAMPLE_FAIL_FIRST=1 to fail the first review on purpose (the
 writer then revises). Deterministic and standard library only.
 """
@@ -11,6 +11,9 @@ import os
 import re
 import subprocess
 import sys
+
+# doc-review.yaml's rubric weights for D1, D2, D3.
+WEIGHTS = [2, 1, 2]
 
 
 def earlier_reviews(transcript):
@@ -29,16 +32,16 @@ def main():
     forced = (os.environ.get("CRUMB_EXAMPLE_FAIL_FIRST") == "1"
               and earlier_reviews(os.environ["CRUMB_TRANSCRIPT_PATH"]) == 0)
     if good and not forced:
-        dims, body, extra = [5, 5, 4, 4, 4, 4], "clear, on topic and checked by QA", {}
+        dims, body, extra = [5, 5, 4], "clear, on topic and checked by QA", {}
     else:
-        dims = [1, 5 if qa_passed else 0, 1, 1, 1, 1]
+        dims = [1, 5 if qa_passed else 0, 1]
         body = "the draft needs another pass"
         extra = {"feedback": "state the main claim up front; one idea per paragraph",
                  "deviation": {"type": "Important"}}
     scores = {f"D{i + 1}": {"score": s, "source": "qa-check-effect" if i == 1 else "verifier-llm"}
               for i, s in enumerate(dims)}
-    total = sum(dims)
-    scores.update(aggregate=total, verdict="PASS" if total >= 22 else "FAIL", **extra)
+    total = sum(score * weight for score, weight in zip(dims, WEIGHTS))
+    scores.update(aggregate=total, verdict="PASS" if total >= 20 else "FAIL", **extra)
     print(f"reviewer: {len(draft.split())} words, QA {'passed' if qa_passed else 'failed'}")
     event = {"kind": "judge.score", "body": body, "scores": scores}
     subprocess.run(["crumb", "event"], input=json.dumps(event), text=True, check=True,

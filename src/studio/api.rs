@@ -31,16 +31,6 @@ const SCAN_BATCH: usize = 1024;
 /// transcript line limit, `transcript::reader::MAX_LINE_BYTES`).
 const PAGE_BYTES: u64 = 16 * 1024 * 1024;
 
-/// D1–D6 as people read them.
-pub const DIMENSION_LABELS: [&str; 6] = [
-    "Spec fit",
-    "Execution",
-    "Observability",
-    "Convergence",
-    "Intervention",
-    "Portability",
-];
-
 /// An API error: a status and a message, as `{"error": …}`.
 #[derive(Debug)]
 pub struct ApiError(pub StatusCode, pub String);
@@ -209,6 +199,8 @@ pub async fn session(
                 "limits": t.limits,
                 "qa_checks": t.qa.as_ref().map(|q| q.checks.iter().map(|c| &c.id).collect::<Vec<_>>()),
             })),
+            // The declared dimensions, drawn whether or not a verdict exists yet.
+            "rubric": table.as_ref().map(|t| &t.scoring.rubric),
             "scorecard": scorecard,
         })
     })
@@ -228,13 +220,18 @@ fn scorecard(hub: &Hub, inner: &super::hub::Inner) -> Value {
         .as_ref()
         .and_then(|e| e.scores.clone())
         .unwrap_or_default();
-    let dims: Vec<Value> = declared
-        .dimensions()
+    let rubric = inner
+        .table
+        .as_ref()
+        .map(|t| t.scoring.rubric.clone())
+        .unwrap_or_default();
+    let dims: Vec<Value> = rubric
         .iter()
         .enumerate()
-        .map(|(i, (key, dim))| {
-            let raw = latest.raw.dimensions[i];
-            let corrected = latest.corrected.dimensions[i];
+        .map(|(i, spec)| {
+            let dim = declared.score(&spec.id);
+            let raw = latest.raw.dimensions.get(i).copied().flatten();
+            let corrected = latest.corrected.dimensions.get(i).copied().unwrap_or(0.0);
             let source = dim.map(|d| match d.source {
                 ScoreSource::VerifierLlm => "model",
                 ScoreSource::QaCheckEffect => "qa",
@@ -242,8 +239,11 @@ fn scorecard(hub: &Hub, inner: &super::hub::Inner) -> Value {
             });
             let changed = raw.is_none_or(|r| (r - corrected).abs() > 1e-9);
             json!({
-                "key": key,
-                "label": DIMENSION_LABELS[i],
+                "key": spec.id,
+                "label": spec.label,
+                "scale": spec.scale,
+                "weight": spec.weight,
+                "declared_source": spec.source.as_str(),
                 "raw": raw,
                 "corrected": corrected,
                 "source": source,

@@ -159,8 +159,14 @@ codes! {
         "A limit is zero, so the session would stop before doing anything.",
         "Use a positive number.";
     SCORING_THRESHOLDS = "crumb::scoring-thresholds", Error,
-        "Scoring thresholds are out of order or outside 0–30 (the D1–D6 aggregate).",
-        "Keep `0 <= partial_at <= pass_at <= 30`.";
+        "Scoring thresholds are out of order or outside 0 to the rubric's highest aggregate (30 for the default D1–D6).",
+        "Keep `0 <= partial_at <= pass_at <=` Σ weight × scale of the rubric.";
+    RUBRIC_DIMENSION = "crumb::rubric-dimension", Error,
+        "A rubric dimension is malformed: a duplicate or badly formed id, a scale or weight that is not positive, a cap or discount outside its range, or a D1–D6 slot scaled above 5.",
+        "Give each dimension a unique id (D1–D6 hold 0–5; other ids go under `scores.dims`), a positive scale and weight, a cap within the scale and a discount between 0 and 1.";
+    RUBRIC_GUARD = "crumb::rubric-guard", Error,
+        "A dimension declares a property whose guard `scoring.guards` does not list, or a listed guard applies to no dimension: one of the two would be ignored.",
+        "List the guard (`source: qa` → exec_from_qa, `source: rework` → rework_caps_convergence, `ac_failure_cap` → ac_failure_caps_spec_fit, `same_provider_discount` → same_provider_discount), or declare the property on the dimension it should act on.";
     UNKNOWN_ADAPTER = "crumb::unknown-adapter", Error,
         "A preset or fallback names an adapter crumb does not have.",
         "Use one of: mock, claude-code, codex, gemini-cli, command.";

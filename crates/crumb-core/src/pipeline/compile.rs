@@ -18,7 +18,7 @@ use crate::pipeline::table::{
     ScoringSpec, TransitionTable, Trigger,
 };
 use crate::pipeline::units::{parse_duration_ms, parse_size_bytes};
-use crate::pipeline::{routing, semantic, templates};
+use crate::pipeline::{routing, rubric, semantic, templates};
 use crate::vocab::{Outcome, Severity, Verdict};
 
 /// What to check besides the file itself.
@@ -298,6 +298,10 @@ fn lower(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> TransitionTable {
         routes,
         qa,
         scoring: ScoringSpec {
+            rubric: match &pipeline.scoring.rubric {
+                Some(declared) => rubric::compile(declared, &pipeline.scoring.guards, true),
+                None => rubric::compile(&rubric::default_rubric(), &pipeline.scoring.guards, false),
+            },
             pass_at: pipeline.scoring.pass_at,
             partial_at: pipeline.scoring.partial_at,
             guards: pipeline.scoring.guards.clone(),

@@ -16,6 +16,8 @@ pub mod model;
 mod passes_tests;
 pub mod preset;
 pub mod routing;
+pub mod rubric;
+mod rubric_checks;
 pub mod salvage;
 pub mod schema;
 pub mod semantic;

@@ -399,7 +399,11 @@ pub struct Point {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scoring {
-    /// Aggregate (sum of D1–D6, out of 30) at or above which the verdict is PASS.
+    /// The dimensions a judge scores, in order. Omitted: D1–D6, each 0–5, weight 1 (out of 30),
+    /// with the listed `guards` deciding which of their properties apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rubric: Option<Vec<crate::pipeline::rubric::DimensionDecl>>,
+    /// Aggregate (Σ weight × score over the rubric) at or above which the verdict is PASS.
     #[serde(default = "default_pass_at")]
     pub pass_at: f64,
     /// Aggregate at or above which the verdict is PARTIAL; below it is FAIL.
@@ -413,6 +417,7 @@ pub struct Scoring {
 impl Default for Scoring {
     fn default() -> Self {
         Self {
+            rubric: None,
             pass_at: default_pass_at(),
             partial_at: default_partial_at(),
             guards: default_guards(),

@@ -20,7 +20,7 @@ pub(crate) fn check(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<
     roles(pipeline, ctx);
     route_shapes(pipeline, ctx);
     qa_checks(pipeline, table, ctx);
-    scoring(pipeline, ctx);
+    scoring(pipeline, table, ctx);
     limits(table, ctx);
 }
 
@@ -389,9 +389,13 @@ fn kind_parameters(qa: &Qa, check: &Check, compiled: &CheckSpec, base: &str, ctx
     }
 }
 
-fn scoring(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
+fn scoring(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
     let s = &pipeline.scoring;
-    let in_range = |v: f64| (0.0..=30.0).contains(&v);
+    if let Some(declared) = &s.rubric {
+        crate::pipeline::rubric_checks::check(declared, &s.guards, ctx);
+    }
+    let max = crate::pipeline::rubric::max_aggregate(&table.scoring.rubric);
+    let in_range = |v: f64| (0.0..=max).contains(&v);
     if !in_range(s.pass_at) || !in_range(s.partial_at) || s.partial_at > s.pass_at {
         let pointer = if in_range(s.pass_at) {
             "/scoring/partial_at"
@@ -407,8 +411,12 @@ fn scoring(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
                     s.partial_at, s.pass_at
                 ),
             )
-            .label("thresholds must satisfy 0 <= partial_at <= pass_at <= 30")
-            .hint("the aggregate is the sum of D1–D6, each 0–5");
+            .label(format!(
+                "thresholds must satisfy 0 <= partial_at <= pass_at <= {max}"
+            ))
+            .hint(format!(
+                "the aggregate is Σ weight × score over the rubric, at most {max}"
+            ));
         ctx.emit(d);
     }
 }

@@ -182,6 +182,8 @@ pub enum CheckKindSpec {
 /// Scoring, resolved.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ScoringSpec {
+    /// The declared dimensions (or the default rubric), in order; scores are indexed by position.
+    pub rubric: Vec<crate::pipeline::rubric::DimensionSpec>,
     pub pass_at: f64,
     pub partial_at: f64,
     pub guards: Vec<Guard>,
@@ -240,14 +242,17 @@ impl TransitionTable {
 pub enum Guard {
     /// A PASS without a successful QA run becomes FAIL.
     PassRequiresQa,
-    /// D2 (execution) always comes from the latest `qa.result`, never from the model.
+    /// Dimensions with `source: qa` always come from the latest `qa.result`, never from the
+    /// model (D2, execution, in the default rubric).
     ExecFromQa,
-    /// A failed acceptance predicate caps D1 (spec fit) at 2.
+    /// A failed acceptance predicate caps the dimensions that declare `ac_failure_cap` (D1 at 2
+    /// in the default rubric).
     AcFailureCapsSpecFit,
-    /// D4 (convergence) can be no higher than the session's own rework allows: re-plans, rebuilds
-    /// and vetoes counted from the transcript lower its ceiling.
+    /// Dimensions with `source: rework` can be no higher than the session's own rework allows:
+    /// re-plans, rebuilds and vetoes counted from the transcript lower their ceiling (D4).
     ReworkCapsConvergence,
-    /// When verifier and builder share a real provider, D1/D3/D5 are discounted by 15%.
+    /// When verifier and builder share a real provider, the dimensions that declare
+    /// `same_provider_discount` are multiplied by it (D1/D3/D5 × 0.85 in the default rubric).
     SameProviderDiscount,
 }
 

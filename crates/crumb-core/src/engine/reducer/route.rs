@@ -271,9 +271,13 @@ impl Step<'_> {
         let event = self.event;
         let scores = event.scores.as_ref();
         let raw = RawScores {
-            dimensions: scores.map_or([None; 6], |s| {
-                s.dimensions().map(|(_, d)| d.map(|d| d.score))
-            }),
+            dimensions: self
+                .table
+                .scoring
+                .rubric
+                .iter()
+                .map(|dim| scores.and_then(|s| s.score(&dim.id)).map(|d| d.score))
+                .collect(),
             aggregate: scores.and_then(|s| s.aggregate),
             verdict: scores.and_then(|s| s.verdict),
         };
