@@ -13,6 +13,7 @@ mod authority;
 mod commands;
 mod declared;
 mod outcomes;
+mod parallel;
 mod qa_error;
 mod routes;
 mod stops;

@@ -17,6 +17,7 @@
 //! Nothing here reads the clock, the environment or a file: time comes from event timestamps, and
 //! every effect id is `<event id>:<n>`. Role names come from the table, never from this code.
 
+mod fan_out;
 mod limits;
 mod qa_error;
 mod route;

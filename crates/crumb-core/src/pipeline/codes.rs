@@ -120,11 +120,14 @@ codes! {
         "A cycle of routes can repeat forever: none of its routes has a `max:`, is a verdict route (bounded by `limits.max_verify`) or a spec route (bounded by `limits.max_respec`), and no `await: human` breaks it.",
         "Add `max: <n>` to one route of the named cycle (the session stops with `route_budget:<route>` when it would fire once more), or route the cycle through a verifier's verdict or `await: human`.";
     ROUTE_ACTION = "crumb::route-action", Error,
-        "A route must have exactly one action: `spawn`, `run`, `done` or `await`.",
+        "A route must have exactly one action: `spawn`, `join`, `run`, `done` or `await`.",
         "Keep one action per route; split the route in two if you meant both.";
     ROUTE_CONDITION = "crumb::route-condition", Error,
         "A route condition that cannot apply: `when` on a route that is not `on: verdict`, `from` on a verdict route, `with` without `spawn`, or an empty list.",
         "Use `when` only with `on: verdict`, `with` only with `spawn`, and non-empty verdict/severity lists.";
+    FAN_OUT = "crumb::fan-out", Error,
+        "A fan-out or join that cannot work: a spawn list that is empty or names a role twice, a `join` without `combine` (or `combine` without `join`), a join not on `judge.score`, a quorum of 0 or above the branches, or a join no fan-out of judges feeds.",
+        "Spawn distinct roles (`spawn: [judge-a, judge-b]`), then `{ on: judge.score, join: all | any | { quorum: n }, combine: all_pass | majority | mean | min }`.";
     RUN_WITHOUT_QA = "crumb::run-without-qa", Error,
         "A route runs QA but the pipeline has no `qa:` block.",
         "Declare `qa:` with its checks, or route the event elsewhere.";

@@ -337,8 +337,14 @@ fn lower_route(index: usize, route: &Route) -> CompiledRoute {
             from: route.from.clone(),
         }
     };
-    let action = if let Some(role) = &route.spawn {
+    let action = if let (Some(mode), Some(combine)) = (route.join, route.combine) {
+        Action::Join { mode, combine }
+    } else if let Some(OneOrMany::One(role)) = &route.spawn {
         Action::Spawn { role: role.clone() }
+    } else if let Some(OneOrMany::Many(roles)) = &route.spawn {
+        Action::SpawnAll {
+            roles: roles.clone(),
+        }
     } else if route.run == Some(RunStep::Qa) {
         Action::RunQa
     } else if let Some(done) = &route.done {

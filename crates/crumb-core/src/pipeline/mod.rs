@@ -6,6 +6,7 @@ pub mod codes;
 pub mod compile;
 pub mod context;
 pub mod diagnostic;
+pub mod fan_out;
 pub mod flow;
 #[cfg(test)]
 mod flow_tests;

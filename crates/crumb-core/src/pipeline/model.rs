@@ -454,9 +454,17 @@ pub struct Route {
     /// Verdict conditions; only with `on: verdict`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub when: Option<When>,
-    /// Spawn this role.
+    /// Spawn this role, or several at once (`spawn: [judge-a, judge-b]`): a fan-out that a later
+    /// `join:` route collects.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spawn: Option<String>,
+    pub spawn: Option<OneOrMany<String>>,
+    /// Collect the branches of the latest fan-out (`on:` their kind, `judge.score`): fire once
+    /// `all` reported, on the first (`any`), or once `{ quorum: n }` did. Needs `combine:`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join: Option<crate::pipeline::table::JoinMode>,
+    /// How a join combines its branches' corrected verdicts into the one the verdict routes see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub combine: Option<crate::pipeline::table::Combine>,
     /// Run a built-in step. Only `qa` exists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<RunStep>,

@@ -120,6 +120,7 @@ fn route_shapes(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
         let base = format!("/routes/{i}");
         let actions: Vec<&str> = [
             route.spawn.as_ref().map(|_| "spawn"),
+            route.join.as_ref().map(|_| "join"),
             route.run.as_ref().map(|_| "run"),
             route.done.as_ref().map(|_| "done"),
             route.r#await.as_ref().map(|_| "await"),
@@ -140,10 +141,11 @@ fn route_shapes(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
             };
             let d = ctx
                 .at(&codes::ROUTE_ACTION, &base, message)
-                .label("exactly one of spawn, run, done, await")
+                .label("exactly one of spawn, join, run, done, await")
                 .hint("split it into one route per action, or keep only the one you mean");
             ctx.emit(d);
         }
+        crate::pipeline::fan_out::check_route(pipeline, i, route, ctx);
         let is_verdict = route.on == VERDICT_TRIGGER;
         if route.when.is_some() && !is_verdict {
             let d = ctx

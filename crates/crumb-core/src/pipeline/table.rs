@@ -85,6 +85,16 @@ pub enum Action {
     Spawn {
         role: String,
     },
+    /// A fan-out: every role at once, each its own effect (so resume is exact per branch).
+    SpawnAll {
+        roles: Vec<String>,
+    },
+    /// Collect the latest fan-out's verdicts; once `mode` is met, `combine` them into one verdict
+    /// that takes the verdict routes.
+    Join {
+        mode: JoinMode,
+        combine: Combine,
+    },
     RunQa,
     /// End the session with a declared outcome; `reason` is what the `done` event records.
     Done {
@@ -254,6 +264,62 @@ pub enum Guard {
     /// When verifier and builder share a real provider, the dimensions that declare
     /// `same_provider_discount` are multiplied by it (D1/D3/D5 × 0.85 in the default rubric).
     SameProviderDiscount,
+}
+
+/// When a join fires: `all`, `any` or `{ quorum: n }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum JoinMode {
+    /// `all` (once every branch reported) or `any` (on the first).
+    Word(JoinWord),
+    /// Once this many branches reported.
+    Quorum(Quorum),
+}
+
+/// The word forms of a join.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JoinWord {
+    /// Once every branch reported.
+    All,
+    /// On the first branch that reports.
+    Any,
+}
+
+/// `{ quorum: n }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Quorum {
+    /// How many branches must have reported.
+    pub quorum: u32,
+}
+
+impl JoinMode {
+    /// How many results fire the join, out of `branches`.
+    pub fn needed(self, branches: usize) -> usize {
+        match self {
+            JoinMode::Word(JoinWord::All) => branches,
+            JoinMode::Word(JoinWord::Any) => 1,
+            JoinMode::Quorum(Quorum { quorum }) => {
+                usize::try_from(quorum).unwrap_or(usize::MAX).min(branches)
+            }
+        }
+    }
+}
+
+/// How a join combines its branches' corrected verdicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Combine {
+    /// PASS only when every branch passed; else the worst branch verdict.
+    AllPass,
+    /// PASS when more than half passed; PARTIAL when more than half passed or were partial;
+    /// else FAIL.
+    Majority,
+    /// The mean of the aggregates, banded by the thresholds.
+    Mean,
+    /// The lowest aggregate, banded by the thresholds.
+    Min,
 }
 
 /// What happens when a circuit opens.

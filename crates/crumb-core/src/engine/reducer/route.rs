@@ -59,7 +59,7 @@ impl Step<'_> {
     /// The stop reason when spawning `role` would go past a budget: a role that writes specs
     /// once a spec exists re-plans (`max_respec`), a judging role verifies (`max_verify`), and no
     /// turn starts at the token hard cap. Checked before the spawn, so no turn is wasted.
-    fn spent_budget(&self, role: &str) -> Option<&'static str> {
+    pub(super) fn spent_budget(&self, role: &str) -> Option<&'static str> {
         let limits = &self.table.limits;
         let budgets = &self.state.budgets;
         if limits.tokens_hard > 0 && budgets.tokens >= limits.tokens_hard {
@@ -107,6 +107,8 @@ impl Step<'_> {
                 let feedback = if route.with_feedback { feedback } else { None };
                 self.spawn(role, cause, feedback, Vec::new());
             }
+            Action::SpawnAll { roles } => self.spawn_all(route, roles, feedback, cause),
+            Action::Join { mode, combine } => self.join(*mode, *combine, feedback),
             Action::RunQa => self.run_qa(0, 0),
             Action::Done { outcome, reason } => self.finish(*outcome, reason),
             Action::AwaitHuman => {
@@ -245,6 +247,16 @@ impl Step<'_> {
             self.fire(route, Some(feedback), SpawnCause::Route);
             return;
         }
+        self.route_verdict(verdict, severity, feedback);
+    }
+
+    /// The verdict route for a corrected (or joined) verdict; a repair past `max_verify` stops.
+    pub(super) fn route_verdict(
+        &mut self,
+        verdict: Verdict,
+        severity: Severity,
+        feedback: Feedback,
+    ) {
         let Some(route) = self.table.route_for_verdict(verdict, severity) else {
             let mut data = Map::new();
             data.insert("verdict".into(), json!(verdict));
@@ -256,7 +268,10 @@ impl Step<'_> {
             );
             return;
         };
-        let repairs = matches!(route.action, Action::Spawn { .. } | Action::RunQa);
+        let repairs = matches!(
+            route.action,
+            Action::Spawn { .. } | Action::SpawnAll { .. } | Action::RunQa
+        );
         if repairs && self.state.verification.count >= self.table.limits.max_verify {
             self.stop("too_many_verify");
             return;
