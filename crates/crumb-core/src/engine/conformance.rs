@@ -12,6 +12,7 @@ use crate::transcript::Metadata;
 mod authority;
 mod commands;
 mod declared;
+mod kinds;
 mod outcomes;
 mod parallel;
 mod qa_error;

@@ -159,6 +159,10 @@ pub fn casual_by_hand() -> TransitionTable {
             checks: Vec::new(),
             retry: crate::pipeline::table::QaRetrySpec::default(),
         }),
+        kinds: crate::pipeline::kinds::default_kinds()
+            .into_iter()
+            .map(|(kind, decl)| (kind, decl.slot))
+            .collect(),
         scoring: {
             let guards = vec![
                 Guard::PassRequiresQa,

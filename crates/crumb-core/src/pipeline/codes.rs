@@ -128,6 +128,9 @@ codes! {
     FAN_OUT = "crumb::fan-out", Error,
         "A fan-out or join that cannot work: a spawn list that is empty or names a role twice, a `join` without `combine` (or `combine` without `join`), a join not on `judge.score`, a quorum of 0 or above the branches, or a join no fan-out of judges feeds.",
         "Spawn distinct roles (`spawn: [judge-a, judge-b]`), then `{ on: judge.score, join: all | any | { quorum: n }, combine: all_pass | majority | mean | min }`.";
+    KIND_DECLARATION = "crumb::kind-declaration", Error,
+        "A `kinds:` entry names something that is not an event kind, or a kind of the engine's fixed core (goal, agent lifecycle, verdict, QA result, person commands, done, runner bookkeeping).",
+        "Declare only the artifact kinds your roles exchange (e.g. `spec: { slot: plan }`, `build: { slot: build }`).";
     RUN_WITHOUT_QA = "crumb::run-without-qa", Error,
         "A route runs QA but the pipeline has no `qa:` block.",
         "Declare `qa:` with its checks, or route the event elsewhere.";

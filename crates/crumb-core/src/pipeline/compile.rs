@@ -297,11 +297,9 @@ fn lower(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> TransitionTable {
         roles,
         routes,
         qa,
+        kinds: crate::pipeline::kinds::lower(pipeline.kinds.as_ref()),
         scoring: ScoringSpec {
-            rubric: match &pipeline.scoring.rubric {
-                Some(declared) => rubric::compile(declared, &pipeline.scoring.guards, true),
-                None => rubric::compile(&rubric::default_rubric(), &pipeline.scoring.guards, false),
-            },
+            rubric: rubric::lower(&pipeline.scoring),
             pass_at: pipeline.scoring.pass_at,
             partial_at: pipeline.scoring.partial_at,
             guards: pipeline.scoring.guards.clone(),

@@ -114,7 +114,7 @@ impl<'t> Graph<'t> {
             || match &route.trigger {
                 Trigger::Verdict { .. } => true,
                 Trigger::Kind { kind, .. } => {
-                    kind == Kind::Spec.as_str() || kind == Kind::SpecUpdate.as_str()
+                    self.table.slot(kind) == Some(crate::pipeline::kinds::Slot::Plan)
                 }
             }
     }
@@ -268,9 +268,15 @@ fn fires(table: &TransitionTable, (kind, from): &Event) -> BTreeSet<usize> {
     }
     let mut decided = false;
     let candidates = table.by_kind.get(kind.as_str()).or_else(|| {
-        // `spec.update` without its own route takes the spec route, as in the engine.
-        (kind == Kind::SpecUpdate.as_str())
-            .then(|| table.by_kind.get(Kind::Spec.as_str()))
+        // A plan kind without its own route takes the first plan kind's route, as in the engine.
+        (table.slot(kind) == Some(crate::pipeline::kinds::Slot::Plan))
+            .then(|| {
+                table
+                    .kinds
+                    .iter()
+                    .filter(|(k, s)| *s == crate::pipeline::kinds::Slot::Plan && k != kind)
+                    .find_map(|(k, _)| table.by_kind.get(k.as_str()))
+            })
             .flatten()
     });
     for &index in candidates.into_iter().flatten() {

@@ -10,6 +10,7 @@ pub mod fan_out;
 pub mod flow;
 #[cfg(test)]
 mod flow_tests;
+pub mod kinds;
 pub mod loader;
 pub mod located_yaml;
 pub mod model;

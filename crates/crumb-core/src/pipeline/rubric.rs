@@ -183,6 +183,14 @@ pub fn compile(decls: &[DimensionDecl], guards: &[Guard], declared: bool) -> Vec
         .collect()
 }
 
+/// The table's rubric for a pipeline's `scoring:`: the declared one, else the default.
+pub fn lower(scoring: &crate::pipeline::model::Scoring) -> Vec<DimensionSpec> {
+    match &scoring.rubric {
+        Some(declared) => compile(declared, &scoring.guards, true),
+        None => compile(&default_rubric(), &scoring.guards, false),
+    }
+}
+
 /// Whether a guard acts on dimensions (and so needs a dimension that declares its property).
 pub fn is_dimension_guard(guard: Guard) -> bool {
     !matches!(guard, Guard::PassRequiresQa)

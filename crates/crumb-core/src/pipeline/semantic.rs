@@ -21,6 +21,7 @@ pub(crate) fn check(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<
     route_shapes(pipeline, ctx);
     qa_checks(pipeline, table, ctx);
     scoring(pipeline, table, ctx);
+    kinds(pipeline, ctx);
     limits(table, ctx);
 }
 
@@ -420,6 +421,35 @@ fn scoring(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
                 "the aggregate is Σ weight × score over the rubric, at most {max}"
             ));
         ctx.emit(d);
+    }
+}
+
+/// `kinds:` names event kinds outside the engine's fixed core.
+fn kinds(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
+    for kind in pipeline.kinds.iter().flat_map(|k| k.keys()) {
+        let parsed = kind.parse::<Kind>();
+        let problem = if parsed.is_err() {
+            Some("not in the transcript vocabulary")
+        } else if parsed.is_ok_and(|k| !crate::transcript::payload::reads_data(k)) {
+            Some("a kind whose data the engine does not read (tool traffic)")
+        } else if crate::pipeline::kinds::CORE_KINDS.contains(&kind.as_str())
+            || kind.starts_with("user.")
+        {
+            Some("a kind of the engine's fixed core")
+        } else {
+            None
+        };
+        if let Some(label) = problem {
+            let d = ctx
+                .at_key(
+                    &codes::KIND_DECLARATION,
+                    &format!("/kinds/{}", escape_segment(kind)),
+                    format!("`{kind}` cannot be declared"),
+                )
+                .label(label)
+                .hint("declare the artifact kinds your roles exchange");
+            ctx.emit(d);
+        }
     }
 }
 

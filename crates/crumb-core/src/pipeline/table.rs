@@ -26,6 +26,9 @@ pub struct TransitionTable {
     pub routes: Vec<CompiledRoute>,
     /// The QA run, if the pipeline declares one.
     pub qa: Option<QaSpec>,
+    /// Kind → the engine slot it fills (plan or build), in declaration order.
+    #[serde(default)]
+    pub kinds: Vec<(String, crate::pipeline::kinds::Slot)>,
     pub scoring: ScoringSpec,
     pub limits: LimitsSpec,
     /// Event kind → indexes into `routes` whose trigger is that kind, in order. Excludes verdict routes.
@@ -234,6 +237,29 @@ impl TransitionTable {
                 Trigger::Kind { from: Some(f), .. } => f == from,
                 _ => true,
             })
+    }
+
+    /// The slot `kind` fills, if the pipeline declares it.
+    pub fn slot(&self, kind: &str) -> Option<crate::pipeline::kinds::Slot> {
+        self.kinds.iter().find(|(k, _)| k == kind).map(|(_, s)| *s)
+    }
+
+    /// Whether `role` produces a kind that fills `slot`.
+    pub fn produces_slot(&self, role: &str, slot: crate::pipeline::kinds::Slot) -> bool {
+        self.role(role)
+            .is_some_and(|r| r.produces.iter().any(|k| self.slot(k) == Some(slot)))
+    }
+
+    /// The route for a plan-slot event without a route of its own: the route of the first plan
+    /// kind that has one (a revised plan goes where the plan went).
+    pub fn plan_route_for(&self, kind: &str, from: &str) -> Option<&CompiledRoute> {
+        if self.slot(kind) != Some(crate::pipeline::kinds::Slot::Plan) {
+            return None;
+        }
+        self.kinds
+            .iter()
+            .filter(|(k, s)| *s == crate::pipeline::kinds::Slot::Plan && k != kind)
+            .find_map(|(k, _)| self.route_for(k, from))
     }
 
     /// The route handling a corrected verdict with a severity.

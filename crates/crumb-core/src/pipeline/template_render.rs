@@ -93,10 +93,8 @@ impl<'a> Renderer<'a> {
             "roles": roles,
             "pass_at": pipeline.scoring.pass_at,
             "partial_at": pipeline.scoring.partial_at,
-            "rubric": crate::pipeline::rubric::template_value(&crate::pipeline::rubric::compile(
-                pipeline.scoring.rubric.as_deref().unwrap_or(&crate::pipeline::rubric::default_rubric()),
-                &pipeline.scoring.guards,
-                pipeline.scoring.rubric.is_some(),
+            "rubric": crate::pipeline::rubric::template_value(&crate::pipeline::rubric::lower(
+                &pipeline.scoring,
             )),
         });
         Renderer {
