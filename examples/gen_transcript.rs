@@ -207,6 +207,7 @@ fn partial_scores() -> Scores {
         d4: dim(3.5, ScoreSource::ReducerAuto),
         d5: dim(3.0, ScoreSource::VerifierLlm),
         d6: dim(3.0, ScoreSource::QaCheckEffect),
+        dims: std::collections::BTreeMap::new(),
         aggregate: Some(21.0),
         verdict: Some(Verdict::Partial),
         feedback: Some("the timer keeps running after zero".into()),

@@ -30,7 +30,7 @@ let pendingRetries = 30;
 function sessionRow(s) {
   const o = normalise(s.outcome);
   // The engine's corrected score only: a verifier's claim is never shown as the score.
-  const score = s.verdict_source === 'engine' && typeof s.aggregate === 'number' ? ` · ${num(s.aggregate)}/30` : '';
+  const score = s.verdict_source === 'engine' && typeof s.aggregate === 'number' ? ` · ${num(s.aggregate)}` : '';
   return h('li', { class: 'session' + (currentId() === s.id ? ' active' : ''), dataset: { id: s.id, outcome: o.kind } },
     h('a', { href: `#/session/${s.id}` },
       h('div', { class: 'row' }, h('span', { class: `dot tone-${o.tone}` }), h('code', {}, s.id.slice(-8)), outcomePill(o),

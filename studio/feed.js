@@ -48,7 +48,7 @@ export function summary(raw) {
   const body = typeof e.body === 'string' ? e.body : e.body == null ? '' : JSON.stringify(e.body);
   const scores = obj(e.scores);
   const data = obj(e.data);
-  if (kind === 'judge.score' && e.scores) return `${scores.verdict || '?'} · claimed ${scores.aggregate ?? '?'}/30${body ? ' · ' + body : ''}`;
+  if (kind === 'judge.score' && e.scores) return `${scores.verdict || '?'} · claimed ${scores.aggregate ?? '?'}${body ? ' · ' + body : ''}`;
   if (kind === 'qa.result' && e.data) return `exit=${data.exec_exit_code ?? '?'}${body ? ' · ' + body : ''}`;
   if (kind === 'agent.stop' && e.metadata) return [body, ...usage(e.metadata)].filter(Boolean).join(' · ');
   if (kind === 'done') {

@@ -402,6 +402,7 @@ mod lifecycle;
 mod live;
 mod orphans;
 mod outcomes;
+mod parallel;
 mod qa_infra;
 mod refusals;
 mod resume;

@@ -17,7 +17,6 @@ use std::process::ExitCode;
 use super::output::print;
 use crate::engine::Replay;
 use crate::engine::ask::duration;
-use crate::engine::guards::DIMENSIONS;
 use crate::engine::state::{EventSummary, State, VerdictRecord};
 use crate::pipeline::table::TransitionTable;
 use crate::runtime::freeze::content_hash;
@@ -237,7 +236,7 @@ fn summary(loaded: &Loaded) -> String {
         );
     }
     match &state.verification.latest {
-        Some(record) => write_verdict(&mut out, record),
+        Some(record) => write_verdict(&mut out, record, &loaded.table.scoring.rubric),
         None => out.push_str("verdict     none yet\n"),
     }
     let _ = writeln!(
@@ -364,7 +363,11 @@ pub(crate) fn outcome(state: &State) -> String {
     }
 }
 
-fn write_verdict(out: &mut String, record: &VerdictRecord) {
+fn write_verdict(
+    out: &mut String,
+    record: &VerdictRecord,
+    rubric: &[crate::pipeline::rubric::DimensionSpec],
+) {
     let raw_verdict = record
         .raw
         .verdict
@@ -388,20 +391,13 @@ fn write_verdict(out: &mut String, record: &VerdictRecord) {
         }
     );
     out.push_str("scores     ");
-    for (index, corrected) in record
-        .corrected
-        .dimensions
-        .iter()
-        .enumerate()
-        .take(DIMENSIONS)
-    {
-        let raw = record.raw.dimensions[index];
+    for (index, corrected) in record.corrected.dimensions.iter().enumerate() {
+        let raw = record.raw.dimensions.get(index).copied().flatten();
+        let id = rubric.get(index).map_or("?", |d| d.id.as_str());
         let _ = match raw {
-            Some(raw) if (raw - corrected).abs() < 1e-9 => {
-                write!(out, " D{} {corrected}", index + 1)
-            }
-            Some(raw) => write!(out, " D{} {raw}→{corrected}", index + 1),
-            None => write!(out, " D{} -→{corrected}", index + 1),
+            Some(raw) if (raw - corrected).abs() < 1e-9 => write!(out, " {id} {corrected}"),
+            Some(raw) => write!(out, " {id} {raw}→{corrected}"),
+            None => write!(out, " {id} -→{corrected}"),
         };
     }
     out.push('\n');

@@ -45,6 +45,7 @@ pub fn run(args: &Args) -> ExitCode {
     if args.json {
         let value = serde_json::json!({
             "state": state,
+            "rubric": loaded.table.scoring.rubric,
             "replay": loaded.replay.stats,
             "recent": loaded.recent,
         });
@@ -93,7 +94,7 @@ pub fn run(args: &Args) -> ExitCode {
     out.push('\n');
     out.push_str(&super::status_usage::usage_block(&loaded.transcript));
     out.push('\n');
-    out.push_str(&scorecard(state));
+    out.push_str(&scorecard(state, &loaded.table.scoring.rubric));
     print(&out, "status")
 }
 
@@ -119,16 +120,22 @@ fn progress(state: &State, table: &crate::pipeline::table::TransitionTable) -> S
     parts.join(" · ")
 }
 
-/// D1–D6, aggregate and verdict: claimed → corrected.
-fn scorecard(state: &State) -> String {
+/// The declared dimensions, aggregate and verdict: claimed → corrected.
+fn scorecard(state: &State, rubric: &[crate::pipeline::rubric::DimensionSpec]) -> String {
     let Some(record) = &state.verification.latest else {
         return "scorecard  no judge.score yet\n".to_owned();
     };
     let mut out = String::from("scorecard  claimed → corrected\n");
     for (index, corrected) in record.corrected.dimensions.iter().enumerate() {
-        let claimed =
-            record.raw.dimensions[index].map_or_else(|| "-".to_owned(), |v| v.to_string());
-        let _ = writeln!(out, "  D{}         {claimed} → {corrected}", index + 1);
+        let claimed = record
+            .raw
+            .dimensions
+            .get(index)
+            .copied()
+            .flatten()
+            .map_or_else(|| "-".to_owned(), |v| v.to_string());
+        let id = rubric.get(index).map_or("?", |d| d.id.as_str());
+        let _ = writeln!(out, "  {id:<10} {claimed} → {corrected}");
     }
     let claimed = record
         .raw

@@ -69,6 +69,7 @@ pub fn context(table: &TransitionTable, role: &RoleSpec, inputs: &PromptInputs<'
             "roles": table.roles.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
             "pass_at": table.scoring.pass_at,
             "partial_at": table.scoring.partial_at,
+            "rubric": crate::pipeline::rubric::template_value(&table.scoring.rubric),
         },
         "session": inputs.session,
         "spec": inputs.spec,

@@ -252,13 +252,13 @@ fn scorecard(hub: &Hub, inner: &super::hub::Inner, rubric: &[super::rubric::Dime
         .as_ref()
         .and_then(|e| e.scores.clone())
         .unwrap_or_default();
-    let dims: Vec<Value> = declared
-        .dimensions()
+    let dims: Vec<Value> = rubric
         .iter()
         .enumerate()
-        .map(|(i, (key, dim))| {
-            let raw = latest.raw.dimensions[i];
-            let corrected = latest.corrected.dimensions[i];
+        .map(|(i, spec)| {
+            let dim = declared.score(&spec.id);
+            let raw = latest.raw.dimensions.get(i).copied().flatten();
+            let corrected = latest.corrected.dimensions.get(i).copied().unwrap_or(0.0);
             let source = dim.map(|d| match d.source {
                 ScoreSource::VerifierLlm => "model",
                 ScoreSource::QaCheckEffect => "qa",
@@ -266,8 +266,11 @@ fn scorecard(hub: &Hub, inner: &super::hub::Inner, rubric: &[super::rubric::Dime
             });
             let changed = raw.is_none_or(|r| (r - corrected).abs() > 1e-9);
             json!({
-                "key": key,
-                "label": super::rubric::label(rubric, key),
+                "key": spec.id,
+                "label": spec.label,
+                "scale": spec.scale,
+                "weight": spec.weight,
+                "declared_source": spec.source,
                 "raw": raw,
                 "corrected": corrected,
                 "source": source,

@@ -60,7 +60,7 @@ pub fn outcome(state: &State, ctx: &Context<'_>) -> Outcome {
         let detail = if awaiting.is_verdict() {
             match &state.verification.latest {
                 Some(v) => format!(
-                    "the verifier said {} at {:.1}/30 (engine-corrected) and the pipeline asks a person",
+                    "the verifier said {} at {:.1} (engine-corrected) and the pipeline asks a person",
                     v.corrected.verdict.as_str(),
                     v.corrected.aggregate
                 ),
@@ -215,19 +215,19 @@ pub fn reason_words(state: &State, reason: &str, limits: Option<&LimitsSpec>) ->
         |f: fn(&LimitsSpec) -> u64| limits.map_or_else(|| "?".to_owned(), |l| f(l).to_string());
     match reason {
         "verdict_pass" => match score {
-            Some((_, agg)) => format!("the verifier passed it at {agg:.1}/30 (engine-corrected)"),
+            Some((_, agg)) => format!("the verifier passed it at {agg:.1} (engine-corrected)"),
             None => "the verifier passed it".to_owned(),
         },
         "approved" => match score {
             Some((verdict, agg)) => {
-                format!("approved by a person; the verifier had said {verdict} at {agg:.1}/30")
+                format!("approved by a person; the verifier had said {verdict} at {agg:.1}")
             }
             None => "approved by a person".to_owned(),
         },
         "rejected" => "the verifier rejected it".to_owned(),
         _ if reason.starts_with("verdict_") && score.is_some() => {
             let (verdict, agg) = score.unwrap_or(("?", 0.0));
-            format!("the verifier's verdict was {verdict} at {agg:.1}/30 (engine-corrected)")
+            format!("the verifier's verdict was {verdict} at {agg:.1} (engine-corrected)")
         }
         "pass_without_qa" => "a pass was claimed without a successful QA run".to_owned(),
         "too_many_verify" => format!(

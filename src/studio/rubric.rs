@@ -1,6 +1,5 @@
 //! The dimensions a scorecard is drawn from, as `[{id, label, scale, weight, source}]`: the one
-//! place Studio learns them. Today every pipeline is scored on the D1–D6 rubric; when pipelines
-//! declare their own (issue 12), only [`rubric`] changes to read the table's list.
+//! place Studio learns them, from the pipeline's declared rubric in the compiled table.
 
 use serde::Serialize;
 
@@ -9,45 +8,30 @@ use crate::pipeline::table::TransitionTable;
 /// One scored dimension.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Dimension {
-    pub id: &'static str,
-    pub label: &'static str,
+    pub id: String,
+    pub label: String,
     /// Highest score of the dimension.
     pub scale: f64,
     /// Weight in the aggregate.
     pub weight: f64,
-    /// Who scores it by default: `model`, `qa` or `engine`.
+    /// Where the pipeline says the score comes from: `judge`, `qa` or `rework`.
     pub source: &'static str,
 }
 
-const fn dim(id: &'static str, label: &'static str, source: &'static str) -> Dimension {
-    Dimension {
-        id,
-        label,
-        scale: 5.0,
-        weight: 1.0,
-        source,
-    }
-}
-
-/// D1–D6 as people read them.
-const D1_D6: [Dimension; 6] = [
-    dim("D1", "Spec fit", "model"),
-    dim("D2", "Execution", "qa"),
-    dim("D3", "Observability", "model"),
-    dim("D4", "Convergence", "engine"),
-    dim("D5", "Intervention", "model"),
-    dim("D6", "Portability", "model"),
-];
-
-/// The rubric a session's scorecard is drawn with.
-pub fn rubric(_table: Option<&TransitionTable>) -> Vec<Dimension> {
-    D1_D6.to_vec()
-}
-
-/// The label of dimension `id`, else the id itself.
-pub fn label(rubric: &[Dimension], id: &str) -> String {
-    rubric
-        .iter()
-        .find(|d| d.id.eq_ignore_ascii_case(id))
-        .map_or_else(|| id.to_owned(), |d| d.label.to_owned())
+/// The rubric a session's scorecard is drawn with (none when the pipeline cannot be read).
+pub fn rubric(table: Option<&TransitionTable>) -> Vec<Dimension> {
+    table.map_or_else(Vec::new, |table| {
+        table
+            .scoring
+            .rubric
+            .iter()
+            .map(|spec| Dimension {
+                id: spec.id.clone(),
+                label: spec.label.clone(),
+                scale: spec.scale,
+                weight: spec.weight,
+                source: spec.source.as_str(),
+            })
+            .collect()
+    })
 }

@@ -122,8 +122,8 @@ fn every_outcome_looks_the_same_everywhere() {
         assert_eq!(degraded_marks, "1", "the swapped run is marked in the list");
 
         let cases: [(&str, String, &str, &[&str]); 6] = [
-            ("passed", passed.id(), "good", &["Passed", "passed it at 27.0/30"]),
-            ("failed", failed.id(), "bad", &["Failed", "verdict was FAIL at 10.0/30"]),
+            ("passed", passed.id(), "good", &["Passed", "passed it at 27.0 (engine-corrected)"]),
+            ("failed", failed.id(), "bad", &["Failed", "verdict was FAIL at 10.0 (engine-corrected)"]),
             ("stopped", budget.id(), "bad", &["Stopped by a budget", "verifications without a pass"]),
             ("waiting", waiting.id(), "warn", &["Waiting for you", "PARTIAL", "Approve"]),
             ("waiting", degraded.id(), "warn", &["Degraded: builder ran on mock"]),

@@ -273,7 +273,10 @@ impl Step<'_> {
             suggested_change: None,
         };
         self.state.awaiting = None;
-        let repairs = matches!(route.action, Action::Spawn { .. } | Action::RunQa);
+        let repairs = matches!(
+            route.action,
+            Action::Spawn { .. } | Action::SpawnAll { .. } | Action::RunQa
+        );
         if repairs && self.state.verification.count >= self.table.limits.max_verify {
             self.stop("too_many_verify");
             return Ok("vetoed; the verification budget is spent".to_owned());

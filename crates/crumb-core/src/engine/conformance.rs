@@ -13,7 +13,9 @@ mod authority;
 mod commands;
 mod declared;
 mod fatal;
+mod kinds;
 mod outcomes;
+mod parallel;
 mod qa_error;
 mod routes;
 mod stops;
@@ -22,6 +24,23 @@ mod stops;
 fn without_guard(guard: crate::pipeline::table::Guard) -> crate::pipeline::table::TransitionTable {
     let mut table = crate::engine::testkit::casual();
     table.scoring.guards.retain(|g| *g != guard);
+    // casual.yaml declares its rubric: drop the property the guard acted on, as a pipeline
+    // without the guard would have to.
+    for dim in &mut table.scoring.rubric {
+        use crate::pipeline::rubric::DimensionSource;
+        use crate::pipeline::table::Guard;
+        match guard {
+            Guard::ExecFromQa if dim.source == DimensionSource::Qa => {
+                dim.source = DimensionSource::Judge;
+            }
+            Guard::ReworkCapsConvergence if dim.source == DimensionSource::Rework => {
+                dim.source = DimensionSource::Judge;
+            }
+            Guard::AcFailureCapsSpecFit => dim.ac_failure_cap = None,
+            Guard::SameProviderDiscount => dim.same_provider_discount = None,
+            _ => {}
+        }
+    }
     table
 }
 

@@ -1,41 +1,28 @@
-//! Anti-deception guards: turn a verifier's raw D1–D6 claim into the corrected scorecard the
-//! routes act on.
+//! Anti-deception guards: turn a verifier's raw claim over the pipeline's rubric into the
+//! corrected scorecard the routes act on.
 //!
-//! The verifier's own `aggregate` and `verdict` are never trusted: the aggregate is always the sum
-//! of the (corrected) dimensions and the verdict is always derived from the pipeline's thresholds.
-//! The optional guards of `scoring.guards` then apply ground truth from QA. Every change is named by
-//! a [`Correction`], so one `audit` event can list all of them with the raw and corrected values.
+//! The verifier's own `aggregate` and `verdict` are never trusted: the aggregate is always the
+//! weighted sum of the (corrected) dimensions and the verdict is always derived from the
+//! pipeline's thresholds. The optional guards of `scoring.guards` then apply ground truth from QA
+//! and the session's history to the dimensions that declare them. Every change is named by a
+//! [`Correction`], so one `audit` event can list all of them with the raw and corrected values.
+//! No dimension is known here by name or position: the rubric is the table's.
 
 use serde::Serialize;
 
+use crate::pipeline::rubric::{DimensionSource, DimensionSpec};
 use crate::pipeline::table::Guard;
 use crate::pipeline::table::ScoringSpec;
 use crate::vocab::Verdict;
 
-/// Number of rubric dimensions (D1–D6).
-pub const DIMENSIONS: usize = 6;
-/// Highest score of one dimension.
-pub const MAX_DIMENSION: f64 = 5.0;
-/// Index of D1 (spec fit) in a dimension array.
-const SPEC_FIT: usize = 0;
-/// Index of D2 (execution) in a dimension array.
-const EXEC: usize = 1;
-/// Index of D4 (convergence) in a dimension array.
-const CONVERGENCE: usize = 3;
-/// Dimensions discounted when builder and verifier share a provider: D1, D3, D5.
-const SELF_BIAS_DIMENSIONS: [usize; 3] = [0, 2, 4];
-/// Multiplier of the same-provider discount.
-const SELF_BIAS_FACTOR: f64 = 0.85;
-/// D1 ceiling when an acceptance predicate failed.
-const AC_FAILURE_SPEC_FIT_CAP: f64 = 2.0;
 /// Scores are kept to this many decimal places so sums never land on 23.999999999999996.
 const SCALE: f64 = 10_000.0;
 
 /// What the verifier claimed, as read from a `judge.score`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct RawScores {
-    /// D1–D6 as sent (`None` = the dimension was absent).
-    pub dimensions: [Option<f64>; DIMENSIONS],
+    /// One per rubric dimension, in rubric order, as sent (`None` = the dimension was absent).
+    pub dimensions: Vec<Option<f64>>,
     /// The verifier's own aggregate.
     pub aggregate: Option<f64>,
     /// The verifier's own verdict.
@@ -51,52 +38,52 @@ pub struct Evidence<'a> {
     pub ac_failed: bool,
     /// `metadata.provider` of the judging event.
     pub judge_provider: Option<&'a str>,
-    /// `metadata.provider` of the latest `build`.
+    /// `metadata.provider` of the latest build.
     pub builder_provider: Option<&'a str>,
     /// How much the session has had to redo so far.
     pub rework: Rework,
 }
 
-/// Rework counted from the transcript: what D4 (convergence) can be checked against.
+/// Rework counted from the transcript: what a `source: rework` dimension is checked against.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Rework {
-    /// Specs after the first one.
+    /// Re-plans (the declared re-plan counter).
     pub respecs: u32,
-    /// `build` events.
+    /// Builds (the declared build counter).
     pub builds: u32,
     /// `user.veto` events.
     pub vetoes: u32,
 }
 
 impl Rework {
-    /// The highest D4 this much rework allows (the convergence rule): 5 with none;
-    /// re-planning 1–2 times → 3, 3–4 → 2, 5+ → 1; rebuilding 1–2 times → at most 4, 3+ → at most 2;
-    /// 3+ vetoes → at most 2.
-    pub fn convergence_cap(self) -> f64 {
-        let mut cap: f64 = match self.respecs {
-            0 => 5.0,
-            1..=2 => 3.0,
-            3..=4 => 2.0,
-            _ => 1.0,
+    /// The highest share of the scale this much rework allows (the convergence rule): all of it
+    /// with none; re-planning 1–2 times → 3/5, 3–4 → 2/5, 5+ → 1/5; rebuilding 1–2 times → at
+    /// most 4/5, 3+ → at most 2/5; 3+ vetoes → at most 2/5.
+    pub fn convergence_share(self) -> f64 {
+        let mut share: f64 = match self.respecs {
+            0 => 1.0,
+            1..=2 => 0.6,
+            3..=4 => 0.4,
+            _ => 0.2,
         };
         match self.builds.saturating_sub(1) {
             0 => {}
-            1..=2 => cap = cap.min(4.0),
-            _ => cap = cap.min(2.0),
+            1..=2 => share = share.min(0.8),
+            _ => share = share.min(0.4),
         }
         if self.vetoes >= 3 {
-            cap = cap.min(2.0);
+            share = share.min(0.4);
         }
-        cap
+        share
     }
 }
 
 /// The scorecard the engine routes on.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Scorecard {
-    /// D1–D6 after corrections (absent dimensions count as 0).
-    pub dimensions: [f64; DIMENSIONS],
-    /// Sum of `dimensions`.
+    /// One per rubric dimension after corrections (absent dimensions count as 0).
+    pub dimensions: Vec<f64>,
+    /// Σ weight × dimension.
     pub aggregate: f64,
     /// Derived from the thresholds and the guards.
     pub verdict: Verdict,
@@ -109,17 +96,18 @@ pub struct Scorecard {
 pub enum Correction {
     /// The event carried no dimensions at all.
     ScoresMissing,
-    /// A dimension was outside 0–5 (or not finite) and was clamped.
+    /// A dimension was outside its scale (or not finite) and was clamped.
     ScoreOutOfRange,
-    /// D2 was replaced by the value the latest `qa.result` implies.
+    /// A `source: qa` dimension was replaced by the value the latest `qa.result` implies.
     ExecFromQa,
-    /// D1 was capped because an acceptance predicate failed.
+    /// A dimension with `ac_failure_cap` was capped because an acceptance predicate failed.
     AcFailureCapsSpecFit,
-    /// D4 was capped to what the session's rework allows.
+    /// A `source: rework` dimension was capped to what the session's rework allows.
     ReworkCapsConvergence,
-    /// D1/D3/D5 were discounted: builder and verifier share a real provider.
+    /// Dimensions with `same_provider_discount` were discounted: builder and verifier share a
+    /// real provider.
     SameProviderDiscount,
-    /// The claimed aggregate was absent or differed from the sum of the dimensions.
+    /// The claimed aggregate was absent or differed from the weighted sum of the dimensions.
     AggregateRecomputed,
     /// The claimed verdict was absent or disagreed with the thresholds.
     VerdictFromThresholds,
@@ -175,20 +163,90 @@ fn round(value: f64) -> f64 {
     (value * SCALE).round() / SCALE
 }
 
+/// Σ weight × score over the rubric.
+fn weighted(rubric: &[DimensionSpec], dims: &[f64]) -> f64 {
+    round(rubric.iter().zip(dims).map(|(d, v)| d.weight * v).sum())
+}
+
+/// The guards that act on the dimensions declaring them: QA's verdict for `source: qa`, the
+/// acceptance-failure cap, the rework cap for `source: rework`, and the same-provider discount.
+fn ground_truth(
+    rubric: &[DimensionSpec],
+    raw: &RawScores,
+    evidence: &Evidence<'_>,
+    dims: &mut [f64],
+    corrections: &mut Vec<Correction>,
+) {
+    let claimed = |i: usize| raw.dimensions.get(i).copied().flatten();
+    let qa_passed = evidence.qa_exit_code == Some(0);
+    let mut from_qa = false;
+    for (i, spec) in rubric.iter().enumerate() {
+        if spec.source != DimensionSource::Qa {
+            continue;
+        }
+        let truth = if qa_passed { spec.scale } else { 0.0 };
+        from_qa |= claimed(i).is_none_or(|c| (c - truth).abs() > 1e-9);
+        dims[i] = truth;
+    }
+    if from_qa {
+        corrections.push(Correction::ExecFromQa);
+    }
+    let mut capped = false;
+    for (i, spec) in rubric.iter().enumerate() {
+        if let Some(cap) = spec.ac_failure_cap
+            && evidence.ac_failed
+            && dims[i] > cap
+        {
+            dims[i] = cap;
+            capped = true;
+        }
+    }
+    if capped {
+        corrections.push(Correction::AcFailureCapsSpecFit);
+    }
+    let share = evidence.rework.convergence_share();
+    let mut converged = false;
+    for (i, spec) in rubric.iter().enumerate() {
+        let cap = round(spec.scale * share);
+        if spec.source == DimensionSource::Rework && dims[i] > cap {
+            dims[i] = cap;
+            converged = true;
+        }
+    }
+    if converged {
+        corrections.push(Correction::ReworkCapsConvergence);
+    }
+    let same_provider = is_real_provider(evidence.judge_provider)
+        && is_real_provider(evidence.builder_provider)
+        && evidence.judge_provider.map(str::trim) == evidence.builder_provider.map(str::trim);
+    let discounted: Vec<(usize, f64)> = rubric
+        .iter()
+        .enumerate()
+        .filter_map(|(i, spec)| spec.same_provider_discount.map(|f| (i, f)))
+        .collect();
+    if same_provider && !discounted.is_empty() {
+        for (i, factor) in discounted {
+            dims[i] = round(dims[i] * factor);
+        }
+        corrections.push(Correction::SameProviderDiscount);
+    }
+}
+
 /// Apply the fixed corrections and the pipeline's guards to a raw claim.
 pub fn judge(scoring: &ScoringSpec, raw: &RawScores, evidence: &Evidence<'_>) -> Judgement {
-    let enabled = |guard: Guard| scoring.guards.contains(&guard);
+    let rubric = &scoring.rubric;
+    let claimed = |i: usize| raw.dimensions.get(i).copied().flatten();
     let mut corrections = Vec::new();
-    let mut dims = [0.0; DIMENSIONS];
+    let mut dims = vec![0.0; rubric.len()];
 
-    if raw.dimensions.iter().all(Option::is_none) {
+    if (0..rubric.len()).all(|i| claimed(i).is_none()) {
         corrections.push(Correction::ScoresMissing);
     }
     let mut clamped = false;
-    for (slot, claimed) in dims.iter_mut().zip(raw.dimensions) {
-        let value = claimed.unwrap_or(0.0);
+    for (i, (slot, spec)) in dims.iter_mut().zip(rubric).enumerate() {
+        let value = claimed(i).unwrap_or(0.0);
         let bounded = if value.is_finite() {
-            value.clamp(0.0, MAX_DIMENSION)
+            value.clamp(0.0, spec.scale)
         } else {
             0.0
         };
@@ -200,42 +258,14 @@ pub fn judge(scoring: &ScoringSpec, raw: &RawScores, evidence: &Evidence<'_>) ->
     }
 
     // What the claim amounted to before the QA-based guards: a PASS claim (or a pass-band
-    // aggregate) without a passing QA run fails outright rather than sliding to PARTIAL once D2
-    // is zeroed (scenario C6).
+    // aggregate) without a passing QA run fails outright rather than sliding to PARTIAL once a
+    // QA dimension is zeroed (scenario C6).
     let claimed_pass = raw.verdict == Some(Verdict::Pass)
-        || verdict_for(scoring, round(dims.iter().sum())) == Verdict::Pass;
+        || verdict_for(scoring, weighted(rubric, &dims)) == Verdict::Pass;
     let qa_passed = evidence.qa_exit_code == Some(0);
-    if enabled(Guard::ExecFromQa) {
-        let truth = if qa_passed { MAX_DIMENSION } else { 0.0 };
-        if raw.dimensions[EXEC].is_none_or(|claimed| (claimed - truth).abs() > 1e-9) {
-            corrections.push(Correction::ExecFromQa);
-        }
-        dims[EXEC] = truth;
-    }
-    if enabled(Guard::AcFailureCapsSpecFit)
-        && evidence.ac_failed
-        && dims[SPEC_FIT] > AC_FAILURE_SPEC_FIT_CAP
-    {
-        dims[SPEC_FIT] = AC_FAILURE_SPEC_FIT_CAP;
-        corrections.push(Correction::AcFailureCapsSpecFit);
-    }
-    let convergence_cap = evidence.rework.convergence_cap();
-    if enabled(Guard::ReworkCapsConvergence) && dims[CONVERGENCE] > convergence_cap {
-        dims[CONVERGENCE] = convergence_cap;
-        corrections.push(Correction::ReworkCapsConvergence);
-    }
-    if enabled(Guard::SameProviderDiscount)
-        && is_real_provider(evidence.judge_provider)
-        && is_real_provider(evidence.builder_provider)
-        && evidence.judge_provider.map(str::trim) == evidence.builder_provider.map(str::trim)
-    {
-        for index in SELF_BIAS_DIMENSIONS {
-            dims[index] = round(dims[index] * SELF_BIAS_FACTOR);
-        }
-        corrections.push(Correction::SameProviderDiscount);
-    }
+    ground_truth(rubric, raw, evidence, &mut dims, &mut corrections);
 
-    let aggregate = round(dims.iter().sum());
+    let aggregate = weighted(rubric, &dims);
     if raw
         .aggregate
         .is_none_or(|claimed| (claimed - aggregate).abs() > 1e-9)
@@ -251,7 +281,7 @@ pub fn judge(scoring: &ScoringSpec, raw: &RawScores, evidence: &Evidence<'_>) ->
     if raw.verdict != Some(verdict) {
         corrections.push(Correction::VerdictFromThresholds);
     }
-    if enabled(Guard::PassRequiresQa)
+    if scoring.guards.contains(&Guard::PassRequiresQa)
         && (verdict == Verdict::Pass || (claimed_pass && verdict == Verdict::Partial))
         && !qa_passed
     {
@@ -276,24 +306,30 @@ pub fn judge(scoring: &ScoringSpec, raw: &RawScores, evidence: &Evidence<'_>) ->
 )]
 mod tests {
     use super::*;
+    use crate::pipeline::rubric;
 
-    fn scoring() -> ScoringSpec {
+    fn with_guards(guards: Vec<Guard>) -> ScoringSpec {
         ScoringSpec {
+            rubric: rubric::compile(&rubric::default_rubric(), &guards, false),
             pass_at: 24.0,
             partial_at: 18.0,
-            guards: vec![
-                Guard::PassRequiresQa,
-                Guard::ExecFromQa,
-                Guard::AcFailureCapsSpecFit,
-                Guard::ReworkCapsConvergence,
-                Guard::SameProviderDiscount,
-            ],
+            guards,
         }
+    }
+
+    fn scoring() -> ScoringSpec {
+        with_guards(vec![
+            Guard::PassRequiresQa,
+            Guard::ExecFromQa,
+            Guard::AcFailureCapsSpecFit,
+            Guard::ReworkCapsConvergence,
+            Guard::SameProviderDiscount,
+        ])
     }
 
     fn claim(dims: [f64; 6], aggregate: f64, verdict: Verdict) -> RawScores {
         RawScores {
-            dimensions: dims.map(Some),
+            dimensions: dims.map(Some).to_vec(),
             aggregate: Some(aggregate),
             verdict: Some(verdict),
         }
@@ -337,10 +373,7 @@ mod tests {
     #[test]
     fn pass_band_without_successful_qa_is_failed() {
         let dims = [5.0, 5.0, 5.0, 5.0, 5.0, 5.0];
-        let scoring = ScoringSpec {
-            guards: vec![Guard::PassRequiresQa],
-            ..scoring()
-        };
+        let scoring = with_guards(vec![Guard::PassRequiresQa]);
         let failed_qa = Evidence {
             qa_exit_code: Some(1),
             ..Evidence::default()
@@ -446,10 +479,7 @@ mod tests {
         assert_eq!(out.corrected.dimensions[3], 1.0);
         assert!(out.corrections.is_empty());
         // Not declared, not applied.
-        let without = ScoringSpec {
-            guards: vec![Guard::ExecFromQa],
-            ..scoring()
-        };
+        let without = with_guards(vec![Guard::ExecFromQa]);
         let out = judge(&without, &claimed, &evidence(5, 9, 3));
         assert_eq!(out.corrected.dimensions[3], 5.0);
     }
@@ -529,7 +559,7 @@ mod tests {
         assert_eq!(none.corrected.verdict, Verdict::Fail);
         assert!(none.corrections.contains(&Correction::ScoresMissing));
         let wild = RawScores {
-            dimensions: [
+            dimensions: vec![
                 Some(9.0),
                 Some(5.0),
                 Some(-3.0),
@@ -547,10 +577,7 @@ mod tests {
 
     #[test]
     fn guards_not_declared_do_not_run() {
-        let bare = ScoringSpec {
-            guards: vec![],
-            ..scoring()
-        };
+        let bare = with_guards(vec![]);
         let out = judge(
             &bare,
             &claim([5.0, 5.0, 5.0, 5.0, 5.0, 5.0], 30.0, Verdict::Pass),
@@ -558,5 +585,44 @@ mod tests {
         );
         assert_eq!(out.corrected.verdict, Verdict::Pass);
         assert_eq!(out.corrections, vec![]);
+    }
+
+    #[test]
+    fn a_declared_rubric_is_weighted_scaled_and_guarded_by_its_own_properties() {
+        use crate::pipeline::rubric::{DimensionDecl, DimensionSource};
+        let decl = |id: &str, scale: f64, weight: f64, source| DimensionDecl {
+            id: id.into(),
+            label: id.into(),
+            scale,
+            weight,
+            source,
+            ac_failure_cap: None,
+            same_provider_discount: None,
+        };
+        let declared = vec![
+            decl("accuracy", 10.0, 2.0, DimensionSource::Judge),
+            decl("runs", 1.0, 3.0, DimensionSource::Qa),
+        ];
+        let guards = vec![Guard::ExecFromQa];
+        let scoring = ScoringSpec {
+            rubric: rubric::compile(&declared, &guards, true),
+            pass_at: 20.0,
+            partial_at: 10.0,
+            guards,
+        };
+        let raw = RawScores {
+            dimensions: vec![Some(12.0), Some(0.0)],
+            aggregate: Some(23.0),
+            verdict: Some(Verdict::Pass),
+        };
+        let out = judge(&scoring, &raw, &qa_ok());
+        // 12 is clamped to the scale 10; `runs` comes from QA (1); 2 × 10 + 3 × 1 = 23.
+        assert_eq!(out.corrected.dimensions, [10.0, 1.0]);
+        assert_eq!(out.corrected.aggregate, 23.0);
+        assert_eq!(out.corrected.verdict, Verdict::Pass);
+        assert_eq!(
+            out.corrections,
+            vec![Correction::ScoreOutOfRange, Correction::ExecFromQa]
+        );
     }
 }

@@ -17,6 +17,7 @@
 //! Nothing here reads the clock, the environment or a file: time comes from event timestamps, and
 //! every effect id is `<event id>:<n>`. Role names come from the table, never from this code.
 
+mod fan_out;
 mod limits;
 mod qa_error;
 mod route;
@@ -33,6 +34,7 @@ use super::state::{
     Terminal, clip,
 };
 use crate::pipeline::authority;
+use crate::pipeline::kinds::Slot;
 use crate::pipeline::table::TransitionTable;
 use crate::transcript::payload::{data, data_str};
 use crate::transcript::{Draft, Event, Kind, Metadata};
@@ -243,15 +245,16 @@ impl Step<'_> {
         let event = self.event;
         let state = &mut *self.state;
 
-        match event.kind {
-            Kind::Goal => state.goal = Some(clip(event.body.as_deref().unwrap_or(""), MAX_TEXT)),
-            Kind::Spec | Kind::SpecUpdate => {
+        // The declared plan and build kinds (`kinds:`): the engine knows the slot, not the name.
+        match self.table.slot(event.kind.as_str()) {
+            Some(Slot::Plan) => {
                 if state.spec.is_some() {
                     state.budgets.respecs += 1;
                 }
                 state.spec = Some(spec_snapshot(event));
+                return;
             }
-            Kind::Build => {
+            Some(Slot::Build) => {
                 state.budgets.builds += 1;
                 state.budgets.qa_errors_in_a_row = 0;
                 state.build = Some(BuildSnapshot {
@@ -265,7 +268,12 @@ impl Step<'_> {
                         .map(|a| clip(&a.path, PREVIEW))
                         .collect(),
                 });
+                return;
             }
+            None => {}
+        }
+        match event.kind {
+            Kind::Goal => state.goal = Some(clip(event.body.as_deref().unwrap_or(""), MAX_TEXT)),
             Kind::QaResult => {
                 let snapshot = qa_snapshot(event);
                 if snapshot.could_not_run {

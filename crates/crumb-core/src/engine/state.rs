@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::effect::{Feedback, Intervention, SpawnCause};
 use super::guards::{Correction, RawScores, Scorecard};
-use crate::vocab::{Outcome, Severity};
+use crate::vocab::{Outcome, Severity, Verdict};
 
 /// Longest text kept from a body, feedback or intervention (bytes, cut at a char boundary).
 pub const MAX_TEXT: usize = 8 * 1024;
@@ -58,6 +58,9 @@ pub struct State {
     pub refused_events: u64,
     /// `verify.result` events: recorded, never counted as verifications.
     pub verify_aliases: u64,
+    /// The latest fan-out (`spawn: [a, b]`) and what its branches reported, until a newer one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fan_out: Option<FanOut>,
     /// Fires of each route that declares `max:`, keyed by its index in the table.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub route_fires: BTreeMap<usize, u32>,
@@ -67,6 +70,32 @@ pub struct State {
     /// Adapter swaps, oldest first (at most [`MAX_LIST`]): a session with any is degraded.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub swaps: Vec<Swap>,
+}
+
+/// Roles spawned together by one route, and the verdicts their branches reported.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FanOut {
+    /// The event whose route spawned the branches.
+    pub event_id: String,
+    /// Index of that route in the table.
+    pub route: usize,
+    pub roles: Vec<String>,
+    /// In transcript order, at most one per role.
+    pub results: Vec<BranchResult>,
+    /// The combined verdict, once the join fired (later branches are recorded, never routed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub joined: Option<Verdict>,
+}
+
+/// One branch's corrected verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BranchResult {
+    pub role: String,
+    pub event_id: String,
+    pub verdict: Verdict,
+    pub severity: Severity,
+    pub aggregate: f64,
+    pub feedback: String,
 }
 
 /// One role moved to another adapter, by the circuit breaker or a person's `/swap`.

@@ -159,16 +159,28 @@ pub fn casual_by_hand() -> TransitionTable {
             checks: Vec::new(),
             retry: crate::pipeline::table::QaRetrySpec::default(),
         }),
-        scoring: ScoringSpec {
-            pass_at: 24.0,
-            partial_at: 18.0,
-            guards: vec![
+        kinds: crate::pipeline::kinds::default_kinds()
+            .into_iter()
+            .map(|(kind, decl)| (kind, decl.slot))
+            .collect(),
+        scoring: {
+            let guards = vec![
                 Guard::PassRequiresQa,
                 Guard::ExecFromQa,
                 Guard::AcFailureCapsSpecFit,
                 Guard::ReworkCapsConvergence,
                 Guard::SameProviderDiscount,
-            ],
+            ];
+            ScoringSpec {
+                rubric: crate::pipeline::rubric::compile(
+                    &crate::pipeline::rubric::default_rubric(),
+                    &guards,
+                    false,
+                ),
+                pass_at: 24.0,
+                partial_at: 18.0,
+                guards,
+            }
         },
         limits: LimitsSpec {
             max_respec: 3,
@@ -235,6 +247,7 @@ pub fn scores(
         d4: dim(dims[3], ScoreSource::ReducerAuto),
         d5: dim(dims[4], ScoreSource::VerifierLlm),
         d6: dim(dims[5], ScoreSource::QaCheckEffect),
+        dims: std::collections::BTreeMap::new(),
         aggregate: Some(dims.iter().sum()),
         verdict: Some(verdict),
         feedback: feedback.map(str::to_owned),

@@ -120,11 +120,17 @@ codes! {
         "A cycle of routes can repeat forever: none of its routes has a `max:`, is a verdict route (bounded by `limits.max_verify`) or a spec route (bounded by `limits.max_respec`), and no `await: human` breaks it.",
         "Add `max: <n>` to one route of the named cycle (the session stops with `route_budget:<route>` when it would fire once more), or route the cycle through a verifier's verdict or `await: human`.";
     ROUTE_ACTION = "crumb::route-action", Error,
-        "A route must have exactly one action: `spawn`, `run`, `done` or `await`.",
+        "A route must have exactly one action: `spawn`, `join`, `run`, `done` or `await`.",
         "Keep one action per route; split the route in two if you meant both.";
     ROUTE_CONDITION = "crumb::route-condition", Error,
         "A route condition that cannot apply: `when` on a route that is not `on: verdict`, `from` on a verdict route, `with` without `spawn`, or an empty list.",
         "Use `when` only with `on: verdict`, `with` only with `spawn`, and non-empty verdict/severity lists.";
+    FAN_OUT = "crumb::fan-out", Error,
+        "A fan-out or join that cannot work: a spawn list that is empty or names a role twice, a `join` without `combine` (or `combine` without `join`), a join not on `judge.score`, a quorum of 0 or above the branches, or a join no fan-out of judges feeds.",
+        "Spawn distinct roles (`spawn: [judge-a, judge-b]`), then `{ on: judge.score, join: all | any | { quorum: n }, combine: all_pass | majority | mean | min }`.";
+    KIND_DECLARATION = "crumb::kind-declaration", Error,
+        "A `kinds:` entry names something that is not an event kind, or a kind of the engine's fixed core (goal, agent lifecycle, verdict, QA result, person commands, done, runner bookkeeping).",
+        "Declare only the artifact kinds your roles exchange (e.g. `spec: { slot: plan }`, `build: { slot: build }`).";
     RUN_WITHOUT_QA = "crumb::run-without-qa", Error,
         "A route runs QA but the pipeline has no `qa:` block.",
         "Declare `qa:` with its checks, or route the event elsewhere.";
@@ -159,8 +165,14 @@ codes! {
         "A limit is zero, so the session would stop before doing anything.",
         "Use a positive number.";
     SCORING_THRESHOLDS = "crumb::scoring-thresholds", Error,
-        "Scoring thresholds are out of order or outside 0–30 (the D1–D6 aggregate).",
-        "Keep `0 <= partial_at <= pass_at <= 30`.";
+        "Scoring thresholds are out of order or outside 0 to the rubric's highest aggregate (30 for the default D1–D6).",
+        "Keep `0 <= partial_at <= pass_at <=` Σ weight × scale of the rubric.";
+    RUBRIC_DIMENSION = "crumb::rubric-dimension", Error,
+        "A rubric dimension is malformed: a duplicate or badly formed id, a scale or weight that is not positive, a cap or discount outside its range, or a D1–D6 slot scaled above 5.",
+        "Give each dimension a unique id (D1–D6 hold 0–5; other ids go under `scores.dims`), a positive scale and weight, a cap within the scale and a discount between 0 and 1.";
+    RUBRIC_GUARD = "crumb::rubric-guard", Error,
+        "A dimension declares a property whose guard `scoring.guards` does not list, or a listed guard applies to no dimension: one of the two would be ignored.",
+        "List the guard (`source: qa` → exec_from_qa, `source: rework` → rework_caps_convergence, `ac_failure_cap` → ac_failure_caps_spec_fit, `same_provider_discount` → same_provider_discount), or declare the property on the dimension it should act on.";
     UNKNOWN_ADAPTER = "crumb::unknown-adapter", Error,
         "A preset or fallback names an adapter crumb does not have.",
         "Use one of: mock, claude-code, codex, gemini-cli, command.";

@@ -18,7 +18,7 @@ use crate::pipeline::table::{
     ScoringSpec, TransitionTable, Trigger,
 };
 use crate::pipeline::units::{parse_duration_ms, parse_size_bytes};
-use crate::pipeline::{routing, semantic, templates};
+use crate::pipeline::{routing, rubric, semantic, templates};
 use crate::vocab::{Outcome, Severity, Verdict};
 
 /// What to check besides the file itself.
@@ -297,7 +297,9 @@ fn lower(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> TransitionTable {
         roles,
         routes,
         qa,
+        kinds: crate::pipeline::kinds::lower(pipeline.kinds.as_ref()),
         scoring: ScoringSpec {
+            rubric: rubric::lower(&pipeline.scoring),
             pass_at: pipeline.scoring.pass_at,
             partial_at: pipeline.scoring.partial_at,
             guards: pipeline.scoring.guards.clone(),
@@ -333,8 +335,14 @@ fn lower_route(index: usize, route: &Route) -> CompiledRoute {
             from: route.from.clone(),
         }
     };
-    let action = if let Some(role) = &route.spawn {
+    let action = if let (Some(mode), Some(combine)) = (route.join, route.combine) {
+        Action::Join { mode, combine }
+    } else if let Some(OneOrMany::One(role)) = &route.spawn {
         Action::Spawn { role: role.clone() }
+    } else if let Some(OneOrMany::Many(roles)) = &route.spawn {
+        Action::SpawnAll {
+            roles: roles.clone(),
+        }
     } else if route.run == Some(RunStep::Qa) {
         Action::RunQa
     } else if let Some(done) = &route.done {

@@ -37,6 +37,11 @@ const OUTPUT: Shape =
 /// One QA check's result; the tails are the end of a command check's output.
 const CHECK: Shape = Shape::Texts(&["id", "status", "summary", "stdout_tail", "stderr_tail"]);
 const PREDICATE: Shape = Shape::Texts(&["id", "intent", "predicate"]);
+/// One dimension of the pipeline's rubric (`source`: judge, qa or rework).
+#[rustfmt::skip]
+const DIMENSION: Shape = Shape::Record(&[
+    ("id", TEXT), ("label", TEXT), ("scale", NUMBER), ("weight", NUMBER), ("source", TEXT),
+]);
 
 /// This role.
 const ROLE: Shape = Shape::Record(&[("id", TEXT), ("produces", LIST), ("description", TEXT)]);
@@ -44,7 +49,7 @@ const ROLE: Shape = Shape::Record(&[("id", TEXT), ("produces", LIST), ("descript
 #[rustfmt::skip]
 const PIPELINE: Shape = Shape::Record(&[
     ("name", TEXT), ("description", TEXT), ("roles", LIST),
-    ("pass_at", NUMBER), ("partial_at", NUMBER),
+    ("pass_at", NUMBER), ("partial_at", NUMBER), ("rubric", Shape::List(&DIMENSION)),
 ]);
 /// Paths of the session.
 const SESSION: Shape = Shape::Texts(&["id", "dir", "artifacts_dir", "transcript_path"]);

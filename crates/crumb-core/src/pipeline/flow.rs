@@ -102,10 +102,7 @@ impl<'t> Graph<'t> {
     fn spawned(&self) -> BTreeSet<&'t str> {
         self.reachable
             .iter()
-            .filter_map(|&i| match &self.table.routes[i].action {
-                Action::Spawn { role } => Some(role.as_str()),
-                _ => None,
-            })
+            .flat_map(|&i| spawned_roles(&self.table.routes[i].action))
             .collect()
     }
 
@@ -117,7 +114,7 @@ impl<'t> Graph<'t> {
             || match &route.trigger {
                 Trigger::Verdict { .. } => true,
                 Trigger::Kind { kind, .. } => {
-                    kind == Kind::Spec.as_str() || kind == Kind::SpecUpdate.as_str()
+                    self.table.slot(kind) == Some(crate::pipeline::kinds::Slot::Plan)
                 }
             }
     }
@@ -205,6 +202,8 @@ impl<'t> Graph<'t> {
             let action = &self.table.routes[index].action;
             words.push(match action {
                 Action::Spawn { role } => role.clone(),
+                Action::SpawnAll { roles } => roles.join(" + "),
+                Action::Join { .. } => "join".into(),
                 Action::RunQa => "run qa".into(),
                 Action::Done { .. } | Action::AwaitHuman => String::new(),
             });
@@ -237,6 +236,12 @@ fn produced(table: &TransitionTable, action: &Action) -> Vec<Event> {
                 .map(|k| (k.clone(), Some(role.clone())))
                 .collect()
         }),
+        Action::SpawnAll { roles } => roles
+            .iter()
+            .flat_map(|role| produced(table, &Action::Spawn { role: role.clone() }))
+            .collect(),
+        // The combined verdict takes the verdict routes.
+        Action::Join { .. } => vec![(crate::pipeline::compile::VERDICT_TRIGGER.into(), None)],
         Action::RunQa => vec![
             (QA_RESULT_KIND.into(), None),
             (crate::pipeline::compile::QA_ERROR_TRIGGER.into(), None),
@@ -245,14 +250,33 @@ fn produced(table: &TransitionTable, action: &Action) -> Vec<Event> {
     }
 }
 
+/// The roles an action spawns (one, or every branch of a fan-out).
+pub(crate) fn spawned_roles(action: &Action) -> Vec<&str> {
+    match action {
+        Action::Spawn { role } => vec![role.as_str()],
+        Action::SpawnAll { roles } => roles.iter().map(String::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The routes an event can fire, as the engine picks them (first match wins).
 fn fires(table: &TransitionTable, (kind, from): &Event) -> BTreeSet<usize> {
     let mut out = BTreeSet::new();
+    if kind == crate::pipeline::compile::VERDICT_TRIGGER {
+        out.extend(table.verdict_matrix.iter().flatten().flatten().copied());
+        return out;
+    }
     let mut decided = false;
     let candidates = table.by_kind.get(kind.as_str()).or_else(|| {
-        // `spec.update` without its own route takes the spec route, as in the engine.
-        (kind == Kind::SpecUpdate.as_str())
-            .then(|| table.by_kind.get(Kind::Spec.as_str()))
+        // A plan kind without its own route takes the first plan kind's route, as in the engine.
+        (table.slot(kind) == Some(crate::pipeline::kinds::Slot::Plan))
+            .then(|| {
+                table
+                    .kinds
+                    .iter()
+                    .filter(|(k, s)| *s == crate::pipeline::kinds::Slot::Plan && k != kind)
+                    .find_map(|(k, _)| table.by_kind.get(k.as_str()))
+            })
             .flatten()
     });
     for &index in candidates.into_iter().flatten() {
@@ -331,7 +355,7 @@ pub(crate) fn check(
         let anywhere = table
             .routes
             .iter()
-            .any(|r| matches!(&r.action, Action::Spawn { role: s } if *s == role.id));
+            .any(|r| spawned_roles(&r.action).contains(&role.id.as_str()));
         let label = if anywhere {
             "only routes that can never fire spawn it"
         } else {

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use crate::pipeline::routing::{GOAL_KIND, JUDGE_SCORE_KIND, QA_RESULT_KIND};
-use crate::pipeline::table::{Action, CompiledRoute, TransitionTable, Trigger};
+use crate::pipeline::table::{Action, Combine, CompiledRoute, JoinMode, TransitionTable, Trigger};
 use crate::vocab::{Severity, Verdict};
 
 /// A node of the graph.
@@ -20,6 +20,8 @@ enum Node {
     External(String),
     AwaitHuman,
     Done(String),
+    /// A join: the branches of a fan-out meet here and one combined verdict leaves.
+    Join(String),
 }
 
 impl Node {
@@ -32,6 +34,7 @@ impl Node {
             Node::External(k) => ("event_", k.as_str()),
             Node::AwaitHuman => ("await_human", ""),
             Node::Done(reason) => ("done_", reason.as_str()),
+            Node::Join(label) => ("join_", label.as_str()),
         };
         let safe: String = name
             .chars()
@@ -48,6 +51,7 @@ impl Node {
             Node::External(k) => k.clone(),
             Node::AwaitHuman => "await human".into(),
             Node::Done(reason) => format!("done: {reason}"),
+            Node::Join(label) => format!("join {label}"),
         }
     }
 }
@@ -101,13 +105,26 @@ pub fn route_label(route: &CompiledRoute) -> String {
     format!("#{} {trigger}{feedback}", route.index)
 }
 
-fn target(action: &Action) -> Node {
+/// Where a route leads: one node, or every branch of a fan-out.
+fn targets(action: &Action) -> Vec<Node> {
     match action {
-        Action::Spawn { role } => Node::Role(role.clone()),
-        Action::RunQa => Node::Qa,
-        Action::Done { reason, .. } => Node::Done(reason.clone()),
-        Action::AwaitHuman => Node::AwaitHuman,
+        Action::Spawn { role } => vec![Node::Role(role.clone())],
+        Action::SpawnAll { roles } => roles.iter().map(|r| Node::Role(r.clone())).collect(),
+        Action::Join { mode, combine } => vec![join_node(*mode, *combine)],
+        Action::RunQa => vec![Node::Qa],
+        Action::Done { reason, .. } => vec![Node::Done(reason.clone())],
+        Action::AwaitHuman => vec![Node::AwaitHuman],
     }
+}
+
+fn join_node(mode: JoinMode, combine: Combine) -> Node {
+    let word = |v: serde_json::Value| match v {
+        serde_json::Value::String(s) => s,
+        other => other.to_string().replace(['{', '}', '"'], ""),
+    };
+    let mode = serde_json::to_value(mode).map(word).unwrap_or_default();
+    let combine = serde_json::to_value(combine).map(word).unwrap_or_default();
+    Node::Join(format!("{mode} · {combine}"))
 }
 
 /// Who can emit events of `kind` (optionally only `from`).
@@ -142,15 +159,22 @@ fn edges(table: &TransitionTable) -> Vec<Edge> {
                 .filter(|node| {
                     !matches!(node, Node::Role(role) if table.route_for(JUDGE_SCORE_KIND, role).is_some())
                 })
+                // A join's combined verdict takes the verdict routes too.
+                .chain(table.routes.iter().filter_map(|r| match r.action {
+                    Action::Join { mode, combine } => Some(join_node(mode, combine)),
+                    _ => None,
+                }))
                 .collect(),
         };
         for from in from_nodes {
-            out.push(Edge {
-                from,
-                to: target(&route.action),
-                label: route_label(route),
-                route: route.index,
-            });
+            for to in targets(&route.action) {
+                out.push(Edge {
+                    from: from.clone(),
+                    to,
+                    label: route_label(route),
+                    route: route.index,
+                });
+            }
         }
     }
     out
@@ -221,6 +245,8 @@ pub enum NodeShape {
     Event,
     Await,
     Done,
+    /// Where a fan-out's branches meet.
+    Join,
 }
 
 /// A route drawn from one of its sources to its target.
@@ -252,6 +278,7 @@ pub fn graph(table: &TransitionTable) -> Graph {
                     Node::External(_) => NodeShape::Event,
                     Node::AwaitHuman => NodeShape::Await,
                     Node::Done(_) => NodeShape::Done,
+                    Node::Join(_) => NodeShape::Join,
                 },
             })
             .collect(),
@@ -279,6 +306,7 @@ pub fn mermaid(table: &TransitionTable) -> String {
             NodeShape::Qa => format!("{{{{\"{label}\"}}}}"),
             NodeShape::Await => format!("[/\"{label}\"/]"),
             NodeShape::Done => format!("((\"{label}\"))"),
+            NodeShape::Join => format!("{{\"{label}\"}}"),
         };
         let _ = writeln!(out, "    {}{shape}", node.id);
     }
@@ -308,6 +336,7 @@ pub fn dot(table: &TransitionTable) -> String {
             NodeShape::Qa => "hexagon",
             NodeShape::Await => "parallelogram",
             NodeShape::Done => "doublecircle",
+            NodeShape::Join => "diamond",
         };
         let _ = writeln!(
             out,

@@ -28,6 +28,10 @@ pub struct Pipeline {
     pub description: Option<String>,
     /// The agents of the pipeline, keyed by role id. A role id is what events carry in `from`.
     pub roles: IndexMap<String, Role>,
+    /// Which event kinds fill the engine's plan and build slots. Omitted: `spec` and
+    /// `spec.update` are the plan, `build` is the build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kinds: Option<IndexMap<String, crate::pipeline::kinds::KindDecl>>,
     /// Deterministic execution QA run by the `run: qa` route action.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qa: Option<Qa>,
@@ -399,7 +403,11 @@ pub struct Point {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scoring {
-    /// Aggregate (sum of D1–D6, out of 30) at or above which the verdict is PASS.
+    /// The dimensions a judge scores, in order. Omitted: D1–D6, each 0–5, weight 1 (out of 30),
+    /// with the listed `guards` deciding which of their properties apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rubric: Option<Vec<crate::pipeline::rubric::DimensionDecl>>,
+    /// Aggregate (Σ weight × score over the rubric) at or above which the verdict is PASS.
     #[serde(default = "default_pass_at")]
     pub pass_at: f64,
     /// Aggregate at or above which the verdict is PARTIAL; below it is FAIL.
@@ -413,6 +421,7 @@ pub struct Scoring {
 impl Default for Scoring {
     fn default() -> Self {
         Self {
+            rubric: None,
             pass_at: default_pass_at(),
             partial_at: default_partial_at(),
             guards: default_guards(),
@@ -449,9 +458,17 @@ pub struct Route {
     /// Verdict conditions; only with `on: verdict`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub when: Option<When>,
-    /// Spawn this role.
+    /// Spawn this role, or several at once (`spawn: [judge-a, judge-b]`): a fan-out that a later
+    /// `join:` route collects.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spawn: Option<String>,
+    pub spawn: Option<OneOrMany<String>>,
+    /// Collect the branches of the latest fan-out (`on:` their kind, `judge.score`): fire once
+    /// `all` reported, on the first (`any`), or once `{ quorum: n }` did. Needs `combine:`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join: Option<crate::pipeline::table::JoinMode>,
+    /// How a join combines its branches' corrected verdicts into the one the verdict routes see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub combine: Option<crate::pipeline::table::Combine>,
     /// Run a built-in step. Only `qa` exists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<RunStep>,

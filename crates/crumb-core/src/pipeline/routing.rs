@@ -11,7 +11,7 @@ use crate::pipeline::codes;
 use crate::pipeline::compile::Ctx;
 use crate::pipeline::diagnostic::Diagnostic;
 use crate::pipeline::flow;
-use crate::pipeline::model::Pipeline;
+use crate::pipeline::model::{OneOrMany, Pipeline};
 use crate::pipeline::suggest;
 use crate::pipeline::table::{Action, TransitionTable, Trigger};
 use crate::transcript::Kind;
@@ -112,14 +112,25 @@ fn role_ids(table: &TransitionTable) -> impl Iterator<Item = &str> {
 
 fn unknown_roles(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
     for (i, route) in pipeline.routes.iter().enumerate() {
-        if let Some(role) = &route.spawn
-            && !table.is_role(role)
-            && !cut_role(role, ctx)
-        {
+        let spawned = route
+            .spawn
+            .as_ref()
+            .map(OneOrMany::to_vec)
+            .unwrap_or_default();
+        let many = matches!(route.spawn, Some(OneOrMany::Many(_)));
+        for (n, role) in spawned.iter().enumerate() {
+            if table.is_role(role) || cut_role(role, ctx) {
+                continue;
+            }
+            let pointer = if many {
+                format!("/routes/{i}/spawn/{n}")
+            } else {
+                format!("/routes/{i}/spawn")
+            };
             let d = ctx
                 .at(
                     &codes::UNKNOWN_ROLE,
-                    &format!("/routes/{i}/spawn"),
+                    &pointer,
                     format!("route spawns unknown role `{role}`"),
                 )
                 .label("no role with this id")

@@ -20,7 +20,8 @@ pub(crate) fn check(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<
     roles(pipeline, ctx);
     route_shapes(pipeline, ctx);
     qa_checks(pipeline, table, ctx);
-    scoring(pipeline, ctx);
+    scoring(pipeline, table, ctx);
+    kinds(pipeline, ctx);
     limits(table, ctx);
 }
 
@@ -120,6 +121,7 @@ fn route_shapes(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
         let base = format!("/routes/{i}");
         let actions: Vec<&str> = [
             route.spawn.as_ref().map(|_| "spawn"),
+            route.join.as_ref().map(|_| "join"),
             route.run.as_ref().map(|_| "run"),
             route.done.as_ref().map(|_| "done"),
             route.r#await.as_ref().map(|_| "await"),
@@ -140,10 +142,11 @@ fn route_shapes(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
             };
             let d = ctx
                 .at(&codes::ROUTE_ACTION, &base, message)
-                .label("exactly one of spawn, run, done, await")
+                .label("exactly one of spawn, join, run, done, await")
                 .hint("split it into one route per action, or keep only the one you mean");
             ctx.emit(d);
         }
+        crate::pipeline::fan_out::check_route(pipeline, i, route, ctx);
         let is_verdict = route.on == VERDICT_TRIGGER;
         if route.when.is_some() && !is_verdict {
             let d = ctx
@@ -389,9 +392,13 @@ fn kind_parameters(qa: &Qa, check: &Check, compiled: &CheckSpec, base: &str, ctx
     }
 }
 
-fn scoring(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
+fn scoring(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
     let s = &pipeline.scoring;
-    let in_range = |v: f64| (0.0..=30.0).contains(&v);
+    if let Some(declared) = &s.rubric {
+        crate::pipeline::rubric_checks::check(declared, &s.guards, ctx);
+    }
+    let max = crate::pipeline::rubric::max_aggregate(&table.scoring.rubric);
+    let in_range = |v: f64| (0.0..=max).contains(&v);
     if !in_range(s.pass_at) || !in_range(s.partial_at) || s.partial_at > s.pass_at {
         let pointer = if in_range(s.pass_at) {
             "/scoring/partial_at"
@@ -407,9 +414,42 @@ fn scoring(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
                     s.partial_at, s.pass_at
                 ),
             )
-            .label("thresholds must satisfy 0 <= partial_at <= pass_at <= 30")
-            .hint("the aggregate is the sum of D1–D6, each 0–5");
+            .label(format!(
+                "thresholds must satisfy 0 <= partial_at <= pass_at <= {max}"
+            ))
+            .hint(format!(
+                "the aggregate is Σ weight × score over the rubric, at most {max}"
+            ));
         ctx.emit(d);
+    }
+}
+
+/// `kinds:` names event kinds outside the engine's fixed core.
+fn kinds(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
+    for kind in pipeline.kinds.iter().flat_map(|k| k.keys()) {
+        let parsed = kind.parse::<Kind>();
+        let problem = if parsed.is_err() {
+            Some("not in the transcript vocabulary")
+        } else if parsed.is_ok_and(|k| !crate::transcript::payload::reads_data(k)) {
+            Some("a kind whose data the engine does not read (tool traffic)")
+        } else if crate::pipeline::kinds::CORE_KINDS.contains(&kind.as_str())
+            || kind.starts_with("user.")
+        {
+            Some("a kind of the engine's fixed core")
+        } else {
+            None
+        };
+        if let Some(label) = problem {
+            let d = ctx
+                .at_key(
+                    &codes::KIND_DECLARATION,
+                    &format!("/kinds/{}", escape_segment(kind)),
+                    format!("`{kind}` cannot be declared"),
+                )
+                .label(label)
+                .hint("declare the artifact kinds your roles exchange");
+            ctx.emit(d);
+        }
     }
 }
 

@@ -26,6 +26,9 @@ pub struct TransitionTable {
     pub routes: Vec<CompiledRoute>,
     /// The QA run, if the pipeline declares one.
     pub qa: Option<QaSpec>,
+    /// Kind → the engine slot it fills (plan or build), in declaration order.
+    #[serde(default)]
+    pub kinds: Vec<(String, crate::pipeline::kinds::Slot)>,
     pub scoring: ScoringSpec,
     pub limits: LimitsSpec,
     /// Event kind → indexes into `routes` whose trigger is that kind, in order. Excludes verdict routes.
@@ -84,6 +87,16 @@ pub enum Trigger {
 pub enum Action {
     Spawn {
         role: String,
+    },
+    /// A fan-out: every role at once, each its own effect (so resume is exact per branch).
+    SpawnAll {
+        roles: Vec<String>,
+    },
+    /// Collect the latest fan-out's verdicts; once `mode` is met, `combine` them into one verdict
+    /// that takes the verdict routes.
+    Join {
+        mode: JoinMode,
+        combine: Combine,
     },
     RunQa,
     /// End the session with a declared outcome; `reason` is what the `done` event records.
@@ -182,6 +195,8 @@ pub enum CheckKindSpec {
 /// Scoring, resolved.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ScoringSpec {
+    /// The declared dimensions (or the default rubric), in order; scores are indexed by position.
+    pub rubric: Vec<crate::pipeline::rubric::DimensionSpec>,
     pub pass_at: f64,
     pub partial_at: f64,
     pub guards: Vec<Guard>,
@@ -224,6 +239,29 @@ impl TransitionTable {
             })
     }
 
+    /// The slot `kind` fills, if the pipeline declares it.
+    pub fn slot(&self, kind: &str) -> Option<crate::pipeline::kinds::Slot> {
+        self.kinds.iter().find(|(k, _)| k == kind).map(|(_, s)| *s)
+    }
+
+    /// Whether `role` produces a kind that fills `slot`.
+    pub fn produces_slot(&self, role: &str, slot: crate::pipeline::kinds::Slot) -> bool {
+        self.role(role)
+            .is_some_and(|r| r.produces.iter().any(|k| self.slot(k) == Some(slot)))
+    }
+
+    /// The route for a plan-slot event without a route of its own: the route of the first plan
+    /// kind that has one (a revised plan goes where the plan went).
+    pub fn plan_route_for(&self, kind: &str, from: &str) -> Option<&CompiledRoute> {
+        if self.slot(kind) != Some(crate::pipeline::kinds::Slot::Plan) {
+            return None;
+        }
+        self.kinds
+            .iter()
+            .filter(|(k, s)| *s == crate::pipeline::kinds::Slot::Plan && k != kind)
+            .find_map(|(k, _)| self.route_for(k, from))
+    }
+
     /// The route handling a corrected verdict with a severity.
     pub fn route_for_verdict(
         &self,
@@ -240,15 +278,74 @@ impl TransitionTable {
 pub enum Guard {
     /// A PASS without a successful QA run becomes FAIL.
     PassRequiresQa,
-    /// D2 (execution) always comes from the latest `qa.result`, never from the model.
+    /// Dimensions with `source: qa` always come from the latest `qa.result`, never from the
+    /// model (D2, execution, in the default rubric).
     ExecFromQa,
-    /// A failed acceptance predicate caps D1 (spec fit) at 2.
+    /// A failed acceptance predicate caps the dimensions that declare `ac_failure_cap` (D1 at 2
+    /// in the default rubric).
     AcFailureCapsSpecFit,
-    /// D4 (convergence) can be no higher than the session's own rework allows: re-plans, rebuilds
-    /// and vetoes counted from the transcript lower its ceiling.
+    /// Dimensions with `source: rework` can be no higher than the session's own rework allows:
+    /// re-plans, rebuilds and vetoes counted from the transcript lower their ceiling (D4).
     ReworkCapsConvergence,
-    /// When verifier and builder share a real provider, D1/D3/D5 are discounted by 15%.
+    /// When verifier and builder share a real provider, the dimensions that declare
+    /// `same_provider_discount` are multiplied by it (D1/D3/D5 × 0.85 in the default rubric).
     SameProviderDiscount,
+}
+
+/// When a join fires: `all`, `any` or `{ quorum: n }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum JoinMode {
+    /// `all` (once every branch reported) or `any` (on the first).
+    Word(JoinWord),
+    /// Once this many branches reported.
+    Quorum(Quorum),
+}
+
+/// The word forms of a join.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JoinWord {
+    /// Once every branch reported.
+    All,
+    /// On the first branch that reports.
+    Any,
+}
+
+/// `{ quorum: n }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Quorum {
+    /// How many branches must have reported.
+    pub quorum: u32,
+}
+
+impl JoinMode {
+    /// How many results fire the join, out of `branches`.
+    pub fn needed(self, branches: usize) -> usize {
+        match self {
+            JoinMode::Word(JoinWord::All) => branches,
+            JoinMode::Word(JoinWord::Any) => 1,
+            JoinMode::Quorum(Quorum { quorum }) => {
+                usize::try_from(quorum).unwrap_or(usize::MAX).min(branches)
+            }
+        }
+    }
+}
+
+/// How a join combines its branches' corrected verdicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Combine {
+    /// PASS only when every branch passed; else the worst branch verdict.
+    AllPass,
+    /// PASS when more than half passed; PARTIAL when more than half passed or were partial;
+    /// else FAIL.
+    Majority,
+    /// The mean of the aggregates, banded by the thresholds.
+    Mean,
+    /// The lowest aggregate, banded by the thresholds.
+    Min,
 }
 
 /// What happens when a circuit opens.

@@ -93,6 +93,9 @@ impl<'a> Renderer<'a> {
             "roles": roles,
             "pass_at": pipeline.scoring.pass_at,
             "partial_at": pipeline.scoring.partial_at,
+            "rubric": crate::pipeline::rubric::template_value(&crate::pipeline::rubric::lower(
+                &pipeline.scoring,
+            )),
         });
         Renderer {
             env: environment(root.to_path_buf()),

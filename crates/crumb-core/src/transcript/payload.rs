@@ -13,6 +13,17 @@ pub fn reads_data(kind: Kind) -> bool {
         kind,
         Kind::Spec
             | Kind::SpecUpdate
+            // Kinds a pipeline may declare as its plan (`kinds:`), whose data then goes to QA.
+            | Kind::Build
+            | Kind::Note
+            | Kind::StepSocratic
+            | Kind::StepConcept
+            | Kind::StepResearch
+            | Kind::StepResearchVideo
+            | Kind::StepDesign
+            | Kind::StepJudge
+            | Kind::HandoffRequested
+            | Kind::VersionReleased
             | Kind::QaResult
             | Kind::JudgeScore
             | Kind::VerifyResult

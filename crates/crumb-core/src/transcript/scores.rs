@@ -11,8 +11,6 @@ use crate::vocab::{Severity, Verdict};
 
 /// Highest score of one dimension.
 pub const DIMENSION_MAX: f64 = 5.0;
-/// Highest aggregate (six dimensions).
-pub const AGGREGATE_MAX: f64 = 30.0;
 
 /// A verifier's scores. The engine recomputes `aggregate` and `verdict`; the values here are the
 /// verifier's claim and are kept as such.
@@ -37,9 +35,13 @@ pub struct Scores {
     /// Portability.
     #[serde(rename = "D6", default, skip_serializing_if = "Option::is_none")]
     pub d6: Option<Dimension>,
-    /// Claimed sum of the dimensions (0–30).
+    /// Dimensions of a declared rubric whose id is not D1–D6, keyed by id (scale declared by the
+    /// pipeline's `scoring.rubric`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub dims: std::collections::BTreeMap<String, Dimension>,
+    /// Claimed aggregate (Σ weight × score over the pipeline's rubric; 0–30 for D1–D6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0.0, max = 30.0))]
+    #[schemars(range(min = 0.0))]
     pub aggregate: Option<f64>,
     /// Claimed verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -73,14 +75,27 @@ impl Scores {
             ("D6", self.d6.as_ref()),
         ]
     }
+
+    /// The dimension scored under `id`: a D1–D6 slot, else an entry of `dims`.
+    pub fn score(&self, id: &str) -> Option<&Dimension> {
+        match id {
+            "D1" => self.d1.as_ref(),
+            "D2" => self.d2.as_ref(),
+            "D3" => self.d3.as_ref(),
+            "D4" => self.d4.as_ref(),
+            "D5" => self.d5.as_ref(),
+            "D6" => self.d6.as_ref(),
+            other => self.dims.get(other),
+        }
+    }
 }
 
 /// One scored dimension.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Dimension {
-    /// 0–5.
-    #[schemars(range(min = 0.0, max = 5.0))]
+    /// 0–5 in a D1–D6 slot; 0 to the declared scale under `dims`.
+    #[schemars(range(min = 0.0))]
     pub score: f64,
     /// Who owns this dimension's value.
     pub source: ScoreSource,

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use super::event::{ArtifactRef, Data, Draft, Event};
 use super::event_kind::Kind;
 use super::metadata::Metadata;
-use super::scores::{AGGREGATE_MAX, DIMENSION_MAX, Scores};
+use super::scores::{DIMENSION_MAX, Scores};
 
 /// Longest accepted `from` / `to` actor name.
 const ACTOR_MAX_LEN: usize = 64;
@@ -212,12 +212,24 @@ fn check_scores(out: &mut Vec<Violation>, scores: &Scores) {
             ));
         }
     }
+    for (name, dimension) in &scores.dims {
+        if !(dimension.score.is_finite() && dimension.score >= 0.0) {
+            out.push(violation(
+                format!("/scores/dims/{name}/score"),
+                format!(
+                    "{} is out of range: a dimension scores 0 or more",
+                    dimension.score
+                ),
+            ));
+        }
+    }
+    // The rubric (and so the highest aggregate) is the pipeline's; the engine recomputes it.
     if let Some(aggregate) = scores.aggregate
-        && !(0.0..=AGGREGATE_MAX).contains(&aggregate)
+        && !(aggregate.is_finite() && aggregate >= 0.0)
     {
         out.push(violation(
             "/scores/aggregate",
-            format!("{aggregate} is out of range: the aggregate is 0 to 30"),
+            format!("{aggregate} is out of range: the aggregate is 0 or more"),
         ));
     }
 }

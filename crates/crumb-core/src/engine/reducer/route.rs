@@ -10,6 +10,7 @@ use crate::engine::effect::{Effect, Feedback, RunQa, SpawnCause};
 use crate::engine::guards::{self, Evidence, RawScores};
 use crate::engine::state::{Awaiting, MAX_TEXT, QaSnapshot, VerdictRecord, clip};
 use crate::pipeline::compile::QA_ERROR_TRIGGER;
+use crate::pipeline::kinds::Slot;
 use crate::pipeline::table::{Action, CompiledRoute, Guard, Trigger};
 use crate::transcript::{Draft, Kind, Metadata};
 use crate::vocab::{Outcome, Severity, Verdict};
@@ -27,15 +28,11 @@ impl Step<'_> {
         if matches!(event.kind, Kind::UserApprove | Kind::UserVeto) {
             return;
         }
-        // `spec.update` fills the same slot as `spec`: without its own route it takes the spec route.
+        // A plan kind without its own route takes the route of the first plan kind that has one.
         let route = self
             .table
             .route_for(event.kind.as_str(), &event.from)
-            .or_else(|| {
-                (event.kind == Kind::SpecUpdate)
-                    .then(|| self.table.route_for(Kind::Spec.as_str(), &event.from))
-                    .flatten()
-            });
+            .or_else(|| self.table.plan_route_for(event.kind.as_str(), &event.from));
         if event.kind == Kind::QaResult && self.state.qa.as_ref().is_some_and(|q| q.could_not_run) {
             // Not a verdict on the build: retried, then the `qa.error` route (or a person).
             self.qa_could_not_run();
@@ -47,7 +44,7 @@ impl Step<'_> {
             }
             return;
         };
-        if matches!(event.kind, Kind::Spec | Kind::SpecUpdate)
+        if self.table.slot(event.kind.as_str()) == Some(Slot::Plan)
             && self.state.budgets.respecs > self.table.limits.max_respec
         {
             self.stop("too_many_respec");
@@ -56,10 +53,10 @@ impl Step<'_> {
         self.fire(route, None, SpawnCause::Route);
     }
 
-    /// The stop reason when spawning `role` would go past a budget: a role that writes specs
-    /// once a spec exists re-plans (`max_respec`), a judging role verifies (`max_verify`), and no
+    /// The stop reason when spawning `role` would go past a budget: a role that writes a plan
+    /// kind once a plan exists re-plans (`max_respec`), a judging role verifies (`max_verify`), and no
     /// turn starts at the token hard cap. Checked before the spawn, so no turn is wasted.
-    fn spent_budget(&self, role: &str) -> Option<&'static str> {
+    pub(super) fn spent_budget(&self, role: &str) -> Option<&'static str> {
         let limits = &self.table.limits;
         let budgets = &self.state.budgets;
         if limits.tokens_hard > 0 && budgets.tokens >= limits.tokens_hard {
@@ -70,7 +67,7 @@ impl Step<'_> {
                 .role(role)
                 .is_some_and(|r| r.produces.iter().any(|k| k == kind.as_str()))
         };
-        if (produces(Kind::Spec) || produces(Kind::SpecUpdate))
+        if self.table.produces_slot(role, Slot::Plan)
             && self.state.spec.is_some()
             && budgets.respecs >= limits.max_respec
         {
@@ -107,6 +104,8 @@ impl Step<'_> {
                 let feedback = if route.with_feedback { feedback } else { None };
                 self.spawn(role, cause, feedback, Vec::new());
             }
+            Action::SpawnAll { roles } => self.spawn_all(route, roles, feedback, cause),
+            Action::Join { mode, combine } => self.join(*mode, *combine, feedback),
             Action::RunQa => self.run_qa(0, 0),
             Action::Done { outcome, reason } => self.finish(*outcome, reason),
             Action::AwaitHuman => {
@@ -137,7 +136,7 @@ impl Step<'_> {
 
     /// Run the pipeline's QA on the latest build; `attempt` > 0 retries a run that could not run.
     pub(in crate::engine) fn run_qa(&mut self, attempt: u32, delay_ms: u64) {
-        let build_event_id = if self.event.kind == Kind::Build {
+        let build_event_id = if self.table.slot(self.event.kind.as_str()) == Some(Slot::Build) {
             self.event.id.clone()
         } else {
             self.state
@@ -245,6 +244,16 @@ impl Step<'_> {
             self.fire(route, Some(feedback), SpawnCause::Route);
             return;
         }
+        self.route_verdict(verdict, severity, feedback);
+    }
+
+    /// The verdict route for a corrected (or joined) verdict; a repair past `max_verify` stops.
+    pub(super) fn route_verdict(
+        &mut self,
+        verdict: Verdict,
+        severity: Severity,
+        feedback: Feedback,
+    ) {
         let Some(route) = self.table.route_for_verdict(verdict, severity) else {
             let mut data = Map::new();
             data.insert("verdict".into(), json!(verdict));
@@ -256,7 +265,10 @@ impl Step<'_> {
             );
             return;
         };
-        let repairs = matches!(route.action, Action::Spawn { .. } | Action::RunQa);
+        let repairs = matches!(
+            route.action,
+            Action::Spawn { .. } | Action::SpawnAll { .. } | Action::RunQa
+        );
         if repairs && self.state.verification.count >= self.table.limits.max_verify {
             self.stop("too_many_verify");
             return;
@@ -271,9 +283,13 @@ impl Step<'_> {
         let event = self.event;
         let scores = event.scores.as_ref();
         let raw = RawScores {
-            dimensions: scores.map_or([None; 6], |s| {
-                s.dimensions().map(|(_, d)| d.map(|d| d.score))
-            }),
+            dimensions: self
+                .table
+                .scoring
+                .rubric
+                .iter()
+                .map(|dim| scores.and_then(|s| s.score(&dim.id)).map(|d| d.score))
+                .collect(),
             aggregate: scores.and_then(|s| s.aggregate),
             verdict: scores.and_then(|s| s.verdict),
         };
