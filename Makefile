@@ -5,7 +5,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test fmt lint unit schemas bench deps release
+.PHONY: demo test fmt lint unit schemas check bench deps release
 
 deps:
 	@./scripts/ensure-chromium.sh
@@ -36,7 +36,11 @@ schemas:
 	$(CARGO) run --quiet --locked -- schema preset | diff -u schemas/preset.schema.json -
 	$(CARGO) run --quiet --locked -- schema transcript | diff -u schemas/transcript.schema.json -
 
-test: deps fmt lint unit schemas
+# Every shipped pipeline proven: every outcome reachable, no dead end, every loop bounded.
+check:
+	$(CARGO) run --quiet --locked -- check pipelines/ > /dev/null
+
+test: deps fmt lint unit schemas check
 
 bench: release
 	$(CARGO) bench --locked

@@ -4,6 +4,7 @@
 #[macro_use]
 mod support;
 
+mod check;
 mod command_adapter;
 mod declared;
 mod engine;
