@@ -5,6 +5,7 @@
 mod support;
 
 mod check;
+mod code_pipeline;
 mod command_adapter;
 mod declared;
 mod engine;
