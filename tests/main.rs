@@ -8,6 +8,7 @@ mod check;
 mod code_pipeline;
 mod command_adapter;
 mod declared;
+mod dry_run;
 mod engine;
 mod exit_codes;
 mod pipelines;

@@ -16,6 +16,7 @@ pub mod qa;
 pub mod replay;
 pub mod resume;
 pub mod run;
+pub mod run_dry;
 pub mod run_pitch;
 pub mod run_progress;
 pub mod say;

@@ -11,7 +11,9 @@
 
 mod graph;
 mod key;
+pub mod play;
 mod report;
+pub mod script;
 pub mod world;
 
 pub use graph::StepLabel;

@@ -203,17 +203,31 @@ impl<'a> World<'a> {
     /// Make `choice` at `point`: the work it answers is taken off, its event folded, and the
     /// effects carried out. Returns every effect the step produced, in order.
     pub fn step(&self, point: &mut Point, choice: &Choice) -> Vec<Effect> {
+        self.step_with::<()>(point, choice, &mut |draft, state| {
+            Ok(synthetic(draft, state))
+        })
+        .unwrap_or_default()
+    }
+
+    /// [`World::step`] with every event stamped by `stamp` (a dry run appends each to a real
+    /// transcript and folds the event as written).
+    pub fn step_with<E>(
+        &self,
+        point: &mut Point,
+        choice: &Choice,
+        stamp: &mut dyn FnMut(Draft, &State) -> Result<Event, E>,
+    ) -> Result<Vec<Effect>, E> {
         if let Some(work) = choice.answers()
             && let Some(at) = point.pending.iter().position(|w| *w == work)
         {
             point.pending.remove(at);
         }
         let draft = self.event_for(point, choice);
-        self.fold(point, draft)
+        self.fold_with(point, draft, stamp)
     }
 
     /// The event a choice writes, shaped as the dispatcher, QA or `crumb say` would write it.
-    fn event_for(&self, point: &Point, choice: &Choice) -> Draft {
+    pub fn event_for(&self, point: &Point, choice: &Choice) -> Draft {
         match choice {
             Choice::Writes { role, kind } => Draft::new(role.clone(), *kind)
                 .body(format!("(placeholder {} from {role})", kind.as_str())),
@@ -295,16 +309,47 @@ impl<'a> World<'a> {
 
     /// Fold one event and carry out its effects (engine-composed events are folded in turn).
     fn fold(&self, point: &mut Point, first: Draft) -> Vec<Effect> {
+        self.fold_with::<()>(point, first, &mut |draft, state| {
+            Ok(synthetic(draft, state))
+        })
+        .unwrap_or_default()
+    }
+
+    /// [`World::fold`] with every event stamped by `stamp`.
+    pub fn fold_with<E>(
+        &self,
+        point: &mut Point,
+        first: Draft,
+        stamp: &mut dyn FnMut(Draft, &State) -> Result<Event, E>,
+    ) -> Result<Vec<Effect>, E> {
+        self.fold_events(point, Vec::new(), vec![first], stamp)
+    }
+
+    /// Fold events already written (a dry run's `session.start` and goal), then `drafts`, and
+    /// carry out their effects; engine-composed events are stamped with `stamp` and folded too.
+    pub fn fold_events<E>(
+        &self,
+        point: &mut Point,
+        written: Vec<Event>,
+        drafts: Vec<Draft>,
+        stamp: &mut dyn FnMut(Draft, &State) -> Result<Event, E>,
+    ) -> Result<Vec<Effect>, E> {
         let mut all = Vec::new();
-        let mut queue = std::collections::VecDeque::from([first]);
+        let mut written = std::collections::VecDeque::from(written);
+        let mut queue = std::collections::VecDeque::from(drafts);
         let mut folded = 0;
-        while let Some(draft) = queue.pop_front() {
-            if folded == MAX_FOLDS_PER_STEP {
+        loop {
+            let event = if let Some(event) = written.pop_front() {
+                event
+            } else if let Some(draft) = queue.pop_front() {
+                if folded == MAX_FOLDS_PER_STEP {
+                    break;
+                }
+                folded += 1;
+                stamp(draft, &point.state)?
+            } else {
                 break;
-            }
-            folded += 1;
-            let id = format!("E{:025}", point.state.events);
-            let event: Event = draft.into_event(id, TS.to_owned(), SESSION.to_owned());
+            };
             for effect in point.state.apply(self.table, &event) {
                 if let Some(draft) = Self::carry_out(point, &effect) {
                     queue.push_back(draft);
@@ -313,7 +358,7 @@ impl<'a> World<'a> {
             }
         }
         point.pending.sort();
-        all
+        Ok(all)
     }
 
     /// What the runtime does with one effect, as far as the route is concerned: work becomes
@@ -333,6 +378,12 @@ impl<'a> World<'a> {
         }
         None
     }
+}
+
+/// An explored event: numbered along its path, all at one instant.
+fn synthetic(draft: Draft, state: &State) -> Event {
+    let id = format!("E{:025}", state.events);
+    draft.into_event(id, TS.to_owned(), SESSION.to_owned())
 }
 
 fn object(value: Value) -> Map<String, Value> {
