@@ -13,6 +13,7 @@ use super::run::{Args, Failure};
 use crate::engine::explore::play::{self, Ending};
 use crate::engine::explore::script::{self, Entry};
 use crate::engine::explore::world::{Point, World};
+use crate::engine::explore::{StepLabel, summarise};
 use crate::engine::state::State;
 use crate::exit_codes::{SUCCESS, USAGE_ERROR};
 use crate::pipeline::table::TransitionTable;
@@ -106,10 +107,15 @@ pub(crate) fn execute(
         state: State::new(),
         pending: Vec::new(),
     };
-    world
+    let started = world
         .fold_events(&mut point, written, Vec::new(), &mut stamp)
         .map_err(Failure::Internal)?;
-    let played = play::play(&world, point, &entries, &mut stamp).map_err(Failure::Internal)?;
+    let first = StepLabel {
+        choice: "goal".to_owned(),
+        then: summarise(&started, false, point.state.awaiting.is_some()),
+    };
+    let mut played = play::play(&world, point, &entries, &mut stamp).map_err(Failure::Internal)?;
+    played.steps.insert(0, first.line());
     let (outcome, reason, code) = match &played.ending {
         Ending::Done(outcome, reason) => (outcome.as_str(), reason.clone(), SUCCESS),
         Ending::Awaiting => ("stopped", "dry_run:awaiting_person".to_owned(), SUCCESS),

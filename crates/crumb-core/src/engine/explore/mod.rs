@@ -16,7 +16,7 @@ mod report;
 pub mod script;
 pub mod world;
 
-pub use graph::StepLabel;
+pub use graph::{StepLabel, summarise};
 pub use report::{Finding, Reached, Report};
 
 use std::collections::BTreeMap;
