@@ -5,7 +5,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test fmt lint unit schemas bench deps release soak test-agents screens
+.PHONY: demo test fmt lint unit schemas check bench deps release soak test-agents screens
 
 deps:
 	@./scripts/ensure-chromium.sh
@@ -36,7 +36,11 @@ schemas:
 	$(CARGO) run --quiet --locked -- schema preset | diff -u schemas/preset.schema.json -
 	$(CARGO) run --quiet --locked -- schema transcript | diff -u schemas/transcript.schema.json -
 
-test: deps fmt lint unit schemas
+# Every shipped pipeline proven: every outcome reachable, no dead end, every loop bounded.
+check:
+	$(CARGO) run --quiet --locked -- check pipelines/ > /dev/null
+
+test: deps fmt lint unit schemas check
 
 # Contract tests against the real claude, codex and gemini CLIs: installed from npm into
 # $CRUMB_TEST_CACHE (default ~/.cache/crumb-test/agents) and pointed at a fake model API on

@@ -5,9 +5,12 @@
 mod support;
 
 mod agents;
+mod check;
+mod code_pipeline;
 mod command_adapter;
 mod declared;
 mod doctor;
+mod dry_run;
 mod engine;
 mod exit_codes;
 mod pipelines;

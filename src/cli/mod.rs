@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod check;
 pub mod doctor;
 pub mod event;
 pub mod explain;
@@ -16,6 +17,7 @@ pub mod qa;
 pub mod replay;
 pub mod resume;
 pub mod run;
+pub mod run_dry;
 pub mod run_pitch;
 pub mod run_progress;
 pub mod say;
@@ -45,6 +47,8 @@ pub enum Command {
     MockAgent(mock_agent::Args),
     /// Validate pipeline files (exit 0 clean, 3 invalid, 2 usage error).
     Validate(validate::Args),
+    /// Prove a pipeline's route: every outcome reachable, no dead end, every loop bounded.
+    Check(check::Args),
     /// Print a JSON Schema (`pipeline` or `transcript`).
     Schema(schema::Args),
     /// Explain a diagnostic code or an event kind.
@@ -88,6 +92,7 @@ pub fn main() -> ExitCode {
         Command::Resume(args) => resume::run(&args),
         Command::MockAgent(args) => mock_agent::run(&args),
         Command::Validate(args) => validate::run(&args),
+        Command::Check(args) => check::run(&args),
         Command::Schema(args) => schema::run(&args),
         Command::Explain(args) => explain::run(&args),
         Command::Graph(args) => graph::run(&args),

@@ -76,6 +76,8 @@ pub struct Args {
     /// behind by a coordinator that died (by default that session is resumed).
     #[arg(long)]
     pub new: bool,
+    #[command(flatten)]
+    pub dry: super::run_dry::DryRunArgs,
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -125,6 +127,10 @@ fn take_over_dead(
     }
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "one sequence: compile, read the goal, then a dry run, a resume or a new session"
+)]
 fn execute(args: &Args) -> Result<u8, Failure> {
     let table = compile_or_report("run", &args.pipeline, CompileOptions::default())
         .map_err(Failure::Reported)?;
@@ -151,6 +157,9 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         return Err(Failure::Usage("the pitch is empty".into()));
     }
     let home = home(args.home.as_deref())?;
+    if args.dry.dry_run {
+        return super::run_dry::execute(args, &table, &pitch, &home, &project);
+    }
     if !args.new {
         let found = take_over_dead(&home, &project, &args.pipeline, &pitch);
         if let Some((dir, lock)) = found {
@@ -496,7 +505,11 @@ fn compile_frozen(path: &Path) -> Result<TransitionTable, Failure> {
 
 /// `session.start` (the run configuration) and the `goal`: the transcript's first events, written
 /// in one append.
-fn header_drafts(id: &str, config: &RunConfig, pitch: &str) -> Result<Vec<Draft>, String> {
+pub(crate) fn header_drafts(
+    id: &str,
+    config: &RunConfig,
+    pitch: &str,
+) -> Result<Vec<Draft>, String> {
     let Ok(Value::Object(data)) = serde_json::to_value(config) else {
         return Err("cannot record the run configuration".into());
     };

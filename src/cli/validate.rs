@@ -93,7 +93,7 @@ fn plural(n: usize) -> &'static str {
 
 /// Files to check, in a stable order. Folders contribute their `*.yaml`/`*.yml` (not recursive:
 /// template folders and fixtures live beside pipelines).
-fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     for path in paths {
         let metadata =

@@ -1,0 +1,249 @@
+//! `crumb check`: a proof over a pipeline's compiled table, not a hope.
+//!
+//! The explorer drives the real reducer with abstract events ([`world`]): every verdict ×
+//! severity a judge can give, turns that fail, QA that passes, fails or cannot run, and a
+//! person's `/approve`, `/veto` and `/redo` whenever one is asked. Budgets (`max_verify`,
+//! `max_respec`, route `max:`, the circuit breaker, QA retries) bound the space; folded states are
+//! hashed ([`key`]) so each is visited once. It reports every terminal outcome reachable (with a
+//! shortest path to it), every dead end (nothing can happen and no person is asked), every loop
+//! the engine could run forever, the longest path in turns and the worst-case turns per role.
+//! Tokens and wall clock are not choices: either can stop any session, so they are not explored.
+
+mod graph;
+mod key;
+pub mod play;
+mod report;
+pub mod script;
+pub mod world;
+
+pub use graph::{StepLabel, summarise};
+pub use report::{Finding, Reached, Report};
+
+use std::collections::BTreeMap;
+
+use crate::pipeline::table::{Action, TransitionTable};
+use graph::Graph;
+use world::World;
+
+/// How far to look.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Most distinct states before the check gives up (and says so: a violation).
+    pub max_states: usize,
+    /// Whether turns may fail (explores retries and the circuit breaker).
+    pub failures: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            max_states: 200_000,
+            failures: true,
+        }
+    }
+}
+
+/// Explore `table` and report.
+pub fn check(table: &TransitionTable, options: Options) -> Report {
+    let mut world = World::new(table);
+    world.failures = options.failures;
+    let graph = graph::build(&world, options.max_states);
+    analyse(table, &graph)
+}
+
+/// DFS colours.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Colour {
+    White,
+    Grey,
+    Black,
+}
+
+/// Longest remaining path from each node (turns, and turns per role), ignoring edges that close
+/// a loop; plus the first loop found that no person drives.
+struct Longest {
+    turns: Vec<u32>,
+    /// The edge (index into the node's edges) each node's longest path takes.
+    next: Vec<Option<usize>>,
+    per_role: Vec<Vec<u32>>,
+    engine_loop: Option<(u32, Vec<u32>)>,
+    person_loop: bool,
+}
+
+fn longest(graph: &Graph, roles: usize) -> Longest {
+    let n = graph.nodes.len();
+    let mut out = Longest {
+        turns: vec![0; n],
+        next: vec![None; n],
+        per_role: vec![vec![0; roles]; n],
+        engine_loop: None,
+        person_loop: false,
+    };
+    if n == 0 {
+        return out;
+    }
+    let mut colour = vec![Colour::White; n];
+    // (node, next edge index) — an explicit stack, so a deep graph cannot overflow ours.
+    let mut stack: Vec<(u32, usize)> = vec![(0, 0)];
+    // The edge labels of the path on the stack, parallel to it (edge taken into stack[i+1]).
+    let mut path_edges: Vec<(u32, bool)> = Vec::new();
+    colour[0] = Colour::Grey;
+    while let Some(&mut (at, ref mut next_edge)) = stack.last_mut() {
+        let node = &graph.nodes[at as usize];
+        if let Some(edge) = node.edges.get(*next_edge) {
+            *next_edge += 1;
+            match colour[edge.to as usize] {
+                Colour::White => {
+                    colour[edge.to as usize] = Colour::Grey;
+                    path_edges.push((edge.label, edge.by_person));
+                    stack.push((edge.to, 0));
+                }
+                Colour::Grey => {
+                    // A loop: the stack from `edge.to` up to here, closed by this edge.
+                    let from = stack
+                        .iter()
+                        .position(|(node, _)| *node == edge.to)
+                        .unwrap_or(0);
+                    let mut cycle: Vec<(u32, bool)> = path_edges[from..].to_vec();
+                    cycle.push((edge.label, edge.by_person));
+                    if cycle.iter().any(|(_, person)| *person) {
+                        out.person_loop = true;
+                    } else if out.engine_loop.is_none() {
+                        out.engine_loop =
+                            Some((edge.to, cycle.into_iter().map(|(l, _)| l).collect()));
+                    }
+                }
+                Colour::Black => {}
+            }
+            continue;
+        }
+        // All edges done: fold the successors' longest paths (those finished, i.e. not loops).
+        let mut best_turns = 0;
+        let mut best_edge = None;
+        let mut per_role = vec![0; roles];
+        for (index, edge) in node.edges.iter().enumerate() {
+            let to = edge.to as usize;
+            if colour[to] != Colour::Black {
+                continue;
+            }
+            let turn = u32::from(edge.turn_of.is_some());
+            if best_edge.is_none() || out.turns[to] + turn > best_turns {
+                best_turns = out.turns[to] + turn;
+                best_edge = Some(index);
+            }
+            for (role, slot) in per_role.iter_mut().enumerate() {
+                let own = u32::from(edge.turn_of.map(usize::from) == Some(role));
+                *slot = (*slot).max(out.per_role[to][role] + own);
+            }
+        }
+        out.turns[at as usize] = best_turns;
+        out.next[at as usize] = best_edge;
+        out.per_role[at as usize] = per_role;
+        colour[at as usize] = Colour::Black;
+        stack.pop();
+        path_edges.pop();
+    }
+    out
+}
+
+fn analyse(table: &TransitionTable, graph: &Graph) -> Report {
+    let longest = longest(graph, table.roles.len());
+    let mut reached: BTreeMap<(String, String), Reached> = BTreeMap::new();
+    let mut findings = Vec::new();
+    for (id, node) in graph.nodes.iter().enumerate() {
+        let id = u32::try_from(id).unwrap_or(u32::MAX);
+        if let Some((outcome, reason)) = &node.end {
+            reached
+                .entry((outcome.as_str().to_owned(), reason.clone()))
+                .or_insert_with(|| Reached {
+                    outcome: *outcome,
+                    reason: reason.clone(),
+                    path: graph.path_to(id),
+                });
+        }
+        if node.dead_end && findings.len() < report::MAX_FINDINGS {
+            let message = if node.awaiting {
+                "dead end: a person is asked, but nothing they can say (/approve, /veto, /redo) moves the session on"
+            } else {
+                "dead end: nothing is running, nothing is pending and no person is asked"
+            };
+            findings.push(Finding {
+                code: "dead-end".to_owned(),
+                message: message.to_owned(),
+                path: graph.path_to(id),
+            });
+        }
+    }
+    if let Some((entry, cycle)) = &longest.engine_loop {
+        let mut path = graph.path_to(*entry);
+        let lines: Vec<String> = cycle
+            .iter()
+            .map(|l| graph.labels[*l as usize].line())
+            .collect();
+        path.extend(lines.iter().map(|l| format!("↻ {l}")));
+        findings.push(Finding {
+            code: "unbounded-loop".to_owned(),
+            message: format!(
+                "unbounded loop: these {} steps return to the same state, and no budget, route `max:` or person stops them",
+                lines.len()
+            ),
+            path,
+        });
+    }
+    if graph.truncated {
+        findings.push(Finding {
+            code: "state-limit".to_owned(),
+            message: format!(
+                "the state space has more than {} states; the check stopped there, so nothing is proven",
+                graph.nodes.len()
+            ),
+            path: Vec::new(),
+        });
+    }
+    let mut longest_path = vec![graph.start.line()];
+    let mut at = 0u32;
+    while let Some(index) = longest.next.get(at as usize).copied().flatten() {
+        let edge = graph.nodes[at as usize].edges[index];
+        longest_path.push(graph.labels[edge.label as usize].line());
+        at = edge.to;
+    }
+    let declared_unreached = table
+        .routes
+        .iter()
+        .filter_map(|route| match &route.action {
+            Action::Done { outcome, reason }
+                if !reached.contains_key(&(outcome.as_str().to_owned(), reason.clone())) =>
+            {
+                Some(format!(
+                    "route {}: done {outcome} ({reason})",
+                    route.index + 1
+                ))
+            }
+            _ => None,
+        })
+        .collect();
+    Report {
+        pipeline: table.name.clone(),
+        states: graph.nodes.len(),
+        transitions: graph.nodes.iter().map(|n| n.edges.len()).sum(),
+        outcomes: reached.into_values().collect(),
+        declared_unreached,
+        longest_turns: longest.turns.first().copied().unwrap_or(0),
+        longest_path,
+        max_turns_per_role: table
+            .roles
+            .iter()
+            .enumerate()
+            .map(|(i, role)| {
+                (
+                    role.id.clone(),
+                    longest.per_role.first().map_or(0, |v| v[i]),
+                )
+            })
+            .collect(),
+        person_loops: longest.person_loop,
+        findings,
+    }
+}
+#[cfg(test)]
+mod tests;

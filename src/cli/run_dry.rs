@@ -1,0 +1,210 @@
+//! `crumb run --dry-run`: play a pipeline without an agent. A real session is created and its
+//! transcript written, but every turn, QA run and answer of a person comes from `--script`
+//! ([`crate::engine::explore::play`]), played through the real reducer. The session is marked as
+//! a dry run in `session.start` and in its `done` (`data.dry_run: true`), always finished (so
+//! `crumb resume` never runs real agents on it), and the summary says so: a dry run is never a
+//! pass of the work.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::run::{Args, Failure};
+use crate::engine::explore::play::{self, Ending};
+use crate::engine::explore::script::{self, Entry};
+use crate::engine::explore::world::{Point, World};
+use crate::engine::explore::{StepLabel, summarise};
+use crate::engine::state::State;
+use crate::exit_codes::{SUCCESS, USAGE_ERROR};
+use crate::pipeline::table::TransitionTable;
+use crate::runtime::home::{CrumbHome, Project};
+use crate::runtime::meta::SessionStatus;
+use crate::runtime::run_config::RunConfig;
+use crate::runtime::session;
+use crate::transcript::writer::Writer;
+use crate::transcript::{Draft, Event, Kind};
+
+/// The dry-run flags of `crumb run`.
+#[derive(Debug, clap::Args)]
+pub struct DryRunArgs {
+    /// Play the pipeline without an agent: each turn writes a placeholder of its `produces`, QA
+    /// passes and verdicts follow `--script`. The session is marked and never a pass of the work.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The dry run's verdicts and answers, in order: `FAIL:Critical,FAIL:Important,PASS`
+    /// (also `QA:FAIL`, `QA:ERROR`, `APPROVE`, `VETO`, `REDO`).
+    #[arg(
+        long,
+        value_name = "ENTRIES",
+        requires = "dry_run",
+        conflicts_with = "script_file"
+    )]
+    pub script: Option<String>,
+    /// The dry run's script as a YAML list of entries.
+    #[arg(long, value_name = "PATH", requires = "dry_run")]
+    pub script_file: Option<PathBuf>,
+}
+
+/// Most bytes of a `--script-file`.
+const MAX_SCRIPT_BYTES: u64 = 64 * 1024;
+
+/// The script from `--script` or `--script-file` (a YAML list of entries).
+fn script(args: &Args) -> Result<Vec<Entry>, Failure> {
+    if let Some(path) = &args.dry.script_file {
+        let bytes = crumb_core::bounded_read::read(path, MAX_SCRIPT_BYTES)
+            .map_err(|e| Failure::Usage(format!("--script-file {}: {e}", path.display())))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| Failure::Usage(format!("--script-file {}: not UTF-8", path.display())))?;
+        return script::parse_yaml(&text)
+            .map_err(|e| Failure::Usage(format!("--script-file {}: {e}", path.display())));
+    }
+    script::parse(args.dry.script.as_deref().unwrap_or(""))
+        .map_err(|e| Failure::Usage(format!("--script: {e}")))
+}
+
+/// Create the session, play it by the script, finish it and print the route.
+pub(crate) fn execute(
+    args: &Args,
+    table: &TransitionTable,
+    pitch: &str,
+    home: &CrumbHome,
+    project: &Project,
+) -> Result<u8, Failure> {
+    let entries = script(args)?;
+    let prepared = session::prepare(home, project, &args.pipeline, pitch)
+        .map_err(|e| Failure::Internal(e.to_string()))?;
+    let config = RunConfig {
+        pipeline: table.name.clone(),
+        pipeline_hash: prepared.frozen.hash.clone(),
+        pipeline_file: prepared.frozen.pipeline_file.clone(),
+        bindings: indexmap::IndexMap::new(),
+        limits: table.limits.clone(),
+        mock_scenario: None,
+        idle_timeout_ms: None,
+        wall_timeout_ms: None,
+    };
+    let mut header = super::run::header_drafts(&prepared.meta.session_id, &config, pitch)
+        .map_err(Failure::Internal)?;
+    if let Some(data) = header[0].data.as_mut() {
+        data.insert("dry_run".into(), json!(true));
+        data.insert(
+            "script".into(),
+            json!(entries.iter().map(ToString::to_string).collect::<Vec<_>>()),
+        );
+    }
+    let created = prepared
+        .commit(header)
+        .map_err(|e| Failure::Internal(e.to_string()))?;
+    let dir = created.dir.clone();
+    let written = read_events(&dir.transcript())?;
+    let mut writer =
+        Writer::open(dir.transcript(), dir.id()).map_err(|e| Failure::Internal(e.to_string()))?;
+    let mut stamp = |draft: Draft, _: &State| -> Result<Event, String> {
+        writer.append(draft).map_err(|e| e.to_string())
+    };
+    let world = World::new(table);
+    let mut point = Point {
+        state: State::new(),
+        pending: Vec::new(),
+    };
+    let started = world
+        .fold_events(&mut point, written, Vec::new(), &mut stamp)
+        .map_err(Failure::Internal)?;
+    let first = StepLabel {
+        choice: "goal".to_owned(),
+        then: summarise(&started, false, point.state.awaiting.is_some()),
+    };
+    let mut played = play::play(&world, point, &entries, &mut stamp).map_err(Failure::Internal)?;
+    played.steps.insert(0, first.line());
+    let (outcome, reason, code) = match &played.ending {
+        Ending::Done(outcome, reason) => (outcome.as_str(), reason.clone(), SUCCESS),
+        Ending::Awaiting => ("stopped", "dry_run:awaiting_person".to_owned(), SUCCESS),
+        Ending::Idle => ("stopped", "dry_run:idle".to_owned(), SUCCESS),
+        Ending::ScriptEnded { .. } => ("stopped", "dry_run:script_ended".to_owned(), USAGE_ERROR),
+        Ending::Mismatch { .. } => ("stopped", "dry_run:script_mismatch".to_owned(), USAGE_ERROR),
+    };
+    let why = match &played.ending {
+        Ending::Done(..) => format!("the route ends {outcome} ({reason})"),
+        Ending::Awaiting => "the route waits for a person and the script has no answer".to_owned(),
+        Ending::Idle => "nothing runs, nothing is pending and no person is asked".to_owned(),
+        Ending::ScriptEnded { role } => {
+            format!("{role} judges next and the script has no verdict left")
+        }
+        Ending::Mismatch { expected, found } => format!("expected {expected}, found `{found}`"),
+    };
+    let done = Draft::new("system", Kind::Done)
+        .body(format!("dry run: {why}"))
+        .data(object(json!({
+            "outcome": outcome, "reason": reason, "dry_run": true,
+        })));
+    let end = Draft::new("system", Kind::SessionEnd).body("dry run finished");
+    writer
+        .append_all(vec![done, end])
+        .map_err(|e| Failure::Internal(e.to_string()))?;
+    let mut meta = created.meta;
+    meta.set_status(SessionStatus::Done, None);
+    dir.write_meta(&meta)
+        .map_err(|e| Failure::Internal(e.to_string()))?;
+    created.lock.release();
+
+    print_summary(args.json, &dir, &played, (outcome, &reason, &why), code);
+    if code == USAGE_ERROR {
+        eprintln!("crumb run --dry-run: {why}");
+    }
+    Ok(code)
+}
+
+/// The route played, as JSON or as lines that say it is a dry run.
+fn print_summary(
+    json: bool,
+    dir: &crate::runtime::session::SessionDir,
+    played: &play::Played,
+    (outcome, reason, why): (&str, &str, &str),
+    code: u8,
+) {
+    if json {
+        let summary = json!({
+            "dry_run": true,
+            "session_id": dir.id(),
+            "folder": dir.path(),
+            "outcome": outcome,
+            "reason": reason,
+            "why": why,
+            "steps": played.steps,
+            "unused_script_entries": played.unused,
+            "exit_code": code,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&summary).unwrap_or_default()
+        );
+    } else {
+        println!(
+            "session  {} (DRY RUN: no agent ran, nothing was checked)",
+            dir.id()
+        );
+        println!("folder   {}", dir.path().display());
+        for step in &played.steps {
+            println!("  {step}");
+        }
+        println!("DRY RUN  {why}; this is the route, not a result of the work");
+        if played.unused > 0 {
+            println!("script   {} entries were not used", played.unused);
+        }
+    }
+}
+
+fn read_events(path: &Path) -> Result<Vec<Event>, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| Failure::Internal(e.to_string()))?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).map_err(|e| Failure::Internal(e.to_string())))
+        .collect()
+}
+
+fn object(value: Value) -> serde_json::Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    }
+}
