@@ -318,8 +318,10 @@ fn check_final(
                 )
             })
             .collect();
+        // How `crumb ls` sees them now, to tell a passing state at recovery time from a lasting one.
+        let listed = case.scratch.command(&["ls", "--json"]).run().stdout;
         faults.lost.push(format!(
-            "{} sessions for one pitch: the killed one was not found again: {shown:?}; the last run said: {}",
+            "{} sessions for one pitch: the killed one was not found again: {shown:?}; the last run said: {}; crumb ls says: {listed}",
             mine.len(),
             finished.stderr
         ));
@@ -513,7 +515,7 @@ fn random_kills_lose_nothing_repeat_nothing_and_leave_nothing_running() {
             &faults,
         );
     }
-    if std::env::var_os("CRUMB_CHAOS_KEEP").is_some() {
+    if std::env::var_os("CRUMB_CHAOS_KEEP").is_some() || !tally.failures.is_empty() {
         eprintln!("kept {}", scratch.dir.keep().display());
     }
     tally.finish("kills", seed, started);

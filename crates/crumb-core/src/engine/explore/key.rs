@@ -62,7 +62,7 @@ pub fn key(point: &Point) -> u64 {
         builds: budgets.builds,
         vetoes: budgets.vetoes,
     };
-    rework.convergence_cap().to_bits().hash(&mut hasher);
+    rework.convergence_share().to_bits().hash(&mut hasher);
     hasher.finish()
 }
 
