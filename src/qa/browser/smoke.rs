@@ -13,6 +13,7 @@ use super::canvas;
 use super::launch::{Chromium, VIEWPORT};
 use super::observe::{Signals, Watch};
 use super::page_ops;
+use super::settle;
 use crate::pipeline::model::BrowserSignal;
 use crate::qa::report::{CheckResult, CheckStatus, Finding};
 
@@ -33,9 +34,26 @@ pub struct ShotTarget {
 }
 
 /// Facts gathered by a smoke run, besides the check result.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct SmokeOutput {
     pub screenshot: Option<(PathBuf, Vec<u8>)>,
+    /// The page, booted and settled, when boot went well: the acceptance predicates run in it
+    /// next instead of each loading the game again.
+    pub booted: Option<BootedPage>,
+}
+
+/// A page the browser check booted and settled, still watched (dialogs keep being accepted).
+pub struct BootedPage {
+    pub page: chromiumoxide::Page,
+    pub watch: Watch,
+}
+
+impl BootedPage {
+    /// Close the page, bounded.
+    pub async fn close(self) {
+        drop(self.watch);
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.page.close()).await;
+    }
 }
 
 /// Run the browser check against `url` (served from `origin`).
@@ -75,7 +93,7 @@ pub async fn run(
         result.fail(f);
     }
     if !booted.main_thread_blocked {
-        tokio::time::sleep(plan.settle).await;
+        settle::settle(&page, &watch, plan.settle).await;
     }
 
     let mut canvas_facts = Value::Null;
@@ -112,7 +130,6 @@ pub async fn run(
     }
 
     let signals = watch.snapshot();
-    drop(watch);
     let before_signals = result.findings.len();
     judge_signals(&signals, &plan.fail_on, &mut result);
     if booted.not_loaded && result.findings.len() == before_signals {
@@ -120,7 +137,13 @@ pub async fn run(
         // page error or console error is the game's own, so it still fails.)
         result.status = CheckStatus::Unavailable;
     }
-    let _ = tokio::time::timeout(Duration::from_secs(2), page.close()).await;
+    let reusable = booted.selector_found && !booted.main_thread_blocked && !booted.not_loaded;
+    let kept = BootedPage { page, watch };
+    if reusable {
+        output.booted = Some(kept);
+    } else {
+        kept.close().await;
+    }
 
     result.details = json!({
         "url_path": url.split_once("://").and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_owned())),
