@@ -96,22 +96,35 @@ pub async fn run(
         settle::settle(&page, &watch, plan.settle).await;
     }
 
+    // One capture serves the record and the canvas check.
+    let full = match shot {
+        Some(target) if plan.screenshot => {
+            let params = ScreenshotParams::builder()
+                .format(CaptureScreenshotFormat::Png)
+                .build();
+            Some((
+                target,
+                tokio::time::timeout(Duration::from_secs(5), page.screenshot(params)).await,
+            ))
+        }
+        _ => None,
+    };
+    let full_png = match &full {
+        Some((_, Ok(Ok(bytes)))) => Some(bytes.as_slice()),
+        _ => None,
+    };
+
     let mut canvas_facts = Value::Null;
     if plan.require_non_blank && booted.selector_found {
-        let (facts, finding) = judge_canvas(&page).await;
+        let (facts, finding) = judge_canvas(&page, full_png).await;
         canvas_facts = facts;
         if let Some(f) = finding {
             result.fail(f);
         }
     }
 
-    if plan.screenshot
-        && let Some(target) = shot
-    {
-        let params = ScreenshotParams::builder()
-            .format(CaptureScreenshotFormat::Png)
-            .build();
-        match tokio::time::timeout(Duration::from_secs(5), page.screenshot(params)).await {
+    if let Some((target, captured)) = full {
+        match captured {
             Ok(Ok(bytes)) => match write_file(&target.file, &bytes) {
                 Ok(()) => output.screenshot = Some((target.file.clone(), bytes)),
                 Err(e) => result.findings.push(Finding::new(
@@ -197,8 +210,10 @@ fn judge_signals(signals: &Signals, fail_on: &[BrowserSignal], result: &mut Chec
     }
 }
 
-/// Find the largest canvas and decide from its pixels whether anything was drawn.
-async fn judge_canvas(page: &chromiumoxide::Page) -> (Value, Option<Finding>) {
+/// Find the largest canvas and decide from its pixels whether anything was drawn: from the
+/// page's screenshot `full` when there is one (the canvas's whole pixels inside it), else from a
+/// capture of the canvas alone.
+async fn judge_canvas(page: &chromiumoxide::Page, full: Option<&[u8]>) -> (Value, Option<Finding>) {
     const PROBE: &str = "(() => { const cs = Array.from(document.querySelectorAll('canvas')); let best = null; \
         for (const c of cs) { const r = c.getBoundingClientRect(); const area = r.width * r.height; \
         if (!best || area > best.area) best = { x: r.left, y: r.top, width: r.width, height: r.height, area, \
@@ -235,6 +250,11 @@ async fn judge_canvas(page: &chromiumoxide::Page) -> (Value, Option<Finding>) {
             )),
         );
     }
+    // Whole pixels only (rounded inwards), so the page around the canvas never counts.
+    let region = whole_pixels(x0, y0, x1, y1);
+    if let (Some(png), Some(region)) = (full, region) {
+        return judge_pixels(facts, canvas::distinct_colours_in(png, Some(region)));
+    }
     let clip = Viewport {
         x: x0,
         y: y0,
@@ -264,8 +284,24 @@ async fn judge_canvas(page: &chromiumoxide::Page) -> (Value, Option<Finding>) {
             );
         }
     };
+    judge_pixels(facts, canvas::distinct_colours(&png))
+}
+
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "clamped to the 800x600 viewport above"
+)]
+fn whole_pixels(x0: f64, y0: f64, x1: f64, y1: f64) -> Option<canvas::Region> {
+    let (left, top) = (x0.ceil() as usize, y0.ceil() as usize);
+    let (right, bottom) = (x1.floor().max(0.0) as usize, y1.floor().max(0.0) as usize);
+    (left < right && top < bottom).then_some((left, top, right, bottom))
+}
+
+/// The canvas facts and finding for a count of its distinct colours.
+fn judge_pixels(facts: Value, counted: Result<usize, String>) -> (Value, Option<Finding>) {
     let mut facts = facts;
-    match canvas::distinct_colours(&png) {
+    match counted {
         Ok(colours) => {
             if let Value::Object(map) = &mut facts {
                 map.insert("distinct_colours".into(), json!(colours));
