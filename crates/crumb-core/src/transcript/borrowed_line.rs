@@ -19,7 +19,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::transcript::{Draft, Event, Kind, Metadata, Scores, Step};
+use crate::transcript::{Data, Draft, Event, Kind, Metadata, Scores, Step};
 
 /// Longest string kept for reuse between lines; a bigger one is freed instead of held on to.
 const MAX_REUSED_CAPACITY: usize = 64 * 1024;
@@ -63,15 +63,27 @@ impl<'a> LineRef<'a> {
     /// strict parser must read the line.
     pub fn spans(line: &'a str, text: &'a str) -> Option<LineSpans> {
         let parsed = serde_json::from_str::<LineRef>(text).ok()?;
-        // `data` is kept only where the engine reads it; elsewhere it is only checked.
-        let data = match parsed.data {
-            Some(raw) if super::payload::reads_data(parsed.kind) => Some(raw),
+        // `data` is built only where the engine reads it (here, on the reading thread, so the
+        // folding thread only moves it); elsewhere it is only checked.
+        let data: Option<Data> = match parsed.data {
+            Some(raw) if super::payload::reads_data(parsed.kind) => {
+                Some(serde_json::from_str(raw.get()).ok()?)
+            }
             Some(raw) => {
                 serde_json::from_str::<ObjectShape>(raw.get()).ok()?;
                 None
             }
             None => None,
         };
+        // A legacy verdict with its scores under `data` is mapped by the strict parser.
+        if parsed.scores.is_none()
+            && super::legacy::data_scores_kind(parsed.kind)
+            && data
+                .as_ref()
+                .is_some_and(|d| d.get("scores").is_some_and(serde_json::Value::is_object))
+        {
+            return None;
+        }
         let base = line.as_ptr().addr();
         // `escaped` matters only for the fields copied as strings.
         let span = |raw: &RawValue, string: bool| -> Option<Span> {
@@ -96,7 +108,7 @@ impl<'a> LineRef<'a> {
             to: optional(parsed.to, true)?,
             parent_event_id: optional(parsed.parent_event_id, true)?,
             body: optional(parsed.body, true)?,
-            data: optional(data, false)?,
+            data,
             artifacts: optional(parsed.artifacts.0, false)?,
             scores: optional(parsed.scores, false)?,
             metadata: optional(parsed.metadata, false)?,
@@ -116,8 +128,8 @@ pub struct LineSpans {
     to: Option<Span>,
     parent_event_id: Option<Span>,
     body: Option<Span>,
-    /// Only for kinds whose `data` the engine reads.
-    data: Option<Span>,
+    /// Built, only for kinds whose `data` the engine reads.
+    data: Option<Data>,
     artifacts: Option<Span>,
     scores: Option<Span>,
     metadata: Option<Span>,
@@ -266,7 +278,7 @@ impl Scratch {
     /// does not have its type, or the line is a legacy verdict with its scores under `data`; the
     /// caller then reads the line with the strict parser, which says why or maps it. `data` is
     /// copied only for kinds whose `data` the engine reads.
-    pub fn fill(&mut self, line: &str, spans: &LineSpans) -> Option<&Event> {
+    pub fn fill(&mut self, line: &str, spans: &mut LineSpans) -> Option<&Event> {
         let Scratch {
             event,
             spares,
@@ -294,10 +306,7 @@ impl Scratch {
             spares,
         )?;
         fill_string(&mut event.body, spans.body, line, spares)?;
-        event.data = match spans.data {
-            None => None,
-            Some(span) => Some(serde_json::from_str(span.json(line)?).ok()?),
-        };
+        event.data = spans.data.take();
         event.artifacts = match spans.artifacts {
             None => Vec::new(),
             Some(span) => serde_json::from_str(span.json(line)?).ok()?,
