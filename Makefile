@@ -5,7 +5,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test fmt lint unit schemas bench deps release
+.PHONY: demo test fmt lint unit schemas bench bench-readme deps release
 
 deps:
 	@./scripts/ensure-chromium.sh
@@ -25,8 +25,9 @@ fmt:
 lint:
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 
-# Benches are `harness = false` programs that time release builds; `make bench` runs them
-# (clippy above still compiles them on every run).
+# Benches are `harness = false` programs that time release builds; `make bench` runs them and
+# prints one table of their medians with the machine gauge and load (`make bench-readme` also puts
+# that table into README.md). Clippy above still compiles them on every run.
 unit:
 	$(CARGO) test --locked --workspace --lib --bins --tests
 
@@ -39,4 +40,7 @@ schemas:
 test: deps fmt lint unit schemas
 
 bench: release
-	$(CARGO) bench --locked
+	CARGO=$(CARGO) ./scripts/bench-table.sh
+
+bench-readme: release
+	CARGO=$(CARGO) ./scripts/bench-table.sh --readme
