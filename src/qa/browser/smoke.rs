@@ -98,21 +98,12 @@ pub async fn run(
 
     // One capture serves the record and the canvas check.
     let full = match shot {
-        Some(target) if plan.screenshot => {
-            let params = ScreenshotParams::builder()
-                .format(CaptureScreenshotFormat::Png)
-                .build();
-            Some((
-                target,
-                tokio::time::timeout(Duration::from_secs(5), page.screenshot(params)).await,
-            ))
-        }
+        Some(target) if plan.screenshot => Some((target, capture_viewport(&page).await)),
         _ => None,
     };
-    let full_png = match &full {
-        Some((_, Ok(Ok(bytes)))) => Some(bytes.as_slice()),
-        _ => None,
-    };
+    let full_png = full
+        .as_ref()
+        .and_then(|(_, captured)| captured.as_deref().ok());
 
     let mut canvas_facts = Value::Null;
     if plan.require_non_blank && booted.selector_found {
@@ -124,21 +115,13 @@ pub async fn run(
     }
 
     if let Some((target, captured)) = full {
-        match captured {
-            Ok(Ok(bytes)) => match write_file(&target.file, &bytes) {
-                Ok(()) => output.screenshot = Some((target.file.clone(), bytes)),
-                Err(e) => result.findings.push(Finding::new(
-                    "screenshot_failed",
-                    format!("could not save the screenshot: {e}"),
-                )),
-            },
-            Ok(Err(e)) => result
-                .findings
-                .push(Finding::new("screenshot_failed", e.to_string())),
-            Err(_) => result.findings.push(Finding::new(
-                "screenshot_failed",
-                "the screenshot timed out",
-            )),
+        match captured.and_then(|bytes| {
+            write_file(&target.file, &bytes)
+                .map(|()| bytes)
+                .map_err(|e| format!("could not save the screenshot: {e}"))
+        }) {
+            Ok(bytes) => output.screenshot = Some((target.file.clone(), bytes)),
+            Err(why) => result.findings.push(Finding::new("screenshot_failed", why)),
         }
     }
 
@@ -174,6 +157,18 @@ pub async fn run(
         "elapsed_ms": boot::millis(started.elapsed()),
     });
     (result, output)
+}
+
+/// The viewport as a PNG, bounded.
+async fn capture_viewport(page: &chromiumoxide::Page) -> Result<Vec<u8>, String> {
+    let params = ScreenshotParams::builder()
+        .format(CaptureScreenshotFormat::Png)
+        .build();
+    match tokio::time::timeout(Duration::from_secs(5), page.screenshot(params)).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("the screenshot timed out".into()),
+    }
 }
 
 fn judge_signals(signals: &Signals, fail_on: &[BrowserSignal], result: &mut CheckResult) {

@@ -113,20 +113,18 @@ impl<'a> LineRef<'a> {
                 None => Vec::new(),
                 Some(raw) => serde_json::from_str(raw.get()).ok()?,
             },
-            scores: typed(parsed.scores)?,
-            metadata: typed(parsed.metadata)?,
+            scores: typed(parsed.scores).ok()?,
+            metadata: typed(parsed.metadata).ok()?,
         })
     }
 }
 
-/// A typed field built from its JSON text; `None` when it does not have its type.
-fn typed<T: for<'de> Deserialize<'de>>(raw: Option<&RawValue>) -> Option<Option<Box<T>>> {
-    match raw {
-        None => Some(None),
-        Some(raw) => serde_json::from_str(raw.get())
-            .ok()
-            .map(|v| Some(Box::new(v))),
-    }
+/// An optional typed field built from its JSON text; an error when it does not have its type.
+fn typed<T: for<'de> Deserialize<'de>>(
+    raw: Option<&RawValue>,
+) -> Result<Option<Box<T>>, serde_json::Error> {
+    raw.map(|raw| serde_json::from_str(raw.get()).map(Box::new))
+        .transpose()
 }
 
 /// Where a line's string fields lie in it, as [`LineRef::spans`] found them, and its typed
