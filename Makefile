@@ -5,7 +5,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test fmt lint unit schemas check bench deps release soak test-agents screens
+.PHONY: demo test fmt lint unit schemas check bench bench-readme deps release soak test-agents screens
 
 deps:
 	@./scripts/ensure-chromium.sh
@@ -25,8 +25,9 @@ fmt:
 lint:
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 
-# Benches are `harness = false` programs that time release builds; `make bench` runs them
-# (clippy above still compiles them on every run).
+# Benches are `harness = false` programs that time release builds; `make bench` runs them and
+# prints one table of their medians with the machine gauge and load (`make bench-readme` also puts
+# that table into README.md). Clippy above still compiles them on every run.
 unit:
 	$(CARGO) test --locked --workspace --lib --bins --tests
 
@@ -51,7 +52,10 @@ test-agents:
 	CRUMB_TEST_AGENTS=all CRUMB_TEST_AGENTS_REQUIRED=1 $(CARGO) test --locked --test main agents:: -- --test-threads 2 --nocapture
 
 bench: release
-	$(CARGO) bench --locked
+	CARGO=$(CARGO) ./scripts/bench-table.sh
+
+bench-readme: release
+	CARGO=$(CARGO) ./scripts/bench-table.sh --readme
 
 # The long chaos soak (see README, "Crash safety"): hundreds of seeded random SIGKILLs across every
 # phase of a run, each recovered and checked (same outcome, nothing lost or repeated, no process

@@ -17,6 +17,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[allow(dead_code, reason = "shared by several benches")]
+#[path = "support/report.rs"]
+mod report;
+
 const RUNS: usize = 200;
 const WARMUP: usize = 10;
 const DRAFT: &str = r#"{"kind":"build","body":"build done","artifacts":[{"path":"artifacts/game/index.html","sha256":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","role":"src"}],"data":{"phaser_version":"3.80.1"}}"#;
@@ -54,6 +58,15 @@ fn measure(label: &str, transcript: &Path) {
     let mut samples: Vec<Duration> = (0..RUNS).map(|_| append_once(transcript)).collect();
     samples.sort_unstable();
     let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    report::row(
+        &format!("`crumb event`, whole process, one append, {label}"),
+        &report::ms(at(0.5)),
+        &format!(
+            "min {}, p90 {}, {RUNS} runs",
+            report::ms(at(0.0)),
+            report::ms(at(0.9))
+        ),
+    );
     println!(
         "crumb event [{label}]: median {:.2} ms  (min {:.2}, p90 {:.2}, max {:.2}; {RUNS} runs)",
         ms(at(0.5)),
@@ -68,6 +81,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() {
+    report::conditions("before");
     let dir = tempfile::tempdir().expect("temp dir");
     // The firewall reads the session's authority record on every append, as in a real session.
     std::fs::write(
@@ -92,6 +106,7 @@ fn main() {
     measure("100,000-line transcript", &large);
     measure_reader(&large);
     measure_parse(&large);
+    report::conditions("after");
 }
 
 /// `serde_json` into [`crumb::transcript::Event`] alone, and the semantic check alone, from memory.

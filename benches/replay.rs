@@ -1,13 +1,17 @@
-//! Replay throughput as people see it: the release `crumb replay` binary, as a whole process, on a
-//! 1,000,000-event transcript. Prints the median wall time and the peak RSS over several runs.
+//! Replay throughput as people see it: the release `crumb replay` binary, as a whole process, on
+//! transcripts of 100,000 and 1,000,000 events from two generators — the project's own
+//! (`examples/gen_transcript.rs`, about half cheap `tool.call` lines) and one shaped like the
+//! reference's logs (`support/reference_transcript.rs`, its mock session cycled, 347 MB a
+//! million). Prints the median wall time, CPU time and peak RSS over several runs.
 //!
-//! `cargo bench --bench replay` (the transcript is generated once under `target/bench-data/`).
-//! Targets: ≤ 1.5 s and ≤ 50 MB.
+//! `cargo bench --bench replay`. The transcripts are generated once per run in a temp dir and
+//! deleted after. `CRUMB_BENCH_REPLAY_MAX=10000000` adds the 3M and 10M cases (linearity; needs
+//! about 4 GB of free disk). Targets: 1M reference-shaped events ≤ 0.8 s and ≤ 30 MB.
 //!
 //! This shared machine's speed drifts by a factor of two or more from hour to hour, so the bench
 //! also times a fixed single-threaded loop before and after: compare figures only together with it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -17,66 +21,122 @@ use std::time::{Duration, Instant};
 )]
 #[path = "../examples/gen_transcript.rs"]
 mod gen_transcript;
+#[path = "support/reference_transcript.rs"]
+mod reference_transcript;
+#[allow(dead_code, reason = "shared by several benches")]
+#[path = "support/report.rs"]
+mod report;
 
-const EVENTS: u64 = 1_000_000;
-const RUNS: usize = 7;
-/// Iterations of the fixed loop that gauges the machine's speed.
-const GAUGE_ITERATIONS: u64 = 400_000_000;
+const RUNS: usize = 5;
 
 fn main() {
-    let transcript =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-data/transcript-1m.jsonl");
-    if !transcript.is_file() {
-        eprintln!("generating {EVENTS} events into {} …", transcript.display());
-        gen_transcript::generate(EVENTS, &transcript).expect("write the benchmark transcript");
+    let dir = tempfile::Builder::new()
+        .prefix("crumb-bench-replay-")
+        .tempdir()
+        .expect("temp dir");
+    let max: u64 = std::env::var("CRUMB_BENCH_REPLAY_MAX")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let sizes: Vec<u64> = [100_000, 1_000_000, 3_000_000, 10_000_000]
+        .into_iter()
+        .filter(|&n| n <= max)
+        .collect();
+    report::conditions("before");
+    for (generator, name) in [
+        (Generator::Reference, "reference-shaped"),
+        (Generator::Own, "own"),
+    ] {
+        for &events in &sizes {
+            let path = dir.path().join(format!("{name}-{events}.jsonl"));
+            generator.write(events, &path);
+            let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+            let runs = if events > 1_000_000 { 3 } else { RUNS };
+            let mut walls = Vec::with_capacity(runs);
+            let mut cpus = Vec::with_capacity(runs);
+            let mut peaks = Vec::with_capacity(runs);
+            // Neither generator records a pipeline: replay is told which.
+            let extra = [
+                "--pipeline".to_owned(),
+                concat!(env!("CARGO_MANIFEST_DIR"), "/pipelines/casual.yaml").to_owned(),
+            ];
+            let _warm = run_once(&path, &extra);
+            for _ in 0..runs {
+                let (wall, cpu, peak_kb) = run_once(&path, &extra);
+                walls.push(wall);
+                cpus.push(cpu);
+                peaks.push(peak_kb);
+            }
+            let (wall, low, high) = report::spread(&mut walls);
+            let (cpu, _, _) = report::spread(&mut cpus);
+            let (_, _, peak) = report::spread(&mut peaks);
+            let what = format!(
+                "`crumb replay`, {} events, {name} ({:.0} MB)",
+                count(events),
+                mb(size)
+            );
+            println!(
+                "{what}: median {:.3} s wall (min {:.3}, max {:.3}), {:.2} s CPU, peak RSS {:.1} MB, {runs} runs",
+                wall.as_secs_f64(),
+                low.as_secs_f64(),
+                high.as_secs_f64(),
+                cpu.as_secs_f64(),
+                kb_to_mb(peak),
+            );
+            report::row(
+                &what,
+                &format!("{:.3} s", wall.as_secs_f64()),
+                &format!(
+                    "{:.2} s CPU, peak RSS {:.1} MB",
+                    cpu.as_secs_f64(),
+                    kb_to_mb(peak)
+                ),
+            );
+            let _ = std::fs::remove_file(&path);
+        }
     }
-    let size = std::fs::metadata(&transcript).map_or(0, |m| m.len());
-    let gauge_before = gauge();
-    let mut times = Vec::with_capacity(RUNS);
-    let mut peaks = Vec::with_capacity(RUNS);
-    for _ in 0..RUNS {
-        let (elapsed, peak_kb) = run_once(&transcript);
-        times.push(elapsed);
-        peaks.push(peak_kb);
-    }
-    let gauge_after = gauge();
-    times.sort_unstable();
-    peaks.sort_unstable();
-    let median = times[RUNS / 2];
-    let peak_max = peaks[RUNS - 1];
-    println!(
-        "replay {EVENTS} events ({:.0} MB): median {:.3} s (min {:.3} s, max {:.3} s), peak RSS {:.1} MB (median {:.1} MB) over {RUNS} runs",
-        mb(size),
-        median.as_secs_f64(),
-        times[0].as_secs_f64(),
-        times[RUNS - 1].as_secs_f64(),
-        kb_to_mb(peak_max),
-        kb_to_mb(peaks[RUNS / 2]),
-    );
-    println!(
-        "machine gauge (fixed {GAUGE_ITERATIONS}-step loop, one thread): {:.3} s before, {:.3} s after",
-        gauge_before.as_secs_f64(),
-        gauge_after.as_secs_f64(),
-    );
+    report::conditions("after");
 }
 
-/// Time a fixed amount of single-threaded integer work.
-fn gauge() -> Duration {
-    let start = Instant::now();
-    let mut x = 0u64;
-    for i in 0..GAUGE_ITERATIONS {
-        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
-    }
-    std::hint::black_box(x);
-    start.elapsed()
+#[derive(Clone, Copy)]
+enum Generator {
+    Own,
+    Reference,
 }
 
-/// Run `crumb replay` once; wall time and the highest `VmHWM` seen while it ran (kB).
-fn run_once(transcript: &Path) -> (Duration, u64) {
+impl Generator {
+    fn write(self, events: u64, path: &Path) {
+        let started = Instant::now();
+        match self {
+            Generator::Own => gen_transcript::generate(events, path),
+            Generator::Reference => reference_transcript::generate(events, path),
+        }
+        .expect("write the benchmark transcript");
+        eprintln!(
+            "generated {} in {:.1} s",
+            path.display(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+}
+
+fn count(n: u64) -> String {
+    if n >= 1_000_000 {
+        format!("{}M", n / 1_000_000)
+    } else {
+        format!("{}k", n / 1000)
+    }
+}
+
+/// Run `crumb replay` once: wall time, CPU time (user + system) and the highest `VmHWM` seen
+/// while it ran (kB).
+fn run_once(transcript: &Path, extra: &[String]) -> (Duration, Duration, u64) {
+    let cpu_before = children_cpu();
     let start = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_crumb"))
         .arg("replay")
         .arg(transcript)
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -93,12 +153,27 @@ fn run_once(transcript: &Path) -> (Duration, u64) {
         }
         match child.try_wait().expect("wait for crumb replay") {
             Some(status) => {
+                let wall = start.elapsed();
                 assert!(status.success(), "crumb replay failed: {status}");
-                return (start.elapsed(), peak);
+                return (wall, children_cpu().saturating_sub(cpu_before), peak);
             }
             None => std::thread::sleep(Duration::from_millis(2)),
         }
     }
+}
+
+/// CPU time of this process's waited-for children (`cutime + cstime` in `/proc/self/stat`).
+fn children_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // cutime and cstime are fields 16 and 17 of the whole line: 13 and 14 after the name.
+    let ticks: u64 = [13, 14]
+        .iter()
+        .filter_map(|&i| fields.get(i).and_then(|f| f.parse::<u64>().ok()))
+        .sum();
+    Duration::from_millis(ticks * 10)
 }
 
 /// `VmHWM:   12345 kB` → 12345.
@@ -114,5 +189,5 @@ fn kb_to_mb(kb: u64) -> f64 {
 
 #[allow(clippy::cast_precision_loss, reason = "display only")]
 fn mb(bytes: u64) -> f64 {
-    bytes as f64 / (1024.0 * 1024.0)
+    bytes as f64 / 1_000_000.0
 }

@@ -11,6 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[allow(dead_code, reason = "shared by several benches")]
+#[path = "support/report.rs"]
+mod report;
+
 const STATIC_RUNS: usize = 15;
 const BROWSER_RUNS: usize = 5;
 const PITCH: &str = "60-second match-3 with combo bonus";
@@ -27,6 +31,7 @@ fn main() {
     .expect("copy the static pipeline");
     copy_dir(&root.join("templates"), &scratch.path().join("templates"));
     let home = scratch.path().join("home");
+    report::conditions("before");
 
     let static_pipeline = scratch.path().join("pipelines/casual-static.yaml");
     run_once(&binary, scratch.path(), &static_pipeline, &home); // warm the page cache, not counted
@@ -34,7 +39,7 @@ fn main() {
         .map(|_| run_once(&binary, scratch.path(), &static_pipeline, &home))
         .collect();
     report(
-        "crumb run (mock, static QA) whole process",
+        "`crumb run` on mock, static QA only, whole process",
         times,
         Duration::from_millis(200),
     );
@@ -43,6 +48,7 @@ fn main() {
         println!(
             "crumb run (mock, browser QA): skipped — no Chromium (run scripts/ensure-chromium.sh)"
         );
+        report::conditions("after");
         return;
     }
     let browser_pipeline = root.join("pipelines/casual.yaml");
@@ -50,10 +56,11 @@ fn main() {
         .map(|_| run_once(&binary, &root, &browser_pipeline, &home))
         .collect();
     report(
-        "crumb run (mock, browser QA) whole process",
+        "`crumb run pipelines/casual.yaml` on mock with browser QA (Chromium start included)",
         times,
-        Duration::from_secs(4),
+        Duration::from_millis(2500),
     );
+    report::conditions("after");
 }
 
 fn run_once(binary: &Path, cwd: &Path, pipeline: &Path, home: &Path) -> Duration {
@@ -81,6 +88,17 @@ fn run_once(binary: &Path, cwd: &Path, pipeline: &Path, home: &Path) -> Duration
 fn report(name: &str, mut times: Vec<Duration>, target: Duration) {
     times.sort();
     let median = times[times.len() / 2];
+    report::row(
+        name,
+        &report::ms(median),
+        &format!(
+            "min {}, max {}, {} runs; target ≤ {}",
+            report::ms(times[0]),
+            report::ms(times[times.len() - 1]),
+            times.len(),
+            report::ms(target)
+        ),
+    );
     let verdict = if median <= target { "within" } else { "OVER" };
     println!(
         "{name}: median {:.1} ms (min {:.1}, max {:.1}, n={}) — {verdict} the {} ms target",

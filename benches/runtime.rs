@@ -17,6 +17,10 @@ use crumb::runtime::home::{CrumbHome, Project};
 use crumb::runtime::inbox::parse_line;
 use crumb::runtime::session;
 
+#[allow(dead_code, reason = "shared by several benches")]
+#[path = "support/report.rs"]
+mod report;
+
 const SESSIONS: usize = 500;
 
 fn median(mut samples: Vec<Duration>) -> Duration {
@@ -41,6 +45,7 @@ fn time_process(runs: usize, mut command: impl FnMut() -> Command) -> Duration {
 }
 
 fn main() {
+    report::conditions("before");
     let tmp = tempfile::tempdir().expect("tempdir");
     let home = CrumbHome::at(tmp.path().join("home"));
     let project_dir = tmp.path().join("project");
@@ -64,6 +69,11 @@ fn main() {
     };
 
     let ls = time_process(30, || crumb(&["ls", "--json"]));
+    report::row(
+        &format!("`crumb ls --json`, {SESSIONS} sessions"),
+        &report::ms(ls),
+        "30 runs",
+    );
     println!(
         "crumb ls --json, {SESSIONS} sessions: median {:.2} ms",
         ls.as_secs_f64() * 1e3
@@ -73,6 +83,11 @@ fn main() {
     let say = time_process(100, || {
         crumb(&["say", prefix, "@builder make the combo bonus bigger"])
     });
+    report::row(
+        "`crumb say` (validate + locked append)",
+        &report::ms(say),
+        "100 runs",
+    );
     println!(
         "crumb say (validate + locked append): median {:.2} ms",
         say.as_secs_f64() * 1e3
@@ -81,6 +96,7 @@ fn main() {
     bench_inbox_grammar();
     bench_stream_parsers();
     bench_spawn(&tmp.path().join("spawn"));
+    report::conditions("after");
 }
 
 fn bench_inbox_grammar() {

@@ -19,11 +19,16 @@ use crumb::studio::{StudioConfig, serve};
 use crumb::transcript::writer::Writer;
 use crumb::transcript::{Draft, Kind};
 
+#[allow(dead_code, reason = "shared by several benches")]
+#[path = "support/report.rs"]
+mod report;
+
 const SESSIONS: usize = 200;
 const BIG_EVENTS: usize = 100_000;
 const SSE_CLIENTS: usize = 50;
 
 fn main() {
+    report::conditions("before");
     let home = tempfile::tempdir().expect("temp home");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let project = Project::from_root(root.to_path_buf());
@@ -72,11 +77,7 @@ fn main() {
 
     // 3. First page of events of the big session: cold (index built) and warm.
     let path = format!("/api/sessions/{big_id}/events?limit=200");
-    let cold = timed_get(addr, &path);
-    println!(
-        "{:<48} {cold:>9.2} ms  (one sample: builds the line index)",
-        "events, 100k session, first request (cold)"
-    );
+    report_cold(timed_get(addr, &path));
     let samples: Vec<f64> = (0..50).map(|_| timed_get(addr, &path)).collect();
     report(
         "events, 100k session, last page of 200 (warm)",
@@ -128,6 +129,7 @@ fn main() {
         samples.push(last.duration_since(sent).as_secs_f64() * 1000.0);
     }
     report("append → all 50 SSE clients", &samples, 100.0);
+    report::conditions("after");
 }
 
 /// 100,000 events written directly (the writer's per-append lock is not what is measured here).
@@ -246,12 +248,33 @@ fn sse_client(
     }
 }
 
+/// The first request for a session's events, which builds its line index.
+fn report_cold(cold: f64) {
+    report::row(
+        "Studio: events, 100k session, first request (cold)",
+        &format!("{cold:.1} ms"),
+        "one sample: builds the line index",
+    );
+    println!(
+        "{:<48} {cold:>9.2} ms  (one sample: builds the line index)",
+        "events, 100k session, first request (cold)"
+    );
+}
+
 fn report(name: &str, samples: &[f64], target_ms: f64) {
     let mut sorted = samples.to_vec();
     sorted.sort_by(f64::total_cmp);
     let median = sorted[sorted.len() / 2];
     let p90 = sorted[(sorted.len() * 9 / 10).min(sorted.len() - 1)];
     let verdict = if median <= target_ms { "ok" } else { "OVER" };
+    report::row(
+        &format!("Studio: {name}"),
+        &format!("{median:.2} ms"),
+        &format!(
+            "p90 {p90:.2} ms, {} samples; target ≤ {target_ms} ms",
+            samples.len()
+        ),
+    );
     println!(
         "{name:<48} median {median:>8.2} ms   p90 {p90:>8.2} ms   target ≤ {target_ms} ms  {verdict}"
     );

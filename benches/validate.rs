@@ -12,6 +12,10 @@ use std::time::{Duration, Instant};
 
 use crumb::pipeline::compile::{CompileOptions, compile_file};
 
+#[allow(dead_code, reason = "shared by several benches")]
+#[path = "support/report.rs"]
+mod report;
+
 const RUNS: usize = 50;
 
 fn main() {
@@ -19,6 +23,7 @@ fn main() {
     let binary = root.join("target/release/crumb");
     ensure_release_binary(&root, &binary);
     let pipeline = root.join("pipelines/casual.yaml");
+    report::conditions("before");
 
     // Warm the page cache once; not counted.
     run_validate(&binary, &root, &pipeline);
@@ -43,6 +48,7 @@ fn main() {
         "compile_file(casual.yaml) in process, templates included",
         in_process,
     );
+    report::conditions("after");
 }
 
 fn run_validate(binary: &Path, root: &Path, pipeline: &Path) -> Duration {
@@ -71,6 +77,16 @@ fn report(name: &str, mut samples: Vec<Duration>) {
         let index = ((samples.len() - 1) as f64 * q).round() as usize;
         samples[index].as_secs_f64() * 1000.0
     };
+    report::row(
+        &format!("`crumb validate`: {name}"),
+        &format!("{:.2} ms", at(0.5)),
+        &format!(
+            "min {:.2} ms, p90 {:.2} ms, {} runs",
+            at(0.0),
+            at(0.9),
+            samples.len()
+        ),
+    );
     println!(
         "{name}: median {:.2} ms (min {:.2}, p90 {:.2}, n={})",
         at(0.5),

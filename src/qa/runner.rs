@@ -13,7 +13,7 @@ use crumb_core::digest::sha256_hex;
 use tokio::task::JoinHandle;
 
 use super::browser::boot::{BootPlan, millis};
-use super::browser::smoke::SmokePlan;
+use super::browser::smoke::{BootedPage, SmokePlan};
 use super::command_check::{self, CommandCheck};
 use super::predicate::AcPredicate;
 use super::report::{AcResult, AcStatus, CheckResult, CheckStatus, EntryFacts, Finding, QaReport};
@@ -26,7 +26,7 @@ mod slot;
 use pool::{BrowserPool, PoolError};
 use slot::BrowserSlot;
 
-/// Acceptance predicates evaluated at the same time (each in its own browser context).
+/// Acceptance predicates evaluated at the same time when each needs its own browser context.
 const AC_CONCURRENCY: usize = 3;
 
 /// What to run QA on, and where to put what it produces.
@@ -60,9 +60,9 @@ pub fn run_blocking(spec: &QaSpec, request: &QaRequest) -> QaReport {
 
 /// Run every check of `spec` against `request`. Always returns a report.
 ///
-/// Checks that do not need the browser run first, one after another, in declaration order; the
-/// browser checks (`browser`, `ac_predicates`) then run side by side in one browser, so the
-/// predicates use the time the browser check spends settling. Results keep declaration order.
+/// Checks that do not need the browser run first, one after another, in declaration order; then
+/// the browser check, and the acceptance predicates in the page it booted and settled (see
+/// [`Shared::run_predicates`]). Results keep declaration order.
 /// The browser runs in one of the machine's slots ([`pool`]); the wait for it is added to the
 /// deadline, so a check's time starts when it has a browser to run in.
 pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
@@ -87,21 +87,16 @@ pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
     let waiting = Instant::now();
     let slot = shared.take_browser_slot(spec).await;
     deadline += waiting.elapsed();
-    let shared_ref = &shared;
-    let browser_checks = spec
+    // The browser check first: it boots and settles the page the predicates then run in.
+    let mut browser_checks: Vec<(usize, &CheckSpec)> = spec
         .checks
         .iter()
         .enumerate()
-        .filter(|(_, c)| needs_browser(c));
-    let outcomes = futures::future::join_all(browser_checks.map(|(i, check)| async move {
-        (
-            i,
-            run_bounded(shared_ref, check, deadline, spec.timeout_ms).await,
-        )
-    }))
-    .await;
-    for (i, outcome) in outcomes {
-        slots[i] = Some(outcome);
+        .filter(|(_, c)| needs_browser(c))
+        .collect();
+    browser_checks.sort_by_key(|(_, c)| matches!(c.kind, CheckKindSpec::AcPredicates));
+    for (i, check) in browser_checks {
+        slots[i] = Some(run_bounded(&shared, check, deadline, spec.timeout_ms).await);
     }
     let mut timed_out = false;
     let checks = slots
@@ -293,6 +288,8 @@ struct Shared {
     entry: Option<String>,
     boot_plan: BootPlan,
     browser: tokio::sync::Mutex<BrowserSlot>,
+    /// The page the browser check booted, kept for the acceptance predicates.
+    booted: tokio::sync::Mutex<Option<BootedPage>>,
     ac_results: Mutex<Vec<AcResult>>,
     screenshot: Mutex<Option<ArtifactRef>>,
 }
@@ -325,6 +322,7 @@ impl Shared {
             entry: spec.entry.clone(),
             boot_plan,
             browser: tokio::sync::Mutex::new(BrowserSlot::NotStarted),
+            booted: tokio::sync::Mutex::new(None),
             ac_results: Mutex::new(Vec::new()),
             screenshot: Mutex::new(None),
         }

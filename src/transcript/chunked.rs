@@ -1,7 +1,7 @@
 //! The chunked parallel reader `crumb replay` and `crumb status` fold whole transcripts with.
 //!
 //! Reading a line is most of the work and each line reads on its own, so a reader thread cuts the
-//! file into 256 KiB batches of whole lines, worker threads classify them ([`prepare_line`], the
+//! file into 256 KiB batches of whole lines, worker threads read them ([`prepare_line`], the
 //! same rules as [`crate::transcript::reader::Tolerant`]) and the calling thread folds them in
 //! file order into a [`Replay`], which applies the duplicate-id rule. Lines over
 //! [`MAX_LINE_BYTES`] are skipped without being buffered.

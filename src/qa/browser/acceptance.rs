@@ -1,7 +1,8 @@
-//! The `ac_predicates` check: each acceptance predicate in a fresh browser context (no shared
-//! storage between ACs), booted like the browser check, then `action`, then `predicate` polled
-//! until truthy or its timeout. A throwing action or predicate fails the AC with the message; an
-//! AC the browser could not set up (no page, a page that never loaded) is `SKIP`, not a failure.
+//! The `ac_predicates` check: `action`, then `predicate` polled until truthy or its timeout.
+//! [`run_in`] evaluates an AC in the page the browser check already booted and settled;
+//! [`run_one`] in a fresh browser context (no shared storage between ACs), booted like the browser
+//! check. A throwing action or predicate fails the AC with the message; an AC the browser could
+//! not set up (no page, a page that never loaded) is `SKIP`, not a failure.
 
 use std::time::{Duration, Instant};
 
@@ -27,8 +28,21 @@ pub async fn run_one(
     ac: &AcPredicate,
     budget: Duration,
 ) -> AcResult {
+    bounded(ac, budget, evaluate_ac(chromium, url, boot_plan, ac)).await
+}
+
+/// Run one predicate in `page`, already booted and settled. `budget` bounds it.
+pub async fn run_in(page: &chromiumoxide::Page, ac: &AcPredicate, budget: Duration) -> AcResult {
+    bounded(ac, budget, judge_booted(page, ac)).await
+}
+
+async fn bounded(
+    ac: &AcPredicate,
+    budget: Duration,
+    work: impl Future<Output = (AcStatus, String)>,
+) -> AcResult {
     let started = Instant::now();
-    let outcome = tokio::time::timeout(budget, evaluate_ac(chromium, url, boot_plan, ac)).await;
+    let outcome = tokio::time::timeout(budget, work).await;
     let (status, reason) = match outcome {
         Ok(r) => r,
         Err(_) => (
@@ -108,6 +122,10 @@ async fn judge(
         let why: Vec<String> = booted.findings.iter().map(|f| f.message.clone()).collect();
         return (AcStatus::Fail, format!("setup: {}", why.join("; ")));
     }
+    judge_booted(page, ac).await
+}
+
+async fn judge_booted(page: &chromiumoxide::Page, ac: &AcPredicate) -> (AcStatus, String) {
     if let Some(action) = &ac.action {
         let Ok(source) = serde_json::to_string(action) else {
             return (AcStatus::Fail, "action is not encodable".into());

@@ -7,8 +7,18 @@ use std::collections::HashSet;
 /// Distinct colours counted before stopping (two already means "not blank").
 const ENOUGH_COLOURS: usize = 64;
 
+/// A rectangle of whole pixels: left, top, right and bottom (exclusive).
+pub type Region = (usize, usize, usize, usize);
+
 /// Count distinct RGBA colours in a PNG, sampling at most about 40 000 pixels.
 pub fn distinct_colours(png_bytes: &[u8]) -> Result<usize, String> {
+    distinct_colours_in(png_bytes, None)
+}
+
+/// [`distinct_colours`] within `region` of the PNG (the whole image for `None`), sampled as a
+/// PNG of just that region would be: the browser check judges the canvas from the screenshot it
+/// takes anyway instead of capturing the canvas again.
+pub fn distinct_colours_in(png_bytes: &[u8], region: Option<Region>) -> Result<usize, String> {
     let mut decoder = png::Decoder::new(png_bytes);
     decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
     let mut reader = decoder.read_info().map_err(|e| e.to_string())?;
@@ -21,10 +31,18 @@ pub fn distinct_colours(png_bytes: &[u8]) -> Result<usize, String> {
     let frame = reader.next_frame(&mut buf).map_err(|e| e.to_string())?;
     let channels = frame.color_type.samples();
     let line = frame.line_size;
-    let step = ((width * height) / 40_000).max(1).isqrt().max(1);
+    let (left, top, right, bottom) = region.unwrap_or((0, 0, width, height));
+    let (right, bottom) = (right.min(width), bottom.min(height));
+    if left >= right || top >= bottom {
+        return Err(format!("the region {left},{top}–{right},{bottom} is empty"));
+    }
+    let step = (((right - left) * (bottom - top)) / 40_000)
+        .max(1)
+        .isqrt()
+        .max(1);
     let mut seen = HashSet::new();
-    for y in (0..height).step_by(step) {
-        for x in (0..width).step_by(step) {
+    for y in (top..bottom).step_by(step) {
+        for x in (left..right).step_by(step) {
             let at = y * line + x * channels;
             let Some(px) = buf.get(at..at + channels) else {
                 continue;
@@ -81,6 +99,14 @@ mod tests {
             .unwrap()
                 >= 2
         );
+    }
+
+    #[test]
+    fn a_region_is_judged_alone() {
+        let png = encode(60, 40, |x, _| if x < 20 { [255, 0, 0] } else { [0, 0, 0] });
+        assert_eq!(distinct_colours_in(&png, Some((20, 0, 60, 40))).unwrap(), 1);
+        assert_eq!(distinct_colours_in(&png, Some((10, 5, 30, 35))).unwrap(), 2);
+        assert!(distinct_colours_in(&png, Some((30, 0, 30, 40))).is_err());
     }
 
     proptest::proptest! {

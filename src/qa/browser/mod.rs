@@ -14,4 +14,5 @@ pub mod observe;
 pub mod page_ops;
 pub mod reap;
 pub mod server;
+pub mod settle;
 pub mod smoke;

@@ -5,12 +5,14 @@
 //! would otherwise freeze the page. A request to anything but our loopback origin is "blocked":
 //! the browser's flags make it fail, and this is where it gets reported.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::network::{
-    EventLoadingFailed, EventRequestWillBeSent, EventResponseReceived, EventWebSocketCreated,
+    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived,
+    EventWebSocketCreated,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
     EventJavascriptDialogOpening, HandleJavaScriptDialogParams,
@@ -37,7 +39,6 @@ pub struct Signals {
     pub dialogs: Vec<String>,
 }
 
-#[derive(Default)]
 struct Shared {
     signals: Signals,
     urls: HashMap<String, String>,
@@ -46,12 +47,45 @@ struct Shared {
     /// is drained by its own task, so a failure can arrive before the request it belongs to; it is
     /// judged once the request's URL is known, or reported without one at the end.
     pending_failures: HashMap<String, String>,
+    /// Requests sent and not yet finished or failed: the settle is not idle while any is.
+    in_flight: HashSet<String>,
+    /// Requests that ended before their `requestWillBeSent` was drained (see `pending_failures`).
+    ended_early: HashSet<String>,
+    /// When the page last did something QA watches (a request, a signal): the settle's quiet
+    /// window counts from here.
+    last_activity: Instant,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Shared {
+            signals: Signals::default(),
+            urls: HashMap::new(),
+            reported: HashSet::new(),
+            pending_failures: HashMap::new(),
+            in_flight: HashSet::new(),
+            ended_early: HashSet::new(),
+            last_activity: Instant::now(),
+        }
+    }
 }
 
 impl Shared {
+    /// A request ended (finished or failed): it is no longer in flight.
+    fn request_ended(&mut self, id: &str) {
+        self.last_activity = Instant::now();
+        if !self.in_flight.remove(id) {
+            self.ended_early.insert(id.to_owned());
+        }
+    }
+
     /// A request was sent: remember its URL, report it if it leaves our origin, and judge a load
     /// failure that arrived before it.
     fn request_sent(&mut self, id: String, url: String, origin: &str) {
+        self.last_activity = Instant::now();
+        if !self.ended_early.remove(&id) {
+            self.in_flight.insert(id.clone());
+        }
         if is_foreign(&url, origin) && self.reported.insert(url.clone()) {
             push(&mut self.signals.blocked_requests, &url);
         }
@@ -63,6 +97,7 @@ impl Shared {
 
     /// A load failed; judged now if its request was seen, else when it is.
     fn failure_seen(&mut self, id: String, error: &str, origin: &str) {
+        self.request_ended(&id);
         match self.urls.get(&id).cloned() {
             Some(url) => self.load_failed(id, error, &url, origin),
             None => {
@@ -131,7 +166,9 @@ impl Watch {
                         .map(remote_text)
                         .collect::<Vec<_>>()
                         .join(" ");
-                    push(&mut lock(&s).signals.console_errors, text);
+                    let mut g = lock(&s);
+                    g.last_activity = Instant::now();
+                    push(&mut g.signals.console_errors, text);
                 }
             }
         }));
@@ -155,8 +192,10 @@ impl Watch {
                         d.column_number + 1
                     )
                 });
+                let mut g = lock(&s);
+                g.last_activity = Instant::now();
                 push(
-                    &mut lock(&s).signals.page_errors,
+                    &mut g.signals.page_errors,
                     format!("{}{}", first_line, at.unwrap_or_default()),
                 );
             }
@@ -197,6 +236,14 @@ impl Watch {
             }
         }));
 
+        let mut finished = page.event_listener::<EventLoadingFinished>().await?;
+        let s = Arc::clone(&shared);
+        tasks.push(tokio::spawn(async move {
+            while let Some(ev) = finished.next().await {
+                lock(&s).request_ended(ev.request_id.inner());
+            }
+        }));
+
         let mut sockets = page.event_listener::<EventWebSocketCreated>().await?;
         let s = Arc::clone(&shared);
         let o = origin.clone();
@@ -232,6 +279,12 @@ impl Watch {
     /// What has been seen so far.
     pub fn snapshot(&self) -> Signals {
         lock(&self.shared).signals()
+    }
+
+    /// Whether no request is in flight, and for how long nothing watched has happened.
+    pub fn activity(&self) -> (bool, std::time::Duration) {
+        let g = lock(&self.shared);
+        (g.in_flight.is_empty(), g.last_activity.elapsed())
     }
 }
 

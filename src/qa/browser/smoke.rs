@@ -13,6 +13,7 @@ use super::canvas;
 use super::launch::{Chromium, VIEWPORT};
 use super::observe::{Signals, Watch};
 use super::page_ops;
+use super::settle;
 use crate::pipeline::model::BrowserSignal;
 use crate::qa::report::{CheckResult, CheckStatus, Finding};
 
@@ -33,9 +34,26 @@ pub struct ShotTarget {
 }
 
 /// Facts gathered by a smoke run, besides the check result.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct SmokeOutput {
     pub screenshot: Option<(PathBuf, Vec<u8>)>,
+    /// The page, booted and settled, when boot went well: the acceptance predicates run in it
+    /// next instead of each loading the game again.
+    pub booted: Option<BootedPage>,
+}
+
+/// A page the browser check booted and settled, still watched (dialogs keep being accepted).
+pub struct BootedPage {
+    pub page: chromiumoxide::Page,
+    pub watch: Watch,
+}
+
+impl BootedPage {
+    /// Close the page, bounded.
+    pub async fn close(self) {
+        drop(self.watch);
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.page.close()).await;
+    }
 }
 
 /// Run the browser check against `url` (served from `origin`).
@@ -75,44 +93,39 @@ pub async fn run(
         result.fail(f);
     }
     if !booted.main_thread_blocked {
-        tokio::time::sleep(plan.settle).await;
+        settle::settle(&page, &watch, plan.settle).await;
     }
+
+    // One capture serves the record and the canvas check.
+    let full = match shot {
+        Some(target) if plan.screenshot => Some((target, capture_viewport(&page).await)),
+        _ => None,
+    };
+    let full_png = full
+        .as_ref()
+        .and_then(|(_, captured)| captured.as_deref().ok());
 
     let mut canvas_facts = Value::Null;
     if plan.require_non_blank && booted.selector_found {
-        let (facts, finding) = judge_canvas(&page).await;
+        let (facts, finding) = judge_canvas(&page, full_png).await;
         canvas_facts = facts;
         if let Some(f) = finding {
             result.fail(f);
         }
     }
 
-    if plan.screenshot
-        && let Some(target) = shot
-    {
-        let params = ScreenshotParams::builder()
-            .format(CaptureScreenshotFormat::Png)
-            .build();
-        match tokio::time::timeout(Duration::from_secs(5), page.screenshot(params)).await {
-            Ok(Ok(bytes)) => match write_file(&target.file, &bytes) {
-                Ok(()) => output.screenshot = Some((target.file.clone(), bytes)),
-                Err(e) => result.findings.push(Finding::new(
-                    "screenshot_failed",
-                    format!("could not save the screenshot: {e}"),
-                )),
-            },
-            Ok(Err(e)) => result
-                .findings
-                .push(Finding::new("screenshot_failed", e.to_string())),
-            Err(_) => result.findings.push(Finding::new(
-                "screenshot_failed",
-                "the screenshot timed out",
-            )),
+    if let Some((target, captured)) = full {
+        match captured.and_then(|bytes| {
+            write_file(&target.file, &bytes)
+                .map(|()| bytes)
+                .map_err(|e| format!("could not save the screenshot: {e}"))
+        }) {
+            Ok(bytes) => output.screenshot = Some((target.file.clone(), bytes)),
+            Err(why) => result.findings.push(Finding::new("screenshot_failed", why)),
         }
     }
 
     let signals = watch.snapshot();
-    drop(watch);
     let before_signals = result.findings.len();
     judge_signals(&signals, &plan.fail_on, &mut result);
     if booted.not_loaded && result.findings.len() == before_signals {
@@ -120,7 +133,13 @@ pub async fn run(
         // page error or console error is the game's own, so it still fails.)
         result.status = CheckStatus::Unavailable;
     }
-    let _ = tokio::time::timeout(Duration::from_secs(2), page.close()).await;
+    let reusable = booted.selector_found && !booted.main_thread_blocked && !booted.not_loaded;
+    let kept = BootedPage { page, watch };
+    if reusable {
+        output.booted = Some(kept);
+    } else {
+        kept.close().await;
+    }
 
     result.details = json!({
         "url_path": url.split_once("://").and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_owned())),
@@ -138,6 +157,18 @@ pub async fn run(
         "elapsed_ms": boot::millis(started.elapsed()),
     });
     (result, output)
+}
+
+/// The viewport as a PNG, bounded.
+async fn capture_viewport(page: &chromiumoxide::Page) -> Result<Vec<u8>, String> {
+    let params = ScreenshotParams::builder()
+        .format(CaptureScreenshotFormat::Png)
+        .build();
+    match tokio::time::timeout(Duration::from_secs(5), page.screenshot(params)).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("the screenshot timed out".into()),
+    }
 }
 
 fn judge_signals(signals: &Signals, fail_on: &[BrowserSignal], result: &mut CheckResult) {
@@ -174,8 +205,10 @@ fn judge_signals(signals: &Signals, fail_on: &[BrowserSignal], result: &mut Chec
     }
 }
 
-/// Find the largest canvas and decide from its pixels whether anything was drawn.
-async fn judge_canvas(page: &chromiumoxide::Page) -> (Value, Option<Finding>) {
+/// Find the largest canvas and decide from its pixels whether anything was drawn: from the
+/// page's screenshot `full` when there is one (the canvas's whole pixels inside it), else from a
+/// capture of the canvas alone.
+async fn judge_canvas(page: &chromiumoxide::Page, full: Option<&[u8]>) -> (Value, Option<Finding>) {
     const PROBE: &str = "(() => { const cs = Array.from(document.querySelectorAll('canvas')); let best = null; \
         for (const c of cs) { const r = c.getBoundingClientRect(); const area = r.width * r.height; \
         if (!best || area > best.area) best = { x: r.left, y: r.top, width: r.width, height: r.height, area, \
@@ -212,6 +245,11 @@ async fn judge_canvas(page: &chromiumoxide::Page) -> (Value, Option<Finding>) {
             )),
         );
     }
+    // Whole pixels only (rounded inwards), so the page around the canvas never counts.
+    let region = whole_pixels(x0, y0, x1, y1);
+    if let (Some(png), Some(region)) = (full, region) {
+        return judge_pixels(facts, canvas::distinct_colours_in(png, Some(region)));
+    }
     let clip = Viewport {
         x: x0,
         y: y0,
@@ -241,8 +279,24 @@ async fn judge_canvas(page: &chromiumoxide::Page) -> (Value, Option<Finding>) {
             );
         }
     };
+    judge_pixels(facts, canvas::distinct_colours(&png))
+}
+
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "clamped to the 800x600 viewport above"
+)]
+fn whole_pixels(x0: f64, y0: f64, x1: f64, y1: f64) -> Option<canvas::Region> {
+    let (left, top) = (x0.ceil() as usize, y0.ceil() as usize);
+    let (right, bottom) = (x1.floor().max(0.0) as usize, y1.floor().max(0.0) as usize);
+    (left < right && top < bottom).then_some((left, top, right, bottom))
+}
+
+/// The canvas facts and finding for a count of its distinct colours.
+fn judge_pixels(facts: Value, counted: Result<usize, String>) -> (Value, Option<Finding>) {
     let mut facts = facts;
-    match canvas::distinct_colours(&png) {
+    match counted {
         Ok(colours) => {
             if let Value::Object(map) = &mut facts {
                 map.insert("distinct_colours".into(), json!(colours));

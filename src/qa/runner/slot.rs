@@ -97,6 +97,9 @@ impl Shared {
             Some(&shot),
         )
         .await;
+        if let Some(page) = output.booted {
+            *self.booted.lock().await = Some(page);
+        }
         if let Some((path, bytes)) = output.screenshot {
             let shown = path
                 .strip_prefix(&self.request.report_base)
@@ -162,14 +165,36 @@ impl Shared {
             }
         };
         let url = server.url(&entry);
-        // Each AC has its own browser context, so they can run side by side; a small bound keeps
-        // two cores from being swamped (results stay in declaration order).
+        // First, in declaration order, in the page the browser check booted and settled: one page
+        // load for all of them. An AC that does not pass there is run again on its own (below),
+        // so a failure is never an effect of sharing the page with the ACs before it.
+        let mut shared_passes: Vec<Option<AcResult>> = vec![None; predicates.len()];
+        let booted = self.booted.lock().await.take();
+        if let Some(booted) = booted {
+            for (slot, ac) in shared_passes.iter_mut().zip(predicates) {
+                let left = limit.saturating_sub(started.elapsed());
+                if left.is_zero() {
+                    break;
+                }
+                let outcome = acceptance::run_in(&booted.page, ac, left).await;
+                if outcome.status == AcStatus::Pass {
+                    *slot = Some(outcome);
+                }
+            }
+            booted.close().await;
+        }
+        // Each remaining AC has its own browser context, so they can run side by side; a small
+        // bound keeps two cores from being swamped (results stay in declaration order).
         let chromium = &chromium;
         let url = &url;
         let jobs: Vec<futures::future::BoxFuture<'_, AcResult>> = predicates
             .iter()
-            .map(|ac| -> futures::future::BoxFuture<'_, AcResult> {
-                Box::pin(self.run_ac(chromium, url, ac, limit, started))
+            .zip(shared_passes)
+            .map(|(ac, passed)| -> futures::future::BoxFuture<'_, AcResult> {
+                match passed {
+                    Some(result) => Box::pin(std::future::ready(result)),
+                    None => Box::pin(self.run_ac(chromium, url, ac, limit, started)),
+                }
             })
             .collect();
         let mut outcomes = futures::stream::iter(jobs).buffered(AC_CONCURRENCY);
@@ -224,6 +249,9 @@ impl Shared {
 
     /// Stop the browser and reap it. Returns its version.
     pub(super) async fn finish(&self) -> Option<(String, i32)> {
+        if let Some(page) = self.booted.lock().await.take() {
+            page.close().await;
+        }
         let slot = std::mem::replace(&mut *self.browser.lock().await, BrowserSlot::NotStarted);
         let BrowserSlot::Running { chromium, server } = slot else {
             return None;

@@ -128,8 +128,8 @@ impl Replay {
         prepared: Prepared,
     ) -> bool {
         match prepared {
-            Prepared::Spans(spans) => {
-                if let Some(event) = self.scratch.fill(line, &spans) {
+            Prepared::Spans(mut spans) => {
+                if let Some(event) = self.scratch.fill(line, &mut spans) {
                     self.stats.lines += 1;
                     if !self.ids.admit(&event.id) {
                         let reason = duplicate(&event.id);
@@ -143,7 +143,7 @@ impl Replay {
                 }
                 self.feed_parsed(table, line_no, parse_line(line.as_bytes()))
             }
-            Prepared::Strict => self.feed_parsed(table, line_no, parse_line(line.as_bytes())),
+            Prepared::Parsed(parsed) => self.feed_parsed(table, line_no, parsed),
             Prepared::Blank => self.feed_parsed(table, line_no, Parsed::Blank),
             Prepared::Skip(reason) => self.feed_parsed(table, line_no, Parsed::Skip(reason)),
         }

@@ -1,16 +1,16 @@
 //! Replay's fast way to read a transcript line, in two halves that may run on different threads.
 //!
-//! [`LineRef::spans`] checks the line and notes where each field's JSON text lies in it
-//! ([`LineSpans`]: a handful of byte ranges, nothing allocated). [`Scratch::fill`] later copies those
-//! fields into one [`Event`] reused for every line. Replay reads lines on worker threads and folds
-//! on one; the readers allocate nothing per line (so the folding thread frees almost nothing that
-//! another thread allocated), and a long transcript folds with hardly any allocation per event.
+//! [`LineRef::spans`] checks the line, notes where each string field's JSON text lies in it and
+//! builds the typed fields (`scores`, `metadata`, `artifacts`, the `data` the engine reads) into a
+//! [`LineSpans`]. [`Scratch::fill`] later copies the strings into one [`Event`] reused for every
+//! line and moves the typed fields in. Replay reads lines on worker threads and folds on one, so
+//! all the parsing happens on the workers and the folding thread only copies and folds.
 //!
 //! The fast path folds exactly the lines the strict parser ([`super::parse::parse_line`]) folds:
 //! [`LineRef`] has the envelope's fields (unknown keys refused, `data` checked to be an object of
-//! JSON values), and whatever [`Scratch::fill`] cannot turn into the typed field (a string that is
-//! not a string, metadata with an unknown key …) makes it give up, so the caller hands the line to
-//! the strict parser. `data` is built only for kinds whose `data` the engine reads (see
+//! JSON values), and whatever cannot be turned into the typed field (a string that is not a
+//! string, metadata with an unknown key, a legacy verdict with its scores under `data` …) makes it
+//! give up, so the line goes to the strict parser. `data` is built only for kinds whose `data` the engine reads (see
 //! [`super::payload::reads_data`]); over half of a long transcript is `tool.call` lines whose payload
 //! nothing routes on.
 
@@ -19,7 +19,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::transcript::{Draft, Event, Kind, Metadata, Scores, Step};
+use crate::transcript::{ArtifactRef, Data, Draft, Event, Kind, Metadata, Scores, Step};
 
 /// Longest string kept for reuse between lines; a bigger one is freed instead of held on to.
 const MAX_REUSED_CAPACITY: usize = 64 * 1024;
@@ -63,15 +63,27 @@ impl<'a> LineRef<'a> {
     /// strict parser must read the line.
     pub fn spans(line: &'a str, text: &'a str) -> Option<LineSpans> {
         let parsed = serde_json::from_str::<LineRef>(text).ok()?;
-        // `data` is kept only where the engine reads it; elsewhere it is only checked.
-        let data = match parsed.data {
-            Some(raw) if super::payload::reads_data(parsed.kind) => Some(raw),
+        // `data` is built only where the engine reads it (here, on the reading thread, so the
+        // folding thread only moves it); elsewhere it is only checked.
+        let data: Option<Data> = match parsed.data {
+            Some(raw) if super::payload::reads_data(parsed.kind) => {
+                Some(serde_json::from_str(raw.get()).ok()?)
+            }
             Some(raw) => {
                 serde_json::from_str::<ObjectShape>(raw.get()).ok()?;
                 None
             }
             None => None,
         };
+        // A legacy verdict with its scores under `data` is mapped by the strict parser.
+        if parsed.scores.is_none()
+            && super::legacy::data_scores_kind(parsed.kind)
+            && data
+                .as_ref()
+                .is_some_and(|d| d.get("scores").is_some_and(serde_json::Value::is_object))
+        {
+            return None;
+        }
         let base = line.as_ptr().addr();
         // `escaped` matters only for the fields copied as strings.
         let span = |raw: &RawValue, string: bool| -> Option<Span> {
@@ -96,15 +108,27 @@ impl<'a> LineRef<'a> {
             to: optional(parsed.to, true)?,
             parent_event_id: optional(parsed.parent_event_id, true)?,
             body: optional(parsed.body, true)?,
-            data: optional(data, false)?,
-            artifacts: optional(parsed.artifacts.0, false)?,
-            scores: optional(parsed.scores, false)?,
-            metadata: optional(parsed.metadata, false)?,
+            data,
+            artifacts: match parsed.artifacts.0 {
+                None => Vec::new(),
+                Some(raw) => serde_json::from_str(raw.get()).ok()?,
+            },
+            scores: typed(parsed.scores).ok()?,
+            metadata: typed(parsed.metadata).ok()?,
         })
     }
 }
 
-/// Where a line's fields lie in it, as [`LineRef::spans`] found them.
+/// An optional typed field built from its JSON text; an error when it does not have its type.
+fn typed<T: for<'de> Deserialize<'de>>(
+    raw: Option<&RawValue>,
+) -> Result<Option<Box<T>>, serde_json::Error> {
+    raw.map(|raw| serde_json::from_str(raw.get()).map(Box::new))
+        .transpose()
+}
+
+/// Where a line's string fields lie in it, as [`LineRef::spans`] found them, and its typed
+/// fields, built (on the reading thread, so the folding thread only moves them).
 #[derive(Debug, Clone)]
 pub struct LineSpans {
     id: Span,
@@ -116,11 +140,11 @@ pub struct LineSpans {
     to: Option<Span>,
     parent_event_id: Option<Span>,
     body: Option<Span>,
-    /// Only for kinds whose `data` the engine reads.
-    data: Option<Span>,
-    artifacts: Option<Span>,
-    scores: Option<Span>,
-    metadata: Option<Span>,
+    /// Built, only for kinds whose `data` the engine reads.
+    data: Option<Data>,
+    artifacts: Vec<ArtifactRef>,
+    scores: Option<Box<Scores>>,
+    metadata: Option<Box<Metadata>>,
 }
 
 /// The byte range of one field's JSON text within its line.
@@ -256,23 +280,15 @@ pub struct Scratch {
     event: Option<Event>,
     /// Strings of optional fields that were absent on the last line, kept for the next.
     spares: Vec<String>,
-    /// Boxes of `scores` and `metadata` absent on the last line, kept for the next.
-    spare_scores: Option<Box<Scores>>,
-    spare_metadata: Option<Box<Metadata>>,
 }
 
 impl Scratch {
-    /// Copy the fields of `line` that `spans` points at into the reused event. `None` when a field
-    /// does not have its type, or the line is a legacy verdict with its scores under `data`; the
-    /// caller then reads the line with the strict parser, which says why or maps it. `data` is
-    /// copied only for kinds whose `data` the engine reads.
-    pub fn fill(&mut self, line: &str, spans: &LineSpans) -> Option<&Event> {
-        let Scratch {
-            event,
-            spares,
-            spare_scores,
-            spare_metadata,
-        } = self;
+    /// Copy the string fields of `line` that `spans` points at into the reused event and move the
+    /// typed ones in. `None` when a string is not one, or the line is a legacy verdict with its
+    /// scores under `data`; the caller then reads the line with the strict parser, which says why
+    /// or maps it.
+    pub fn fill(&mut self, line: &str, spans: &mut LineSpans) -> Option<&Event> {
+        let Scratch { event, spares } = self;
         let event = event.get_or_insert_with(|| {
             Draft::new(String::new(), spans.kind).into_event(
                 String::new(),
@@ -294,16 +310,10 @@ impl Scratch {
             spares,
         )?;
         fill_string(&mut event.body, spans.body, line, spares)?;
-        event.data = match spans.data {
-            None => None,
-            Some(span) => Some(serde_json::from_str(span.json(line)?).ok()?),
-        };
-        event.artifacts = match spans.artifacts {
-            None => Vec::new(),
-            Some(span) => serde_json::from_str(span.json(line)?).ok()?,
-        };
-        fill_boxed(&mut event.scores, spans.scores, line, spare_scores)?;
-        fill_boxed(&mut event.metadata, spans.metadata, line, spare_metadata)?;
+        event.data = spans.data.take();
+        event.artifacts = std::mem::take(&mut spans.artifacts);
+        event.scores = spans.scores.take();
+        event.metadata = spans.metadata.take();
         if super::legacy::has_data_scores(event) {
             return None;
         }
@@ -340,35 +350,4 @@ fn fill_string(
             slot.get_or_insert_with(|| spares.pop().unwrap_or_default()),
         ),
     }
-}
-
-fn fill_boxed<T: for<'de> Deserialize<'de>>(
-    slot: &mut Option<Box<T>>,
-    span: Option<Span>,
-    line: &str,
-    spare: &mut Option<Box<T>>,
-) -> Option<()> {
-    match span {
-        None => {
-            if let Some(old) = slot.take() {
-                *spare = Some(old);
-            }
-        }
-        Some(span) => {
-            let value: T = serde_json::from_str(span.json(line)?).ok()?;
-            match slot {
-                Some(kept) => **kept = value,
-                None => {
-                    *slot = Some(match spare.take() {
-                        Some(mut kept) => {
-                            *kept = value;
-                            kept
-                        }
-                        None => Box::new(value),
-                    });
-                }
-            }
-        }
-    }
-    Some(())
 }

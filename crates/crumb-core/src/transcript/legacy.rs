@@ -94,10 +94,15 @@ pub enum Unmappable {
 
 /// Whether a verdict event carries its scores only in the legacy place (`data.scores`).
 pub fn has_data_scores(event: &Event) -> bool {
-    matches!(event.kind, Kind::JudgeScore | Kind::VerifyResult)
+    data_scores_kind(event.kind)
         && event.scores.is_none()
         && super::payload::data(event)
             .is_some_and(|d| d.get("scores").is_some_and(Value::is_object))
+}
+
+/// Kinds whose legacy lines carried their scores under `data` (see [`has_data_scores`]).
+pub fn data_scores_kind(kind: Kind) -> bool {
+    matches!(kind, Kind::JudgeScore | Kind::VerifyResult)
 }
 
 /// Map one parsed JSON line onto an [`Event`].

@@ -27,11 +27,16 @@ pub enum Parsed {
 
 /// A line as [`prepare_line`] left it for `Replay::feed_prepared`.
 #[derive(Debug, Clone)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per line of a batch being folded; boxing would allocate per line"
+)]
 pub enum Prepared {
-    /// One of our events, checked; its fields are places in the line.
+    /// One of our events, checked; its fields are places in the line (and `data`, built).
     Spans(LineSpans),
-    /// For [`parse_line`], run by the folding thread so the event it allocates is freed there.
-    Strict,
+    /// What [`parse_line`] made of a line the fast path does not take (a legacy line, a line in
+    /// error), parsed on the reading thread so the folding thread only folds it.
+    Parsed(Parsed),
     /// Empty or whitespace only.
     Blank,
     /// Unusable, with why.
@@ -39,16 +44,19 @@ pub enum Prepared {
 }
 
 /// Look at one transcript line (without its newline) the fast way: check it and note where its
-/// fields lie, allocating nothing (`LineRef`). Lines whose `data` the engine reads, and anything
-/// the fast path does not accept, are left to [`parse_line`], so both ways fold exactly the same
-/// events. Pure, so replay reads lines on several threads and folds them in order on one.
+/// fields lie (`LineRef`), building only the `data` the engine reads. Anything the fast path
+/// does not accept goes through [`parse_line`] here, so both ways fold exactly the same events.
+/// Pure, so replay reads lines on several threads and folds them in order on one.
 pub fn prepare_line(line: &str) -> Prepared {
     let trimmed = line.strip_prefix('\u{feff}').unwrap_or(line);
     let trimmed = trimmed.strip_suffix('\r').unwrap_or(trimmed);
     if trimmed.bytes().all(|b| b.is_ascii_whitespace()) {
         return Prepared::Blank;
     }
-    LineRef::spans(line, trimmed).map_or(Prepared::Strict, Prepared::Spans)
+    LineRef::spans(line, trimmed).map_or_else(
+        || Prepared::Parsed(parse_line(line.as_bytes())),
+        Prepared::Spans,
+    )
 }
 
 /// A line without a leading byte-order mark or a trailing CR.
