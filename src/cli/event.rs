@@ -114,6 +114,17 @@ fn execute() -> Result<Value, Failure> {
         )));
     }
 
+    // The pipeline's declared schema for this kind's `data`, if it has one.
+    if let (Some(record), Some(kind)) = (
+        authority.as_ref(),
+        object.get("kind").and_then(Value::as_str),
+    ) && let Some(problem) =
+        record.data_violation(kind, object.get("data").unwrap_or(&Value::Null))
+    {
+        return Err(Failure::Invalid(format!(
+            "invalid event: `{kind}` data does not match the pipeline's schema: {problem}"
+        )));
+    }
     strip_stamped_fields(object, &session.session_id)?;
     stamp_provenance(object);
     let draft = parse_draft(&value)

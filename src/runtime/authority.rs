@@ -25,6 +25,9 @@ pub const AUTHORITY_FILE: &str = "authority.json";
 pub struct AuthorityRecord {
     pub roles: IndexMap<String, Vec<String>>,
     pub common: Vec<String>,
+    /// Kind → the JSON Schema its `data` must satisfy (the pipeline's `kinds.<kind>.schema`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub schemas: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// The record could not be read or written.
@@ -49,7 +52,23 @@ impl AuthorityRecord {
                 .map(|role| (role.id.clone(), role.produces.clone()))
                 .collect(),
             common: COMMON.iter().map(|k| k.as_str().to_owned()).collect(),
+            schemas: table.kind_schemas.clone(),
         }
+    }
+
+    /// Why `data` breaks the declared schema of `kind` (`None` when it holds, or none is declared).
+    pub fn data_violation(&self, kind: &str, data: &serde_json::Value) -> Option<String> {
+        let schema = self.schemas.get(kind)?;
+        let validator = match jsonschema::validator_for(schema) {
+            Ok(validator) => validator,
+            Err(e) => return Some(format!("the declared schema of `{kind}` is invalid: {e}")),
+        };
+        let errors: Vec<String> = validator
+            .iter_errors(data)
+            .take(8)
+            .map(|e| format!("/data{}: {e}", e.instance_path()))
+            .collect();
+        (!errors.is_empty()).then(|| errors.join("; "))
     }
 
     /// Write the record into `session` atomically (a temporary file renamed over it).
@@ -112,6 +131,12 @@ mod tests {
                 .into_iter()
                 .collect(),
             common: vec!["note".to_owned()],
+            schemas: [(
+                "build".to_owned(),
+                serde_json::json!({"type": "object", "required": ["words"]}),
+            )]
+            .into_iter()
+            .collect(),
         };
         record.write(dir.path()).unwrap();
         assert_eq!(

@@ -71,8 +71,36 @@ fn two_judges_score_in_parallel_and_their_join_decides() {
     std::fs::write(&gate, "open").unwrap();
     let finished = run(&scratch, &gate).run().expect_code(0);
     assert_eq!(summary(&finished)["reason"], "verdict_pass");
-    let events = transcript(&scratch.session());
+    let session = scratch.session();
+    let events = transcript(&session);
     assert_joined_pass(&events);
+    // `crumb status --json` draws the pipeline's declared dimensions next to the scores.
+    let status = scratch.on(&["status", "--json"], &session).expect_code(0);
+    let status: Value = serde_json::from_str(&status.stdout).expect("status JSON");
+    let rubric: Vec<(&str, &str, f64)> = status["rubric"]
+        .as_array()
+        .expect("rubric")
+        .iter()
+        .map(|d| {
+            (
+                d["id"].as_str().unwrap_or_default(),
+                d["source"].as_str().unwrap_or_default(),
+                d["weight"].as_f64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rubric,
+        [
+            ("D1", "judge", 2.0),
+            ("D2", "qa", 1.0),
+            ("D3", "judge", 2.0)
+        ]
+    );
+    assert_eq!(
+        status["state"]["verification"]["latest"]["corrected"]["dimensions"],
+        serde_json::json!([5.0, 5.0, 4.0])
+    );
     // Spawned by the same event: the two branches' effect ids differ only in their index.
     let (a, b) = (wakes(&events, "judge-a"), wakes(&events, "judge-b"));
     assert_eq!((a.len(), b.len()), (1, 1));

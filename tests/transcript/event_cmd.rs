@@ -436,3 +436,39 @@ fn crumb_event_refuses_artifact_paths_that_leave_the_artifacts_folder() {
             .expect_code(0);
     }
 }
+
+/// A pipeline's `kinds.<kind>.schema` travels in `authority.json`, and `crumb event` refuses an
+/// event of that kind whose `data` does not satisfy it, naming the field; nothing is written.
+#[test]
+fn crumb_event_enforces_the_declared_data_schema_of_a_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("transcript.jsonl");
+    std::fs::write(
+        dir.path().join("authority.json"),
+        r#"{"roles": {"builder": ["build"]}, "common": ["note"],
+            "schemas": {"build": {"type": "object", "required": ["words"],
+                                  "properties": {"words": {"type": "integer"}}}}}"#,
+    )
+    .unwrap();
+    let write = |draft: &str, code: i32| {
+        event_cmd(&path, "builder")
+            .stdin(draft)
+            .run()
+            .expect_code(code)
+    };
+    write(r#"{"kind":"build","body":"b","data":{"words":180}}"#, 0);
+    for draft in [
+        r#"{"kind":"build","body":"b"}"#,
+        r#"{"kind":"build","body":"b","data":{"words":"many"}}"#,
+    ] {
+        let run = write(draft, 1);
+        assert!(
+            run.stderr.contains("does not match the pipeline's schema"),
+            "{draft}: {}",
+            run.stderr
+        );
+    }
+    // A kind without a declared schema is not checked.
+    write(r#"{"kind":"note","body":"n","data":{"anything":true}}"#, 0);
+    assert_eq!(raw_lines(&path).len(), 2);
+}

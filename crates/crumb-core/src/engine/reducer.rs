@@ -239,7 +239,7 @@ impl Step<'_> {
         self.turn_outcome();
     }
 
-    /// Kind-specific bookkeeping: the latest spec, build and QA result, terminal `done` lines and
+    /// Kind-specific bookkeeping: the declared plan and build slots, the QA result, terminal `done` lines and
     /// spawn failures.
     fn snapshots(&mut self) {
         let event = self.event;

@@ -195,7 +195,7 @@ impl Clock {
     }
 }
 
-/// The latest spec (`spec` or `spec.update`).
+/// The latest plan (an event of a kind the pipeline declares `slot: plan`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct SpecSnapshot {
     pub event_id: String,
@@ -269,9 +269,9 @@ pub struct VerdictRecord {
 /// Budget counters and the warnings already given.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Budgets {
-    /// Specs after the first one (`spec` or `spec.update`).
+    /// Plans after the first one (kinds declared `slot: plan`).
     pub respecs: u32,
-    /// `build` events (the rework the convergence guard counts).
+    /// Builds (kinds declared `slot: build`): the rework a `source: rework` dimension counts.
     pub builds: u32,
     /// `user.veto` events.
     pub vetoes: u32,

@@ -159,10 +159,8 @@ pub fn casual_by_hand() -> TransitionTable {
             checks: Vec::new(),
             retry: crate::pipeline::table::QaRetrySpec::default(),
         }),
-        kinds: crate::pipeline::kinds::default_kinds()
-            .into_iter()
-            .map(|(kind, decl)| (kind, decl.slot))
-            .collect(),
+        kinds: crate::pipeline::kinds::lower(None),
+        kind_schemas: std::collections::BTreeMap::new(),
         scoring: {
             let guards = vec![
                 Guard::PassRequiresQa,

@@ -15,8 +15,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KindDecl {
-    /// The engine slot this kind fills.
-    pub slot: Slot,
+    /// The engine slot this kind fills, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<Slot>,
+    /// A JSON Schema (draft 7) the event's `data` must satisfy: `crumb event` refuses an event
+    /// of this kind whose `data` does not (absent `data` is checked as `null`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<serde_json::Value>,
 }
 
 /// What the engine does with a declared kind.
@@ -38,7 +43,15 @@ pub fn default_kinds() -> IndexMap<String, KindDecl> {
         ("build", Slot::Build),
     ]
     .into_iter()
-    .map(|(kind, slot)| (kind.to_owned(), KindDecl { slot }))
+    .map(|(kind, slot)| {
+        (
+            kind.to_owned(),
+            KindDecl {
+                slot: Some(slot),
+                schema: None,
+            },
+        )
+    })
     .collect()
 }
 
@@ -48,7 +61,18 @@ pub fn lower(declared: Option<&IndexMap<String, KindDecl>>) -> Vec<(String, Slot
         .cloned()
         .unwrap_or_else(default_kinds)
         .into_iter()
-        .map(|(kind, decl)| (kind, decl.slot))
+        .filter_map(|(kind, decl)| decl.slot.map(|slot| (kind, slot)))
+        .collect()
+}
+
+/// Each declared kind's `data` schema, for `crumb event` (through the session's authority record).
+pub fn schemas(
+    declared: Option<&IndexMap<String, KindDecl>>,
+) -> std::collections::BTreeMap<String, serde_json::Value> {
+    declared
+        .into_iter()
+        .flatten()
+        .filter_map(|(kind, decl)| decl.schema.clone().map(|schema| (kind.clone(), schema)))
         .collect()
 }
 

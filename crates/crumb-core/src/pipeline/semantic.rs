@@ -426,11 +426,26 @@ fn scoring(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
 
 /// `kinds:` names event kinds outside the engine's fixed core.
 fn kinds(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
-    for kind in pipeline.kinds.iter().flat_map(|k| k.keys()) {
+    for (kind, decl) in pipeline.kinds.iter().flatten() {
+        if let Some(schema) = &decl.schema
+            && let Err(e) = jsonschema::validator_for(schema)
+        {
+            let d = ctx
+                .at(
+                    &codes::KIND_DECLARATION,
+                    &format!("/kinds/{}/schema", escape_segment(kind)),
+                    format!("the `data` schema of `{kind}` is not a valid JSON Schema: {e}"),
+                )
+                .label("invalid schema")
+                .hint("write a JSON Schema (draft 7) object, e.g. `{ type: object, required: [words] }`");
+            ctx.emit(d);
+        }
         let parsed = kind.parse::<Kind>();
         let problem = if parsed.is_err() {
             Some("not in the transcript vocabulary")
-        } else if parsed.is_ok_and(|k| !crate::transcript::payload::reads_data(k)) {
+        } else if decl.slot.is_some()
+            && parsed.is_ok_and(|k| !crate::transcript::payload::reads_data(k))
+        {
             Some("a kind whose data the engine does not read (tool traffic)")
         } else if crate::pipeline::kinds::CORE_KINDS.contains(&kind.as_str())
             || kind.starts_with("user.")

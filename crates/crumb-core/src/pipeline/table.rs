@@ -29,6 +29,9 @@ pub struct TransitionTable {
     /// Kind → the engine slot it fills (plan or build), in declaration order.
     #[serde(default)]
     pub kinds: Vec<(String, crate::pipeline::kinds::Slot)>,
+    /// Kind → the JSON Schema its `data` must satisfy (`crumb event` enforces it).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub kind_schemas: std::collections::BTreeMap<String, serde_json::Value>,
     pub scoring: ScoringSpec,
     pub limits: LimitsSpec,
     /// Event kind → indexes into `routes` whose trigger is that kind, in order. Excludes verdict routes.
