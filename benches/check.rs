@@ -9,6 +9,10 @@ use std::time::{Duration, Instant};
 use crumb::engine::explore::{self, Options};
 use crumb::pipeline::compile::{CompileOptions, compile_file};
 
+#[allow(dead_code, reason = "shared by several benches")]
+#[path = "support/report.rs"]
+mod report;
+
 const RUNS: usize = 20;
 
 fn main() {
@@ -20,6 +24,7 @@ fn main() {
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
         .collect();
     pipelines.sort();
+    report::conditions("before");
     for pipeline in pipelines {
         let table = compile_file(&pipeline, &CompileOptions::default())
             .table
@@ -36,11 +41,17 @@ fn main() {
             })
             .collect();
         times.sort();
+        let name = pipeline.file_name().and_then(|n| n.to_str()).unwrap_or("?");
         println!(
-            "crumb check {}: median {:.1} ms (min {:.1} ms), {states} states",
-            pipeline.file_name().and_then(|n| n.to_str()).unwrap_or("?"),
+            "crumb check {name}: median {:.1} ms (min {:.1} ms), {states} states",
             times[RUNS / 2].as_secs_f64() * 1000.0,
             times[0].as_secs_f64() * 1000.0,
         );
+        report::row(
+            &format!("`crumb check` {name}, in process (compile excluded)"),
+            &report::ms(times[RUNS / 2]),
+            &format!("{states} states"),
+        );
     }
+    report::conditions("after");
 }
