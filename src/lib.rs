@@ -6,6 +6,7 @@
 //! state and effects; everything that touches the world lives outside the engine.
 
 pub mod adapters;
+pub mod batch;
 pub mod cli;
 pub mod exit_codes;
 pub mod process;

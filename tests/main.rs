@@ -4,6 +4,7 @@
 #[macro_use]
 mod support;
 
+mod batch;
 mod command_adapter;
 mod declared;
 mod engine;

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod batch;
 pub mod event;
 pub mod explain;
 pub mod graph;
@@ -37,6 +38,8 @@ pub struct Cli {
 pub enum Command {
     /// Run a pipeline on a goal: `crumb run pipelines/casual.yaml "60-second match-3"`.
     Run(run::Args),
+    /// Run many pitches of one pipeline, each its own session, and summarise them.
+    Batch(batch::Args),
     /// Take over a stopped or waiting session and drive it on.
     Resume(resume::Args),
     /// The mock adapter's agent process (run by the dispatcher, not by people).
@@ -82,6 +85,7 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Run(args) => run::run(&args),
+        Command::Batch(args) => batch::run(&args),
         Command::Resume(args) => resume::run(&args),
         Command::MockAgent(args) => mock_agent::run(&args),
         Command::Validate(args) => validate::run(&args),
