@@ -9,6 +9,7 @@ pub mod adapters;
 pub mod batch;
 pub mod cli;
 pub mod exit_codes;
+pub mod export;
 pub mod process;
 pub mod qa;
 pub mod runtime;

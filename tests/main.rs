@@ -9,6 +9,7 @@ mod command_adapter;
 mod declared;
 mod engine;
 mod exit_codes;
+mod export;
 mod pipelines;
 mod qa;
 mod run;

@@ -214,6 +214,39 @@ fn session_bar(shared: &Shared<'_>, index: usize, pitch: &str) -> ProgressBar {
     bar
 }
 
+/// The child that drives pitch `index`: `crumb resume` of its known session (bindings are in
+/// its `session.start`), else `crumb run` reading the pitch on stdin.
+fn child_command(
+    shared: &Shared<'_>,
+    exe: &std::path::Path,
+    index: usize,
+    known: Option<&std::path::Path>,
+    log: &std::path::Path,
+) -> Command {
+    let pitch = &shared.batch.pitches[index];
+    let mut command = Command::new(exe);
+    match known {
+        // The session is known: take it over exactly (its bindings are in `session.start`).
+        Some(path) => command.arg("resume").arg(path),
+        None => command
+            .arg("run")
+            .arg(shared.pipeline)
+            .arg("-")
+            .args(&shared.options.run_args)
+            .args(pitch.bind.iter().flat_map(|b| ["--bind", b.as_str()])),
+    };
+    command
+        .arg("--home")
+        .arg(&shared.options.home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(match std::fs::File::create(log) {
+            Ok(file) => Stdio::from(file),
+            Err(_) => Stdio::null(),
+        });
+    command
+}
+
 /// Drive pitch `index` with a child `crumb run` and read its session back.
 fn run_one(shared: &Shared<'_>, exe: &std::path::Path, index: usize) -> Row {
     let pitch = &shared.batch.pitches[index];
@@ -238,26 +271,7 @@ fn run_one(shared: &Shared<'_>, exe: &std::path::Path, index: usize) -> Row {
         shared.bars.remove(&bar);
         return Row::of_session(index, &pitch.pitch, path);
     }
-    let mut command = Command::new(exe);
-    match &known {
-        // The session is known: take it over exactly (its bindings are in `session.start`).
-        Some(path) => command.arg("resume").arg(path),
-        None => command
-            .arg("run")
-            .arg(shared.pipeline)
-            .arg("-")
-            .args(&shared.options.run_args)
-            .args(pitch.bind.iter().flat_map(|b| ["--bind", b.as_str()])),
-    };
-    command
-        .arg("--home")
-        .arg(&shared.options.home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(match std::fs::File::create(&log) {
-            Ok(file) => Stdio::from(file),
-            Err(_) => Stdio::null(),
-        });
+    let mut command = child_command(shared, exe, index, known.as_deref(), &log);
     let spawned = command.spawn();
     let mut child = match spawned {
         Ok(child) => child,

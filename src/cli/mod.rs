@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 pub mod batch;
 pub mod event;
 pub mod explain;
+pub mod export;
 pub mod graph;
 pub mod ls;
 pub mod mock_agent;
@@ -51,6 +52,8 @@ pub enum Command {
     Schema(schema::Args),
     /// Explain a diagnostic code or an event kind.
     Explain(explain::Args),
+    /// Write a session as a self-contained HTML report, a Chrome trace, OTLP JSON or Markdown.
+    Export(export::Args),
     /// Print a pipeline's compiled transition table as a graph.
     Graph(graph::Args),
     /// Append one event (JSON on stdin) to the current session's transcript.
@@ -91,6 +94,7 @@ pub fn main() -> ExitCode {
         Command::Validate(args) => validate::run(&args),
         Command::Schema(args) => schema::run(&args),
         Command::Explain(args) => explain::run(&args),
+        Command::Export(args) => export::run(&args),
         Command::Graph(args) => graph::run(&args),
         Command::Event(args) => event::run(&args),
         Command::Replay(args) => replay::run(&args),
