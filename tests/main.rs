@@ -10,6 +10,7 @@ mod declared;
 mod engine;
 mod exit_codes;
 mod export;
+mod fork;
 mod pipelines;
 mod qa;
 mod run;

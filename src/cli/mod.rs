@@ -9,6 +9,7 @@ pub mod batch;
 pub mod event;
 pub mod explain;
 pub mod export;
+pub mod fork;
 pub mod graph;
 pub mod ls;
 pub mod mock_agent;
@@ -41,6 +42,8 @@ pub enum Command {
     Run(run::Args),
     /// Run many pitches of one pipeline, each its own session, and summarise them.
     Batch(batch::Args),
+    /// Start a new session from any event of another, driven on with other bindings if asked.
+    Fork(fork::Args),
     /// Take over a stopped or waiting session and drive it on.
     Resume(resume::Args),
     /// The mock adapter's agent process (run by the dispatcher, not by people).
@@ -89,6 +92,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Batch(args) => batch::run(&args),
+        Command::Fork(args) => fork::run(&args),
         Command::Resume(args) => resume::run(&args),
         Command::MockAgent(args) => mock_agent::run(&args),
         Command::Validate(args) => validate::run(&args),
