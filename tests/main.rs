@@ -11,6 +11,7 @@ mod engine;
 mod exit_codes;
 mod export;
 mod fork;
+mod init;
 mod pipelines;
 mod qa;
 mod run;

@@ -11,6 +11,7 @@ pub mod explain;
 pub mod export;
 pub mod fork;
 pub mod graph;
+pub mod init;
 pub mod ls;
 pub mod mock_agent;
 mod output;
@@ -51,6 +52,8 @@ pub enum Command {
     MockAgent(mock_agent::Args),
     /// Validate pipeline files (exit 0 clean, 3 invalid, 2 usage error).
     Validate(validate::Args),
+    /// Start a project from a shipped pipeline: templates, schema, editor settings, CI.
+    Init(init::Args),
     /// Print a JSON Schema (`pipeline` or `transcript`).
     Schema(schema::Args),
     /// Explain a diagnostic code or an event kind.
@@ -96,6 +99,7 @@ pub fn main() -> ExitCode {
         Command::Resume(args) => resume::run(&args),
         Command::MockAgent(args) => mock_agent::run(&args),
         Command::Validate(args) => validate::run(&args),
+        Command::Init(args) => init::run(&args),
         Command::Schema(args) => schema::run(&args),
         Command::Explain(args) => explain::run(&args),
         Command::Export(args) => export::run(&args),
