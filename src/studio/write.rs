@@ -24,7 +24,7 @@ use crate::runtime::meta::SessionStatus;
 /// How long a new session may take to appear on disk.
 const START_DEADLINE: Duration = Duration::from_secs(15);
 
-fn authorise(app: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
+pub(super) fn authorise(app: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
     check_write(
         headers,
         &app.config.token,
@@ -34,7 +34,7 @@ fn authorise(app: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
     .map_err(|refusal| ApiError(refusal.status(), refusal.to_string()))
 }
 
-fn parse_json<T: for<'de> Deserialize<'de>>(body: &Bytes) -> Result<T, ApiError> {
+pub(super) fn parse_json<T: for<'de> Deserialize<'de>>(body: &Bytes) -> Result<T, ApiError> {
     serde_json::from_slice(body)
         .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("invalid JSON body: {e}")))
 }
@@ -271,7 +271,7 @@ fn run_args(request: &NewSession, project: &std::path::Path) -> Result<Vec<Strin
 
 /// Poll the home until a new session with this pitch appears (its coordinator may already have
 /// finished and cleared its pid), or the child exits.
-async fn wait_for_session(
+pub(super) async fn wait_for_session(
     app: &Shared,
     before: &std::collections::HashSet<String>,
     pitch: &str,
@@ -302,7 +302,7 @@ async fn wait_for_session(
     }
 }
 
-fn read_log(path: &PathBuf) -> String {
+pub(super) fn read_log(path: &PathBuf) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     crate::engine::state::clip(text.trim(), 2000)
 }
