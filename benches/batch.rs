@@ -5,7 +5,9 @@
 //!
 //! Run with `cargo bench --bench batch`.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -15,15 +17,7 @@ const ROUNDS: usize = 3;
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let binary = PathBuf::from(env!("CARGO_BIN_EXE_crumb"));
-    let scratch = tempfile::tempdir().expect("temp dir");
-    std::fs::create_dir_all(scratch.path().join("pipelines")).expect("pipelines dir");
-    let pipeline = scratch.path().join("pipelines/casual-static.yaml");
-    std::fs::copy(
-        root.join("tests/fixtures/run/casual-static.yaml"),
-        &pipeline,
-    )
-    .expect("copy the static pipeline");
-    copy_dir(&root.join("templates"), &scratch.path().join("templates"));
+    let (scratch, pipeline) = support::scratch_project(&root);
     let mut singles = Vec::new();
     let mut batches = Vec::new();
     for round in 0..ROUNDS {
@@ -83,17 +77,4 @@ fn main() {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create dir");
-    for entry in std::fs::read_dir(from).expect("read dir") {
-        let entry = entry.expect("dir entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).expect("copy file");
-        }
-    }
 }

@@ -5,6 +5,8 @@
 //!
 //! Run with `cargo bench --bench export`.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -18,15 +20,7 @@ const RUNS: usize = 5;
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let binary = PathBuf::from(env!("CARGO_BIN_EXE_crumb"));
-    let scratch = tempfile::tempdir().expect("temp dir");
-    std::fs::create_dir_all(scratch.path().join("pipelines")).expect("pipelines dir");
-    let pipeline = scratch.path().join("pipelines/casual-static.yaml");
-    std::fs::copy(
-        root.join("tests/fixtures/run/casual-static.yaml"),
-        &pipeline,
-    )
-    .expect("copy the static pipeline");
-    copy_dir(&root.join("templates"), &scratch.path().join("templates"));
+    let (scratch, pipeline) = support::scratch_project(&root);
     let home = scratch.path().join("home");
     let status = Command::new(&binary)
         .current_dir(scratch.path())
@@ -131,18 +125,5 @@ fn grow(session: &Path, id: &str) {
         let rest = drafts.split_off(drafts.len().min(10_000));
         writer.append_all(drafts).expect("append");
         drafts = rest;
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create dir");
-    for entry in std::fs::read_dir(from).expect("read dir") {
-        let entry = entry.expect("dir entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).expect("copy file");
-        }
     }
 }

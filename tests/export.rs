@@ -16,7 +16,7 @@ const NASTY: &str =
     "a dodger | with </td><script>window.pwned=1</script> & `ticks` <img src=x onerror=alert(1)>";
 
 /// A finished fail-once session (two builds, two verdicts) and its folder.
-fn session(scratch: &Scratch, pipeline: &Path, pitch: &str) -> PathBuf {
+pub(crate) fn fail_once_session(scratch: &Scratch, pipeline: &Path, pitch: &str) -> PathBuf {
     scratch
         .command(&["run"])
         .arg(pipeline)
@@ -78,7 +78,7 @@ fn attribute<'a>(span: &'a Value, key: &str) -> Option<&'a Value> {
 #[test]
 fn otlp_json_has_the_protobuf_json_shape_and_the_genai_attributes() {
     let scratch = Scratch::new();
-    let session = session(&scratch, &scratch.pipeline(), NASTY);
+    let session = fail_once_session(&scratch, &scratch.pipeline(), NASTY);
     let request: Value = serde_json::from_str(&export(&scratch, &session, "otlp-json")).unwrap();
     let validator = schema("otlp-trace.schema.json");
     let found = errors(&validator, &request);
@@ -148,7 +148,7 @@ fn otlp_json_has_the_protobuf_json_shape_and_the_genai_attributes() {
 #[test]
 fn chrome_trace_has_one_track_per_role_and_a_span_per_turn() {
     let scratch = Scratch::new();
-    let session = session(&scratch, &scratch.pipeline(), NASTY);
+    let session = fail_once_session(&scratch, &scratch.pipeline(), NASTY);
     let trace: Value = serde_json::from_str(&export(&scratch, &session, "chrome-trace")).unwrap();
     let validator = schema("chrome-trace.schema.json");
     let found = errors(&validator, &trace);
@@ -183,7 +183,7 @@ fn chrome_trace_has_one_track_per_role_and_a_span_per_turn() {
 #[test]
 fn markdown_is_a_pull_request_summary_whose_tables_hold() {
     let scratch = Scratch::new();
-    let session = session(&scratch, &scratch.pipeline(), NASTY);
+    let session = fail_once_session(&scratch, &scratch.pipeline(), NASTY);
     let md = export(&scratch, &session, "md");
     assert!(md.starts_with("# crumb session "), "{md}");
     assert!(md.contains("- **outcome**: PASS"), "{md}");
@@ -214,7 +214,7 @@ fn html_report_is_self_contained_escaped_and_inlines_the_qa_screenshot_in_chromi
     let scratch = Scratch::new();
     let pipeline = scratch.dir.path().join("pipelines/casual.yaml");
     std::fs::copy(repo_root().join("pipelines/casual.yaml"), &pipeline).unwrap();
-    let session = session(&scratch, &pipeline, NASTY);
+    let session = fail_once_session(&scratch, &pipeline, NASTY);
     let file = scratch.dir.path().join("report.html");
     scratch
         .command(&["export"])

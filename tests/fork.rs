@@ -41,20 +41,7 @@ fn first(events: &[Value], kind: &str) -> String {
 #[test]
 fn a_fork_of_a_fail_once_session_with_the_pass_scenario_passes_and_replays_exactly() {
     let scratch = Scratch::new();
-    scratch
-        .command(&["run"])
-        .arg(scratch.pipeline())
-        .arg("a dodger")
-        .args([
-            "--adapter",
-            "mock",
-            "--json",
-            "--mock-scenario",
-            "fail-once",
-        ])
-        .run()
-        .expect_code(0);
-    let parent = sessions(&scratch.home()).remove(0);
+    let parent = crate::export::fail_once_session(&scratch, &scratch.pipeline(), "a dodger");
     let parent_events = lines(&parent);
     // After the first build the parent's game files were rebuilt: they cannot be restored.
     let refused = scratch

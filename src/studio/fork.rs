@@ -2,8 +2,6 @@
 //! from an event of a session in the background (the command line's code path, as a new session
 //! runs `crumb run`) and answer with the fork's id once it exists.
 
-use std::process::Stdio;
-
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -13,8 +11,7 @@ use serde_json::{Value, json};
 
 use super::api::ApiError;
 use super::server::Shared;
-use super::sessions;
-use super::write::{authorise, parse_json, read_log, wait_for_session};
+use super::write::{authorise, parse_json, start_session};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -71,68 +68,17 @@ pub async fn fork(
         }
         args.extend(["--bind".into(), bind.clone()]);
     }
-    let exe = app
-        .config
-        .crumb_exe
-        .clone()
-        .or_else(|| std::env::current_exe().ok())
-        .ok_or_else(|| {
-            ApiError(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "cannot find the crumb binary".into(),
-            )
-        })?;
     let project = app
         .config
         .project_dir
         .clone()
         .or_else(|| std::env::current_dir().ok())
         .ok_or_else(|| bad("no project directory"))?;
-    let log_dir = app.config.home.root().join("studio");
-    let _ = std::fs::create_dir_all(&log_dir);
-    let log_path = log_dir.join(format!("fork-{}.log", ulid::Ulid::new()));
-    let home = app.config.home.clone();
-    let before: std::collections::HashSet<String> = tokio::task::spawn_blocking(move || {
-        sessions::all(&home).into_iter().map(|s| s.id).collect()
-    })
-    .await
-    .unwrap_or_default();
-    let log = std::fs::File::create(&log_path).map_err(ApiError::from)?;
-    let log_err = log.try_clone().map_err(ApiError::from)?;
-    let mut child = tokio::process::Command::new(&exe)
-        .args(&args)
-        .current_dir(&project)
-        .env("CRUMB_HOME", app.config.home.root())
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(log))
-        .stderr(Stdio::from(log_err))
-        .process_group(0)
-        .spawn()
-        .map_err(|e| {
-            ApiError(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("cannot start crumb fork: {e}"),
-            )
-        })?;
-    let exited = std::sync::Arc::new(tokio::sync::Notify::new());
-    let exited_tx = std::sync::Arc::clone(&exited);
-    tokio::spawn(async move {
-        let _ = child.wait().await;
-        exited_tx.notify_one();
-    });
-    match wait_for_session(&app, &before, &goal, &exited).await {
-        Some(fork) => Ok((
-            StatusCode::ACCEPTED,
-            Json(
-                json!({ "session_id": fork, "parent": id, "at": request.at, "url": format!("/#/session/{fork}") }),
-            ),
-        )),
-        None => Err(ApiError(
-            StatusCode::BAD_REQUEST,
-            format!(
-                "crumb fork did not start a session: {}",
-                read_log(&log_path)
-            ),
-        )),
-    }
+    let (fork, pid) = start_session(&app, &args, &project, &goal, "fork").await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(
+            json!({ "session_id": fork, "pid": pid, "parent": id, "at": request.at, "url": format!("/#/session/{fork}") }),
+        ),
+    ))
 }

@@ -169,6 +169,23 @@ pub async fn new_session(
         .ok_or_else(|| ApiError(StatusCode::BAD_REQUEST, "no project directory".into()))?;
     let args = run_args(&request, &project)?;
     let pitch = request.pitch.trim();
+    let (id, pid) = start_session(&app, &args, &project, pitch, "run").await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "session_id": id, "pid": pid, "url": format!("/#/session/{id}") })),
+    ))
+}
+
+/// Start `crumb <args>` in the background (it outlives the request) and wait until the session
+/// it creates, the first new one with `goal`, exists: its id and the child's pid. `what` names
+/// the command in errors and the log file.
+pub(super) async fn start_session(
+    app: &Shared,
+    args: &[String],
+    project: &std::path::Path,
+    goal: &str,
+    what: &str,
+) -> Result<(String, Option<u32>), ApiError> {
     let exe = app
         .config
         .crumb_exe
@@ -182,7 +199,7 @@ pub async fn new_session(
         })?;
     let log_dir = app.config.home.root().join("studio");
     let _ = std::fs::create_dir_all(&log_dir);
-    let log_path = log_dir.join(format!("run-{}.log", ulid::Ulid::new()));
+    let log_path = log_dir.join(format!("{what}-{}.log", ulid::Ulid::new()));
     let home = app.config.home.clone();
     let before: std::collections::HashSet<String> = tokio::task::spawn_blocking(move || {
         sessions::all(&home).into_iter().map(|s| s.id).collect()
@@ -192,8 +209,8 @@ pub async fn new_session(
     let log = std::fs::File::create(&log_path).map_err(ApiError::from)?;
     let log_err = log.try_clone().map_err(ApiError::from)?;
     let mut child = tokio::process::Command::new(&exe)
-        .args(&args)
-        .current_dir(&project)
+        .args(args)
+        .current_dir(project)
         .env("CRUMB_HOME", app.config.home.root())
         .stdin(Stdio::null())
         .stdout(Stdio::from(log))
@@ -203,7 +220,7 @@ pub async fn new_session(
         .map_err(|e| {
             ApiError(
                 StatusCode::INTERNAL_SERVER_ERROR,
-                format!("cannot start crumb run: {e}"),
+                format!("cannot start crumb {what}: {e}"),
             )
         })?;
     let pid = child.id();
@@ -214,16 +231,13 @@ pub async fn new_session(
         let _ = child.wait().await;
         exited_tx.notify_one();
     });
-    let session_id = wait_for_session(&app, &before, pitch, &exited).await;
+    let session_id = wait_for_session(app, &before, goal, &exited).await;
     match session_id {
-        Some(id) => Ok((
-            StatusCode::ACCEPTED,
-            Json(json!({ "session_id": id, "pid": pid, "url": format!("/#/session/{id}") })),
-        )),
+        Some(id) => Ok((id, pid)),
         None => Err(ApiError(
             StatusCode::BAD_GATEWAY,
             format!(
-                "crumb run did not start a session; its output: {}",
+                "crumb {what} did not start a session; its output: {}",
                 read_log(&log_path)
             ),
         )),
@@ -271,7 +285,7 @@ fn run_args(request: &NewSession, project: &std::path::Path) -> Result<Vec<Strin
 
 /// Poll the home until a new session with this pitch appears (its coordinator may already have
 /// finished and cleared its pid), or the child exits.
-pub(super) async fn wait_for_session(
+async fn wait_for_session(
     app: &Shared,
     before: &std::collections::HashSet<String>,
     pitch: &str,
@@ -302,7 +316,7 @@ pub(super) async fn wait_for_session(
     }
 }
 
-pub(super) fn read_log(path: &PathBuf) -> String {
+fn read_log(path: &PathBuf) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     crate::engine::state::clip(text.trim(), 2000)
 }

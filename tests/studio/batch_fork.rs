@@ -8,19 +8,7 @@ use crate::run::Scratch;
 #[test]
 fn batches_are_listed_and_a_fork_starts_from_an_event_and_names_its_parent() {
     let scratch = Scratch::new();
-    scratch
-        .command(&["run"])
-        .arg(scratch.pipeline())
-        .arg("a dodger")
-        .args([
-            "--adapter",
-            "mock",
-            "--json",
-            "--mock-scenario",
-            "fail-once",
-        ])
-        .run()
-        .expect_code(0);
+    let parent_dir = crate::export::fail_once_session(&scratch, &scratch.pipeline(), "a dodger");
     let pitches = scratch.dir.path().join("pitches.txt");
     std::fs::write(&pitches, "a tapper\na match-3\n").unwrap();
     scratch
@@ -44,17 +32,7 @@ fn batches_are_listed_and_a_fork_starts_from_an_event_and_names_its_parent() {
         .to_owned();
     let parent_json = server.get_json(&format!("/api/sessions/{parent}"));
     assert!(parent_json["fork"].is_null(), "not a fork");
-    let transcript = std::fs::read_dir(scratch.home().join("projects"))
-        .unwrap()
-        .map(|p| {
-            p.unwrap()
-                .path()
-                .join("sessions")
-                .join(&parent)
-                .join("transcript.jsonl")
-        })
-        .find(|p| p.is_file())
-        .unwrap();
+    let transcript = parent_dir.join("transcript.jsonl");
     let spec = std::fs::read_to_string(transcript)
         .unwrap()
         .lines()
