@@ -98,7 +98,8 @@ fn execute(args: &Args) -> Result<u8, Failed> {
     let (Some(pipeline), Some(pitches_file)) = (&args.pipeline, &args.pitches) else {
         return Err(usage("give a pipeline and a pitches file"));
     };
-    let table = super::output::compile_or_report("batch", pipeline, CompileOptions::default())
+    // Checked here so an invalid pipeline is one error, not one per pitch.
+    super::output::compile_or_report("batch", pipeline, CompileOptions::default())
         .map_err(|code| (code, "the pipeline is not valid".to_owned()))?;
     let pitches = plan::read(pitches_file).map_err(|e| usage(e.to_string()))?;
     if let Some(index) = args.index
@@ -170,7 +171,6 @@ fn execute(args: &Args) -> Result<u8, Failed> {
         quiet,
     };
     let rows = run::run(&dir, &batch, &options).map_err(|e| (FAILURE, e))?;
-    let _ = table;
     report(args, &rows)
 }
 
