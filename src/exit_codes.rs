@@ -47,6 +47,8 @@ exit_codes! {
     /// The session ended with outcome `stopped`: a budget, a limit, the circuit breaker or
     /// idleness ended it before any declared outcome.
     STOPPED = 23;
+    /// `batch`: not every session of the batch passed (the summary says which and why).
+    BATCH_NOT_ALL_PASSED = 24;
     /// The mock builder crashed on purpose (`--mock-scenario crash-once|crash-always`); only the
     /// dispatcher sees it, and it is not an exit code a real failure of crumb produces.
     SIMULATED_CRASH = 70;

@@ -6,9 +6,11 @@
 //! state and effects; everything that touches the world lives outside the engine.
 
 pub mod adapters;
+pub mod batch;
 pub mod cli;
 pub mod doctor;
 pub mod exit_codes;
+pub mod export;
 pub mod process;
 pub mod qa;
 pub mod runtime;

@@ -5,6 +5,7 @@
 mod support;
 
 mod agents;
+mod batch;
 mod check;
 mod code_pipeline;
 mod command_adapter;
@@ -13,6 +14,9 @@ mod doctor;
 mod dry_run;
 mod engine;
 mod exit_codes;
+mod export;
+mod fork;
+mod init;
 mod pipelines;
 mod qa;
 mod run;

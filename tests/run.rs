@@ -13,12 +13,12 @@ use crate::support::{Run, Running, copy_dir, crumb, eventually, repo_root};
 const PITCH: &str = "60-second match-3 with combo bonus";
 
 /// A scratch project holding the static-QA variant of the casual pipeline, and a crumb home.
-struct Scratch {
-    dir: tempfile::TempDir,
+pub(crate) struct Scratch {
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Scratch {
-    fn new() -> Scratch {
+    pub(crate) fn new() -> Scratch {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("pipelines")).unwrap();
         std::fs::copy(
@@ -33,11 +33,11 @@ impl Scratch {
         Scratch { dir }
     }
 
-    fn pipeline(&self) -> PathBuf {
+    pub(crate) fn pipeline(&self) -> PathBuf {
         self.dir.path().join("pipelines/casual-static.yaml")
     }
 
-    fn home(&self) -> PathBuf {
+    pub(crate) fn home(&self) -> PathBuf {
         self.dir.path().join("home")
     }
 
@@ -65,7 +65,7 @@ impl Scratch {
         self.command(args).arg(path).run()
     }
 
-    fn command(&self, args: &[&str]) -> crate::support::Crumb {
+    pub(crate) fn command(&self, args: &[&str]) -> crate::support::Crumb {
         crumb()
             .current_dir(self.dir.path())
             .env("CRUMB_HOME", self.home())

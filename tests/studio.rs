@@ -592,6 +592,7 @@ fn wait_for_state(server: &Server, id: &str, what: &str, ready: impl Fn(&Value) 
     })
 }
 
+mod batch_fork;
 mod browser;
 mod live;
 mod outcomes;

@@ -5,11 +5,15 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod batch;
 pub mod check;
 pub mod doctor;
 pub mod event;
 pub mod explain;
+pub mod export;
+pub mod fork;
 pub mod graph;
+pub mod init;
 pub mod ls;
 pub mod mock_agent;
 mod output;
@@ -40,6 +44,10 @@ pub struct Cli {
 pub enum Command {
     /// Run a pipeline on a goal: `crumb run pipelines/casual.yaml "60-second match-3"`.
     Run(run::Args),
+    /// Run many pitches of one pipeline, each its own session, and summarise them.
+    Batch(batch::Args),
+    /// Start a new session from any event of another, driven on with other bindings if asked.
+    Fork(fork::Args),
     /// Take over a stopped or waiting session and drive it on.
     Resume(resume::Args),
     /// The mock adapter's agent process (run by the dispatcher, not by people).
@@ -49,10 +57,14 @@ pub enum Command {
     Validate(validate::Args),
     /// Prove a pipeline's route: every outcome reachable, no dead end, every loop bounded.
     Check(check::Args),
+    /// Start a project from a shipped pipeline: templates, schema, editor settings, CI.
+    Init(init::Args),
     /// Print a JSON Schema (`pipeline` or `transcript`).
     Schema(schema::Args),
     /// Explain a diagnostic code or an event kind.
     Explain(explain::Args),
+    /// Write a session as a self-contained HTML report, a Chrome trace, OTLP JSON or Markdown.
+    Export(export::Args),
     /// Print a pipeline's compiled transition table as a graph.
     Graph(graph::Args),
     /// Append one event (JSON on stdin) to the current session's transcript.
@@ -89,12 +101,16 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Run(args) => run::run(&args),
+        Command::Batch(args) => batch::run(&args),
+        Command::Fork(args) => fork::run(&args),
         Command::Resume(args) => resume::run(&args),
         Command::MockAgent(args) => mock_agent::run(&args),
         Command::Validate(args) => validate::run(&args),
         Command::Check(args) => check::run(&args),
+        Command::Init(args) => init::run(&args),
         Command::Schema(args) => schema::run(&args),
         Command::Explain(args) => explain::run(&args),
+        Command::Export(args) => export::run(&args),
         Command::Graph(args) => graph::run(&args),
         Command::Event(args) => event::run(&args),
         Command::Replay(args) => replay::run(&args),

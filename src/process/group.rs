@@ -66,3 +66,13 @@ impl Drop for GroupGuard {
         self.kill();
     }
 }
+
+/// Ask one process to stop (SIGTERM): `crumb batch` stopping a child `crumb run` at its wall
+/// budget, which then stops its own groups and stays resumable. Harmless if it is gone.
+pub fn terminate_process(pid: u32) {
+    if let Ok(raw) = i32::try_from(pid)
+        && raw > 1
+    {
+        let _ = nix::sys::signal::kill(Pid::from_raw(raw), Signal::SIGTERM);
+    }
+}

@@ -5,6 +5,7 @@ pub mod bindings;
 pub mod coordinator;
 pub mod dead_session;
 pub mod dispatcher;
+pub mod fork;
 pub mod freeze;
 pub mod home;
 pub mod inbox;

@@ -118,6 +118,12 @@ impl SessionDir {
         Tail::resume(self.transcript(), 0, 0)
     }
 
+    /// `{parent, at}` when this session is a fork (`crumb fork`), from its `session.start`.
+    pub fn fork_origin(&self) -> Option<serde_json::Value> {
+        let start = first_session_start(&self.transcript()).ok()??;
+        start.data?.get("fork").cloned()
+    }
+
     /// The run configuration recorded in the first readable `session.start`, if any.
     pub fn run_config(&self) -> Result<Option<RunConfig>, OpenError> {
         let start = first_session_start(&self.transcript())?;

@@ -217,6 +217,7 @@ pub async fn session(
             "row": row,
             "meta": meta,
             "live": live,
+            "fork": hub.dir().fork_origin(),
             "events": inner.index.len(),
             // What the fold skipped: the same lines, for the same reasons, as `crumb replay`.
             "unreadable_lines": inner.replay.stats.skipped,

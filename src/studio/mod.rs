@@ -17,9 +17,11 @@
 
 pub mod api;
 pub mod assets;
+pub mod batches;
 pub mod config;
 pub mod control;
 pub mod files;
+pub mod fork;
 pub mod graph;
 pub mod hub;
 pub mod index;

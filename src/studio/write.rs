@@ -29,7 +29,7 @@ pub fn authorise(app: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
         .map_err(|refusal| ApiError(refusal.status(), refusal.to_string()))
 }
 
-fn parse_json<T: for<'de> Deserialize<'de>>(body: &Bytes) -> Result<T, ApiError> {
+pub(super) fn parse_json<T: for<'de> Deserialize<'de>>(body: &Bytes) -> Result<T, ApiError> {
     serde_json::from_slice(body)
         .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("invalid JSON body: {e}")))
 }
@@ -174,7 +174,22 @@ pub async fn new_session(
         .or_else(|| std::env::current_dir().ok())
         .ok_or_else(|| ApiError(StatusCode::BAD_REQUEST, "no project directory".into()))?;
     let args = run_args(&request, &project)?;
-    let pitch = request.pitch.trim();
+    let (id, pid) = start_session(&app, &args, &project, request.pitch.trim(), "run").await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "session_id": id, "pid": pid, "url": format!("/#/session/{id}") })),
+    ))
+}
+
+/// Start `crumb <args>` (a `run` or a `fork`) and wait for the new session of `pitch` to appear:
+/// its id and the child's pid, or 502 with what the child said.
+pub(super) async fn start_session(
+    app: &Shared,
+    args: &[String],
+    project: &std::path::Path,
+    pitch: &str,
+    what: &str,
+) -> Result<(String, Option<u32>), ApiError> {
     let home = app.config.home.clone();
     let before: std::collections::HashSet<String> = tokio::task::spawn_blocking(move || {
         sessions::all(&home).into_iter().map(|s| s.id).collect()
@@ -185,17 +200,13 @@ pub async fn new_session(
         pid,
         exited,
         log_path,
-    } = spawn_crumb(&app, &args, &project, "run")?;
-    let session_id = wait_for_session(&app, &before, pitch, &exited).await;
-    match session_id {
-        Some(id) => Ok((
-            StatusCode::ACCEPTED,
-            Json(json!({ "session_id": id, "pid": pid, "url": format!("/#/session/{id}") })),
-        )),
+    } = spawn_crumb(app, args, project, what)?;
+    match wait_for_session(app, &before, pitch, &exited).await {
+        Some(id) => Ok((id, pid)),
         None => Err(ApiError(
             StatusCode::BAD_GATEWAY,
             format!(
-                "crumb run did not start a session; its output: {}",
+                "crumb {what} did not start a session; its output: {}",
                 read_log(&log_path)
             ),
         )),

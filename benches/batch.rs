@@ -1,0 +1,80 @@
+//! `crumb batch` overhead per session over a plain `crumb run`, release build, whole processes:
+//! 20 pitches on the mock (static QA) run one at a time as 20 `crumb run`s, then as one
+//! `crumb batch --jobs 1`; the difference per session is what the batch adds (spawning the child,
+//! reading its progress, recording the pitch, folding the session for the summary). Target ≤ 20 ms.
+//!
+//! Run with `cargo bench --bench batch`.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const PITCHES: usize = 20;
+const ROUNDS: usize = 3;
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let binary = PathBuf::from(env!("CARGO_BIN_EXE_crumb"));
+    let (scratch, pipeline) = support::scratch_project(&root);
+    let mut singles = Vec::new();
+    let mut batches = Vec::new();
+    for round in 0..ROUNDS {
+        let pitches: Vec<String> = (0..PITCHES)
+            .map(|i| format!("round {round} pitch {i}: a dodger"))
+            .collect();
+        let home = scratch.path().join(format!("home-run-{round}"));
+        let started = Instant::now();
+        for pitch in &pitches {
+            let status = Command::new(&binary)
+                .current_dir(scratch.path())
+                .env("CRUMB_HOME", &home)
+                .args(["run"])
+                .arg(&pipeline)
+                .arg(pitch)
+                .args(["--adapter", "mock", "--json"])
+                .stdout(Stdio::null())
+                .status()
+                .expect("run crumb");
+            assert!(status.success(), "crumb run did not pass");
+        }
+        singles.push(started.elapsed() / u32::try_from(PITCHES).expect("small"));
+        let file = scratch.path().join(format!("pitches-{round}.txt"));
+        std::fs::write(&file, pitches.join("\n")).expect("pitches file");
+        let home = scratch.path().join(format!("home-batch-{round}"));
+        let started = Instant::now();
+        let status = Command::new(&binary)
+            .current_dir(scratch.path())
+            .env("CRUMB_HOME", &home)
+            .arg("batch")
+            .arg(&pipeline)
+            .arg(&file)
+            .args(["--jobs", "1", "--adapter", "mock", "--json"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("run crumb batch");
+        assert!(status.success(), "the batch did not pass");
+        batches.push(started.elapsed() / u32::try_from(PITCHES).expect("small"));
+    }
+    singles.sort();
+    batches.sort();
+    let (single, batch) = (singles[ROUNDS / 2], batches[ROUNDS / 2]);
+    let overhead = batch.saturating_sub(single);
+    println!(
+        "crumb run per session: median {:.1} ms; crumb batch --jobs 1 per session: median {:.1} ms; overhead {:.1} ms per session — {} the 20 ms target (n={ROUNDS} rounds of {PITCHES})",
+        ms(single),
+        ms(batch),
+        ms(overhead),
+        if overhead <= Duration::from_millis(20) {
+            "within"
+        } else {
+            "OVER"
+        }
+    );
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}

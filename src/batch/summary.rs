@@ -1,0 +1,197 @@
+//! The batch summary: one row per pitch (outcome, score, turns, tokens, cost, wall time), built
+//! from each session's folder alone, so a local batch and `--collect` over folders written by
+//! other machines give the same table. Printed as a human table, JSON or CSV.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::adapters::Usage;
+use crate::runtime::session::SessionDir;
+use crate::transcript::reader::each_event;
+use crate::transcript::{Event, Kind};
+
+/// One pitch's line of the summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub index: usize,
+    pub pitch: String,
+    /// The session that ran the pitch, once known.
+    pub session: Option<String>,
+    /// `pass`, `fail`, `partial`, `rejected`, `stopped`; `awaiting`, `unfinished` for a session
+    /// that has not ended; `not run` (with `note` saying why).
+    pub outcome: String,
+    /// The corrected D1–D6 aggregate of the latest verdict (out of 30).
+    pub score: Option<f64>,
+    /// Agent turns started (spawns over every role).
+    pub turns: u32,
+    pub tokens: u64,
+    pub cost_usd: Option<f64>,
+    /// From the first to the last event of the transcript.
+    pub wall_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Row {
+    /// A pitch with no session (yet).
+    pub fn not_run(index: usize, pitch: &str, note: impl Into<String>) -> Row {
+        Row {
+            index,
+            pitch: pitch.to_owned(),
+            session: None,
+            outcome: "not run".into(),
+            score: None,
+            turns: 0,
+            tokens: 0,
+            cost_usd: None,
+            wall_ms: 0,
+            note: Some(note.into()),
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        self.outcome == "pass"
+    }
+
+    /// The row of the session at `path`, folded through its frozen pipeline.
+    pub fn of_session(index: usize, pitch: &str, path: &Path) -> Row {
+        let fail = |note: String| Row {
+            session: path.file_name().map(|n| n.to_string_lossy().into_owned()),
+            outcome: "unreadable".into(),
+            ..Row::not_run(index, pitch, note)
+        };
+        let dir = match SessionDir::open(path) {
+            Ok(dir) => dir,
+            Err(err) => return fail(err.to_string()),
+        };
+        let replay = match dir.table().and_then(|table| dir.fold(&table, |_| {})) {
+            Ok(replay) => replay,
+            Err(err) => return fail(err.to_string()),
+        };
+        let state = &replay.state;
+        let outcome = match (&state.done, &state.awaiting) {
+            (Some(done), _) => done.outcome.map_or("unknown", |o| o.as_str()).to_owned(),
+            (None, Some(_)) => "awaiting".to_owned(),
+            (None, None) => "unfinished".to_owned(),
+        };
+        Row {
+            index,
+            pitch: pitch.to_owned(),
+            session: Some(dir.id().to_owned()),
+            outcome,
+            score: state
+                .verification
+                .latest
+                .as_ref()
+                .map(|v| v.corrected.aggregate),
+            turns: state.roles.values().map(|r| r.spawns).sum(),
+            tokens: state.budgets.tokens,
+            cost_usd: cost(&dir.transcript()),
+            wall_ms: state.clock.elapsed_ms(),
+            note: None,
+        }
+    }
+}
+
+/// Σ `cost_usd` of the session's `agent.stop` events (the adapters' usage tap), if any reported.
+fn cost(transcript: &Path) -> Option<f64> {
+    let file = std::fs::File::open(transcript).ok()?;
+    let mut total = Usage::default();
+    each_event(
+        std::io::BufReader::with_capacity(64 * 1024, file),
+        |event: Event| {
+            if let (Kind::AgentStop, Some(metadata)) = (&event.kind, &event.metadata) {
+                total.absorb(&Usage::from_metadata(metadata));
+            }
+        },
+        |_| {},
+    );
+    total.cost_usd
+}
+
+fn score(row: &Row) -> String {
+    row.score.map_or_else(|| "-".into(), |s| format!("{s:.1}"))
+}
+
+fn cost_text(row: &Row) -> String {
+    row.cost_usd
+        .map_or_else(|| "-".into(), |c| format!("{c:.4}"))
+}
+
+fn wall(row: &Row) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let seconds = row.wall_ms as f64 / 1000.0;
+    format!("{seconds:.1}s")
+}
+
+/// The human table, one line per pitch and a totals line.
+pub fn human(rows: &[Row]) -> String {
+    let width = rows
+        .iter()
+        .map(|r| r.pitch.chars().count().min(40))
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let mut out = format!(
+        "{:>3}  {:<width$}  {:<10}  {:>5}  {:>5}  {:>8}  {:>8}  {:>7}  session\n",
+        "#", "pitch", "outcome", "score", "turns", "tokens", "cost", "wall"
+    );
+    for row in rows {
+        let pitch: String = row.pitch.chars().take(40).collect();
+        let _ = writeln!(
+            out,
+            "{:>3}  {pitch:<width$}  {:<10}  {:>5}  {:>5}  {:>8}  {:>8}  {:>7}  {}{}",
+            row.index,
+            row.outcome,
+            score(row),
+            row.turns,
+            row.tokens,
+            cost_text(row),
+            wall(row),
+            row.session.as_deref().unwrap_or("-"),
+            row.note
+                .as_deref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default(),
+        );
+    }
+    let passed = rows.iter().filter(|r| r.passed()).count();
+    let _ = writeln!(
+        out,
+        "{passed}/{} passed · {} tokens · {} turns",
+        rows.len(),
+        rows.iter().map(|r| r.tokens).sum::<u64>(),
+        rows.iter().map(|r| r.turns).sum::<u32>(),
+    );
+    out
+}
+
+/// CSV with a header row (RFC 4180 quoting by the `csv` crate).
+pub fn csv(rows: &[Row]) -> Result<String, String> {
+    let mut writer = ::csv::Writer::from_writer(Vec::new());
+    let header = [
+        "index", "pitch", "session", "outcome", "score", "turns", "tokens", "cost_usd", "wall_ms",
+        "note",
+    ];
+    writer.write_record(header).map_err(|e| e.to_string())?;
+    for row in rows {
+        writer
+            .write_record([
+                row.index.to_string(),
+                row.pitch.clone(),
+                row.session.clone().unwrap_or_default(),
+                row.outcome.clone(),
+                row.score.map(|s| s.to_string()).unwrap_or_default(),
+                row.turns.to_string(),
+                row.tokens.to_string(),
+                row.cost_usd.map(|c| c.to_string()).unwrap_or_default(),
+                row.wall_ms.to_string(),
+                row.note.clone().unwrap_or_default(),
+            ])
+            .map_err(|e| e.to_string())?;
+    }
+    let bytes = writer.into_inner().map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|e| e.to_string())
+}

@@ -1,0 +1,257 @@
+//! `crumb batch <pipeline> <pitches-file>`: run many pitches, each its own session, and summarise
+//! them (human, `--json`, `--csv`); `--emit k8s` writes the same batch as a Kubernetes Indexed Job
+//! and `--collect <home>` summarises what its pods wrote. Exit 0 when every session passed, else
+//! `BATCH_NOT_ALL_PASSED`.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crate::batch::record::{BatchDir, BatchFile, batch_id};
+use crate::batch::summary::{self, Row};
+use crate::batch::{collect, k8s, plan, run};
+use crate::exit_codes::{BATCH_NOT_ALL_PASSED, FAILURE, SUCCESS, USAGE_ERROR, exit};
+use crate::pipeline::compile::CompileOptions;
+use crate::pipeline::units::parse_duration_ms;
+
+/// Arguments of `crumb batch`.
+#[derive(Debug, clap::Args)]
+#[allow(clippy::struct_excessive_bools)]
+pub struct Args {
+    /// The pipeline every pitch runs.
+    #[arg(required_unless_present = "collect")]
+    pub pipeline: Option<PathBuf>,
+    /// One pitch per line, or a YAML list of pitches or `{ pitch, bind: [ROLE=ADAPTER] }`.
+    #[arg(required_unless_present = "collect")]
+    pub pitches: Option<PathBuf>,
+    /// How many sessions run at once.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub jobs: u16,
+    /// Every role on this adapter (as `crumb run --adapter`).
+    #[arg(long, value_name = "ADAPTER")]
+    pub adapter: Option<String>,
+    /// Bind one role for every pitch (repeatable; a pitch's own `bind:` comes after).
+    #[arg(long = "bind", value_name = "ROLE=ADAPTER")]
+    pub binds: Vec<String>,
+    /// A preset from `presets/<NAME>.yaml`.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+    /// Make the mock adapter misbehave on purpose.
+    #[arg(long, value_name = "SCENARIO")]
+    pub mock_scenario: Option<String>,
+    /// Start no more sessions once the ended ones used this many tokens together.
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Start nothing after this long and stop (resumably) what still runs, e.g. `30m`.
+    #[arg(long, value_name = "DURATION")]
+    pub max_wall: Option<String>,
+    /// Print the summary as JSON.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print the summary as CSV.
+    #[arg(long)]
+    pub csv: bool,
+    /// The crumb home (default `$CRUMB_HOME`, else `~/.crumb`).
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Write the batch as Kubernetes manifests (a `ConfigMap` and an Indexed Job) on stdout.
+    #[arg(long, value_name = "FORMAT", value_parser = ["k8s"])]
+    pub emit: Option<String>,
+    /// `--emit k8s`: the container image holding crumb and this project.
+    #[arg(long, default_value = "crumb:latest")]
+    pub image: String,
+    /// `--emit k8s`: the `ReadWriteMany` volume claim holding the shared crumb home.
+    #[arg(long, default_value = "crumb-home")]
+    pub claim: String,
+    /// `--emit k8s`: the project folder inside the image (the pods' working directory).
+    #[arg(long, default_value = "/project")]
+    pub workdir: String,
+    /// Run only the pitch at this index (what each pod of the Indexed Job does).
+    #[arg(long, value_name = "I")]
+    pub index: Option<usize>,
+    /// Summarise the sessions a batch's pods wrote into this crumb home instead of running.
+    #[arg(long, value_name = "HOME")]
+    pub collect: Option<PathBuf>,
+}
+
+pub fn run(args: &Args) -> ExitCode {
+    match execute(args) {
+        Ok(code) => exit(code),
+        Err((code, message)) => {
+            eprintln!("crumb batch: {message}");
+            exit(code)
+        }
+    }
+}
+
+type Failed = (u8, String);
+
+fn usage(message: impl Into<String>) -> Failed {
+    (USAGE_ERROR, message.into())
+}
+
+fn execute(args: &Args) -> Result<u8, Failed> {
+    if let Some(home) = &args.collect {
+        return collect_home(args, home);
+    }
+    let (Some(pipeline), Some(pitches_file)) = (&args.pipeline, &args.pitches) else {
+        return Err(usage("give a pipeline and a pitches file"));
+    };
+    // Checked here so an invalid pipeline is one error, not one per pitch.
+    super::output::compile_or_report("batch", pipeline, CompileOptions::default())
+        .map_err(|code| (code, "the pipeline is not valid".to_owned()))?;
+    let pitches = plan::read(pitches_file).map_err(|e| usage(e.to_string()))?;
+    if let Some(index) = args.index
+        && index >= pitches.len()
+    {
+        return Err(usage(format!(
+            "--index {index} is past the last pitch ({} pitches)",
+            pitches.len()
+        )));
+    }
+    let canonical = pipeline
+        .canonicalize()
+        .map_err(|e| usage(format!("{}: {e}", pipeline.display())))?;
+    let id = batch_id(&canonical, &pitches);
+    let run_args = run_args(args);
+    if args.emit.is_some() {
+        let text = k8s::yaml(&k8s::Emit {
+            batch_id: &id,
+            pipeline: &pipeline.to_string_lossy(),
+            pitches: &pitches,
+            parallelism: usize::from(args.jobs),
+            image: &args.image,
+            claim: &args.claim,
+            workdir: &args.workdir,
+            run_args: &run_args,
+            backoff_limit: 3,
+        })
+        .map_err(|e| (FAILURE, format!("cannot write the manifests: {e}")))?;
+        print!("{text}");
+        return Ok(SUCCESS);
+    }
+    let max_wall = args
+        .max_wall
+        .as_deref()
+        .map(|text| {
+            parse_duration_ms(text)
+                .map(Duration::from_millis)
+                .map_err(|e| usage(format!("--max-wall {text}: {e}")))
+        })
+        .transpose()?;
+    let home = super::run::home(args.home.as_deref())
+        .map_err(|_| usage("no crumb home: set CRUMB_HOME or HOME, or pass --home".to_owned()))?;
+    let home = home.root().to_path_buf();
+    let batch = BatchFile {
+        id,
+        pipeline: canonical,
+        pitches,
+    };
+    let dir = BatchDir::create(&home, &batch)
+        .map_err(|e| (FAILURE, format!("cannot write the batch folder: {e}")))?;
+    let quiet = args.json || args.csv;
+    if !quiet && args.index.is_none() {
+        println!(
+            "batch    {} ({} pitches, {} at once)",
+            batch.id,
+            batch.pitches.len(),
+            args.jobs
+        );
+        println!("folder   {}", dir.path().display());
+    }
+    let options = run::Options {
+        home,
+        jobs: usize::from(args.jobs),
+        run_args,
+        max_tokens: args.max_tokens,
+        max_wall,
+        only: args.index,
+        plain: !std::io::stderr().is_terminal(),
+        quiet,
+    };
+    let rows = run::run(&dir, &batch, &options).map_err(|e| (FAILURE, e))?;
+    report(args, &rows)
+}
+
+/// What every child `crumb run` is given.
+fn run_args(args: &Args) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut pair = |flag: &str, value: Option<&String>| {
+        if let Some(value) = value {
+            out.push(flag.to_owned());
+            out.push(value.clone());
+        }
+    };
+    pair("--adapter", args.adapter.as_ref());
+    pair("--preset", args.preset.as_ref());
+    pair("--mock-scenario", args.mock_scenario.as_ref());
+    for bind in &args.binds {
+        out.push("--bind".into());
+        out.push(bind.clone());
+    }
+    out
+}
+
+fn collect_home(args: &Args, home: &Path) -> Result<u8, Failed> {
+    if !home.join("projects").is_dir() {
+        return Err(usage(format!(
+            "{} is not a crumb home (no projects/ folder)",
+            home.display()
+        )));
+    }
+    let (pitches, name) = match (&args.pipeline, &args.pitches) {
+        (Some(pipeline), Some(pitches)) => {
+            let table =
+                super::output::compile_or_report("batch", pipeline, CompileOptions::default())
+                    .map_err(|code| (code, "the pipeline is not valid".to_owned()))?;
+            let pitches = plan::read(pitches).map_err(|e| usage(e.to_string()))?;
+            (pitches, Some(table.name))
+        }
+        (None, None) => (only_batch(home)?.pitches, None),
+        _ => {
+            return Err(usage(
+                "--collect takes both the pipeline and the pitches file, or neither",
+            ));
+        }
+    };
+    let rows = collect::collect(home, &pitches, name.as_deref());
+    report(args, &rows)
+}
+
+/// The one batch recorded in `home` (what `--collect <home>` alone summarises).
+fn only_batch(home: &Path) -> Result<BatchFile, Failed> {
+    let folders: Vec<PathBuf> = std::fs::read_dir(home.join("batches"))
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    match folders.as_slice() {
+        [one] => BatchDir::open(one.clone())
+            .map(|(_, file)| file)
+            .map_err(|e| usage(format!("{}: {e}", one.display()))),
+        [] => Err(usage(format!(
+            "{} records no batch; give the pipeline and the pitches file",
+            home.display()
+        ))),
+        _ => Err(usage(format!(
+            "{} records {} batches; give the pipeline and the pitches file to choose",
+            home.display(),
+            folders.len()
+        ))),
+    }
+}
+
+fn report(args: &Args, rows: &[Row]) -> Result<u8, Failed> {
+    if args.json {
+        let text = serde_json::to_string_pretty(rows).map_err(|e| (FAILURE, e.to_string()))?;
+        println!("{text}");
+    } else if args.csv {
+        print!("{}", summary::csv(rows).map_err(|e| (FAILURE, e))?);
+    } else {
+        print!("{}", summary::human(rows));
+    }
+    Ok(if rows.iter().all(Row::passed) {
+        SUCCESS
+    } else {
+        BATCH_NOT_ALL_PASSED
+    })
+}

@@ -1,0 +1,148 @@
+//! `crumb fork <session> --at <event-id>`: a new session from a point of another (its transcript
+//! up to that event, its artifacts as they were then), driven on with possibly other bindings or
+//! another mock scenario. Exit codes follow the fork's outcome, as `crumb run`'s do.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use crate::adapters::mock::Scenario;
+use crate::exit_codes::{FAILURE, USAGE_ERROR, exit};
+use crate::runtime::bindings::bind_flag::parse_binds;
+use crate::runtime::coordinator::Session;
+use crate::runtime::fork;
+use crate::runtime::home::Project;
+use crate::runtime::resolve::resolve;
+use crate::runtime::run_config::RoleBinding;
+use crate::runtime::session;
+use crate::transcript::Kind;
+
+use super::run::Failure;
+
+/// Arguments of `crumb fork`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The session to fork: an id, a unique prefix of one, or a session folder.
+    pub session: String,
+    /// The last event the fork keeps: an event id or a unique prefix of one.
+    #[arg(long, value_name = "EVENT")]
+    pub at: String,
+    /// Bind one role to another adapter from the fork point on (repeatable).
+    #[arg(long = "bind", value_name = "ROLE=ADAPTER")]
+    pub binds: Vec<String>,
+    /// Make the mock adapter behave another way from the fork point on.
+    #[arg(long, value_enum, value_name = "SCENARIO")]
+    pub mock_scenario: Option<Scenario>,
+    /// Fork even when some artifacts cannot be restored as they were (they are left out).
+    #[arg(long)]
+    pub allow_missing: bool,
+    /// Keep a fork that waits for a person open (instead of exiting 10).
+    #[arg(long)]
+    pub wait: bool,
+    /// Print the final summary as JSON (and no progress).
+    #[arg(long)]
+    pub json: bool,
+    /// The crumb home (default `$CRUMB_HOME`, else `~/.crumb`).
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+}
+
+pub fn run(args: &Args) -> ExitCode {
+    match execute(args) {
+        Ok(code) | Err(Failure::Reported(code)) => exit(code),
+        Err(Failure::Usage(message)) => {
+            eprintln!("crumb fork: {message}");
+            exit(USAGE_ERROR)
+        }
+        Err(Failure::Internal(message)) => {
+            eprintln!("crumb fork: {message}");
+            exit(FAILURE)
+        }
+    }
+}
+
+fn execute(args: &Args) -> Result<u8, Failure> {
+    let internal = |e: String| Failure::Internal(e);
+    let home = super::run::home(args.home.as_deref())?;
+    let project =
+        Project::current().map_err(|e| internal(format!("cannot determine the project: {e}")))?;
+    let parent =
+        resolve(&home, Some(&project), &args.session).map_err(|e| Failure::Usage(e.to_string()))?;
+    let meta = parent
+        .read_meta()
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let mut config = parent
+        .run_config()
+        .map_err(|e| Failure::Usage(e.to_string()))?
+        .ok_or_else(|| {
+            Failure::Usage("the session has no readable session.start to fork".into())
+        })?;
+    let events =
+        fork::prefix(&parent.transcript(), &args.at).map_err(|e| Failure::Usage(e.to_string()))?;
+    let goal = events
+        .iter()
+        .find(|e| e.kind == Kind::Goal)
+        .and_then(|e| e.body.clone())
+        .unwrap_or_default();
+    let roles: Vec<String> = config.bindings.keys().cloned().collect();
+    let cwd = std::env::current_dir().ok();
+    let binds = parse_binds(&args.binds, &roles, cwd.as_deref())
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    for (role, bind) in binds {
+        let mut binding = RoleBinding::to_adapter(bind.adapter, "--bind");
+        binding.model = bind.model;
+        binding.command = bind.command;
+        config.bindings.insert(role, binding);
+    }
+    if let Some(scenario) = args.mock_scenario {
+        config.mock_scenario = Some(scenario.as_str().to_owned());
+    }
+    let prepared = session::prepare(&home, &project, &parent.frozen_pipeline(&meta), &goal)
+        .map_err(|e| internal(e.to_string()))?;
+    config.pipeline_hash.clone_from(&prepared.frozen.hash);
+    config
+        .pipeline_file
+        .clone_from(&prepared.frozen.pipeline_file);
+    let id = prepared.meta.session_id.clone();
+    let text = fork::lines(&events, &id, parent.id(), &config).map_err(internal)?;
+    std::fs::write(prepared.building_path().join("transcript.jsonl"), text)
+        .map_err(|e| internal(format!("cannot write the fork's transcript: {e}")))?;
+    let missing = fork::restore(
+        parent.path(),
+        prepared.building_path(),
+        &fork::artifacts(&events),
+    );
+    for (path, why) in &missing {
+        eprintln!("crumb fork: cannot restore {path} as it was at the fork point: {why}");
+    }
+    if !missing.is_empty() && !args.allow_missing {
+        return Err(Failure::Usage(format!(
+            "{} artifact(s) cannot be restored as they were; fork at an earlier event, or --allow-missing to go on without them",
+            missing.len()
+        )));
+    }
+    let table = crate::runtime::session_dir::compile_frozen(
+        &prepared
+            .building_path()
+            .join(&prepared.frozen.pipeline_file),
+    )
+    .map_err(|e| internal(e.to_string()))?;
+    let created = prepared
+        .commit(Vec::new())
+        .map_err(|e| internal(e.to_string()))?;
+    if !args.json {
+        println!(
+            "session  {} (fork of {} at {})",
+            created.dir.id(),
+            parent.id(),
+            events.last().map_or("", |e| e.id.as_str())
+        );
+        println!("folder   {}", created.dir.path().display());
+    }
+    let session = Session {
+        dir: created.dir,
+        table: Arc::new(table),
+        config: Arc::new(config),
+    };
+    super::run::drive_and_report(session, created.lock, args.wait, args.json)
+}

@@ -1,0 +1,174 @@
+//! `crumb init [dir] [--from casual|doc-review]`: a new project from a shipped pipeline — the
+//! pipeline with its schema modeline, its templates (and the example agents `doc-review` runs),
+//! the schema itself, editor settings mapping pipeline files to it for yaml-language-server, and a
+//! CI workflow that validates before any token is spent. The shipped files are embedded at build
+//! time, so `init` works from an installed binary. Nothing that exists is overwritten.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::exit_codes::{FAILURE, INVALID_PIPELINE, SUCCESS, USAGE_ERROR, exit};
+use crate::pipeline::compile::{CompileOptions, compile_file};
+use crate::pipeline::schema;
+
+/// The pipelines `init` can start from (`code` is not shipped yet).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum From {
+    Casual,
+    DocReview,
+}
+
+/// Arguments of `crumb init`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Where to create the project (default: the current folder).
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+    /// The shipped pipeline to start from.
+    #[arg(long, value_enum, default_value = "casual")]
+    pub from: From,
+}
+
+const CONTEXT: (&str, &str) = (
+    "templates/_context.md.j2",
+    include_str!("../../templates/_context.md.j2"),
+);
+const PROTOCOL: (&str, &str) = (
+    "templates/_event_protocol.md.j2",
+    include_str!("../../templates/_event_protocol.md.j2"),
+);
+
+/// The files of each starting point, as `(path in the project, content)`.
+fn files(from: From) -> Vec<(&'static str, &'static str)> {
+    match from {
+        From::Casual => vec![
+            (
+                "pipelines/casual.yaml",
+                include_str!("../../pipelines/casual.yaml"),
+            ),
+            (
+                "templates/planner-lead.md.j2",
+                include_str!("../../templates/planner-lead.md.j2"),
+            ),
+            (
+                "templates/builder.md.j2",
+                include_str!("../../templates/builder.md.j2"),
+            ),
+            (
+                "templates/verifier.md.j2",
+                include_str!("../../templates/verifier.md.j2"),
+            ),
+            CONTEXT,
+            PROTOCOL,
+        ],
+        From::DocReview => vec![
+            (
+                "pipelines/doc-review.yaml",
+                include_str!("../../pipelines/doc-review.yaml"),
+            ),
+            (
+                "templates/writer.md.j2",
+                include_str!("../../templates/writer.md.j2"),
+            ),
+            (
+                "templates/reviewer.md.j2",
+                include_str!("../../templates/reviewer.md.j2"),
+            ),
+            CONTEXT,
+            PROTOCOL,
+            (
+                "examples/agents/writer.py",
+                include_str!("../../examples/agents/writer.py"),
+            ),
+            (
+                "examples/agents/reviewer.py",
+                include_str!("../../examples/agents/reviewer.py"),
+            ),
+        ],
+    }
+}
+
+/// yaml-language-server (the VS Code YAML extension) checks and completes pipelines against the
+/// project's schema.
+const VSCODE_SETTINGS: &str = r#"{
+  "yaml.schemas": {
+    "./schemas/pipeline.schema.json": ["*.crumb.yaml", "pipelines/*.yaml"]
+  }
+}
+"#;
+
+/// Validation in CI, with GitHub annotations, before any run spends tokens.
+const CI_WORKFLOW: &str = "name: crumb
+on: [push, pull_request]
+jobs:
+  validate:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      # Put `crumb` on PATH the way your team ships it (a release binary, or
+      # `cargo install --locked --path <a crumb checkout>`), then validate with GitHub
+      # annotations before any run spends tokens:
+      - run: crumb validate --format github --deny-warnings pipelines/
+";
+
+pub fn run(args: &Args) -> ExitCode {
+    match execute(args) {
+        Ok(code) => exit(code),
+        Err((code, message)) => {
+            eprintln!("crumb init: {message}");
+            exit(code)
+        }
+    }
+}
+
+fn execute(args: &Args) -> Result<u8, (u8, String)> {
+    let schema_text = schema::render(&schema::pipeline_schema());
+    let mut plan: Vec<(&str, &str)> = files(args.from);
+    plan.push(("schemas/pipeline.schema.json", &schema_text));
+    plan.push((".vscode/settings.json", VSCODE_SETTINGS));
+    plan.push((".github/workflows/crumb.yml", CI_WORKFLOW));
+    let existing: Vec<&str> = plan
+        .iter()
+        .map(|(path, _)| *path)
+        .filter(|path| args.dir.join(path).exists())
+        .collect();
+    if !existing.is_empty() {
+        return Err((
+            USAGE_ERROR,
+            format!(
+                "{} already holds {}; nothing was written (move them or init another folder)",
+                args.dir.display(),
+                existing.join(", ")
+            ),
+        ));
+    }
+    for (path, text) in &plan {
+        write(&args.dir.join(path), text)
+            .map_err(|e| (FAILURE, format!("cannot write {path}: {e}")))?;
+        println!("created  {}", args.dir.join(path).display());
+    }
+    let pipeline = args.dir.join(plan[0].0);
+    let compiled = compile_file(&pipeline, &CompileOptions::default());
+    if compiled.table.is_none() {
+        return Err((
+            INVALID_PIPELINE,
+            format!(
+                "{} does not validate: run `crumb validate` on it",
+                pipeline.display()
+            ),
+        ));
+    }
+    println!(
+        "valid    {}\nnext     crumb run {} \"<your pitch>\"",
+        pipeline.display(),
+        pipeline.display()
+    );
+    Ok(SUCCESS)
+}
+
+fn write(path: &Path, text: &str) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, text)
+}

@@ -1,0 +1,155 @@
+//! `crumb export <session> --format html|chrome-trace|otlp-json|md`: what happened in a session,
+//! for someone who has no crumb. Every format is built from one load of the transcript (the
+//! events and the engine's fold of them) and one list of [`spans::Span`]s.
+
+pub mod chrome_trace;
+pub mod html;
+pub mod markdown;
+pub mod otlp;
+pub mod spans;
+
+use std::path::PathBuf;
+
+use crate::engine::{Replay, State};
+use crate::runtime::session::SessionDir;
+use crate::transcript::Event;
+use crate::transcript::reader::each_event;
+
+/// A session as the exporters see it.
+pub struct Loaded {
+    pub id: String,
+    pub dir: PathBuf,
+    /// The pipeline's name.
+    pub pipeline: String,
+    pub state: State,
+    pub events: Vec<Event>,
+    pub spans: Vec<spans::Span>,
+}
+
+/// Read the session once: every event (the folding readers' rules: bad lines and duplicated ids
+/// skipped) and the state its frozen pipeline folds them into.
+pub fn load(dir: &SessionDir) -> Result<Loaded, String> {
+    let table = dir.table().map_err(|e| e.to_string())?;
+    let file = std::fs::File::open(dir.transcript())
+        .map_err(|e| format!("cannot read {}: {e}", dir.transcript().display()))?;
+    let mut replay = Replay::new();
+    let mut events = Vec::new();
+    each_event(
+        std::io::BufReader::with_capacity(256 * 1024, file),
+        |event: Event| {
+            replay.feed_event(&table, &event);
+            events.push(event);
+        },
+        |_| {},
+    );
+    let spans = spans::spans(&events);
+    Ok(Loaded {
+        id: dir.id().to_owned(),
+        dir: dir.path().to_path_buf(),
+        pipeline: table.name.clone(),
+        state: replay.state,
+        events,
+        spans,
+    })
+}
+
+impl Loaded {
+    /// `pass`, `fail`, … or `awaiting` / `unfinished` for a session that has not ended.
+    pub fn outcome(&self) -> String {
+        match (&self.state.done, &self.state.awaiting) {
+            (Some(done), _) => done.outcome.map_or("unknown", |o| o.as_str()).to_owned(),
+            (None, Some(_)) => "awaiting".to_owned(),
+            (None, None) => "unfinished".to_owned(),
+        }
+    }
+
+    pub fn reason(&self) -> Option<&str> {
+        self.state.done.as_ref().map(|d| d.reason.as_str())
+    }
+
+    /// The time of the first event, in Unix milliseconds (0 for an empty transcript).
+    pub fn origin_ms(&self) -> i64 {
+        self.events
+            .iter()
+            .find_map(|e| spans::unix_ms(&e.ts))
+            .unwrap_or(0)
+    }
+}
+
+/// One line of the scorecard: a dimension, the verifier's score and the corrected one.
+pub struct ScoreLine {
+    pub dimension: String,
+    pub raw: Option<f64>,
+    pub corrected: f64,
+}
+
+impl Loaded {
+    /// The latest verdict's D1–D6, raw beside corrected.
+    pub fn scorecard(&self) -> Vec<ScoreLine> {
+        let Some(latest) = &self.state.verification.latest else {
+            return Vec::new();
+        };
+        latest
+            .corrected
+            .dimensions
+            .iter()
+            .zip(latest.raw.dimensions.iter())
+            .enumerate()
+            .map(|(i, (corrected, raw))| ScoreLine {
+                dimension: format!("D{}", i + 1),
+                raw: *raw,
+                corrected: *corrected,
+            })
+            .collect()
+    }
+
+    /// `(verdict, aggregate)` of the latest verdict, corrected.
+    pub fn verdict(&self) -> Option<(String, f64)> {
+        self.state
+            .verification
+            .latest
+            .as_ref()
+            .map(|v| (v.corrected.verdict.to_string(), v.corrected.aggregate))
+    }
+
+    /// Every file an event recorded, latest record per path: `(path, sha256, role)`.
+    pub fn artifacts(&self) -> Vec<(String, String, Option<String>)> {
+        let mut seen: indexmap::IndexMap<String, (String, Option<String>)> =
+            indexmap::IndexMap::new();
+        for event in &self.events {
+            for artifact in &event.artifacts {
+                let role = artifact
+                    .role
+                    .and_then(|r| serde_json::to_value(r).ok())
+                    .and_then(|v| v.as_str().map(str::to_owned));
+                seen.insert(artifact.path.clone(), (artifact.sha256.clone(), role));
+            }
+        }
+        seen.into_iter()
+            .map(|(path, (sha, role))| (path, sha, role))
+            .collect()
+    }
+
+    /// The prompt files of the session (`prompts/<role>-<n>.md`), sorted.
+    pub fn prompts(&self) -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(self.dir.join("prompts"))
+            .map(|entries| entries.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        found.sort();
+        found
+    }
+
+    /// Σ tokens in and out, and cost, over every turn.
+    pub fn usage(&self) -> (u64, u64, Option<f64>) {
+        let mut cost: Option<f64> = None;
+        let (mut input, mut output) = (0, 0);
+        for span in &self.spans {
+            input += span.tokens_in.unwrap_or(0);
+            output += span.tokens_out.unwrap_or(0);
+            if let Some(c) = span.cost_usd {
+                cost = Some(cost.unwrap_or(0.0) + c);
+            }
+        }
+        (input, output, cost)
+    }
+}

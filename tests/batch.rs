@@ -1,0 +1,298 @@
+//! `crumb batch` end to end: many mock sessions through child `crumb run` processes, a SIGKILL
+//! mid-batch and its exact resume, the summary in its three forms, the Kubernetes manifests
+//! against the API's schema, and `--collect` over sessions written by separate processes.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::run::Scratch;
+use crate::support::eventually;
+
+fn pitches(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("pitch number {i}: a tiny dodger"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn write_pitches(scratch: &Scratch, text: &str) -> PathBuf {
+    let path = scratch.dir.path().join("pitches.txt");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn batch(scratch: &Scratch, pitches: &Path, extra: &[&str]) -> crate::support::Crumb {
+    scratch
+        .command(&["batch"])
+        .arg(scratch.pipeline())
+        .arg(pitches)
+        .args(["--adapter", "mock", "--mock-scenario", "pass"])
+        .args(extra)
+}
+
+fn rows(stdout: &str) -> Vec<Value> {
+    serde_json::from_str::<Value>(stdout)
+        .unwrap_or_else(|e| panic!("--json is not JSON ({e}): {stdout}"))
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// Every session folder under `home`.
+fn sessions(home: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for project in std::fs::read_dir(home.join("projects")).unwrap() {
+        for session in std::fs::read_dir(project.unwrap().path().join("sessions")).unwrap() {
+            let path = session.unwrap().path();
+            if !path.file_name().unwrap().to_string_lossy().starts_with('.') {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// The pitch records of the only batch of `home`.
+fn records(home: &Path) -> Vec<Value> {
+    let Ok(batches) = std::fs::read_dir(home.join("batches")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for batch in batches {
+        let Ok(entries) = std::fs::read_dir(batch.unwrap().path().join("pitches")) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json")
+                && let Ok(value) = serde_json::from_slice(&std::fs::read(&path).unwrap())
+            {
+                out.push(value);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn twenty_pitches_four_at_a_time_resume_exactly_after_a_sigkill() {
+    let scratch = Scratch::new();
+    let file = write_pitches(&scratch, &pitches(20));
+    let running = batch(&scratch, &file, &["--jobs", "4", "--json"])
+        .env("CRUMB_MOCK_DELAY_MS", "150")
+        .timeout(Duration::from_secs(300))
+        .spawn();
+    // Kill the batch (alone, as a crash would) once some sessions ended and others run.
+    let ended_before = eventually("five pitches ended", Duration::from_secs(240), || {
+        let ended: Vec<Value> = records(&scratch.home())
+            .into_iter()
+            .filter(|r| r["exit_code"].is_u64())
+            .collect();
+        (ended.len() >= 5).then_some(ended)
+    });
+    running.kill();
+    // What was running when the batch died: its `crumb run`s are left behind, as after a crash.
+    let in_flight: Vec<Value> = records(&scratch.home())
+        .into_iter()
+        .filter(|r| r["pid"].is_u64() && !r["exit_code"].is_u64())
+        .collect();
+    assert!(!in_flight.is_empty(), "the kill landed mid-batch");
+    assert!(ended_before.len() < 20, "the kill landed mid-batch");
+    let run = batch(&scratch, &file, &["--jobs", "4", "--json"])
+        .timeout(Duration::from_secs(300))
+        .run()
+        .expect_code(0);
+    let rows = rows(&run.stdout);
+    assert_eq!(rows.len(), 20);
+    assert!(rows.iter().all(|r| r["outcome"] == "pass"), "{rows:#?}");
+    let ids: BTreeSet<&str> = rows
+        .iter()
+        .map(|r| r["session"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 20, "each pitch its own session");
+    assert_eq!(
+        sessions(&scratch.home()).len(),
+        20,
+        "no pitch was run twice: exactly one session folder per pitch"
+    );
+    for record in &ended_before {
+        let id = record["session"].as_str().unwrap();
+        assert!(
+            ids.contains(id),
+            "a session ended before the kill is kept: {id}"
+        );
+    }
+    for record in in_flight.iter().filter(|r| r["session"].is_string()) {
+        let id = record["session"].as_str().unwrap();
+        assert!(
+            ids.contains(id),
+            "a session running at the kill is resumed, not redone: {id}"
+        );
+    }
+    for row in &rows {
+        assert!(row["turns"].as_u64().unwrap() >= 3, "{row}");
+        assert!(row["score"].as_f64().unwrap() >= 24.0, "{row}");
+    }
+    // Running the finished batch again runs nothing and prints the same summary.
+    let again = batch(&scratch, &file, &["--json"]).run().expect_code(0);
+    assert_eq!(rows, self::rows(&again.stdout));
+    assert_eq!(sessions(&scratch.home()).len(), 20);
+}
+
+/// The fields a summary row has whatever machine ran it (the session id and wall time differ).
+fn comparable(rows: &[Value]) -> Vec<Value> {
+    rows.iter()
+        .map(|r| {
+            let mut r = r.clone();
+            let object = r.as_object_mut().unwrap();
+            object.remove("session");
+            object.remove("wall_ms");
+            r
+        })
+        .collect()
+}
+
+#[test]
+fn collect_over_separate_processes_matches_a_local_batch_and_csv_says_the_same() {
+    let scratch = Scratch::new();
+    let file = write_pitches(&scratch, "a dodger\n- not yaml, a pitch\na tapper\n");
+    let local = batch(&scratch, &file, &["--jobs", "2", "--json"])
+        .run()
+        .expect_code(0);
+    let local = rows(&local.stdout);
+    assert_eq!(local.len(), 3);
+    // Like the pods of the Indexed Job: one process per pitch, into another (shared) home.
+    let shared = scratch.dir.path().join("shared-home");
+    for index in 0..3 {
+        batch(&scratch, &file, &["--index", &index.to_string(), "--json"])
+            .env("CRUMB_HOME", &shared)
+            .run()
+            .expect_code(0);
+    }
+    let collected = scratch
+        .command(&["batch", "--json", "--collect"])
+        .arg(&shared)
+        .arg(scratch.pipeline())
+        .arg(&file)
+        .run()
+        .expect_code(0);
+    assert_eq!(comparable(&local), comparable(&rows(&collected.stdout)));
+    // With only the home, the batch recorded there names the pitches.
+    let alone = scratch
+        .command(&["batch", "--json", "--collect"])
+        .arg(&shared)
+        .run()
+        .expect_code(0);
+    assert_eq!(comparable(&local), comparable(&rows(&alone.stdout)));
+    let csv = scratch
+        .command(&["batch", "--csv", "--collect"])
+        .arg(&shared)
+        .run()
+        .expect_code(0);
+    let mut reader = csv::Reader::from_reader(csv.stdout.as_bytes());
+    let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(records.len(), 3);
+    assert_eq!(&records[1][1], "- not yaml, a pitch");
+    assert_eq!(&records[1][3], "pass");
+    let human = scratch
+        .command(&["batch", "--collect"])
+        .arg(&shared)
+        .run()
+        .expect_code(0);
+    assert!(human.stdout.contains("3/3 passed"), "{}", human.stdout);
+}
+
+#[test]
+fn a_spent_token_budget_leaves_pitches_unrun_and_exits_with_the_batch_code() {
+    let scratch = Scratch::new();
+    let file = write_pitches(&scratch, &pitches(3));
+    let run = batch(
+        &scratch,
+        &file,
+        &["--jobs", "1", "--json", "--max-tokens", "1"],
+    )
+    .run()
+    .expect_code(i32::from(crumb::exit_codes::BATCH_NOT_ALL_PASSED));
+    let rows = rows(&run.stdout);
+    assert_eq!(rows[0]["outcome"], "pass");
+    for row in &rows[1..] {
+        assert_eq!(row["outcome"], "not run", "{row}");
+        assert!(
+            row["note"].as_str().unwrap().contains("token budget"),
+            "{row}"
+        );
+    }
+    assert_eq!(sessions(&scratch.home()).len(), 1);
+}
+
+#[test]
+fn a_bad_pitches_file_is_a_located_usage_error() {
+    let scratch = Scratch::new();
+    let file = write_pitches(&scratch, "- a\n- pitch: b\n  bind: [builder]\n");
+    let run = batch(&scratch, &file, &[]).run().expect_code(2);
+    assert!(
+        run.stderr
+            .contains("pitches.txt:2: bind `builder` is not ROLE=ADAPTER"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The documents of a multi-document YAML file, as JSON.
+fn documents(text: &str) -> Vec<Value> {
+    serde_saphyr::from_multiple::<Value>(text).unwrap_or_else(|e| panic!("{e}:\n{text}"))
+}
+
+fn validator(name: &str) -> jsonschema::Validator {
+    let path = crate::support::repo_root()
+        .join("tests/fixtures/batch")
+        .join(name);
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+#[test]
+fn emitted_kubernetes_manifests_are_valid_batch_v1_indexed_jobs() {
+    let scratch = Scratch::new();
+    let file = write_pitches(&scratch, &pitches(7));
+    let run = scratch
+        .command(&["batch", "pipelines/casual-static.yaml"])
+        .arg(&file)
+        .args(["--jobs", "3", "--adapter", "mock", "--emit", "k8s"])
+        .run()
+        .expect_code(0);
+    let docs = documents(&run.stdout);
+    assert_eq!(docs.len(), 2, "{}", run.stdout);
+    let (config_map, job) = (&docs[0], &docs[1]);
+    let job_schema = validator("job.batch.v1.schema.json");
+    let errors: Vec<String> = job_schema.iter_errors(job).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{job:#}");
+    let errors: Vec<String> = validator("configmap.v1.schema.json")
+        .iter_errors(config_map)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(job["spec"]["completionMode"], "Indexed");
+    assert_eq!(job["spec"]["completions"], 7);
+    assert_eq!(job["spec"]["parallelism"], 3);
+    let args = &job["spec"]["template"]["spec"]["containers"][0]["args"];
+    assert!(
+        args.as_array()
+            .unwrap()
+            .contains(&Value::from("$(JOB_COMPLETION_INDEX)"))
+    );
+    // The pitches the pods read are the batch's own.
+    let pitches: Vec<Value> =
+        serde_saphyr::from_str(config_map["data"]["pitches.yaml"].as_str().unwrap()).unwrap();
+    assert_eq!(pitches.len(), 7);
+    // The schema is not a rubber stamp: a wrong completion mode or a missing template fails it.
+    let mut bad = job.clone();
+    bad["spec"]["completionMode"] = "Sideways".into();
+    assert!(!job_schema.is_valid(&bad));
+    let mut bad = job.clone();
+    bad["spec"].as_object_mut().unwrap().remove("template");
+    assert!(!job_schema.is_valid(&bad));
+}

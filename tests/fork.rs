@@ -1,0 +1,168 @@
+//! `crumb fork`: a session started again from one of another's events — the prefix kept (ids
+//! and all), the artifacts as they were restored by hash (or the fork refused), driven on with
+//! another mock scenario to its own end, and replayed exactly.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::run::Scratch;
+
+fn lines(session: &Path) -> Vec<Value> {
+    std::fs::read_to_string(session.join("transcript.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn sessions(home: &Path) -> Vec<PathBuf> {
+    let project = std::fs::read_dir(home.join("projects"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let mut found: Vec<PathBuf> = std::fs::read_dir(project.path().join("sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .collect();
+    found.sort();
+    found
+}
+
+fn first(events: &[Value], kind: &str) -> String {
+    events.iter().find(|e| e["kind"] == kind).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn a_fork_of_a_fail_once_session_with_the_pass_scenario_passes_and_replays_exactly() {
+    let scratch = Scratch::new();
+    let parent = crate::export::fail_once_session(&scratch, &scratch.pipeline(), "a dodger");
+    let parent_events = lines(&parent);
+    // After the first build the parent's game files were rebuilt: they cannot be restored.
+    let refused = scratch
+        .command(&["fork"])
+        .arg(&parent)
+        .args([
+            "--at",
+            &first(&parent_events, "build"),
+            "--mock-scenario",
+            "pass",
+        ])
+        .run()
+        .expect_code(2);
+    assert!(
+        refused
+            .stderr
+            .contains("cannot restore artifacts/game/index.html"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(
+        sessions(&scratch.home()).len(),
+        1,
+        "a refused fork leaves no session"
+    );
+    // From the spec (a unique prefix of its id, lower case), with the pass scenario.
+    let spec = first(&parent_events, "spec");
+    let run = scratch
+        .command(&["fork"])
+        .arg(&parent)
+        .args([
+            "--at",
+            &spec[..22].to_ascii_lowercase(),
+            "--mock-scenario",
+            "pass",
+            "--json",
+        ])
+        .run()
+        .expect_code(0);
+    let summary: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(summary["outcome"], "pass");
+    let fork = PathBuf::from(summary["folder"].as_str().unwrap());
+    let fork_id = summary["session_id"].as_str().unwrap();
+    let events = lines(&fork);
+    let at = parent_events
+        .iter()
+        .position(|e| e["id"] == spec.as_str())
+        .unwrap();
+    // The prefix: the parent's events, ids kept, in the fork's session.
+    for (mine, theirs) in events.iter().zip(&parent_events[..=at]) {
+        assert_eq!(mine["id"], theirs["id"]);
+        assert_eq!(mine["kind"], theirs["kind"]);
+        assert_eq!(mine["body"], theirs["body"]);
+        assert_eq!(mine["session_id"], fork_id);
+    }
+    assert_eq!(
+        events[0]["data"]["fork"]["parent"],
+        parent.file_name().unwrap().to_str().unwrap()
+    );
+    assert_eq!(events[0]["data"]["fork"]["at"], spec.as_str());
+    assert_eq!(events[0]["data"]["mock_scenario"], "pass");
+    // What followed is new: one build, one verdict, no repair.
+    let after = &events[at + 1..];
+    assert!(
+        after
+            .iter()
+            .all(|e| e["id"].as_str().unwrap() > spec.as_str())
+    );
+    assert_eq!(after.iter().filter(|e| e["kind"] == "build").count(), 1);
+    assert_eq!(
+        after.iter().filter(|e| e["kind"] == "judge.score").count(),
+        1
+    );
+    // The spec was restored by hash; the game is the fork's own.
+    assert_eq!(
+        std::fs::read(fork.join("artifacts/spec.md")).unwrap(),
+        std::fs::read(parent.join("artifacts/spec.md")).unwrap()
+    );
+    // Replay of the fork is the state the live drive ended in.
+    let replay = scratch
+        .command(&["replay", "--json"])
+        .arg(&fork)
+        .run()
+        .expect_code(0);
+    let state: Value = serde_json::from_str(&replay.stdout).unwrap();
+    let state = state.get("state").unwrap_or(&state);
+    assert_eq!(state["done"]["outcome"], "pass", "{state}");
+    assert_eq!(state["events"], u64::try_from(events.len()).unwrap());
+    assert_eq!(state["session_id"], fork_id);
+    // And the parent is untouched.
+    assert_eq!(lines(&parent), parent_events);
+}
+
+#[test]
+fn a_fork_point_before_the_goal_or_unknown_is_refused() {
+    let scratch = Scratch::new();
+    scratch
+        .command(&["run"])
+        .arg(scratch.pipeline())
+        .arg("a dodger")
+        .args(["--adapter", "mock", "--json"])
+        .run()
+        .expect_code(0);
+    let parent = sessions(&scratch.home()).remove(0);
+    let start = first(&lines(&parent), "session.start");
+    let run = scratch
+        .command(&["fork"])
+        .arg(&parent)
+        .args(["--at", &start])
+        .run()
+        .expect_code(2);
+    assert!(
+        run.stderr.contains("at or after the session's `goal`"),
+        "{}",
+        run.stderr
+    );
+    let run = scratch
+        .command(&["fork"])
+        .arg(&parent)
+        .args(["--at", "ZZZZ"])
+        .run()
+        .expect_code(2);
+    assert!(run.stderr.contains("no event"), "{}", run.stderr);
+}
