@@ -2,8 +2,11 @@
 //! OpenTelemetry `GenAI` semantic conventions: a session span, an `invoke_agent` span per turn with
 //! `gen_ai.*` attributes and usage, an `execute_tool` span per tool call, QA and waits as
 //! internal spans. Ids are derived from the session and event ids, so exports are reproducible.
+//!
+//! Written through typed structs straight to the output: a long session has a span per tool call
+//! (about 100,000 in a 100k-event session), and a JSON tree per span cost twice the time budget.
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::Loaded;
 use super::spans::{Span, SpanKind};
@@ -12,6 +15,78 @@ use super::spans::{Span, SpanKind};
 const INTERNAL: u8 = 1;
 const STATUS_OK: u8 = 1;
 const STATUS_ERROR: u8 = 2;
+
+/// `ExportTraceServiceRequest`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Request {
+    resource_spans: [ResourceSpans; 1],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceSpans {
+    resource: Resource,
+    scope_spans: [ScopeSpans; 1],
+}
+
+#[derive(Serialize)]
+struct Resource {
+    attributes: Vec<KeyValue>,
+}
+
+#[derive(Serialize)]
+struct ScopeSpans {
+    scope: Scope,
+    spans: Vec<OtlpSpan>,
+}
+
+#[derive(Serialize)]
+struct Scope {
+    name: &'static str,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OtlpSpan {
+    trace_id: String,
+    span_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent_span_id: Option<String>,
+    name: String,
+    kind: u8,
+    start_time_unix_nano: String,
+    end_time_unix_nano: String,
+    attributes: Vec<KeyValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<Status>,
+}
+
+#[derive(Serialize)]
+struct Status {
+    code: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+}
+
+#[derive(Serialize)]
+struct KeyValue {
+    key: &'static str,
+    value: AnyValue,
+}
+
+/// `AnyValue`: one of its fields, as the protobuf JSON mapping writes a `oneof`.
+#[derive(Serialize)]
+enum AnyValue {
+    #[serde(rename = "stringValue")]
+    Text(String),
+    /// int64 is a string in the protobuf JSON mapping.
+    #[serde(rename = "intValue")]
+    Int(String),
+    #[serde(rename = "doubleValue")]
+    Double(f64),
+}
 
 fn trace_id(session: &str) -> String {
     crumb_core::digest::sha256_hex(session.as_bytes())[..32].to_owned()
@@ -25,29 +100,47 @@ fn nanos(ms: i64) -> String {
     (i128::from(ms) * 1_000_000).max(0).to_string()
 }
 
-fn text(key: &str, value: &str) -> Value {
-    json!({ "key": key, "value": { "stringValue": value } })
-}
-
-fn int(key: &str, value: u64) -> Value {
-    // int64 is a string in the protobuf JSON mapping.
-    json!({ "key": key, "value": { "intValue": value.to_string() } })
-}
-
-fn double(key: &str, value: f64) -> Value {
-    json!({ "key": key, "value": { "doubleValue": value } })
-}
-
-fn status(span: &Span) -> Value {
-    let ok = matches!(span.status.as_str(), "ok" | "pass" | "answered");
-    if ok {
-        json!({ "code": STATUS_OK })
-    } else {
-        json!({ "code": STATUS_ERROR, "message": span.status })
+fn text(key: &'static str, value: &str) -> KeyValue {
+    KeyValue {
+        key,
+        value: AnyValue::Text(value.to_owned()),
     }
 }
 
-fn turn_attributes(span: &Span) -> Vec<Value> {
+fn int(key: &'static str, value: u64) -> KeyValue {
+    KeyValue {
+        key,
+        value: AnyValue::Int(value.to_string()),
+    }
+}
+
+fn double(key: &'static str, value: f64) -> KeyValue {
+    KeyValue {
+        key,
+        value: AnyValue::Double(value),
+    }
+}
+
+fn status(ok: bool, message: &str) -> Status {
+    if ok {
+        Status {
+            code: STATUS_OK,
+            message: None,
+        }
+    } else {
+        Status {
+            code: STATUS_ERROR,
+            message: Some(message.to_owned()),
+        }
+    }
+}
+
+fn span_status(span: &Span) -> Status {
+    let ok = matches!(span.status.as_str(), "ok" | "pass" | "answered");
+    status(ok, &span.status)
+}
+
+fn turn_attributes(span: &Span) -> Vec<KeyValue> {
     let mut attributes = vec![
         text("gen_ai.operation.name", "invoke_agent"),
         text("gen_ai.agent.name", &span.track),
@@ -74,8 +167,8 @@ fn turn_attributes(span: &Span) -> Vec<Value> {
     attributes
 }
 
-/// The export request as a JSON value.
-pub fn request(session: &Loaded) -> Value {
+/// The export request, ready to serialise.
+pub fn request(session: &Loaded) -> Request {
     let trace = trace_id(&session.id);
     let root = span_id(&session.id);
     let origin = session.origin_ms();
@@ -85,16 +178,23 @@ pub fn request(session: &Loaded) -> Value {
         .rev()
         .find_map(|e| super::spans::unix_ms(&e.ts))
         .unwrap_or(origin);
-    let mut spans = vec![json!({
-        "traceId": trace, "spanId": root, "name": format!("session {}", session.pipeline),
-        "kind": INTERNAL, "startTimeUnixNano": nanos(origin), "endTimeUnixNano": nanos(end),
-        "attributes": [
-            text("crumb.session.id", &session.id), text("crumb.pipeline", &session.pipeline),
-            text("crumb.outcome", &session.outcome()),
+    let outcome = session.outcome();
+    let mut spans = vec![OtlpSpan {
+        trace_id: trace.clone(),
+        span_id: root.clone(),
+        parent_span_id: None,
+        name: format!("session {}", session.pipeline),
+        kind: INTERNAL,
+        start_time_unix_nano: nanos(origin),
+        end_time_unix_nano: nanos(end),
+        attributes: vec![
+            text("crumb.session.id", &session.id),
+            text("crumb.pipeline", &session.pipeline),
+            text("crumb.outcome", &outcome),
             int("crumb.events", session.state.events),
         ],
-        "status": if session.outcome() == "pass" { json!({"code": STATUS_OK}) } else { json!({"code": STATUS_ERROR, "message": session.outcome()}) },
-    })];
+        status: Some(status(outcome == "pass", &outcome)),
+    }];
     for span in &session.spans {
         let id = span_id(&span.event_id);
         let (name, attributes) = match span.kind {
@@ -111,34 +211,50 @@ pub fn request(session: &Loaded) -> Value {
                 vec![text("crumb.event_id", &span.event_id)],
             ),
         };
-        spans.push(json!({
-            "traceId": trace, "spanId": id, "parentSpanId": root, "name": name, "kind": INTERNAL,
-            "startTimeUnixNano": nanos(span.start_ms), "endTimeUnixNano": nanos(span.end_ms),
-            "attributes": attributes, "status": status(span),
-        }));
+        spans.push(OtlpSpan {
+            trace_id: trace.clone(),
+            span_id: id.clone(),
+            parent_span_id: Some(root.clone()),
+            name,
+            kind: INTERNAL,
+            start_time_unix_nano: nanos(span.start_ms),
+            end_time_unix_nano: nanos(span.end_ms),
+            attributes,
+            status: Some(span_status(span)),
+        });
         for tool in &span.tools {
-            spans.push(json!({
-                "traceId": trace, "spanId": span_id(&tool.event_id), "parentSpanId": id,
-                "name": format!("execute_tool {}", tool.name), "kind": INTERNAL,
-                "startTimeUnixNano": nanos(tool.start_ms), "endTimeUnixNano": nanos(tool.end_ms),
-                "attributes": [
+            spans.push(OtlpSpan {
+                trace_id: trace.clone(),
+                span_id: span_id(&tool.event_id),
+                parent_span_id: Some(id.clone()),
+                name: format!("execute_tool {}", tool.name),
+                kind: INTERNAL,
+                start_time_unix_nano: nanos(tool.start_ms),
+                end_time_unix_nano: nanos(tool.end_ms),
+                attributes: vec![
                     text("gen_ai.operation.name", "execute_tool"),
                     text("gen_ai.tool.name", &tool.name),
                     text("crumb.event_id", &tool.event_id),
                 ],
-            }));
+                status: None,
+            });
         }
     }
-    json!({
-        "resourceSpans": [{
-            "resource": { "attributes": [
-                text("service.name", "crumb"),
-                text("service.version", env!("CARGO_PKG_VERSION")),
-            ] },
-            "scopeSpans": [{
-                "scope": { "name": "crumb", "version": env!("CARGO_PKG_VERSION") },
-                "spans": spans,
+    Request {
+        resource_spans: [ResourceSpans {
+            resource: Resource {
+                attributes: vec![
+                    text("service.name", "crumb"),
+                    text("service.version", env!("CARGO_PKG_VERSION")),
+                ],
+            },
+            scope_spans: [ScopeSpans {
+                scope: Scope {
+                    name: "crumb",
+                    version: env!("CARGO_PKG_VERSION"),
+                },
+                spans,
             }],
         }],
-    })
+    }
 }
