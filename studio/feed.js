@@ -60,8 +60,9 @@ export function summary(raw) {
   return body || dataText(e.data);
 }
 
-/** A feed or transcript row; never throws (a row that cannot be drawn says so). */
-export function row(seq, raw, onPick) {
+/** A feed or transcript row; never throws (a row that cannot be drawn says so). With `onFork`,
+ * the row carries a "fork" button (shown by the feed's `can-fork` class). */
+export function row(seq, raw, onPick, onFork) {
   const e = obj(raw);
   let text;
   try { text = summary(e); } catch (err) { text = `(cannot summarise this event: ${err.message})`; }
@@ -71,20 +72,30 @@ export function row(seq, raw, onPick) {
     h('span', { class: 'ev-time', title: stamp(e.ts) }, time(e.ts)),
     h('span', { class: 'ev-from' }, String(e.from ?? '?')),
     h('span', { class: 'ev-kind', title: typeof done === 'string' ? done : '' }, kind),
-    h('span', { class: 'ev-body' }, clip(text, 240)));
+    h('span', { class: 'ev-body' }, clip(text, 240)),
+    onFork ? h('button', { class: 'btn ghost small ev-fork', type: 'button', title: 'Start a new session from this point',
+      onclick: ev => { ev.stopPropagation(); onFork(e, ev.currentTarget); } }, 'fork') : null);
 }
 
 /** The live feed, newest row first (so the newest rows are what the screen shows). */
 export class Feed {
-  constructor(el, onPick) { this.el = el; this.onPick = onPick; this.ids = new Set(); }
-  reset() { clear(this.el); this.ids.clear(); }
+  /** `onFork(event, button)`: rows from the goal on offer a fork from there. */
+  constructor(el, onPick, onFork) { this.el = el; this.onPick = onPick; this.onFork = onFork; this.ids = new Set(); this.pastGoal = null; }
+  reset() { clear(this.el); this.ids.clear(); this.pastGoal = null; }
+  /** Offer (or hide) the rows' fork buttons: only once the session has ended or has no coordinator. */
+  canFork(yes) { this.el.classList.toggle('can-fork', !!yes); }
   add(seq, raw) {
     const e = obj(raw);
+    const kind = String(e.kind ?? '');
+    // Rows arrive oldest first: before the goal (when its start was seen) there is no fork point.
+    if (kind === 'session.start') this.pastGoal = false;
+    if (kind === 'goal') this.pastGoal = true;
+    const forkable = this.onFork && kind !== 'session.start' && this.pastGoal !== false;
     // De-duplicate by event id: a reconnect can never double an event.
     const id = String(e.id ?? '');
     if (id && this.ids.has(id)) return;
     if (id) this.ids.add(id);
-    this.el.prepend(row(seq, e, this.onPick));
+    this.el.prepend(row(seq, e, this.onPick, forkable ? this.onFork : null));
     while (this.el.childElementCount > FEED_MAX) {
       this.ids.delete(this.el.lastElementChild.dataset.id);
       this.el.lastElementChild.remove();

@@ -63,7 +63,8 @@ export async function openSession(id, onChange) {
     commandBar(me),
     h('div', { class: 'card tabs-card' }, tabBar, Object.values(panes)));
   me.liveLog = h('div', { class: 'live-log', id: 'live-log', hidden: true });
-  me.feed = new Feed(h('div', { class: 'feed', id: 'feed' }), (seq, e) => { showTab('Transcript'); me.transcript.show(seq, e); });
+  me.feed = new Feed(h('div', { class: 'feed', id: 'feed' }), (seq, e) => { showTab('Transcript'); me.transcript.show(seq, e); },
+    (e, button) => forkAt(me, e, button));
   panes.Feed.append(me.liveLog, me.feed.el);
   me.transcript = new Transcript(panes.Transcript, id);
   const loaded = {};
@@ -155,6 +156,27 @@ async function control(me, what, button) {
   refresh(me);
 }
 
+/** Start a fork from event `e` and open it once the server has created it. */
+async function forkAt(me, e, button) {
+  const at = String(obj(e).id ?? '');
+  if (!at) { report('fork: this event has no id'); return; }
+  button.disabled = true;
+  const { ok, body } = await post(sessionPath(me.id, '/fork'), { at });
+  button.disabled = false;
+  if (!ok || typeof body.session_id !== 'string') { report(`fork: ${body.error || 'refused'}`); return; }
+  const url = typeof body.url === 'string' && body.url.includes('#') ? body.url.slice(body.url.indexOf('#')) : `#/session/${encodeURIComponent(body.session_id)}`;
+  location.hash = url;
+}
+
+/** "forked from <parent> at <event>", the parent a link, when the session is a fork. */
+function forkLine(d) {
+  const fork = obj(d.fork);
+  if (typeof fork.parent !== 'string' || !fork.parent) return null;
+  return h('div', { class: 'muted small', id: 'fork-of' }, 'forked from ',
+    h('a', { href: `#/session/${encodeURIComponent(fork.parent)}` }, fork.parent),
+    ' at ', h('code', {}, String(fork.at ?? '?')));
+}
+
 function drawSession(me) {
   const d = obj(me.data);
   const s = obj(d.state);
@@ -172,8 +194,10 @@ function drawSession(me) {
         meta.created ? h('span', { title: stamp(meta.created) }, ago(meta.created)) : '',
         d.live ? h('span', { class: 'live' }, ' ● coordinator live') : ' · no coordinator running',
         ` · times in ${zone}`,
-        d.unreadable_lines ? h('span', { class: 'warn' }, ` · ${d.unreadable_lines} unreadable lines skipped`) : ''));
+        d.unreadable_lines ? h('span', { class: 'warn' }, ` · ${d.unreadable_lines} unreadable lines skipped`) : ''),
+      forkLine(d));
   });
+  if (me.feed) me.feed.canFork(!!s.done || !d.live);
   safely('the outcome', $('#outcome-slot'), () => {
     const slot = clear($('#outcome-slot'));
     slot.append(outcomeBanner(o, actions(me, o, d)));

@@ -594,6 +594,7 @@ fn wait_for_state(server: &Server, id: &str, what: &str, ready: impl Fn(&Value) 
 
 mod batch_fork;
 mod browser;
+mod fork_page;
 mod live;
 mod outcomes;
 mod probes;
