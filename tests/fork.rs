@@ -166,3 +166,33 @@ fn a_fork_point_before_the_goal_or_unknown_is_refused() {
         .expect_code(2);
     assert!(run.stderr.contains("no event"), "{}", run.stderr);
 }
+
+#[test]
+fn a_fork_of_a_session_older_than_its_wall_clock_budget_is_not_stopped_by_it() {
+    let scratch = Scratch::new();
+    let parent = crate::export::fail_once_session(&scratch, &scratch.pipeline(), "a dodger");
+    // The parent ran three hours ago: past the pipeline's 60-minute hard wall clock.
+    let path = parent.join("transcript.jsonl");
+    let mut shifted = String::new();
+    for line in std::fs::read_to_string(&path).unwrap().lines() {
+        let mut event: Value = serde_json::from_str(line).unwrap();
+        let ts = chrono::DateTime::parse_from_rfc3339(event["ts"].as_str().unwrap()).unwrap();
+        let earlier = ts.with_timezone(&chrono::Utc) - chrono::Duration::hours(3);
+        event["ts"] = earlier
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+            .into();
+        shifted.push_str(&event.to_string());
+        shifted.push('\n');
+    }
+    std::fs::write(&path, shifted).unwrap();
+    let spec = first(&lines(&parent), "spec");
+    let run = scratch
+        .command(&["fork"])
+        .arg(&parent)
+        .args(["--at", &spec, "--mock-scenario", "pass", "--json"])
+        .run()
+        .expect_code(0);
+    let summary: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(summary["outcome"], "pass", "{}", run.stdout);
+    assert_eq!(summary["reason"], "verdict_pass");
+}

@@ -213,10 +213,20 @@ impl Step<'_> {
                     state.clock.started_ms = Some(ms);
                     state.clock.started_at = Some(event.ts.clone());
                 }
+                if std::mem::take(&mut state.clock.after_fork_point)
+                    && let Some(latest) = state.clock.latest_ms
+                {
+                    let gap = u64::try_from(ms.saturating_sub(latest)).unwrap_or(0);
+                    state.clock.excluded_ms = state.clock.excluded_ms.saturating_add(gap);
+                }
                 state.clock.latest_ms =
                     Some(state.clock.latest_ms.map_or(ms, |latest| latest.max(ms)));
             }
             None => state.clock.bad_timestamps += 1,
+        }
+        if state.clock.fork_at.as_deref() == Some(event.id.as_str()) {
+            state.clock.fork_at = None;
+            state.clock.after_fork_point = true;
         }
         state
             .last_event
@@ -312,6 +322,8 @@ impl Step<'_> {
                 }
             }
             Kind::SessionStart => {
+                // A fork: the time between its fork point and its own first event is not worked.
+                state.clock.fork_at = fork_point(event).or(state.clock.fork_at.take());
                 // What each role was bound to, so a swap can say what it moved away from.
                 if let Some(Value::Object(bindings)) = data(event).and_then(|d| d.get("bindings")) {
                     for (role, binding) in bindings.iter().take(MAX_LIST) {
@@ -432,3 +444,12 @@ fn qa_snapshot(event: &Event) -> QaSnapshot {
 
 /// The verdict a route reacts to when a person vetoes: the repair cell (`FAIL` × `Important`).
 pub(super) const VETO_CELL: (Verdict, Severity) = (Verdict::Fail, Severity::Important);
+
+/// The fork point a fork's `session.start` records (`data.fork.at`).
+fn fork_point(event: &Event) -> Option<String> {
+    data(event)
+        .and_then(|d| d.get("fork"))
+        .and_then(|f| f.get("at"))
+        .and_then(Value::as_str)
+        .map(|at| clip(at, PREVIEW))
+}

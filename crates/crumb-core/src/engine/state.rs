@@ -183,13 +183,25 @@ pub struct Clock {
     pub latest_ms: Option<i64>,
     /// Events whose `ts` did not parse.
     pub bad_timestamps: u64,
+    /// A fork's fork point (`session.start`'s `data.fork.at`) until it is folded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fork_at: Option<String>,
+    /// The fork point was the last event folded: the gap to the next one is not session time.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub after_fork_point: bool,
+    /// Time left out: between a fork's last inherited event and its own first, which can be days
+    /// (a fork of last week's session must not start out of wall-clock budget).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub excluded_ms: u64,
 }
 
 impl Clock {
     /// Elapsed session time in milliseconds.
     pub fn elapsed_ms(&self) -> u64 {
         match (self.started_ms, self.latest_ms) {
-            (Some(start), Some(latest)) => u64::try_from(latest.saturating_sub(start)).unwrap_or(0),
+            (Some(start), Some(latest)) => u64::try_from(latest.saturating_sub(start))
+                .unwrap_or(0)
+                .saturating_sub(self.excluded_ms),
             _ => 0,
         }
     }
