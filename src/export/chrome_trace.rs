@@ -1,10 +1,13 @@
 //! The Chrome trace-event format (loads in Perfetto and `chrome://tracing`): one track (thread)
 //! per role plus `qa` and `person`, a complete event (`ph: X`) per span, an instant (`ph: i`) per
 //! verdict and ending, times in microseconds from the session's first event.
+//!
+//! Written through typed structs straight to the output: a long session has an event per tool
+//! call, and a JSON tree per event cost most of the time budget.
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::Loaded;
 use super::spans::SpanKind;
@@ -12,12 +15,73 @@ use crate::transcript::Kind;
 
 const PID: u32 = 1;
 
+/// `{"traceEvents": [...], "displayTimeUnit": "ms"}`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Trace<'a> {
+    trace_events: Vec<TraceEvent<'a>>,
+    display_time_unit: &'static str,
+}
+
+#[derive(Serialize)]
+struct TraceEvent<'a> {
+    name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cat: Option<&'static str>,
+    ph: &'static str,
+    /// The scope of an instant event (`g`: global).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    s: Option<&'static str>,
+    pid: u32,
+    tid: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ts: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dur: Option<i64>,
+    args: Args<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Args<'a> {
+    Name {
+        name: String,
+    },
+    Span {
+        event_id: &'a str,
+        status: &'a str,
+        tokens_in: Option<u64>,
+        tokens_out: Option<u64>,
+        model: Option<&'a str>,
+        cost_usd: Option<f64>,
+    },
+    Event {
+        event_id: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        body: Option<&'a str>,
+    },
+}
+
 fn micros(ms: i64, origin: i64) -> i64 {
     (ms - origin).saturating_mul(1000)
 }
 
-/// The trace as a JSON value (`{"traceEvents": [...]}`).
-pub fn trace(session: &Loaded) -> Value {
+fn metadata(name: &str, tid: u32, value: String) -> TraceEvent<'static> {
+    TraceEvent {
+        name: name.to_owned(),
+        cat: None,
+        ph: "M",
+        s: None,
+        pid: PID,
+        tid,
+        ts: None,
+        dur: None,
+        args: Args::Name { name: value },
+    }
+}
+
+/// The trace, ready to serialise.
+pub fn trace(session: &Loaded) -> Trace<'_> {
     let origin = session.origin_ms();
     let mut tids: BTreeMap<&str, u32> = BTreeMap::new();
     for span in &session.spans {
@@ -26,14 +90,13 @@ pub fn trace(session: &Loaded) -> Value {
             .saturating_add(1);
         tids.entry(span.track.as_str()).or_insert(next);
     }
-    let mut events = vec![json!({
-        "name": "process_name", "ph": "M", "pid": PID, "tid": 0,
-        "args": { "name": format!("crumb {} · {}", session.pipeline, session.id) },
-    })];
+    let mut events = vec![metadata(
+        "process_name",
+        0,
+        format!("crumb {} · {}", session.pipeline, session.id),
+    )];
     for (track, tid) in &tids {
-        events.push(json!({
-            "name": "thread_name", "ph": "M", "pid": PID, "tid": tid, "args": { "name": track },
-        }));
+        events.push(metadata("thread_name", *tid, (*track).to_owned()));
     }
     for span in &session.spans {
         let tid = tids.get(span.track.as_str()).copied().unwrap_or(0);
@@ -42,36 +105,63 @@ pub fn trace(session: &Loaded) -> Value {
             SpanKind::Qa => "qa",
             SpanKind::Wait => "wait",
         };
-        events.push(json!({
-            "name": span.name, "cat": category, "ph": "X", "pid": PID, "tid": tid,
-            "ts": micros(span.start_ms, origin),
-            "dur": micros(span.end_ms, span.start_ms).max(0),
-            "args": {
-                "event_id": span.event_id, "status": span.status,
-                "tokens_in": span.tokens_in, "tokens_out": span.tokens_out,
-                "model": span.model, "cost_usd": span.cost_usd,
+        events.push(TraceEvent {
+            name: span.name.clone(),
+            cat: Some(category),
+            ph: "X",
+            s: None,
+            pid: PID,
+            tid,
+            ts: Some(micros(span.start_ms, origin)),
+            dur: Some(micros(span.end_ms, span.start_ms).max(0)),
+            args: Args::Span {
+                event_id: &span.event_id,
+                status: &span.status,
+                tokens_in: span.tokens_in,
+                tokens_out: span.tokens_out,
+                model: span.model.as_deref(),
+                cost_usd: span.cost_usd,
             },
-        }));
+        });
         for tool in &span.tools {
-            events.push(json!({
-                "name": tool.name, "cat": "tool", "ph": "X", "pid": PID, "tid": tid,
-                "ts": micros(tool.start_ms, origin),
-                "dur": micros(tool.end_ms, tool.start_ms).max(0),
-                "args": { "event_id": tool.event_id },
-            }));
+            events.push(TraceEvent {
+                name: tool.name.clone(),
+                cat: Some("tool"),
+                ph: "X",
+                s: None,
+                pid: PID,
+                tid,
+                ts: Some(micros(tool.start_ms, origin)),
+                dur: Some(micros(tool.end_ms, tool.start_ms).max(0)),
+                args: Args::Event {
+                    event_id: &tool.event_id,
+                    body: None,
+                },
+            });
         }
     }
     for event in &session.events {
         if matches!(event.kind, Kind::JudgeScore | Kind::Done | Kind::Audit)
             && let Some(at) = super::spans::unix_ms(&event.ts)
         {
-            events.push(json!({
-                "name": format!("{} {}", event.from, event.kind),
-                "cat": "event", "ph": "i", "s": "g", "pid": PID, "tid": 0,
-                "ts": micros(at, origin),
-                "args": { "event_id": event.id, "body": event.body },
-            }));
+            events.push(TraceEvent {
+                name: format!("{} {}", event.from, event.kind),
+                cat: Some("event"),
+                ph: "i",
+                s: Some("g"),
+                pid: PID,
+                tid: 0,
+                ts: Some(micros(at, origin)),
+                dur: None,
+                args: Args::Event {
+                    event_id: &event.id,
+                    body: event.body.as_deref(),
+                },
+            });
         }
     }
-    json!({ "traceEvents": events, "displayTimeUnit": "ms" })
+    Trace {
+        trace_events: events,
+        display_time_unit: "ms",
+    }
 }
