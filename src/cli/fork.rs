@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use crate::adapters::mock::Scenario;
-use crate::exit_codes::{FAILURE, USAGE_ERROR, exit};
 use crate::runtime::bindings::bind_flag::parse_binds;
 use crate::runtime::coordinator::Session;
 use crate::runtime::fork;
@@ -48,17 +47,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    match execute(args) {
-        Ok(code) | Err(Failure::Reported(code)) => exit(code),
-        Err(Failure::Usage(message)) => {
-            eprintln!("crumb fork: {message}");
-            exit(USAGE_ERROR)
-        }
-        Err(Failure::Internal(message)) => {
-            eprintln!("crumb fork: {message}");
-            exit(FAILURE)
-        }
-    }
+    Failure::exit("fork", execute(args))
 }
 
 fn execute(args: &Args) -> Result<u8, Failure> {

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::run::{Failure, drive_and_report, home, reopen};
-use crate::exit_codes::{FAILURE, USAGE_ERROR, exit};
 use crate::runtime::home::Project;
 use crate::runtime::lock::CoordinatorLock;
 use crate::runtime::resolve::resolve;
@@ -31,17 +30,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    match execute(args) {
-        Ok(code) | Err(Failure::Reported(code)) => exit(code),
-        Err(Failure::Usage(message)) => {
-            eprintln!("crumb resume: {message}");
-            exit(USAGE_ERROR)
-        }
-        Err(Failure::Internal(message)) => {
-            eprintln!("crumb resume: {message}");
-            exit(FAILURE)
-        }
-    }
+    Failure::exit("resume", execute(args))
 }
 
 fn execute(args: &Args) -> Result<u8, Failure> {

@@ -81,17 +81,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    match execute(args) {
-        Ok(code) | Err(Failure::Reported(code)) => exit(code),
-        Err(Failure::Usage(message)) => {
-            eprintln!("crumb run: {message}");
-            exit(USAGE_ERROR)
-        }
-        Err(Failure::Internal(message)) => {
-            eprintln!("crumb run: {message}");
-            exit(FAILURE)
-        }
-    }
+    Failure::exit("run", execute(args))
 }
 
 /// Why a command stopped before (or while) driving a session.
@@ -100,6 +90,23 @@ pub(crate) enum Failure {
     Internal(String),
     /// Already explained on stderr (an invalid pipeline's diagnostics); exit with this code.
     Reported(u8),
+}
+
+impl Failure {
+    /// The process exit of `crumb <command>`: the code, or the failure's line on stderr and its code.
+    pub(crate) fn exit(command: &str, result: Result<u8, Failure>) -> ExitCode {
+        match result {
+            Ok(code) | Err(Failure::Reported(code)) => exit(code),
+            Err(Failure::Usage(message)) => {
+                eprintln!("crumb {command}: {message}");
+                exit(USAGE_ERROR)
+            }
+            Err(Failure::Internal(message)) => {
+                eprintln!("crumb {command}: {message}");
+                exit(FAILURE)
+            }
+        }
+    }
 }
 
 /// The dead session of the same pipeline and pitch, with its lock taken, if there is one; every
