@@ -17,7 +17,8 @@ use super::listing;
 use super::session::SessionDir;
 
 /// The newest resumable dead session of `project` running `pipeline_path` on `pitch`, if any,
-/// and one line for each same-pitch dead session passed over because it cannot be resumed.
+/// and one line for each same-pitch session passed over: still driven by another coordinator,
+/// frozen from another version of the pipeline, or unresumable.
 pub fn find(
     home: &CrumbHome,
     project: &Project,
@@ -25,20 +26,37 @@ pub fn find(
     pitch: &str,
 ) -> (Option<SessionDir>, Vec<String>) {
     let (sessions, _) = listing::list(home, Some(project));
-    let candidates: Vec<_> = sessions
-        .into_iter()
-        .filter(|session| session.status == "dead" && session.goal == pitch)
-        .collect();
     let mut skipped = Vec::new();
+    let mut candidates = Vec::new();
+    for session in sessions.into_iter().filter(|session| session.goal == pitch) {
+        match session.status {
+            "dead" => candidates.push(session),
+            // Another coordinator holds its lock: never silent, so two runs of one pitch at once
+            // (or a coordinator that is still exiting) explain the fresh session they cause.
+            "running" => skipped.push(format!(
+                "session {} for the same pitch is still driven by another coordinator (its lock is held)",
+                session.id
+            )),
+            _ => {}
+        }
+    }
     if candidates.is_empty() {
         return (None, skipped); // the common case costs one directory listing, no hashing
     }
     let Some(hash) = pipeline_hash(pipeline_path) else {
+        skipped.push(format!(
+            "the pipeline {} cannot be frozen to compare it with the dead session's",
+            pipeline_path.display()
+        ));
         return (None, skipped);
     };
     for candidate in candidates {
-        let Ok(dir) = SessionDir::open(&candidate.path) else {
-            continue;
+        let dir = match SessionDir::open(&candidate.path) {
+            Ok(dir) => dir,
+            Err(err) => {
+                skipped.push(format!("session {} cannot be resumed: {err}", candidate.id));
+                continue;
+            }
         };
         let meta = match dir.read_meta() {
             Ok(meta) => meta,
@@ -48,6 +66,10 @@ pub fn find(
             }
         };
         if meta.pipeline_hash != hash {
+            skipped.push(format!(
+                "session {} ran another version of the pipeline (it changed since)",
+                dir.id()
+            ));
             continue;
         }
         match unresumable(&dir.transcript()) {

@@ -149,3 +149,41 @@ fn abandoned_building_folders_are_swept_and_never_listed() {
     assert!(fresh.exists(), "a recent one may still be being built");
     assert_eq!(ls_status(&scratch), ["done"]);
 }
+
+#[test]
+fn auto_resume_says_when_the_same_pitch_is_still_driven_elsewhere() {
+    let scratch = Scratch::new();
+    let session = bent_session(&scratch, |mut lines| {
+        lines.truncate(lines.len() - 2);
+        lines
+    });
+    // Another coordinator holding the session's lock, as a second `crumb run` of the pitch would.
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(session.join("coordinator.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let run = scratch.run("pass", &[]).expect_code(0);
+    let line = "is still driven by another coordinator (its lock is held); starting a fresh one";
+    assert!(run.stderr.contains(line), "{}", run.stderr);
+    assert_eq!(session_count(&scratch), 2);
+    lock.unlock().unwrap();
+}
+
+#[test]
+fn auto_resume_says_when_the_pipeline_changed_since_the_dead_session() {
+    let scratch = Scratch::new();
+    bent_session(&scratch, |mut lines| {
+        lines.truncate(lines.len() - 2);
+        lines
+    });
+    let pipeline = scratch.pipeline();
+    let text = std::fs::read_to_string(&pipeline).unwrap();
+    std::fs::write(&pipeline, text.replace("max_verify: 5", "max_verify: 4")).unwrap();
+    let run = scratch.run("pass", &[]).expect_code(0);
+    let line = "ran another version of the pipeline (it changed since); starting a fresh one";
+    assert!(run.stderr.contains(line), "{}", run.stderr);
+    assert_eq!(session_count(&scratch), 2);
+}
