@@ -22,6 +22,7 @@ pub mod replay;
 pub mod resume;
 pub mod run;
 pub mod run_dry;
+pub mod run_inputs;
 pub mod run_pitch;
 pub mod run_progress;
 pub mod say;
