@@ -158,7 +158,9 @@ fn set_args(set: Option<&serde_json::Value>) -> Result<Vec<String>, String> {
         return Ok(Vec::new());
     };
     let Value::Object(map) = set else {
-        return Err("`set:` is a mapping of input names to values, e.g. `set: { audience: kids }`".into());
+        return Err(
+            "`set:` is a mapping of input names to values, e.g. `set: { audience: kids }`".into(),
+        );
     };
     map.iter()
         .map(|(name, value)| match value {

@@ -163,9 +163,15 @@ fn execute(args: &Args) -> Result<u8, Failure> {
     let idle_timeout_ms = duration_flag("--idle-timeout", args.idle_timeout.as_deref())?;
     let wall_timeout_ms = duration_flag("--wall-timeout", args.wall_timeout.as_deref())?;
     let inputs = super::run_inputs::resolve(&table.inputs, &args.sets, args.input_file.as_deref())
-        .map_err(|problems| Failure::Usage(format!("invalid inputs (nothing was started):\n{problems}")))?;
+        .map_err(|problems| {
+            Failure::Usage(format!("invalid inputs (nothing was started):\n{problems}"))
+        })?;
     let goal_default = crate::pipeline::input_values::goal_default(&table.inputs);
-    let source = match (&args.pitch_file, args.pitch.as_deref(), goal_default.as_deref()) {
+    let source = match (
+        &args.pitch_file,
+        args.pitch.as_deref(),
+        goal_default.as_deref(),
+    ) {
         (Some(path), _, _) => run_pitch::Source::File(path),
         (None, Some("-"), _) => run_pitch::Source::Stdin,
         (None, Some(text), _) | (None, None, Some(text)) => run_pitch::Source::Text(text),

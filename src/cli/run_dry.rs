@@ -149,7 +149,14 @@ pub(crate) fn execute(
         .map_err(|e| Failure::Internal(e.to_string()))?;
     created.lock.release();
 
-    print_summary(args.json, &dir, &played, (outcome, &reason, &why), code, inputs);
+    print_summary(
+        args.json,
+        &dir,
+        &played,
+        (outcome, &reason, &why),
+        code,
+        inputs,
+    );
     if code == USAGE_ERROR {
         eprintln!("crumb run --dry-run: {why}");
     }

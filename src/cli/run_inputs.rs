@@ -18,8 +18,7 @@ pub fn read_file(path: &Path) -> Result<Vec<(String, Value)>, String> {
     let shown = path.display();
     let bytes = crumb_core::bounded_read::read(path, MAX_INPUT_FILE_BYTES)
         .map_err(|e| format!("--input {shown}: {e}"))?;
-    let text =
-        String::from_utf8(bytes).map_err(|_| format!("--input {shown}: not valid UTF-8"))?;
+    let text = String::from_utf8(bytes).map_err(|_| format!("--input {shown}: not valid UTF-8"))?;
     // JSON is YAML, so one parser reads both.
     let value: Value = serde_saphyr::from_str(&text)
         .map_err(|e| format!("--input {shown}: not YAML or JSON: {e}"))?;

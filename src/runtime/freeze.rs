@@ -7,6 +7,9 @@
 //! files a role's `adapter: { command: [...] }` names (its agent scripts) are copied the same
 //! way, so the frozen pipeline's argv resolves to the frozen scripts.
 //!
+//! Files a pipeline `include:`s or `extends:` are copied with it, so a resume after they change
+//! still runs the frozen version.
+//!
 //! The content hash covers every copied file (path and bytes, in path order), so `session.start`
 //! pins what a replay will see, and later edits to the working tree never change it.
 
@@ -99,17 +102,24 @@ fn freeze_into(
     let pipeline_path = pipeline_path
         .canonicalize()
         .map_err(read_err(pipeline_path))?;
-    let text = std::fs::read_to_string(&pipeline_path).map_err(read_err(&pipeline_path))?;
-    let outline: Outline = serde_saphyr::from_str(&text).map_err(|err| FreezeError::Parse {
+    std::fs::metadata(&pipeline_path).map_err(read_err(&pipeline_path))?;
+    let parse_err = |message: String| FreezeError::Parse {
         path: pipeline_path.display().to_string(),
-        message: err.to_string(),
-    })?;
+        message,
+    };
+    // Assembled as the compiler assembles it: the fragments travel with the pipeline, and
+    // their roles' paths are already relative to it.
+    let (value, fragments) = crumb_core::pipeline::assemble::assembled_file(&pipeline_path)
+        .ok_or_else(|| parse_err("not readable as YAML".into()))?;
+    let outline: Outline =
+        serde_json::from_value(value).map_err(|err| parse_err(err.to_string()))?;
     let pipeline_dir = pipeline_path
         .parent()
         .unwrap_or(Path::new("/"))
         .to_path_buf();
 
     let mut sources: Vec<PathBuf> = vec![pipeline_path.clone()];
+    sources.extend(fragments);
     let mut template_dirs: Vec<PathBuf> = Vec::new();
     for role in outline.roles.values() {
         let template = pipeline_dir.join(&role.template);

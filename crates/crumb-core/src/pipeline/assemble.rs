@@ -66,9 +66,10 @@ pub fn assemble(document: &mut Document, origin: &Path, out: &mut Vec<Diagnostic
     let main_real = origin.canonicalize().ok();
     if let Some(real) = &main_real {
         let dir = real.parent().map(Path::to_path_buf);
-        assembler.root = dir
-            .as_deref()
-            .map(|d| d.parent().map_or_else(|| d.to_path_buf(), Path::to_path_buf));
+        assembler.root = dir.as_deref().map(|d| {
+            d.parent()
+                .map_or_else(|| d.to_path_buf(), Path::to_path_buf)
+        });
         assembler.main_dir = dir;
     }
     let shown_dir = origin.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -78,6 +79,22 @@ pub fn assemble(document: &mut Document, origin: &Path, out: &mut Vec<Diagnostic
     *document = assembler.expand(taken, 0, &shown_dir, false, &mut stack, &mut chain);
     document.index.files = assembler.files;
     assembler.assembled
+}
+
+/// The pipeline at `path` as one value (its `extends`/`include` resolved) and the real paths of
+/// the other files it is made of; `None` when it cannot be read or parsed at all (compiling it
+/// says why).
+pub fn assembled_file(path: &Path) -> Option<(Value, Vec<PathBuf>)> {
+    let bytes = loader::read_file(path).ok()?;
+    let mut ignored = Vec::new();
+    let text = loader::decode(&bytes, path, &mut ignored)?;
+    let mut document = loader::load_document(text, path, &mut ignored)?;
+    let assembled = if uses_other_files(&document) {
+        assemble(&mut document, path, &mut ignored)
+    } else {
+        Assembled::default()
+    };
+    Some((document.value, assembled.real_paths))
 }
 
 struct Assembler<'a> {
@@ -114,7 +131,9 @@ impl Assembler<'_> {
                 .cloned()
                 .collect();
             for key in extra {
-                let span = document.index.key_span(&format!("/{}", escape_segment(&key)));
+                let span = document
+                    .index
+                    .key_span(&format!("/{}", escape_segment(&key)));
                 self.emit(
                     Diagnostic::new(
                         &codes::FRAGMENT_KEY,
@@ -136,10 +155,14 @@ impl Assembler<'_> {
             if names.len() > 1 {
                 let span = result.index.value_span(&format!("/{EXTENDS}"));
                 self.emit(
-                    Diagnostic::new(&codes::INCLUDE_FILE, &self.origin, "`extends` names one base pipeline")
-                        .at(span)
-                        .label("one file")
-                        .hint("extend one pipeline and `include:` the fragments you need from others"),
+                    Diagnostic::new(
+                        &codes::INCLUDE_FILE,
+                        &self.origin,
+                        "`extends` names one base pipeline",
+                    )
+                    .at(span)
+                    .label("one file")
+                    .hint("extend one pipeline and `include:` the fragments you need from others"),
                 );
             }
             if let Some((name, span)) = names.into_iter().next()
@@ -171,7 +194,12 @@ impl Assembler<'_> {
     }
 
     /// The file names `value` holds (a string or a list of strings), each with its span.
-    fn names(&mut self, value: &Value, index: &SpanIndex, pointer: &str) -> Vec<(String, Option<Span>)> {
+    fn names(
+        &mut self,
+        value: &Value,
+        index: &SpanIndex,
+        pointer: &str,
+    ) -> Vec<(String, Option<Span>)> {
         let items: Vec<(String, &Value)> = match value {
             Value::Array(items) => items
                 .iter()
@@ -250,7 +278,10 @@ impl Assembler<'_> {
         }
         let real = real.canonicalize().unwrap_or(real);
         if let Some(at) = stack.iter().position(|p| p == &real) {
-            let mut names: Vec<String> = chain[at..].iter().map(|p| p.display().to_string()).collect();
+            let mut names: Vec<String> = chain[at..]
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
             names.push(shown.display().to_string());
             self.emit(
                 Diagnostic::new(
@@ -310,11 +341,7 @@ impl Assembler<'_> {
         if prefix.as_os_str().is_empty() {
             return;
         }
-        let moved = |path: &str| {
-            normalize(&prefix.join(path))
-                .to_string_lossy()
-                .into_owned()
-        };
+        let moved = |path: &str| normalize(&prefix.join(path)).to_string_lossy().into_owned();
         let Some(roles) = value.get_mut("roles").and_then(Value::as_object_mut) else {
             return;
         };
@@ -355,16 +382,23 @@ impl Assembler<'_> {
                 continue;
             }
             match (to.get_mut(&key), value) {
-                (Some(Value::Object(existing)), Value::Object(entries)) if NAMED.contains(&key.as_str()) => {
+                (Some(Value::Object(existing)), Value::Object(entries))
+                    if NAMED.contains(&key.as_str()) =>
+                {
                     for (name, entry) in entries {
                         let pointer = format!("{section}/{}", escape_segment(&name));
                         if existing.contains_key(&name) {
                             let first = into.index.key_span(&pointer);
                             let first_at = first.map(|s| {
-                                let file = self.path_of(s.file).unwrap_or_else(|| self.origin.clone());
+                                let file =
+                                    self.path_of(s.file).unwrap_or_else(|| self.origin.clone());
                                 format!("{}:{}:{}", file.display(), s.line, s.col)
                             });
-                            let code = if key == "roles" { &codes::DUPLICATE_ROLE } else { &codes::DUPLICATE_KEY };
+                            let code = if key == "roles" {
+                                &codes::DUPLICATE_ROLE
+                            } else {
+                                &codes::DUPLICATE_KEY
+                            };
                             self.emit(
                                 Diagnostic::new(code, &self.origin, format!("`{name}` in {key} is defined twice"))
                                     .at(fragment.index.key_span(&pointer))
@@ -380,7 +414,11 @@ impl Assembler<'_> {
                 (Some(Value::Array(existing)), Value::Array(items)) if key == "routes" => {
                     let offset = existing.len();
                     for (i, item) in items.into_iter().enumerate() {
-                        into.index.graft(&fragment.index, &format!("{section}/{i}"), &format!("{section}/{}", offset + i));
+                        into.index.graft(
+                            &fragment.index,
+                            &format!("{section}/{i}"),
+                            &format!("{section}/{}", offset + i),
+                        );
                         existing.push(item);
                     }
                 }
@@ -405,7 +443,9 @@ fn over(mut base: Document, over: Document) -> Document {
     for (key, value) in top {
         let section = format!("/{}", escape_segment(&key));
         match (merged.get_mut(&key), value) {
-            (Some(Value::Object(existing)), Value::Object(entries)) if NAMED.contains(&key.as_str()) => {
+            (Some(Value::Object(existing)), Value::Object(entries))
+                if NAMED.contains(&key.as_str()) =>
+            {
                 for (name, entry) in entries {
                     let pointer = format!("{section}/{}", escape_segment(&name));
                     base.index.remove_tree(&pointer);

@@ -34,7 +34,12 @@ fn located(compiled: &Compiled, main: &Path) -> Vec<String> {
         .diagnostics
         .iter()
         .map(|d| {
-            let file = d.file.strip_prefix(base).unwrap_or(&d.file).display().to_string();
+            let file = d
+                .file
+                .strip_prefix(base)
+                .unwrap_or(&d.file)
+                .display()
+                .to_string();
             let (line, col) = d.span.map_or((0, 0), |s| (s.line, s.col));
             format!("{} {file}:{line}:{col}", d.code)
         })
@@ -48,11 +53,20 @@ const MAIN: &str = "version: 1\nname: main\ninputs:\n  audience: { default: engi
 fn include_adds_roles_and_appends_routes_with_paths_rewritten() {
     let (_dir, main) = project(&[("main.yaml", MAIN), ("shared/roles.yaml", SHARED)]);
     let compiled = compile(&main);
-    assert!(compiled.diagnostics.is_empty(), "{:#?}", compiled.diagnostics);
+    assert!(
+        compiled.diagnostics.is_empty(),
+        "{:#?}",
+        compiled.diagnostics
+    );
     let table = compiled.table.expect("compiles");
     assert_eq!(table.roles[0].template, "../templates/w.md.j2");
     assert_eq!(table.routes.len(), 2);
-    assert!(compiled.sources.iter().any(|(p, _)| p.ends_with("shared/roles.yaml")));
+    assert!(
+        compiled
+            .sources
+            .iter()
+            .any(|(p, _)| p.ends_with("shared/roles.yaml"))
+    );
 }
 
 #[test]
@@ -68,7 +82,10 @@ fn an_error_inside_a_fragment_points_at_the_fragment() {
 
 #[test]
 fn a_role_defined_twice_points_at_the_second_and_names_the_first() {
-    let main_text = MAIN.replace("roles: {}", "roles:\n  writer: { template: ../templates/w.md.j2, produces: [build] }");
+    let main_text = MAIN.replace(
+        "roles: {}",
+        "roles:\n  writer: { template: ../templates/w.md.j2, produces: [build] }",
+    );
     let (_dir, main) = project(&[("main.yaml", &main_text), ("shared/roles.yaml", SHARED)]);
     let compiled = compile(&main);
     assert_eq!(
@@ -101,7 +118,11 @@ fn extends_merges_named_sections_and_replaces_the_rest() {
 fn a_cycle_is_an_error_showing_the_chain() {
     let a = "include: [b.yaml]\nroles: {}\n";
     let b = "include: [a.yaml]\n";
-    let (_dir, main) = project(&[("main.yaml", &MAIN.replace("shared/roles.yaml", "a.yaml")), ("a.yaml", a), ("b.yaml", b)]);
+    let (_dir, main) = project(&[
+        ("main.yaml", &MAIN.replace("shared/roles.yaml", "a.yaml")),
+        ("a.yaml", a),
+        ("b.yaml", b),
+    ]);
     let compiled = compile(&main);
     let cycle = compiled
         .diagnostics
@@ -109,20 +130,37 @@ fn a_cycle_is_an_error_showing_the_chain() {
         .find(|d| d.code == "crumb::include-cycle")
         .expect("a cycle error");
     assert!(cycle.file.ends_with("b.yaml"), "{cycle:?}");
-    assert!(cycle.message.contains("a.yaml → ") && cycle.message.ends_with("a.yaml"), "{}", cycle.message);
+    assert!(
+        cycle.message.contains("a.yaml → ") && cycle.message.ends_with("a.yaml"),
+        "{}",
+        cycle.message
+    );
 }
 
 #[test]
 fn fragments_stay_in_the_project_and_hold_only_fragment_keys() {
     let (_dir, main) = project(&[
-        ("main.yaml", &MAIN.replace("[shared/roles.yaml]", "[shared/roles.yaml, ../../../etc/passwd, nope.yaml]")),
-        ("shared/roles.yaml", &format!("{SHARED}limits: {{ max_verify: 2 }}\n")),
+        (
+            "main.yaml",
+            &MAIN.replace(
+                "[shared/roles.yaml]",
+                "[shared/roles.yaml, ../../../etc/passwd, nope.yaml]",
+            ),
+        ),
+        (
+            "shared/roles.yaml",
+            &format!("{SHARED}limits: {{ max_verify: 2 }}\n"),
+        ),
     ]);
     let compiled = compile(&main);
     let codes: Vec<&str> = compiled.diagnostics.iter().map(|d| d.code).collect();
     assert_eq!(
         codes,
-        ["crumb::fragment-key", "crumb::include-file", "crumb::include-file"],
+        [
+            "crumb::fragment-key",
+            "crumb::include-file",
+            "crumb::include-file"
+        ],
         "{:#?}",
         compiled.diagnostics
     );
@@ -130,12 +168,21 @@ fn fragments_stay_in_the_project_and_hold_only_fragment_keys() {
 
 #[test]
 fn an_input_a_template_reads_must_be_declared() {
-    let main_text = MAIN.replace("  audience: { default: engineers }\n", "  audiense: { default: engineers }\n");
+    let main_text = MAIN.replace(
+        "  audience: { default: engineers }\n",
+        "  audiense: { default: engineers }\n",
+    );
     let (_dir, main) = project(&[("main.yaml", &main_text), ("shared/roles.yaml", SHARED)]);
     let compiled = compile(&main);
     let d = &compiled.diagnostics[0];
     assert_eq!(d.code, "crumb::unknown-template-variable", "{d:#?}");
-    assert!(d.label.as_deref().unwrap_or_default().contains("did you mean `audiense`"), "{d:#?}");
+    assert!(
+        d.label
+            .as_deref()
+            .unwrap_or_default()
+            .contains("did you mean `audiense`"),
+        "{d:#?}"
+    );
 }
 
 #[test]

@@ -110,7 +110,9 @@ fn compile_text(text: &str, origin: &Path, options: CompileOptions) -> Compiled 
     let mut compiled = compile_document(document, origin, options, diagnostics, sources);
     // A span in another file of an assembled pipeline names that file.
     for diagnostic in &mut compiled.diagnostics {
-        if let Some(n) = diagnostic.span.and_then(|s| usize::try_from(s.file).ok()?.checked_sub(1))
+        if let Some(n) = diagnostic
+            .span
+            .and_then(|s| usize::try_from(s.file).ok()?.checked_sub(1))
             && let Some(file) = files.get(n)
         {
             diagnostic.file.clone_from(file);

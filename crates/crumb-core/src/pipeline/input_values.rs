@@ -34,13 +34,17 @@ pub enum InputError {
         expected: String,
         why: String,
     },
-    #[error("input `{name}` is required ({expected}{about}) and was not given; pass --set {name}=…")]
+    #[error(
+        "input `{name}` is required ({expected}{about}) and was not given; pass --set {name}=…"
+    )]
     Missing {
         name: String,
         expected: String,
         about: String,
     },
-    #[error("`goal` (from {origin}) is the run's goal: give it as the positional argument (or --pitch-file)")]
+    #[error(
+        "`goal` (from {origin}) is the run's goal: give it as the positional argument (or --pitch-file)"
+    )]
     Goal { origin: String },
 }
 
@@ -182,7 +186,11 @@ mod tests {
         let values = resolve(
             &specs(),
             &[
-                ("audience".into(), Given::Value(json!("kids")), "file".into()),
+                (
+                    "audience".into(),
+                    Given::Value(json!("kids")),
+                    "file".into(),
+                ),
                 set("audience", "engineers"),
                 set("count", "7"),
             ],
@@ -203,7 +211,11 @@ mod tests {
         .unwrap_err();
         let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
         assert_eq!(errors.len(), 4, "{text:#?}");
-        assert!(text[0].contains("`count`") && text[0].contains("integer"), "{}", text[0]);
+        assert!(
+            text[0].contains("`count`") && text[0].contains("integer"),
+            "{}",
+            text[0]
+        );
         assert!(text[1].contains("did you mean `audience`"), "{}", text[1]);
         assert!(text[2].contains("positional"), "{}", text[2]);
         assert!(text[3].contains("`audience` is required"), "{}", text[3]);

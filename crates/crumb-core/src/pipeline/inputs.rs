@@ -74,12 +74,12 @@ pub struct InputSpec {
 }
 
 impl InputSpec {
-    /// `integer`, or `one of a, b, c` for an enum: how errors name the type.
+    /// `an integer`, or `one of a, b, c` for an enum: how errors name the type.
     pub fn type_words(&self) -> String {
-        if self.kind == InputType::Enum {
-            format!("one of {}", self.values.join(", "))
-        } else {
-            self.kind.as_str().to_owned()
+        match self.kind {
+            InputType::Enum => format!("one of {}", self.values.join(", ")),
+            InputType::Integer => "an integer".to_owned(),
+            kind => format!("a {}", kind.as_str()),
         }
     }
 
@@ -93,9 +93,9 @@ impl InputSpec {
             (InputType::Integer, Value::Number(n)) if n.as_i64().is_some() => Ok(value.clone()),
             (InputType::Number, Value::Number(_)) => Ok(value.clone()),
             (InputType::Enum, Value::String(s)) => self.enum_value(s),
-            (InputType::String | InputType::Enum, Value::Number(_) | Value::Bool(_)) => Err(
-                format!("got the {got} `{value}`; quote it to make it a string"),
-            ),
+            (InputType::String | InputType::Enum, Value::Number(_) | Value::Bool(_)) => {
+                Err(format!("got {got} `{value}`; quote it to make it a string"))
+            }
             _ => Err(format!("got {got}")),
         }
     }
@@ -129,10 +129,14 @@ impl InputSpec {
         if self.values.iter().any(|v| v == text) {
             return Ok(Value::String(text.to_owned()));
         }
-        let hint = crate::pipeline::suggest::did_you_mean(text, self.values.iter().map(String::as_str))
-            .map(|h| format!("; {h}"))
-            .unwrap_or_default();
-        Err(format!("`{text}` is not one of {}{hint}", self.values.join(", ")))
+        let hint =
+            crate::pipeline::suggest::did_you_mean(text, self.values.iter().map(String::as_str))
+                .map(|h| format!("; {h}"))
+                .unwrap_or_default();
+        Err(format!(
+            "`{text}` is not one of {}{hint}",
+            self.values.join(", ")
+        ))
     }
 
     /// A value of this input for rendering templates at validate time.
@@ -156,9 +160,9 @@ impl InputSpec {
 fn value_word(value: &Value) -> &'static str {
     match value {
         Value::Null => "nothing (null)",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.as_i64().is_some() || n.as_u64().is_some() => "integer",
-        Value::Number(_) => "number",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.as_i64().is_some() || n.as_u64().is_some() => "an integer",
+        Value::Number(_) => "a number",
         Value::String(_) => "a string",
         Value::Array(_) => "a list",
         Value::Object(_) => "a mapping",
@@ -261,18 +265,21 @@ pub(crate) fn check(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
         if let Some(default) = &spec.default
             && let Err(why) = spec.accept(default)
         {
-            let d = ctx
-                .at(
-                    &codes::INPUT_DEFAULT,
-                    &format!("{base}/default"),
-                    format!(
-                        "the default of input `{}` is not {}: {why}",
-                        spec.name,
-                        spec.type_words()
-                    ),
+            let message = if spec.kind == InputType::Enum {
+                format!("the default of input `{}`: {why}", spec.name)
+            } else {
+                format!(
+                    "the default of input `{}` is not {}: {why}",
+                    spec.name,
+                    spec.type_words()
                 )
+            };
+            let d = ctx
+                .at(&codes::INPUT_DEFAULT, &format!("{base}/default"), message)
                 .label("wrong type")
-                .hint("give a default of the declared type, or remove it to make the input required");
+                .hint(
+                    "give a default of the declared type, or remove it to make the input required",
+                );
             ctx.emit(d);
         }
     }
@@ -294,14 +301,26 @@ mod tests {
 
     #[test]
     fn text_is_parsed_by_type() {
-        assert_eq!(spec(InputType::Integer, &[]).parse("42"), Ok(Value::from(42)));
+        assert_eq!(
+            spec(InputType::Integer, &[]).parse("42"),
+            Ok(Value::from(42))
+        );
         assert!(spec(InputType::Integer, &[]).parse("abc").is_err());
         assert!(spec(InputType::Integer, &[]).parse("1.5").is_err());
-        assert_eq!(spec(InputType::Number, &[]).parse("1.5"), Ok(serde_json::json!(1.5)));
+        assert_eq!(
+            spec(InputType::Number, &[]).parse("1.5"),
+            Ok(serde_json::json!(1.5))
+        );
         assert!(spec(InputType::Number, &[]).parse("NaN").is_err());
-        assert_eq!(spec(InputType::Boolean, &[]).parse("true"), Ok(Value::Bool(true)));
+        assert_eq!(
+            spec(InputType::Boolean, &[]).parse("true"),
+            Ok(Value::Bool(true))
+        );
         assert!(spec(InputType::Boolean, &[]).parse("yes").is_err());
-        assert_eq!(spec(InputType::String, &[]).parse("a=b"), Ok(Value::from("a=b")));
+        assert_eq!(
+            spec(InputType::String, &[]).parse("a=b"),
+            Ok(Value::from("a=b"))
+        );
         let colour = spec(InputType::Enum, &["red", "green"]);
         assert_eq!(colour.parse("red"), Ok(Value::from("red")));
         let err = colour.parse("gren").unwrap_err();
@@ -317,7 +336,11 @@ mod tests {
         assert!(spec(InputType::Number, &[]).accept(&json!(3)).is_ok());
         let err = spec(InputType::String, &[]).accept(&json!(3)).unwrap_err();
         assert!(err.contains("quote it"), "{err}");
-        assert!(spec(InputType::Boolean, &[]).accept(&json!([true])).is_err());
+        assert!(
+            spec(InputType::Boolean, &[])
+                .accept(&json!([true]))
+                .is_err()
+        );
     }
 
     #[test]

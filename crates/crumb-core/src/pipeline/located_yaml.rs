@@ -108,7 +108,8 @@ impl SpanIndex {
             if p == from_pointer {
                 self.entries.insert(to_pointer.to_owned(), *located);
             } else if let Some(rest) = p.strip_prefix(&below) {
-                self.entries.insert(format!("{to_pointer}/{rest}"), *located);
+                self.entries
+                    .insert(format!("{to_pointer}/{rest}"), *located);
             }
         }
     }

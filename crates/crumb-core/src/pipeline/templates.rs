@@ -63,7 +63,10 @@ fn unknown_input(path: &str, inputs: &[String]) -> Option<String> {
         return Some(if declared.is_empty() {
             format!("no input `{name}` is declared; declare it under `inputs:`")
         } else {
-            format!("no input `{name}` is declared (declared: {}){hint}", declared.join(", "))
+            format!(
+                "no input `{name}` is declared (declared: {}){hint}",
+                declared.join(", ")
+            )
         });
     }
     segments
