@@ -28,14 +28,6 @@ pub struct PlanError {
     pub message: String,
 }
 
-/// A YAML list entry: a bare pitch or a map.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Entry {
-    Text(String),
-    Full(Full),
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Full {
@@ -113,7 +105,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Pitch>, PlanError> {
 
 /// A YAML list; each entry's line is the line of its `- ` (counted in the text).
 fn yaml(text: &str, origin: &str) -> Result<Vec<(usize, Pitch)>, PlanError> {
-    let entries: Vec<Entry> = serde_saphyr::from_str(text).map_err(|e| PlanError {
+    // Read as plain values first: an entry is a bare pitch or a `{ pitch, bind, set }` map.
+    let entries: Vec<serde_json::Value> = serde_saphyr::from_str(text).map_err(|e| PlanError {
         origin: origin.to_owned(),
         line: yaml_line(&e.to_string()).unwrap_or(1),
         message: format!("not a list of pitches: {}", first_line(&e.to_string())),
@@ -129,21 +122,37 @@ fn yaml(text: &str, origin: &str) -> Result<Vec<(usize, Pitch)>, PlanError> {
         .enumerate()
         .map(|(i, entry)| {
             let line = starts.get(i).copied().unwrap_or(1);
+            let located = |message: String| PlanError {
+                origin: origin.to_owned(),
+                line,
+                message,
+            };
+            let text = |pitch: String| Pitch {
+                pitch: pitch.trim().to_owned(),
+                bind: Vec::new(),
+                set: Vec::new(),
+            };
             let pitch = match entry {
-                Entry::Text(pitch) => Pitch {
-                    pitch: pitch.trim().to_owned(),
-                    bind: Vec::new(),
-                    set: Vec::new(),
-                },
-                Entry::Full(full) => Pitch {
-                    pitch: full.pitch.trim().to_owned(),
-                    bind: full.bind,
-                    set: set_args(full.set.as_ref()).map_err(|message| PlanError {
-                        origin: origin.to_owned(),
-                        line,
-                        message,
-                    })?,
-                },
+                serde_json::Value::String(pitch) => text(pitch),
+                serde_json::Value::Number(n) => text(n.to_string()),
+                serde_json::Value::Bool(b) => text(b.to_string()),
+                entry @ serde_json::Value::Object(_) => {
+                    let full: Full = serde_json::from_value(entry).map_err(|e| {
+                        located(format!(
+                            "an entry is a pitch or `{{ pitch, bind, set }}`: {e}"
+                        ))
+                    })?;
+                    Pitch {
+                        pitch: full.pitch.trim().to_owned(),
+                        bind: full.bind,
+                        set: set_args(full.set.as_ref()).map_err(located)?,
+                    }
+                }
+                _ => {
+                    return Err(located(
+                        "an entry is a pitch or `{ pitch, bind, set }`".to_owned(),
+                    ));
+                }
             };
             Ok((line, pitch))
         })

@@ -68,6 +68,39 @@ pub fn resolve(
     }
 }
 
+/// A fork's inputs: the parent's recorded values with `sets` written over them, checked again.
+pub fn resolve_over(
+    specs: &[InputSpec],
+    recorded: &IndexMap<String, Value>,
+    sets: &[String],
+) -> Result<IndexMap<String, Value>, String> {
+    let mut given: Vec<(String, Given, String)> = recorded
+        .iter()
+        .map(|(name, value)| {
+            (
+                name.clone(),
+                Given::Value(value.clone()),
+                "the parent session".to_owned(),
+            )
+        })
+        .collect();
+    let mut problems = Vec::new();
+    for set in sets {
+        match input_values::parse_set(set) {
+            Ok((name, text)) => given.push((name, Given::Text(text), "--set".to_owned())),
+            Err(err) => problems.push(format!("--set {err}")),
+        }
+    }
+    match input_values::resolve(specs, &given) {
+        Ok(values) if problems.is_empty() => Ok(values),
+        Ok(_) => Err(problems.join("\n")),
+        Err(errors) => {
+            problems.extend(errors.iter().map(InputError::to_string));
+            Err(problems.join("\n"))
+        }
+    }
+}
+
 /// `audience = "engineers"`: one header line per input, values as JSON so types show.
 pub fn lines(values: &IndexMap<String, Value>) -> Vec<String> {
     values

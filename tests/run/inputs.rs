@@ -158,3 +158,90 @@ fn a_dry_run_takes_and_shows_the_inputs() {
     );
     assert!(run.stdout.contains("input    rounds = 2"), "{}", run.stdout);
 }
+
+#[test]
+fn batch_entries_set_inputs_checked_before_any_child_starts() {
+    let scratch = with_inputs();
+    let pitches = scratch.dir.path().join("pitches.yaml");
+    let batch = |text: &str| {
+        std::fs::write(&pitches, text).unwrap();
+        scratch
+            .command(&["batch", "--json"])
+            .arg(scratch.pipeline())
+            .arg(&pitches)
+            .args(["--adapter", "mock", "--mock-scenario", "pass"])
+            .run()
+    };
+    let refused = batch("- { pitch: a dodger, set: { audience: kids } }\n- { pitch: a tapper, set: { rounds: many } }\n")
+        .expect_code(2);
+    assert!(
+        refused.stderr.contains("pitch 2 (a tapper)"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused
+            .stderr
+            .contains("input `rounds` (from --set) must be an integer"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused.stderr.contains("input `audience` is required"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(sessions_created(&scratch), 0);
+
+    batch("- { pitch: a dodger, set: { audience: kids } }\n- { pitch: a tapper, set: { audience: teachers, rounds: 4 } }\n")
+        .expect_code(0);
+    let mut recorded: Vec<Value> = Vec::new();
+    for project in std::fs::read_dir(scratch.home().join("projects")).unwrap() {
+        for session in std::fs::read_dir(project.unwrap().path().join("sessions")).unwrap() {
+            let events = transcript(&session.unwrap().path());
+            recorded.push(of_kind(&events, "session.start")[0]["data"]["inputs"].clone());
+        }
+    }
+    recorded.sort_by_key(ToString::to_string);
+    assert_eq!(
+        recorded,
+        [
+            serde_json::json!({"audience": "kids", "rounds": 2}),
+            serde_json::json!({"audience": "teachers", "rounds": 4}),
+        ]
+    );
+}
+
+#[test]
+fn a_fork_keeps_the_recorded_inputs_and_may_set_some_again() {
+    let scratch = with_inputs();
+    scratch
+        .run("partial", &["--set", "audience=kids", "--set", "rounds=3"])
+        .expect_code(10);
+    let parent = scratch.session();
+    let events = transcript(&parent);
+    let goal = of_kind(&events, "goal")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let fork = |extra: &[&str]| {
+        scratch
+            .command(&["fork", "--json", "--mock-scenario", "pass", "--at", &goal])
+            .arg(&parent)
+            .args(extra)
+            .run()
+    };
+    let refused = fork(&["--set", "rounds=lots"]).expect_code(2);
+    assert!(
+        refused.stderr.contains("must be an integer"),
+        "{}",
+        refused.stderr
+    );
+    let forked = fork(&["--set", "rounds=7"]).expect_code(0);
+    let folder = PathBuf::from(summary(&forked)["folder"].as_str().unwrap());
+    let events = transcript(&folder);
+    let start = &of_kind(&events, "session.start")[0]["data"]["inputs"];
+    assert_eq!(*start, serde_json::json!({"audience": "kids", "rounds": 7}));
+    let prompt = std::fs::read_to_string(folder.join("prompts/builder-1.md")).unwrap();
+    assert!(prompt.contains("AUDIENCE=kids ROUNDS=7"), "{prompt}");
+}
