@@ -124,12 +124,22 @@ fn take_over_dead(
     project: &Project,
     pipeline: &Path,
     pitch: &str,
+    inputs: &IndexMap<String, Value>,
 ) -> Option<(SessionDir, CoordinatorLock)> {
     let (found, skipped) = crate::runtime::dead_session::find(home, project, pipeline, pitch);
     for line in &skipped {
         eprintln!("crumb run: {line}; starting a fresh one");
     }
     let dir = found?;
+    // Same pitch, other inputs: a different run, never resumed in this one's place.
+    let recorded = dir.run_config().ok().flatten().map(|c| c.inputs);
+    if recorded.as_ref().is_some_and(|recorded| recorded != inputs) {
+        eprintln!(
+            "crumb run: session {} has the same pitch but other inputs; starting a fresh one",
+            dir.id()
+        );
+        return None;
+    }
     match CoordinatorLock::acquire(dir.path()) {
         Ok(lock) => Some((dir, lock)),
         Err(err) => {
@@ -190,7 +200,7 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         return super::run_dry::execute(args, &table, &pitch, &inputs, &home, &project);
     }
     if !args.new {
-        let found = take_over_dead(&home, &project, &args.pipeline, &pitch);
+        let found = take_over_dead(&home, &project, &args.pipeline, &pitch, &inputs);
         if let Some((dir, lock)) = found {
             eprintln!(
                 "crumb run: resuming session {} (same pipeline and pitch, its coordinator died); --new starts a fresh one",

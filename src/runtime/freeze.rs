@@ -326,6 +326,55 @@ mod tests {
     }
 
     #[test]
+    fn included_fragments_are_frozen_hashed_and_compile_from_the_copy() {
+        let src = tempfile::tempdir().unwrap();
+        let session = tempfile::tempdir().unwrap();
+        let pipeline = project(src.path());
+        std::fs::create_dir_all(src.path().join("pipelines/shared")).unwrap();
+        let fragment = src.path().join("pipelines/shared/extra.yaml");
+        std::fs::write(
+            &fragment,
+            "roles:\n  extra: { template: ../../templates/a.md.j2, produces: [note] }\n",
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(&pipeline).unwrap();
+        std::fs::write(
+            &pipeline,
+            text.replace("roles:", "include: [shared/extra.yaml]\nroles:"),
+        )
+        .unwrap();
+        let frozen = freeze(&pipeline, session.path()).unwrap();
+        assert_eq!(frozen.roles, ["writer", "checker", "extra"]);
+        let paths: Vec<&str> = frozen.files.iter().map(|(path, _)| path.as_str()).collect();
+        assert!(paths.contains(&"pipelines/shared/extra.yaml"), "{paths:?}");
+        // The frozen copy resolves its include and the fragment's template on its own.
+        let copy = session.path().join(&frozen.pipeline_file);
+        let compiled =
+            crate::pipeline::compile_file(&copy, &crate::pipeline::CompileOptions::default());
+        // (`routes: []` has its own errors; none is about finding a file.)
+        let about_files: Vec<&str> = compiled
+            .diagnostics
+            .iter()
+            .map(|d| d.code)
+            .filter(|c| c.contains("include") || c.contains("template"))
+            .collect();
+        assert!(about_files.is_empty(), "{:#?}", compiled.diagnostics);
+        assert!(
+            compiled
+                .sources
+                .iter()
+                .any(|(path, _)| path.ends_with("shared/extra.yaml"))
+        );
+        // Editing the fragment in the project changes the hash, never the frozen copy.
+        std::fs::write(&fragment, "roles: {}\n").unwrap();
+        assert_ne!(content_hash(&pipeline).unwrap(), frozen.hash);
+        let kept =
+            std::fs::read_to_string(session.path().join("pipeline/pipelines/shared/extra.yaml"))
+                .unwrap();
+        assert!(kept.contains("extra:"), "{kept}");
+    }
+
+    #[test]
     fn missing_template_and_garbage_yaml_are_errors() {
         let src = tempfile::tempdir().unwrap();
         let pipeline = src.path().join("p.yaml");

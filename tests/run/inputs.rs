@@ -245,3 +245,37 @@ fn a_fork_keeps_the_recorded_inputs_and_may_set_some_again() {
     let prompt = std::fs::read_to_string(folder.join("prompts/builder-1.md")).unwrap();
     assert!(prompt.contains("AUDIENCE=kids ROUNDS=7"), "{prompt}");
 }
+
+#[test]
+fn a_declared_goal_default_makes_the_pitch_optional() {
+    let scratch = with_inputs();
+    let no_goal = scratch
+        .command(&["run", "--adapter", "mock", "--json"])
+        .arg(scratch.pipeline())
+        .args(["--set", "audience=kids"])
+        .run()
+        .expect_code(2);
+    assert!(
+        no_goal.stderr.contains("a goal is required"),
+        "{}",
+        no_goal.stderr
+    );
+    let text = std::fs::read_to_string(scratch.pipeline()).unwrap();
+    std::fs::write(
+        scratch.pipeline(),
+        text.replacen(
+            "inputs:\n",
+            "inputs:\n  goal: { description: The game, default: a tiny dodger }\n",
+            1,
+        ),
+    )
+    .unwrap();
+    scratch
+        .command(&["run", "--adapter", "mock", "--json"])
+        .arg(scratch.pipeline())
+        .args(["--set", "audience=kids"])
+        .run()
+        .expect_code(0);
+    let events = transcript(&scratch.session());
+    assert_eq!(of_kind(&events, "goal")[0]["body"], "a tiny dodger");
+}
