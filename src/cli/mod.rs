@@ -25,6 +25,7 @@ pub mod run_dry;
 pub mod run_inputs;
 pub mod run_pitch;
 pub mod run_progress;
+mod run_summary;
 pub mod say;
 pub mod schema;
 pub mod signals;
