@@ -86,6 +86,18 @@ fn set_values_reach_the_prompt_and_resume_keeps_the_recorded_ones() {
         .expect_code(0);
     let status: Value = serde_json::from_str(&status.stdout).unwrap();
     assert_eq!(status["inputs"]["rounds"], 3);
+    let exported = scratch
+        .command(&["export", "--format", "md"])
+        .arg(&session)
+        .run()
+        .expect_code(0);
+    assert!(
+        exported
+            .stdout
+            .contains("- **inputs**: audience = \"kids\", rounds = 3"),
+        "{}",
+        exported.stdout
+    );
 }
 
 #[test]
