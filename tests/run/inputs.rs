@@ -291,3 +291,38 @@ fn a_declared_goal_default_makes_the_pitch_optional() {
     let events = transcript(&scratch.session());
     assert_eq!(of_kind(&events, "goal")[0]["body"], "a tiny dodger");
 }
+
+#[test]
+fn a_dead_session_of_the_same_pitch_is_taken_over_only_with_the_same_inputs() {
+    let scratch = with_inputs();
+    let child = scratch.spawn_run("pass", 300, &["--set", "audience=kids"]);
+    let home = scratch.home();
+    let session = wait_for(
+        || any_session(&home),
+        |e| count(e, "builder", "agent.wake") == 1,
+    );
+    child.kill();
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+
+    let other = scratch
+        .run("pass", &["--set", "audience=teachers"])
+        .expect_code(0);
+    assert!(
+        other.stderr.contains(&format!(
+            "session {id} has the same pitch but other inputs; starting a fresh one"
+        )),
+        "{}",
+        other.stderr
+    );
+    assert_ne!(summary(&other)["session_id"], id.as_str());
+
+    let same = scratch
+        .run("pass", &["--set", "audience=kids"])
+        .expect_code(0);
+    assert!(
+        same.stderr.contains(&format!("resuming session {id}")),
+        "{}",
+        same.stderr
+    );
+    assert_eq!(summary(&same)["session_id"], id.as_str());
+}
