@@ -30,7 +30,7 @@ pub struct InputDecl {
     /// The value when none is given; an input without one is required.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<Value>,
-    /// What the input means, shown by `crumb run --help`-style listings and errors.
+    /// What the input means; quoted when a required input is missing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
