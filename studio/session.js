@@ -177,6 +177,14 @@ function forkLine(d) {
     ' at ', h('code', {}, String(fork.at ?? '?')));
 }
 
+/** "inputs: audience = "kids" · rounds = 3": the values the run recorded, when it has any. */
+function inputsLine(d) {
+  const inputs = Object.entries(obj(d.inputs));
+  if (!inputs.length) return null;
+  return h('div', { class: 'muted small', id: 'session-inputs' }, 'inputs: ',
+    ...inputs.map(([name, value], i) => h('span', {}, i ? ' · ' : '', h('code', {}, `${name} = ${JSON.stringify(value)}`))));
+}
+
 function drawSession(me) {
   const d = obj(me.data);
   const s = obj(d.state);
@@ -195,7 +203,7 @@ function drawSession(me) {
         d.live ? h('span', { class: 'live' }, ' ● coordinator live') : ' · no coordinator running',
         ` · times in ${zone}`,
         d.unreadable_lines ? h('span', { class: 'warn' }, ` · ${d.unreadable_lines} unreadable lines skipped`) : ''),
-      forkLine(d));
+      forkLine(d), inputsLine(d));
   });
   if (me.feed) me.feed.canFork(!!s.done || !d.live);
   safely('the outcome', $('#outcome-slot'), () => {

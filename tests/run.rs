@@ -398,6 +398,7 @@ fn run_until(scratch: &Scratch, ready: Ready) -> (Running, PathBuf) {
 mod agent_clis;
 mod chaos;
 mod hostile_files;
+mod inputs;
 mod lifecycle;
 mod live;
 mod orphans;

@@ -14,6 +14,9 @@ pub struct Pitch {
     pub pitch: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bind: Vec<String>,
+    /// The pitch's inputs as the `--set NAME=VALUE` arguments its `crumb run` gets.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set: Vec<String>,
 }
 
 /// A pitches file that cannot be used, with where.
@@ -25,21 +28,13 @@ pub struct PlanError {
     pub message: String,
 }
 
-/// A YAML list entry: a bare pitch or a map.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Entry {
-    Text(String),
-    Full(Full),
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Full {
     pitch: String,
     #[serde(default)]
     bind: Vec<String>,
-    /// Per-pitch inputs: refused with a clear message until `crumb run --set` exists.
+    /// Per-pitch inputs: a mapping of input names to scalar values.
     #[serde(default)]
     set: Option<serde_json::Value>,
 }
@@ -84,6 +79,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Pitch>, PlanError> {
                         Pitch {
                             pitch: l.trim().to_owned(),
                             bind: Vec::new(),
+                            set: Vec::new(),
                         },
                     ))
                 }
@@ -109,7 +105,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Pitch>, PlanError> {
 
 /// A YAML list; each entry's line is the line of its `- ` (counted in the text).
 fn yaml(text: &str, origin: &str) -> Result<Vec<(usize, Pitch)>, PlanError> {
-    let entries: Vec<Entry> = serde_saphyr::from_str(text).map_err(|e| PlanError {
+    // Read as plain values first: an entry is a bare pitch or a `{ pitch, bind, set }` map.
+    let entries: Vec<serde_json::Value> = serde_saphyr::from_str(text).map_err(|e| PlanError {
         origin: origin.to_owned(),
         line: yaml_line(&e.to_string()).unwrap_or(1),
         message: format!("not a list of pitches: {}", first_line(&e.to_string())),
@@ -125,24 +122,60 @@ fn yaml(text: &str, origin: &str) -> Result<Vec<(usize, Pitch)>, PlanError> {
         .enumerate()
         .map(|(i, entry)| {
             let line = starts.get(i).copied().unwrap_or(1);
+            let located = |message: String| PlanError {
+                origin: origin.to_owned(),
+                line,
+                message,
+            };
+            let text = |pitch: String| Pitch {
+                pitch: pitch.trim().to_owned(),
+                bind: Vec::new(),
+                set: Vec::new(),
+            };
             let pitch = match entry {
-                Entry::Text(pitch) => Pitch {
-                    pitch: pitch.trim().to_owned(),
-                    bind: Vec::new(),
-                },
-                Entry::Full(Full { set: Some(_), .. }) => {
-                    return Err(PlanError {
-                        origin: origin.to_owned(),
-                        line,
-                        message: "per-pitch `set:` inputs need `crumb run --set`, which this crumb does not have yet; use `bind:` or leave it out".into(),
-                    });
+                serde_json::Value::String(pitch) => text(pitch),
+                serde_json::Value::Number(n) => text(n.to_string()),
+                serde_json::Value::Bool(b) => text(b.to_string()),
+                entry @ serde_json::Value::Object(_) => {
+                    let full: Full = serde_json::from_value(entry).map_err(|e| {
+                        located(format!(
+                            "an entry is a pitch or `{{ pitch, bind, set }}`: {e}"
+                        ))
+                    })?;
+                    Pitch {
+                        pitch: full.pitch.trim().to_owned(),
+                        bind: full.bind,
+                        set: set_args(full.set.as_ref()).map_err(located)?,
+                    }
                 }
-                Entry::Full(full) => Pitch {
-                    pitch: full.pitch.trim().to_owned(),
-                    bind: full.bind,
-                },
+                _ => {
+                    return Err(located(
+                        "an entry is a pitch or `{ pitch, bind, set }`".to_owned(),
+                    ));
+                }
             };
             Ok((line, pitch))
+        })
+        .collect()
+}
+
+/// A `set:` mapping as `NAME=VALUE` texts; values must be scalars (typed later, by `crumb run`'s
+/// own checks against the pipeline's declarations).
+fn set_args(set: Option<&serde_json::Value>) -> Result<Vec<String>, String> {
+    use serde_json::Value;
+    let Some(set) = set else {
+        return Ok(Vec::new());
+    };
+    let Value::Object(map) = set else {
+        return Err(
+            "`set:` is a mapping of input names to values, e.g. `set: { audience: kids }`".into(),
+        );
+    };
+    map.iter()
+        .map(|(name, value)| match value {
+            Value::String(text) => Ok(format!("{name}={text}")),
+            Value::Number(_) | Value::Bool(_) => Ok(format!("{name}={value}")),
+            _ => Err(format!("`set: {name}` must be a string, number or boolean")),
         })
         .collect()
 }
@@ -174,16 +207,18 @@ mod tests {
     }
 
     #[test]
-    fn yaml_entries_carry_bindings_and_refuse_set() {
+    fn yaml_entries_carry_bindings_and_inputs() {
         let pitches = parse(
             "- match-3\n- pitch: dodger\n  bind: [builder=mock]\n",
             "p.yaml",
         )
         .unwrap();
         assert_eq!(pitches[1].bind, ["builder=mock"]);
-        let err = parse("- a\n- pitch: b\n  set: { x: 1 }\n", "p.yaml").unwrap_err();
+        let pitches = parse("- a\n- pitch: b\n  set: { x: 1, y: two }\n", "p.yaml").unwrap();
+        assert_eq!(pitches[1].set, ["x=1", "y=two"]);
+        let err = parse("- a\n- pitch: b\n  set: { x: [1] }\n", "p.yaml").unwrap_err();
         assert_eq!(err.line, 2, "{err}");
-        assert!(err.message.contains("--set"), "{err}");
+        assert!(err.message.contains("`set: x`"), "{err}");
         let err = parse("- pitch: b\n  bind: [nope]\n", "p.yaml").unwrap_err();
         assert!(
             err.to_string().starts_with("p.yaml:1: bind `nope`"),

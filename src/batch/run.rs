@@ -233,7 +233,8 @@ fn child_command(
             .arg(shared.pipeline)
             .arg("-")
             .args(&shared.options.run_args)
-            .args(pitch.bind.iter().flat_map(|b| ["--bind", b.as_str()])),
+            .args(pitch.bind.iter().flat_map(|b| ["--bind", b.as_str()]))
+            .args(pitch.set.iter().flat_map(|s| ["--set", s.as_str()])),
     };
     command
         .arg("--home")

@@ -99,9 +99,19 @@ fn execute(args: &Args) -> Result<u8, Failed> {
         return Err(usage("give a pipeline and a pitches file"));
     };
     // Checked here so an invalid pipeline is one error, not one per pitch.
-    super::output::compile_or_report("batch", pipeline, CompileOptions::default())
+    let table = super::output::compile_or_report("batch", pipeline, CompileOptions::default())
         .map_err(|code| (code, "the pipeline is not valid".to_owned()))?;
     let pitches = plan::read(pitches_file).map_err(|e| usage(e.to_string()))?;
+    // Every pitch's inputs get `crumb run`'s own checks before any child starts.
+    for (i, pitch) in pitches.iter().enumerate() {
+        super::run_inputs::resolve(&table.inputs, &pitch.set, None).map_err(|problems| {
+            usage(format!(
+                "pitch {} ({}): invalid inputs:\n{problems}",
+                i + 1,
+                pitch.pitch
+            ))
+        })?;
+    }
     if let Some(index) = args.index
         && index >= pitches.len()
     {

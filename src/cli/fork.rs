@@ -29,6 +29,10 @@ pub struct Args {
     /// Bind one role to another adapter from the fork point on (repeatable).
     #[arg(long = "bind", value_name = "ROLE=ADAPTER")]
     pub binds: Vec<String>,
+    /// Change one of the parent's recorded inputs for the fork (repeatable): `--set rounds=3`.
+    /// Checked against the pipeline's declarations; prompts rendered after the fork point see it.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub sets: Vec<String>,
     /// Make the mock adapter behave another way from the fork point on.
     #[arg(long, value_enum, value_name = "SCENARIO")]
     pub mock_scenario: Option<Scenario>,
@@ -82,6 +86,13 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         binding.model = bind.model;
         binding.command = bind.command;
         config.bindings.insert(role, binding);
+    }
+    if !args.sets.is_empty() {
+        let table = parent.table().map_err(|e| internal(e.to_string()))?;
+        config.inputs = super::run_inputs::resolve_over(&table.inputs, &config.inputs, &args.sets)
+            .map_err(|problems| {
+                Failure::Usage(format!("invalid inputs (nothing was started):\n{problems}"))
+            })?;
     }
     if let Some(scenario) = args.mock_scenario {
         config.mock_scenario = Some(scenario.as_str().to_owned());

@@ -39,12 +39,20 @@ const EXIT_HELP: &str = "Exit codes follow the outcome the pipeline declares: 0 
 pub struct Args {
     /// The pipeline file (e.g. `pipelines/casual.yaml`).
     pub pipeline: PathBuf,
-    /// The goal (for `casual`, the game pitch); `-` reads it from stdin.
-    #[arg(required_unless_present = "pitch_file", conflicts_with = "pitch_file")]
+    /// The goal (for `casual`, the game pitch); `-` reads it from stdin. Required unless the
+    /// pipeline declares a default for its `goal` input.
+    #[arg(conflicts_with = "pitch_file")]
     pub pitch: Option<String>,
     /// Read the goal from this file (for a goal too long or too awkward to quote).
     #[arg(long, value_name = "PATH")]
     pub pitch_file: Option<PathBuf>,
+    /// Set one of the pipeline's declared inputs (repeatable): `--set audience=engineers`.
+    /// Checked against its type; wins over `--input`.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub sets: Vec<String>,
+    /// Read inputs from a YAML or JSON mapping (`audience: engineers`).
+    #[arg(long = "input", value_name = "PATH")]
+    pub input_file: Option<PathBuf>,
     /// Run every role on this adapter (mock, claude-code, codex, gemini-cli, command).
     #[arg(long, value_name = "ADAPTER")]
     pub adapter: Option<String>,
@@ -116,12 +124,22 @@ fn take_over_dead(
     project: &Project,
     pipeline: &Path,
     pitch: &str,
+    inputs: &IndexMap<String, Value>,
 ) -> Option<(SessionDir, CoordinatorLock)> {
     let (found, skipped) = crate::runtime::dead_session::find(home, project, pipeline, pitch);
     for line in &skipped {
         eprintln!("crumb run: {line}; starting a fresh one");
     }
     let dir = found?;
+    // Same pitch, other inputs: a different run, never resumed in this one's place.
+    let recorded = dir.run_config().ok().flatten().map(|c| c.inputs);
+    if recorded.as_ref().is_some_and(|recorded| recorded != inputs) {
+        eprintln!(
+            "crumb run: session {} has the same pitch but other inputs; starting a fresh one",
+            dir.id()
+        );
+        return None;
+    }
     match CoordinatorLock::acquire(dir.path()) {
         Ok(lock) => Some((dir, lock)),
         Err(err) => {
@@ -154,10 +172,24 @@ fn execute(args: &Args) -> Result<u8, Failure> {
     preflight(&table, &bound)?;
     let idle_timeout_ms = duration_flag("--idle-timeout", args.idle_timeout.as_deref())?;
     let wall_timeout_ms = duration_flag("--wall-timeout", args.wall_timeout.as_deref())?;
-    let source = match (&args.pitch_file, args.pitch.as_deref()) {
-        (Some(path), _) => run_pitch::Source::File(path),
-        (None, Some("-")) => run_pitch::Source::Stdin,
-        (None, text) => run_pitch::Source::Text(text.unwrap_or_default()),
+    let inputs = super::run_inputs::resolve(&table.inputs, &args.sets, args.input_file.as_deref())
+        .map_err(|problems| {
+            Failure::Usage(format!("invalid inputs (nothing was started):\n{problems}"))
+        })?;
+    let goal_default = crate::pipeline::input_values::goal_default(&table.inputs);
+    let source = match (
+        &args.pitch_file,
+        args.pitch.as_deref(),
+        goal_default.as_deref(),
+    ) {
+        (Some(path), _, _) => run_pitch::Source::File(path),
+        (None, Some("-"), _) => run_pitch::Source::Stdin,
+        (None, Some(text), _) | (None, None, Some(text)) => run_pitch::Source::Text(text),
+        (None, None, None) => {
+            return Err(Failure::Usage(
+                "a goal is required: give it as the positional argument (or --pitch-file); this pipeline declares no default `goal`".into(),
+            ));
+        }
     };
     let pitch = run_pitch::read(&source).map_err(Failure::Usage)?;
     if pitch.trim().is_empty() {
@@ -165,10 +197,10 @@ fn execute(args: &Args) -> Result<u8, Failure> {
     }
     let home = home(args.home.as_deref())?;
     if args.dry.dry_run {
-        return super::run_dry::execute(args, &table, &pitch, &home, &project);
+        return super::run_dry::execute(args, &table, &pitch, &inputs, &home, &project);
     }
     if !args.new {
-        let found = take_over_dead(&home, &project, &args.pipeline, &pitch);
+        let found = take_over_dead(&home, &project, &args.pipeline, &pitch, &inputs);
         if let Some((dir, lock)) = found {
             eprintln!(
                 "crumb run: resuming session {} (same pipeline and pitch, its coordinator died); --new starts a fresh one",
@@ -211,6 +243,7 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         mock_scenario: args.mock_scenario.map(|s| s.as_str().to_owned()),
         idle_timeout_ms,
         wall_timeout_ms,
+        inputs,
     };
     let header =
         header_drafts(&prepared.meta.session_id, &config, &pitch).map_err(Failure::Internal)?;
@@ -232,6 +265,9 @@ fn execute(args: &Args) -> Result<u8, Failure> {
                 binding.adapter, binding.decided_by
             );
         }
+        for line in super::run_inputs::lines(&config.inputs) {
+            println!("input    {line}");
+        }
         println!("{}", StudioLink::probe(created.dir.id()).line());
     }
     let session = Session {
@@ -246,6 +282,11 @@ fn execute(args: &Args) -> Result<u8, Failure> {
 pub(crate) fn print_resumed_header(dir: &SessionDir) {
     println!("session  {} (resumed)", dir.id());
     println!("folder   {}", dir.path().display());
+    // The values recorded at the start: a resume never reads `--set` again.
+    let recorded = dir.run_config().ok().flatten().map(|c| c.inputs);
+    for line in recorded.iter().flat_map(super::run_inputs::lines) {
+        println!("input    {line} (recorded)");
+    }
     println!("{}", StudioLink::probe(dir.id()).line());
 }
 
@@ -258,6 +299,7 @@ pub(crate) fn drive_and_report(
     json: bool,
 ) -> Result<u8, Failure> {
     let dir = session.dir.clone();
+    let inputs = session.config.inputs.clone();
     let mut meta = dir
         .read_meta()
         .map_err(|e| Failure::Internal(e.to_string()))?;
@@ -297,14 +339,15 @@ pub(crate) fn drive_and_report(
     dir.write_meta(&meta)
         .map_err(|e| Failure::Internal(e.to_string()))?;
     lock.release();
-    let summary = summary(&dir, &outcome);
+    let mut summary = summary(&dir, &outcome);
+    summary["inputs"] = json!(inputs);
     if json {
         println!(
             "{}",
             serde_json::to_string_pretty(&summary).unwrap_or_default()
         );
     } else {
-        print_summary(&summary);
+        super::run_summary::print(&summary);
     }
     Ok(outcome.ending.exit_code())
 }
@@ -380,8 +423,8 @@ fn last_agent_error(dir: &SessionDir) -> Value {
 /// Where this session can be watched in Studio: straight there when a Studio is running, else
 /// the command that starts one and the address it will have.
 pub(crate) struct StudioLink {
-    url: String,
-    running: bool,
+    pub(crate) url: String,
+    pub(crate) running: bool,
 }
 
 impl StudioLink {
@@ -410,99 +453,6 @@ impl StudioLink {
 
     fn to_json(&self) -> Value {
         json!({ "url": self.url, "running": self.running })
-    }
-}
-
-fn print_summary(summary: &Value) {
-    let text = |key: &str| {
-        summary
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned()
-    };
-    println!();
-    match summary.get("reason").and_then(Value::as_str) {
-        Some(reason) => println!(
-            "ended    {reason} (outcome {}, exit {})",
-            summary
-                .get("outcome")
-                .and_then(Value::as_str)
-                .unwrap_or("unknown"),
-            summary
-                .get("exit_code")
-                .map(ToString::to_string)
-                .unwrap_or_default()
-        ),
-        None if text("status") == "interrupted" => println!(
-            "stopped  interrupted; continue with crumb resume {}",
-            text("session_id")
-        ),
-        None => println!(
-            "waiting  for a person: crumb say {} /approve   (or /veto <why>), then crumb resume {}",
-            text("session_id"),
-            text("session_id")
-        ),
-    }
-    if let Some(verdict) = summary.get("verdict").filter(|v| !v.is_null()) {
-        let part = |which: &str, key: &str| {
-            verdict
-                .get(which)
-                .and_then(|v| v.get(key))
-                .map(ToString::to_string)
-                .unwrap_or_default()
-        };
-        println!(
-            "verdict  {} (aggregate {}) — the judge claimed {} ({})",
-            part("corrected", "verdict").trim_matches('"'),
-            part("corrected", "aggregate"),
-            part("raw", "verdict").trim_matches('"'),
-            part("raw", "aggregate"),
-        );
-    }
-    for swap in summary
-        .get("swaps")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let word = |key: &str| swap.get(key).and_then(Value::as_str).unwrap_or("?");
-        println!(
-            "DEGRADED {}: {} → {} ({})",
-            word("role"),
-            word("from"),
-            word("to"),
-            word("cause")
-        );
-    }
-    if let Some(error) = summary.get("agent_error").filter(|e| !e.is_null()) {
-        let word = |key: &str| error.get(key).and_then(Value::as_str).unwrap_or("?");
-        println!(
-            "error    {} ({}): {}",
-            word("role"),
-            word("class"),
-            word("message")
-        );
-        if let Some(hint) = error.get("hint").and_then(Value::as_str) {
-            println!("fix      {hint}");
-        }
-    }
-    if let Some(game) = summary.get("game").and_then(Value::as_str) {
-        println!("game     {game}");
-    }
-    if let Some(studio) = summary.get("studio") {
-        let link = StudioLink {
-            url: studio
-                .get("url")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            running: studio
-                .get("running")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-        };
-        println!("{}", link.line());
     }
 }
 

@@ -67,6 +67,7 @@ pub(crate) fn execute(
     args: &Args,
     table: &TransitionTable,
     pitch: &str,
+    inputs: &indexmap::IndexMap<String, Value>,
     home: &CrumbHome,
     project: &Project,
 ) -> Result<u8, Failure> {
@@ -82,6 +83,7 @@ pub(crate) fn execute(
         mock_scenario: None,
         idle_timeout_ms: None,
         wall_timeout_ms: None,
+        inputs: inputs.clone(),
     };
     let mut header = super::run::header_drafts(&prepared.meta.session_id, &config, pitch)
         .map_err(Failure::Internal)?;
@@ -147,7 +149,14 @@ pub(crate) fn execute(
         .map_err(|e| Failure::Internal(e.to_string()))?;
     created.lock.release();
 
-    print_summary(args.json, &dir, &played, (outcome, &reason, &why), code);
+    print_summary(
+        args.json,
+        &dir,
+        &played,
+        (outcome, &reason, &why),
+        code,
+        inputs,
+    );
     if code == USAGE_ERROR {
         eprintln!("crumb run --dry-run: {why}");
     }
@@ -161,6 +170,7 @@ fn print_summary(
     played: &play::Played,
     (outcome, reason, why): (&str, &str, &str),
     code: u8,
+    inputs: &indexmap::IndexMap<String, Value>,
 ) {
     if json {
         let summary = json!({
@@ -173,6 +183,7 @@ fn print_summary(
             "steps": played.steps,
             "unused_script_entries": played.unused,
             "exit_code": code,
+            "inputs": inputs,
         });
         println!(
             "{}",
@@ -184,6 +195,9 @@ fn print_summary(
             dir.id()
         );
         println!("folder   {}", dir.path().display());
+        for line in super::run_inputs::lines(inputs) {
+            println!("input    {line}");
+        }
         for step in &played.steps {
             println!("  {step}");
         }

@@ -42,8 +42,10 @@ pub fn run(args: &Args) -> ExitCode {
         }
     };
     let state = &loaded.replay.state;
+    let inputs = crate::runtime::session_dir::recorded_inputs(&loaded.transcript);
     if args.json {
         let value = serde_json::json!({
+            "inputs": inputs,
             "state": state,
             "rubric": loaded.table.scoring.rubric,
             "replay": loaded.replay.stats,
@@ -61,6 +63,9 @@ pub fn run(args: &Args) -> ExitCode {
         loaded.table.name,
         outcome(state)
     );
+    for (name, value) in &inputs {
+        let _ = writeln!(out, "input     {name} = {value}");
+    }
     let _ = writeln!(out, "progress  {}", progress(state, &loaded.table));
     let skipped = loaded.replay.stats.skipped;
     let _ = writeln!(

@@ -39,6 +39,10 @@ pub fn summary(session: &Loaded) -> String {
         "- **goal**: {}",
         escape(&super::spans::clip(goal, 300))
     );
+    let inputs = session.inputs();
+    if !inputs.is_empty() {
+        let _ = writeln!(out, "- **inputs**: {}", escape(&inputs.join(", ")));
+    }
     let reason = session
         .reason()
         .map(|r| format!(" ({})", escape(r)))

@@ -63,6 +63,18 @@ impl Loaded {
         }
     }
 
+    /// `name = value` for each input recorded in `session.start`, in declaration order.
+    pub fn inputs(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .find(|e| e.kind == crate::transcript::Kind::SessionStart)
+            .and_then(|e| e.data.as_ref()?.get("inputs")?.as_object().cloned())
+            .unwrap_or_default()
+            .iter()
+            .map(|(name, value)| format!("{name} = {value}"))
+            .collect()
+    }
+
     pub fn reason(&self) -> Option<&str> {
         self.state.done.as_ref().map(|d| d.reason.as_str())
     }

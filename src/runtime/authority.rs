@@ -206,6 +206,7 @@ mod tests {
                     attempt: 1,
                     outputs: serde_json::json!({"by_kind": {}, "by_role": {}}),
                     goal_truncated: false,
+                    inputs: serde_json::Value::Null,
                 };
                 let text = env
                     .get_template("protocol")

@@ -7,6 +7,9 @@
 //! files a role's `adapter: { command: [...] }` names (its agent scripts) are copied the same
 //! way, so the frozen pipeline's argv resolves to the frozen scripts.
 //!
+//! Files a pipeline `include:`s or `extends:` are copied with it, so a resume after they change
+//! still runs the frozen version.
+//!
 //! The content hash covers every copied file (path and bytes, in path order), so `session.start`
 //! pins what a replay will see, and later edits to the working tree never change it.
 
@@ -99,17 +102,24 @@ fn freeze_into(
     let pipeline_path = pipeline_path
         .canonicalize()
         .map_err(read_err(pipeline_path))?;
-    let text = std::fs::read_to_string(&pipeline_path).map_err(read_err(&pipeline_path))?;
-    let outline: Outline = serde_saphyr::from_str(&text).map_err(|err| FreezeError::Parse {
+    std::fs::metadata(&pipeline_path).map_err(read_err(&pipeline_path))?;
+    let parse_err = |message: String| FreezeError::Parse {
         path: pipeline_path.display().to_string(),
-        message: err.to_string(),
-    })?;
+        message,
+    };
+    // Assembled as the compiler assembles it: the fragments travel with the pipeline, and
+    // their roles' paths are already relative to it.
+    let (value, fragments) = crumb_core::pipeline::assemble::assembled_file(&pipeline_path)
+        .ok_or_else(|| parse_err("not readable as YAML".into()))?;
+    let outline: Outline =
+        serde_json::from_value(value).map_err(|err| parse_err(err.to_string()))?;
     let pipeline_dir = pipeline_path
         .parent()
         .unwrap_or(Path::new("/"))
         .to_path_buf();
 
     let mut sources: Vec<PathBuf> = vec![pipeline_path.clone()];
+    sources.extend(fragments);
     let mut template_dirs: Vec<PathBuf> = Vec::new();
     for role in outline.roles.values() {
         let template = pipeline_dir.join(&role.template);
@@ -313,6 +323,55 @@ mod tests {
         std::fs::write(src.path().join("templates/partials/p.j2"), "Q").unwrap();
         let edited = freeze(&pipeline, tempfile::tempdir().unwrap().path()).unwrap();
         assert_ne!(first.hash, edited.hash);
+    }
+
+    #[test]
+    fn included_fragments_are_frozen_hashed_and_compile_from_the_copy() {
+        let src = tempfile::tempdir().unwrap();
+        let session = tempfile::tempdir().unwrap();
+        let pipeline = project(src.path());
+        std::fs::create_dir_all(src.path().join("pipelines/shared")).unwrap();
+        let fragment = src.path().join("pipelines/shared/extra.yaml");
+        std::fs::write(
+            &fragment,
+            "roles:\n  extra: { template: ../../templates/a.md.j2, produces: [note] }\n",
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(&pipeline).unwrap();
+        std::fs::write(
+            &pipeline,
+            text.replace("roles:", "include: [shared/extra.yaml]\nroles:"),
+        )
+        .unwrap();
+        let frozen = freeze(&pipeline, session.path()).unwrap();
+        assert_eq!(frozen.roles, ["writer", "checker", "extra"]);
+        let paths: Vec<&str> = frozen.files.iter().map(|(path, _)| path.as_str()).collect();
+        assert!(paths.contains(&"pipelines/shared/extra.yaml"), "{paths:?}");
+        // The frozen copy resolves its include and the fragment's template on its own.
+        let copy = session.path().join(&frozen.pipeline_file);
+        let compiled =
+            crate::pipeline::compile_file(&copy, &crate::pipeline::CompileOptions::default());
+        // (`routes: []` has its own errors; none is about finding a file.)
+        let about_files: Vec<&str> = compiled
+            .diagnostics
+            .iter()
+            .map(|d| d.code)
+            .filter(|c| c.contains("include") || c.contains("template"))
+            .collect();
+        assert!(about_files.is_empty(), "{:#?}", compiled.diagnostics);
+        assert!(
+            compiled
+                .sources
+                .iter()
+                .any(|(path, _)| path.ends_with("shared/extra.yaml"))
+        );
+        // Editing the fragment in the project changes the hash, never the frozen copy.
+        std::fs::write(&fragment, "roles: {}\n").unwrap();
+        assert_ne!(content_hash(&pipeline).unwrap(), frozen.hash);
+        let kept =
+            std::fs::read_to_string(session.path().join("pipeline/pipelines/shared/extra.yaml"))
+                .unwrap();
+        assert!(kept.contains("extra:"), "{kept}");
     }
 
     #[test]

@@ -42,6 +42,8 @@ pub struct PromptInputs<'a> {
     pub outputs: Value,
     /// The goal was clipped; the prompt says so instead of cutting it silently.
     pub goal_truncated: bool,
+    /// The run's declared inputs as recorded in `session.start` (an object; `goal` is added).
+    pub inputs: Value,
 }
 
 /// Appended to a clipped goal, so the agent knows there was more.
@@ -58,7 +60,13 @@ pub fn context(table: &TransitionTable, role: &RoleSpec, inputs: &PromptInputs<'
     } else {
         inputs.goal.to_owned()
     };
+    let mut declared = inputs.inputs.as_object().cloned().unwrap_or_default();
+    declared.insert(
+        crate::pipeline::inputs::GOAL.to_owned(),
+        Value::String(goal.clone()),
+    );
     json!({
+        "inputs": declared,
         "goal": goal,
         "goal_truncated": inputs.goal_truncated,
         "outputs": inputs.outputs,
@@ -219,6 +227,7 @@ mod tests {
             attempt: u32::from(full),
             outputs: json!({"by_kind": {}, "by_role": {}}),
             goal_truncated: false,
+            inputs: Value::Null,
         };
         table
             .roles
@@ -268,6 +277,7 @@ mod tests {
             attempt: 0,
             outputs: Value::Null,
             goal_truncated: true,
+            inputs: Value::Null,
         };
         let ctx = context(&table, &table.roles[0], &inputs);
         assert_eq!(ctx["goal_truncated"], true);

@@ -77,6 +77,10 @@ pub struct RunConfig {
     /// Overrides every role's wall-clock timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_timeout_ms: Option<u64>,
+    /// The declared inputs' values (`--set`, `--input`, defaults), resolved and type-checked once
+    /// at the start: resume, replay and forks read them from here, never from the command line.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub inputs: IndexMap<String, Value>,
 }
 
 impl RunConfig {
@@ -168,6 +172,7 @@ mod tests {
                 mock_scenario: scenario,
                 idle_timeout_ms: idle,
                 wall_timeout_ms: None,
+                inputs: [("audience".to_owned(), Value::from("kids"))].into_iter().collect(),
             };
             let Value::Object(data) = serde_json::to_value(&config).unwrap() else { panic!("an object") };
             let event = crate::transcript::Draft::new("system", Kind::SessionStart)

@@ -148,6 +148,15 @@ fn first_session_start(path: &Path) -> Result<Option<Event>, OpenError> {
         }))
 }
 
+/// The inputs the transcript's `session.start` recorded (`data.inputs`), empty when none.
+pub fn recorded_inputs(path: &Path) -> serde_json::Map<String, serde_json::Value> {
+    first_session_start(path)
+        .ok()
+        .flatten()
+        .and_then(|event| event.data?.get("inputs")?.as_object().cloned())
+        .unwrap_or_default()
+}
+
 /// The pipeline name and hash the transcript's `session.start` recorded (`data.pipeline`,
 /// `data.pipeline_hash`); `None` for a transcript that records no hash (a legacy one).
 pub fn recorded_pipeline(path: &Path) -> Result<Option<(String, String)>, OpenError> {

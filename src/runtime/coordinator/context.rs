@@ -61,6 +61,7 @@ pub(super) fn render_prompt(
         attempt: spawn.attempt,
         outputs: latest.outputs.to_value(),
         goal_truncated: latest.outputs.goal_truncated(),
+        inputs: json!(session.config.inputs),
     };
     let context = prompt::context(&session.table, role, &inputs);
     let text = prompt::render(pipeline_file, role, &context).map_err(|e| e.to_string())?;

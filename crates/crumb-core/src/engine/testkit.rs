@@ -161,6 +161,7 @@ pub fn casual_by_hand() -> TransitionTable {
         }),
         kinds: crate::pipeline::kinds::lower(None),
         kind_schemas: std::collections::BTreeMap::new(),
+        inputs: Vec::new(),
         scoring: {
             let guards = vec![
                 Guard::PassRequiresQa,

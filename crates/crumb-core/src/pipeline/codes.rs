@@ -179,6 +179,21 @@ codes! {
     COMMAND_WITHOUT_ARGV = "crumb::command-without-argv", Error,
         "A role is bound to the `command` adapter but no argv says what program to run.",
         "Write `adapter: { command: [python3, ../agents/<role>.py] }`, or give the argv in a preset, `.crumb/config.yaml` (`command: [...]`) or `--bind <role>=command:'program args'`.";
+    INCLUDE_FILE = "crumb::include-file", Error,
+        "A file named by `extends:` or `include:` is missing, unreadable, outside the project (the folder holding the pipeline's folder), or not written as a path.",
+        "Write paths relative to the file that names them, e.g. `include: [shared/roles.yaml]`, and keep them inside the project.";
+    INCLUDE_CYCLE = "crumb::include-cycle", Error,
+        "Files include or extend each other in a circle; the message shows the chain.",
+        "Break the cycle: move what both files need into a third fragment they both include.";
+    FRAGMENT_KEY = "crumb::fragment-key", Error,
+        "An included fragment sets a key fragments cannot hold (only roles, kinds, inputs, routes and include); it would be ignored.",
+        "Move the key into the pipeline itself, or start from a whole base pipeline with `extends:`.";
+    INPUT_DECLARATION = "crumb::input-declaration", Error,
+        "An `inputs:` declaration is malformed: a name a template cannot read, `goal` retyped, an enum without values, `values` on a type that is not enum, or a value listed twice.",
+        "Name inputs with letters, digits and `_`; declare `goal` only to describe it or default it; give `type: enum` a `values: [..]` list and other types none.";
+    INPUT_DEFAULT = "crumb::input-default", Error,
+        "An input's `default` is not of its declared type (or not one of an enum's values).",
+        "Write a default of the declared type, e.g. `default: 3` for an integer, or remove it to make the input required.";
     COMMAND_PATH = "crumb::command-path", Error,
         "A path in a role's `command` argv does not exist or leads outside the project (the folder holding the pipeline's folder).",
         "Argv elements containing `/` are relative to the pipeline file; keep them inside the project (e.g. `../agents/writer.py`), or use a bare program name looked up on PATH.";

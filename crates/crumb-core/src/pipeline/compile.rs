@@ -18,7 +18,7 @@ use crate::pipeline::table::{
     ScoringSpec, TransitionTable, Trigger,
 };
 use crate::pipeline::units::{parse_duration_ms, parse_size_bytes};
-use crate::pipeline::{routing, rubric, semantic, templates};
+use crate::pipeline::{assemble, routing, rubric, semantic, templates};
 use crate::vocab::{Outcome, Severity, Verdict};
 
 /// What to check besides the file itself.
@@ -94,7 +94,42 @@ pub fn compile_str(source: &str, origin: &Path, options: &CompileOptions) -> Com
 fn compile_text(text: &str, origin: &Path, options: CompileOptions) -> Compiled {
     let mut diagnostics = Vec::new();
     let mut sources = vec![(origin.to_path_buf(), text.to_string())];
-    let parsed = loader::parse::<Pipeline>(text, origin, FileKind::Pipeline, &mut diagnostics);
+    let Some(mut document) = loader::load_document(text, origin, &mut diagnostics) else {
+        return Compiled {
+            table: None,
+            diagnostics,
+            source_hash: String::new(),
+            sources,
+        };
+    };
+    if assemble::uses_other_files(&document) {
+        let assembled = assemble::assemble(&mut document, origin, &mut diagnostics);
+        sources.extend(assembled.sources);
+    }
+    let files = document.index.files.clone();
+    let mut compiled = compile_document(document, origin, options, diagnostics, sources);
+    // A span in another file of an assembled pipeline names that file.
+    for diagnostic in &mut compiled.diagnostics {
+        if let Some(n) = diagnostic
+            .span
+            .and_then(|s| usize::try_from(s.file).ok()?.checked_sub(1))
+            && let Some(file) = files.get(n)
+        {
+            diagnostic.file.clone_from(file);
+        }
+    }
+    compiled
+}
+
+fn compile_document(
+    document: crate::pipeline::located_yaml::Document,
+    origin: &Path,
+    options: CompileOptions,
+    mut diagnostics: Vec<Diagnostic>,
+    mut sources: Vec<(PathBuf, String)>,
+) -> Compiled {
+    let parsed =
+        loader::parse_document::<Pipeline>(document, origin, FileKind::Pipeline, &mut diagnostics);
     let (Some(document), Some(pipeline)) = (parsed.document, parsed.model) else {
         return Compiled {
             table: None,
@@ -111,6 +146,7 @@ fn compile_text(text: &str, origin: &Path, options: CompileOptions) -> Compiled 
     };
     let table = lower(&pipeline, &mut ctx);
     semantic::check(&pipeline, &table, &mut ctx);
+    crate::pipeline::inputs::check(&pipeline, &mut ctx);
     routing::check(&pipeline, &table, &mut ctx);
     if options.check_templates {
         sources.extend(templates::check(&pipeline, &mut ctx));
@@ -306,6 +342,7 @@ fn lower(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> TransitionTable {
             guards: pipeline.scoring.guards.clone(),
         },
         limits,
+        inputs: crate::pipeline::inputs::lower(pipeline),
         by_kind,
         verdict_matrix,
     }

@@ -80,12 +80,14 @@ const OUTPUTS: Shape =
 
 /// Top-level template variables the engine provides, and their shapes. `goal` is clipped at
 /// 8 KiB (`goal_truncated` says so); `interventions` are the person's messages aimed at this
-/// role since its last spawn; `attempt` counts this role's earlier spawns from 0.
+/// role since its last spawn; `attempt` counts this role's earlier spawns from 0; `inputs` holds
+/// the run's declared inputs and `goal` (names are checked against the pipeline's `inputs:`).
 #[rustfmt::skip]
 pub const PROVIDED_VARIABLES: &[(&str, Shape)] = &[
     ("goal", TEXT), ("goal_truncated", Shape::Bool), ("role", ROLE), ("pipeline", PIPELINE),
     ("session", SESSION), ("spec", SPEC), ("build", BUILD), ("qa", QA), ("verdict", VERDICT),
     ("feedback", FEEDBACK), ("outputs", OUTPUTS), ("interventions", LIST), ("attempt", NUMBER),
+    ("inputs", Shape::Map(&Shape::Any)),
 ];
 
 /// Most instructions one render may run: far above any prompt (a few thousand), far below a

@@ -89,6 +89,7 @@ pub fn decode<'a>(bytes: &'a [u8], file: &Path, out: &mut Vec<Diagnostic>) -> Op
                     line: as_u32(line),
                     col: as_u32(col),
                     len: 1,
+                    file: 0,
                 }))
                 .hint("save the file as UTF-8"),
             );
@@ -104,16 +105,23 @@ pub fn parse<T: DeserializeOwned>(
     kind: FileKind,
     out: &mut Vec<Diagnostic>,
 ) -> Front<T> {
-    let nothing = Front {
-        document: None,
-        model: None,
-        salvage: Salvage::default(),
-    };
+    match load_document(text, file, out) {
+        Some(document) => parse_document(document, file, kind, out),
+        None => Front {
+            document: None,
+            model: None,
+            salvage: Salvage::default(),
+        },
+    }
+}
+
+/// Pass 1 alone: the located document, or `None` after reporting why there is none.
+pub fn load_document(text: &str, file: &Path, out: &mut Vec<Diagnostic>) -> Option<Document> {
     let document = match located_yaml::load(text) {
         Ok(document) => document,
         Err(err) => {
             report_syntax(text, file, &err, out);
-            return nothing;
+            return None;
         }
     };
     if document.value.is_null() {
@@ -122,38 +130,20 @@ pub fn parse<T: DeserializeOwned>(
                 "write a pipeline (`crumb schema pipeline` shows the format) or remove the file",
             ),
         );
-        return nothing;
+        return None;
     }
+    Some(document)
+}
+
+/// Pass 2 on a loaded (possibly assembled) document: duplicate keys, the schema, typing.
+pub fn parse_document<T: DeserializeOwned>(
+    document: Document,
+    file: &Path,
+    kind: FileKind,
+    out: &mut Vec<Diagnostic>,
+) -> Front<T> {
     let before = out.len();
-    for duplicate in &document.duplicates {
-        let code = if kind == FileKind::Pipeline && duplicate.parent == "/roles" {
-            &codes::DUPLICATE_ROLE
-        } else {
-            &codes::DUPLICATE_KEY
-        };
-        let what = if code == &codes::DUPLICATE_ROLE {
-            "role"
-        } else {
-            "key"
-        };
-        let hint = duplicate
-            .first
-            .map(|s| format!("first defined at line {}", s.line));
-        out.push(
-            Diagnostic::new(
-                code,
-                file,
-                format!(
-                    "duplicate {what} `{}` in {}",
-                    duplicate.key,
-                    schema::display_pointer(&duplicate.parent)
-                ),
-            )
-            .at(duplicate.again)
-            .label("defined again here")
-            .maybe_hint(hint),
-        );
-    }
+    report_duplicates(&document, file, kind, out);
     let (schema, validator) = validator(kind);
     let before_schema = out.len();
     schema::check(validator, schema, &document, file, out);
@@ -205,6 +195,44 @@ pub fn parse<T: DeserializeOwned>(
                 salvage,
             }
         }
+    }
+}
+
+/// Every key written twice in one mapping of `document` (a role id twice is `duplicate-role`).
+pub(crate) fn report_duplicates(
+    document: &Document,
+    file: &Path,
+    kind: FileKind,
+    out: &mut Vec<Diagnostic>,
+) {
+    for duplicate in &document.duplicates {
+        let code = if kind == FileKind::Pipeline && duplicate.parent == "/roles" {
+            &codes::DUPLICATE_ROLE
+        } else {
+            &codes::DUPLICATE_KEY
+        };
+        let what = if code == &codes::DUPLICATE_ROLE {
+            "role"
+        } else {
+            "key"
+        };
+        let hint = duplicate
+            .first
+            .map(|s| format!("first defined at line {}", s.line));
+        out.push(
+            Diagnostic::new(
+                code,
+                file,
+                format!(
+                    "duplicate {what} `{}` in {}",
+                    duplicate.key,
+                    schema::display_pointer(&duplicate.parent)
+                ),
+            )
+            .at(duplicate.again)
+            .label("defined again here")
+            .maybe_hint(hint),
+        );
     }
 }
 
@@ -265,7 +293,7 @@ fn deepest(error: &jsonschema::ValidationError<'_>) -> String {
         .unwrap_or_default()
 }
 
-fn report_syntax(
+pub(crate) fn report_syntax(
     text: &str,
     file: &Path,
     err: &located_yaml::LoadError,
@@ -321,6 +349,7 @@ fn report_syntax(
                     line: as_u32(*line),
                     col: as_u32(col),
                     len: 1,
+                    file: 0,
                 }))
                 .label("tab")
                 .hint("YAML indentation must use spaces"),

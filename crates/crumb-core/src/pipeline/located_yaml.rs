@@ -18,6 +18,10 @@ pub struct Span {
     pub line: u32,
     pub col: u32,
     pub len: u32,
+    /// Which file of an assembled pipeline (`include:`/`extends:`) this is in: 0 is the file
+    /// compiled, `n` is [`SpanIndex::files`]`[n - 1]`. Diagnostics take their file from it.
+    #[serde(skip)]
+    pub file: u32,
 }
 
 impl Span {
@@ -33,6 +37,7 @@ impl Span {
             line,
             col: col.max(1),
             len,
+            file: 0,
         })
     }
 }
@@ -57,7 +62,7 @@ pub struct DuplicateKey {
 }
 
 /// The loaded document.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Document {
     pub value: Value,
     pub index: SpanIndex,
@@ -69,9 +74,46 @@ pub struct Document {
 #[derive(Debug, Clone, Default)]
 pub struct SpanIndex {
     entries: HashMap<String, Located>,
+    /// The other files an assembled document's spans point into (see [`Span::file`]).
+    pub files: Vec<std::path::PathBuf>,
 }
 
 impl SpanIndex {
+    /// The file a span points into, when it is not the document's own.
+    pub fn file_of(&self, span: &Span) -> Option<&std::path::Path> {
+        let n = usize::try_from(span.file).ok()?.checked_sub(1)?;
+        self.files.get(n).map(std::path::PathBuf::as_path)
+    }
+
+    /// Mark every span as being in file `file`.
+    pub(crate) fn retag(&mut self, file: u32) {
+        for located in self.entries.values_mut() {
+            for span in [&mut located.key, &mut located.value].into_iter().flatten() {
+                span.file = file;
+            }
+        }
+    }
+
+    /// Drop the entries at `pointer` and below it.
+    pub(crate) fn remove_tree(&mut self, pointer: &str) {
+        let below = format!("{pointer}/");
+        self.entries
+            .retain(|p, _| p != pointer && !p.starts_with(&below));
+    }
+
+    /// Copy `from`'s entries at `from_pointer` and below to `to_pointer`.
+    pub(crate) fn graft(&mut self, from: &SpanIndex, from_pointer: &str, to_pointer: &str) {
+        let below = format!("{from_pointer}/");
+        for (p, located) in &from.entries {
+            if p == from_pointer {
+                self.entries.insert(to_pointer.to_owned(), *located);
+            } else if let Some(rest) = p.strip_prefix(&below) {
+                self.entries
+                    .insert(format!("{to_pointer}/{rest}"), *located);
+            }
+        }
+    }
+
     /// Location of exactly this pointer.
     pub fn get(&self, pointer: &str) -> Option<Located> {
         self.entries.get(pointer).copied()
@@ -131,6 +173,7 @@ pub fn load(text: &str) -> Result<Document, LoadError> {
         value,
         index: SpanIndex {
             entries: builder.entries,
+            files: Vec::new(),
         },
         duplicates: builder.duplicates,
     })
@@ -334,7 +377,8 @@ mod tests {
             Some(Span {
                 line: 4,
                 col: 7,
-                len: 1
+                len: 1,
+                file: 0,
             })
         );
         assert_eq!(
@@ -342,7 +386,8 @@ mod tests {
             Some(Span {
                 line: 4,
                 col: 10,
-                len: 3
+                len: 3,
+                file: 0,
             })
         );
         assert_eq!(doc.duplicates.len(), 1);

@@ -1,6 +1,9 @@
 //! Pipeline files: the YAML model, its schema, validation and compilation to a transition table.
 
 pub mod argv;
+pub mod assemble;
+#[cfg(test)]
+mod assemble_tests;
 pub mod authority;
 pub mod codes;
 pub mod compile;
@@ -32,4 +35,6 @@ pub mod units;
 pub use compile::{CompileOptions, Compiled, compile_bytes, compile_file, compile_str};
 pub use diagnostic::{Diagnostic, Level};
 pub mod graph;
+pub mod input_values;
+pub mod inputs;
 pub mod render;

@@ -26,6 +26,19 @@ pub struct Pipeline {
     /// One line saying what the pipeline turns into what.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// A base pipeline this file starts from (relative to this file): `roles`, `kinds` and
+    /// `inputs` merge by name, every other key written here replaces the base's. Resolved
+    /// before the rest of the file is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extends: Option<String>,
+    /// Fragments (relative to this file) whose `roles`, `kinds` and `inputs` are added (a name
+    /// defined twice is an error) and whose `routes` follow this file's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include: Option<OneOrMany<String>>,
+    /// Typed parameters of a run (`crumb run --set name=value`, `--input file`), read in
+    /// templates as `inputs.<name>`. `goal` is built in: always a string, filled by the pitch.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub inputs: IndexMap<String, crate::pipeline::inputs::InputDecl>,
     /// The agents of the pipeline, keyed by role id. A role id is what events carry in `from`.
     pub roles: IndexMap<String, Role>,
     /// Which event kinds fill the engine's plan and build slots. Omitted: `spec` and

@@ -34,6 +34,9 @@ pub struct TransitionTable {
     pub kind_schemas: std::collections::BTreeMap<String, serde_json::Value>,
     pub scoring: ScoringSpec,
     pub limits: LimitsSpec,
+    /// Declared inputs, in declaration order (`goal` among them only when declared).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<crate::pipeline::inputs::InputSpec>,
     /// Event kind → indexes into `routes` whose trigger is that kind, in order. Excludes verdict routes.
     pub by_kind: HashMap<String, Vec<usize>>,
     /// `[verdict][severity]` → the index of the route that handles that cell, if any.

@@ -97,6 +97,15 @@ impl<'a> Renderer<'a> {
                 &pipeline.scoring,
             )),
         });
+        let mut inputs: serde_json::Map<String, Value> = crate::pipeline::inputs::lower(pipeline)
+            .iter()
+            .map(|spec| (spec.name.clone(), spec.sample()))
+            .collect();
+        inputs.insert(
+            crate::pipeline::inputs::GOAL.to_owned(),
+            sample["goal"].clone(),
+        );
+        sample["inputs"] = Value::Object(inputs);
         Renderer {
             env: environment(root.to_path_buf()),
             sample,

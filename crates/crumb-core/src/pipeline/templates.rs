@@ -23,6 +23,7 @@ use crate::pipeline::template_render::Renderer;
 fn unknown_variables(
     compiled: &minijinja::Template<'_, '_>,
     text: &str,
+    inputs: &[String],
 ) -> Vec<(String, Option<String>)> {
     let names: BTreeSet<String> = compiled.undeclared_variables(true).into_iter().collect();
     let mut reported: BTreeSet<String> = BTreeSet::new();
@@ -32,7 +33,11 @@ fn unknown_variables(
         if TEMPLATE_BUILTINS.contains(&top.as_str()) || reported.contains(&top) {
             continue;
         }
-        if !is_provided(&top) {
+        if top == "inputs" {
+            if let Some(why) = unknown_input(&name, inputs) {
+                out.push((name, Some(why)));
+            }
+        } else if !is_provided(&top) {
             reported.insert(top.clone());
             out.push((top, None));
         } else if let Some(why) = missing_field(&name)
@@ -43,6 +48,30 @@ fn unknown_variables(
         }
     }
     out
+}
+
+/// Why `inputs.<name>…` is not there: the input is not declared (`goal` always is), or a field
+/// is read off a plain value.
+fn unknown_input(path: &str, inputs: &[String]) -> Option<String> {
+    let mut segments = path.split('.').skip(1);
+    let name = segments.next()?;
+    if name != crate::pipeline::inputs::GOAL && !inputs.iter().any(|i| i == name) {
+        let declared: Vec<&str> = inputs.iter().map(String::as_str).collect();
+        let hint = crate::pipeline::suggest::did_you_mean(name, declared.iter().copied())
+            .map(|h| format!("; {h}"))
+            .unwrap_or_default();
+        return Some(if declared.is_empty() {
+            format!("no input `{name}` is declared; declare it under `inputs:`")
+        } else {
+            format!(
+                "no input `{name}` is declared (declared: {}){hint}",
+                declared.join(", ")
+            )
+        });
+    }
+    segments
+        .next()
+        .map(|_| format!("`inputs.{name}` is a plain value with no fields"))
 }
 
 /// Names minijinja itself provides (globals and block-scoped helpers); not engine variables.
@@ -82,6 +111,7 @@ pub(crate) fn check(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> Vec<(PathBuf, Str
         .parent()
         .map_or_else(|| canonical_dir.clone(), Path::to_path_buf);
     let mut checker = Checker {
+        inputs: pipeline.inputs.keys().cloned().collect(),
         root,
         sources: Vec::new(),
         visited: BTreeSet::new(),
@@ -110,6 +140,8 @@ pub(crate) fn check(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> Vec<(PathBuf, Str
 }
 
 struct Checker {
+    /// Declared input names (`inputs.<name>` in templates).
+    inputs: Vec<String>,
     root: PathBuf,
     sources: Vec<(PathBuf, String)>,
     visited: BTreeSet<PathBuf>,
@@ -244,7 +276,7 @@ impl Checker {
                 );
             }
             Ok(compiled) => {
-                for (name, why) in unknown_variables(&compiled, &text) {
+                for (name, why) in unknown_variables(&compiled, &text, &self.inputs) {
                     let hint = if why.is_some() {
                         "see the variables and their fields in `crumb explain crumb::unknown-template-variable`".to_string()
                     } else {
@@ -357,6 +389,7 @@ pub(crate) fn read_limited(path: &Path) -> Result<String, ReadFailure> {
                 line: u32::try_from(line).unwrap_or(u32::MAX),
                 col: u32::try_from(col).unwrap_or(u32::MAX),
                 len: 1,
+                file: 0,
             }),
         }
     })
@@ -438,6 +471,7 @@ pub(crate) fn located(err: &minijinja::Error, text: &str) -> (Option<Span>, Stri
                 line: u32::try_from(line).unwrap_or(u32::MAX),
                 col: 1,
                 len: 1,
+                file: 0,
             })
         });
     let detail = err
@@ -463,6 +497,7 @@ fn span_of(text: &str, start: usize, end: usize) -> Span {
         line: u32::try_from(line).unwrap_or(u32::MAX),
         col: u32::try_from(col).unwrap_or(u32::MAX),
         len: u32::try_from(len).unwrap_or(1),
+        file: 0,
     }
 }
 
