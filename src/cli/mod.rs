@@ -24,6 +24,7 @@ pub mod run;
 pub mod run_dry;
 pub mod run_pitch;
 pub mod run_progress;
+pub mod run_verdict;
 pub mod say;
 pub mod schema;
 pub mod signals;

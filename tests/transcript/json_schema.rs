@@ -92,7 +92,13 @@ fn kinds_have_wire_strings_parsers_and_explanations() {
             "{text}"
         );
     }
-    assert!("compile".parse::<Kind>().is_err());
+    assert!("Compile".parse::<Kind>().is_err());
+    assert!("user.wish".parse::<Kind>().is_err(), "a reserved namespace");
+    assert!(
+        "compile".parse::<Kind>().is_ok_and(Kind::is_declared),
+        "a name a pipeline may declare"
+    );
+    assert_eq!(crumb::transcript::explain("compile"), None);
     assert_eq!(crumb::transcript::explain("no.such.kind"), None);
 }
 

@@ -84,7 +84,19 @@ pub struct FanOut {
     pub results: Vec<BranchResult>,
     /// The combined verdict, once the join fired (later branches are recorded, never routed).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub joined: Option<Verdict>,
+    pub joined: Option<Joined>,
+}
+
+/// What a join made of its branches: the one verdict the verdict routes acted on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Joined {
+    pub verdict: Verdict,
+    pub severity: Severity,
+    pub aggregate: f64,
+    /// The declared rule (`all_pass`, `majority`, `mean`, `min`).
+    pub combine: String,
+    /// The branches the join combined, in the order they reported.
+    pub branches: Vec<BranchResult>,
 }
 
 /// One branch's corrected verdict.
@@ -264,6 +276,10 @@ pub struct Verification {
     pub count: u32,
     pub latest: Option<VerdictRecord>,
     pub previous: Option<VerdictRecord>,
+    /// The latest join's combined verdict while it is the verdict the routes last acted on (a
+    /// `judge.score` routed on its own clears it): what a summary shows instead of `latest`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routed_join: Option<Joined>,
 }
 
 /// One `judge.score`, raw and corrected.

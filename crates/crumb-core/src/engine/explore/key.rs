@@ -37,6 +37,7 @@ const HISTORY_ONLY: &[&str] = &[
     "next_role",
     "latest",
     "previous",
+    "routed_join",
     // what the next prompt is given, not where the route goes
     "last_spawn",
     "body",

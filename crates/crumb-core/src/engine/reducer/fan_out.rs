@@ -9,7 +9,7 @@ use serde_json::{Map, json};
 use super::Step;
 use crate::engine::effect::{Feedback, SpawnCause};
 use crate::engine::guards::verdict_for;
-use crate::engine::state::{BranchResult, FanOut, MAX_TEXT, QaSnapshot, clip};
+use crate::engine::state::{BranchResult, FanOut, Joined, MAX_TEXT, QaSnapshot, clip};
 use crate::pipeline::table::{Combine, CompiledRoute, Guard, JoinMode};
 use crate::vocab::{Severity, Verdict};
 
@@ -98,9 +98,6 @@ impl Step<'_> {
         }
         let results = fan_out.results.clone();
         let (verdict, aggregate) = self.combined(combine, &results);
-        if let Some(fan_out) = self.state.fan_out.as_mut() {
-            fan_out.joined = Some(verdict);
-        }
         let failing: Vec<&BranchResult> = results
             .iter()
             .filter(|r| r.verdict != Verdict::Pass)
@@ -120,6 +117,17 @@ impl Step<'_> {
             .map(|r| format!("{}: {}", r.role, r.feedback))
             .collect::<Vec<_>>()
             .join("\n");
+        let joined = Joined {
+            verdict,
+            severity,
+            aggregate,
+            combine: json!(combine).as_str().unwrap_or_default().to_owned(),
+            branches: results.clone(),
+        };
+        if let Some(fan_out) = self.state.fan_out.as_mut() {
+            fan_out.joined = Some(joined.clone());
+        }
+        self.state.verification.routed_join = Some(joined);
         let mut data = Map::new();
         data.insert("mode".into(), json!(mode));
         data.insert("combine".into(), json!(combine));

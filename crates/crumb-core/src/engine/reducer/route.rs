@@ -240,7 +240,13 @@ impl Step<'_> {
                 .and_then(|s| s.suggested_change.as_deref())
                 .map(|s| clip(s, MAX_TEXT)),
         };
-        if let Some(route) = self.table.route_for(Kind::JudgeScore.as_str(), &event.from) {
+        let route = self.table.route_for(Kind::JudgeScore.as_str(), &event.from);
+        if !route.is_some_and(|r| matches!(r.action, Action::Join { .. })) {
+            // This verdict is routed on its own: an earlier join's verdict is no longer the one
+            // the routes acted on.
+            self.state.verification.routed_join = None;
+        }
+        if let Some(route) = route {
             self.fire(route, Some(feedback), SpawnCause::Route);
             return;
         }
