@@ -1,7 +1,7 @@
 //! The engine's state: everything the routes, limits and commands need, derived only from the
 //! transcript.
 //!
-//! It stays O(1)-sized per event: latest snapshots instead of histories (the latest spec, build and
+//! It stays O(1)-sized per event: latest snapshots instead of histories (the latest plan, build and
 //! QA result, the last two verdicts), counters, per-role records and bounded queues. Maps are
 //! `BTreeMap`s so the serialised JSON has a deterministic order: replaying the same transcript twice
 //! gives byte-identical state.
@@ -36,7 +36,9 @@ pub struct State {
     pub clock: Clock,
     /// The goal's text.
     pub goal: Option<String>,
-    pub spec: Option<SpecSnapshot>,
+    /// The plan slot's latest snapshot (a kind the pipeline declares `slot: plan`).
+    pub plan: Option<PlanSnapshot>,
+    /// The build slot's latest snapshot (a kind the pipeline declares `slot: build`).
     pub build: Option<BuildSnapshot>,
     pub qa: Option<QaSnapshot>,
     pub verification: Verification,
@@ -221,7 +223,7 @@ impl Clock {
 
 /// The latest plan (an event of a kind the pipeline declares `slot: plan`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct SpecSnapshot {
+pub struct PlanSnapshot {
     pub event_id: String,
     pub from: String,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -36,7 +36,7 @@ fn c35_a_declared_plan_kind_carries_the_re_plan_budget() {
         spawned(&s.send("researcher", Kind::StepResearch, |_| {})),
         ["drafter"]
     );
-    assert!(s.state.spec.is_some(), "the plan slot is filled");
+    assert!(s.state.plan.is_some(), "the plan slot is filled");
     assert_eq!(
         spawned(&s.send("drafter", Kind::StepDesign, |_| {})),
         ["judge"]
@@ -58,7 +58,7 @@ fn c36_an_undeclared_kind_fills_no_slot() {
     s.goal();
     // `spec` is only the plan when a pipeline says so (here it is not even produced).
     s.send("user", Kind::Note, |_| {});
-    assert!(s.state.spec.is_none() && s.state.build.is_none());
+    assert!(s.state.plan.is_none() && s.state.build.is_none());
     assert!(s.table.slot("spec").is_none() && s.table.slot("build").is_none());
 }
 
@@ -95,7 +95,7 @@ fn c37_a_pipeline_routes_on_kinds_of_its_own_and_has_no_slots() {
         ["writer"]
     );
     assert_eq!(spawned(&s.send("writer", kind("draft"), |_| {})), ["judge"]);
-    assert!(s.state.spec.is_none() && s.state.build.is_none(), "no slot");
+    assert!(s.state.plan.is_none() && s.state.build.is_none(), "no slot");
     assert_eq!(s.table.declared_kinds, ["research.note", "draft"]);
 }
 

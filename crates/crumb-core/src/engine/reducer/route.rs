@@ -68,7 +68,7 @@ impl Step<'_> {
                 .is_some_and(|r| r.produces.iter().any(|k| k == kind.as_str()))
         };
         if self.table.produces_slot(role, Slot::Plan)
-            && self.state.spec.is_some()
+            && self.state.plan.is_some()
             && budgets.respecs >= limits.max_respec
         {
             return Some("too_many_respec");
@@ -151,7 +151,7 @@ impl Step<'_> {
             entry: self.table.qa.as_ref().and_then(|qa| qa.entry.clone()),
             ac_predicates: self
                 .state
-                .spec
+                .plan
                 .as_ref()
                 .map(|s| s.ac_predicates.clone())
                 .unwrap_or_default(),
