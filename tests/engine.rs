@@ -63,7 +63,8 @@ fn replay_survives_hostile_lines_and_reports_them_with_line_numbers() {
     insta::assert_snapshot!("replay_bad_input", redact(&run.stdout, &path));
     assert!(run.stdout.contains("line 3: not JSON"), "{}", run.stdout);
     assert!(
-        run.stdout.contains("line 5: not an event"),
+        run.stdout
+            .contains("line 5: unknown event kind `telepathy.result`"),
         "{}",
         run.stdout
     );

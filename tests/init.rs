@@ -1,6 +1,6 @@
 //! `crumb init`: a project that validates as written (also as CI runs it, `--format github
 //! --deny-warnings`), editor settings mapping pipelines to the schema the modeline names, no
-//! file overwritten, and the doc-review starting point running offline.
+//! file overwritten, and the doc-review and code starting points running offline.
 
 use std::path::Path;
 
@@ -51,6 +51,23 @@ fn casual_scaffold_validates_and_maps_pipelines_to_its_schema() {
         .env("GITHUB_ACTIONS", "true")
         .run()
         .expect_code(0);
+    // …and so does its `crumb check` step.
+    let check = workflow
+        .lines()
+        .find(|l| l.contains("- run: crumb check"))
+        .expect("a crumb check step");
+    let args: Vec<&str> = check
+        .trim()
+        .strip_prefix("- run: ")
+        .unwrap()
+        .split_whitespace()
+        .skip(1)
+        .collect();
+    crumb()
+        .current_dir(&project)
+        .args(&args)
+        .run()
+        .expect_code(0);
     // Running it again overwrites nothing.
     let again = init(scratch.path(), "casual").expect_code(2);
     assert!(
@@ -82,4 +99,30 @@ fn doc_review_scaffold_runs_offline_with_its_example_agents() {
         ])
         .run()
         .expect_code(0);
+}
+
+#[test]
+fn code_scaffold_runs_offline_with_its_example_agents() {
+    let scratch = tempfile::tempdir().unwrap();
+    init(scratch.path(), "code").expect_code(0);
+    let project = scratch.path().join("project");
+    crumb()
+        .current_dir(&project)
+        .args(["validate", "--deny-warnings", "pipelines/"])
+        .run()
+        .expect_code(0);
+    let run = crumb()
+        .current_dir(&project)
+        .env("CRUMB_HOME", scratch.path().join("home"))
+        .env("CRUMB_STUDIO_PORT", "1")
+        .args([
+            "run",
+            "pipelines/code.yaml",
+            "a slugify function for blog titles",
+            "--json",
+        ])
+        .run()
+        .expect_code(0);
+    let summary: Value = serde_json::from_str(&run.stdout).expect("a JSON summary");
+    assert_eq!(summary["reason"], "verdict_pass");
 }

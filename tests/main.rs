@@ -19,6 +19,7 @@ mod fork;
 mod init;
 mod pipelines;
 mod qa;
+mod research_pipeline;
 mod run;
 mod runtime;
 mod same_fold;

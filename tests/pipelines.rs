@@ -108,6 +108,7 @@ fixture_tests! {
     invalid_rubric_duplicate_dimension => "rubric-duplicate-dimension.yaml",
     invalid_join_without_fan_out => "join-without-fan-out.yaml",
     invalid_kind_declares_core => "kind-declares-core.yaml",
+    invalid_kind_reserved_namespace => "kind-reserved-namespace.yaml",
     invalid_kind_schema_invalid => "kind-schema-invalid.yaml",
     invalid_shadowed_route => "shadowed-route.yaml",
     invalid_tab_indentation => "tab-indentation.yaml",

@@ -91,6 +91,15 @@ fn execute() -> Result<Value, Failure> {
             "cannot learn which kinds the session's roles may write: {e}"
         ))
     })?;
+    // A name outside the vocabulary is a kind only when the session's pipeline declares it.
+    if let Some(name) = object.get("kind").and_then(Value::as_str)
+        && let Ok(kind @ Kind::Declared(_)) = name.parse::<Kind>()
+        && !authority.as_ref().is_some_and(|a| a.accepts_kind(kind))
+    {
+        return Err(Failure::Invalid(format!(
+            "invalid event: /kind: `{name}` is neither in the transcript vocabulary (`crumb schema transcript`) nor declared by this session's pipeline (`kinds:`); nothing was written"
+        )));
+    }
     if let Some(violation) = firewall_violation(object, &session.actor, authority.as_ref())
         .or_else(|| artifact_violation(object, &session.session_dir))
     {

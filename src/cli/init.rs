@@ -1,7 +1,8 @@
-//! `crumb init [dir] [--from casual|doc-review]`: a new project from a shipped pipeline — the
-//! pipeline with its schema modeline, its templates (and the example agents `doc-review` runs),
-//! the schema itself, editor settings mapping pipeline files to it for yaml-language-server, and a
-//! CI workflow that validates before any token is spent. The shipped files are embedded at build
+//! `crumb init [dir] [--from casual|doc-review|code]`: a new project from a shipped pipeline — the
+//! pipeline with its schema modeline, its templates (and the example agents `doc-review` and
+//! `code` run), the schema itself, editor settings mapping pipeline files to it for
+//! yaml-language-server, and a CI workflow that validates and proves (`crumb check`) the pipelines
+//! before any token is spent. The shipped files are embedded at build
 //! time, so `init` works from an installed binary. Nothing that exists is overwritten.
 
 use std::path::{Path, PathBuf};
@@ -11,11 +12,12 @@ use crate::exit_codes::{FAILURE, INVALID_PIPELINE, SUCCESS, USAGE_ERROR, exit};
 use crate::pipeline::compile::{CompileOptions, compile_file};
 use crate::pipeline::schema;
 
-/// The pipelines `init` can start from (`code` is not shipped yet).
+/// The pipelines `init` can start from.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum From {
     Casual,
     DocReview,
+    Code,
 }
 
 /// Arguments of `crumb init`.
@@ -85,6 +87,38 @@ fn files(from: From) -> Vec<(&'static str, &'static str)> {
                 include_str!("../../examples/agents/reviewer.py"),
             ),
         ],
+        From::Code => vec![
+            (
+                "pipelines/code.yaml",
+                include_str!("../../pipelines/code.yaml"),
+            ),
+            (
+                "templates/specifier.md.j2",
+                include_str!("../../templates/specifier.md.j2"),
+            ),
+            (
+                "templates/implementer.md.j2",
+                include_str!("../../templates/implementer.md.j2"),
+            ),
+            (
+                "templates/code-reviewer.md.j2",
+                include_str!("../../templates/code-reviewer.md.j2"),
+            ),
+            CONTEXT,
+            PROTOCOL,
+            (
+                "examples/agents/specifier.py",
+                include_str!("../../examples/agents/specifier.py"),
+            ),
+            (
+                "examples/agents/implementer.py",
+                include_str!("../../examples/agents/implementer.py"),
+            ),
+            (
+                "examples/agents/code_reviewer.py",
+                include_str!("../../examples/agents/code_reviewer.py"),
+            ),
+        ],
     }
 }
 
@@ -97,7 +131,7 @@ const VSCODE_SETTINGS: &str = r#"{
 }
 "#;
 
-/// Validation in CI, with GitHub annotations, before any run spends tokens.
+/// Validation (with GitHub annotations) and `crumb check` in CI, before any run spends tokens.
 const CI_WORKFLOW: &str = "name: crumb
 on: [push, pull_request]
 jobs:
@@ -107,8 +141,10 @@ jobs:
       - uses: actions/checkout@v4
       # Put `crumb` on PATH the way your team ships it (a release binary, or
       # `cargo install --locked --path <a crumb checkout>`), then validate with GitHub
-      # annotations before any run spends tokens:
+      # annotations, and prove every route ends (no dead end, every loop bounded), before any
+      # run spends tokens:
       - run: crumb validate --format github --deny-warnings pipelines/
+      - run: crumb check pipelines/
 ";
 
 pub fn run(args: &Args) -> ExitCode {

@@ -26,6 +26,7 @@ pub mod run_inputs;
 pub mod run_pitch;
 pub mod run_progress;
 mod run_summary;
+pub mod run_verdict;
 pub mod say;
 pub mod schema;
 pub mod signals;

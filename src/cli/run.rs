@@ -306,7 +306,7 @@ pub(crate) fn drive_and_report(
     meta.set_status(SessionStatus::Running, Some(std::process::id()));
     dir.write_meta(&meta)
         .map_err(|e| Failure::Internal(e.to_string()))?;
-    let mut progress = Progress::new(json, session.config.limits.tokens_hard);
+    let mut progress = Progress::new(json, session.config.limits.tokens_hard, &session.table);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -355,13 +355,7 @@ pub(crate) fn drive_and_report(
 /// The final summary (also what `--json` prints).
 fn summary(dir: &SessionDir, outcome: &Outcome) -> Value {
     let state = &outcome.state;
-    let verdict = state.verification.latest.as_ref().map(|v| {
-        json!({
-            "raw": { "verdict": v.raw.verdict, "aggregate": v.raw.aggregate },
-            "corrected": { "verdict": v.corrected.verdict, "aggregate": v.corrected.aggregate },
-            "corrections": v.corrections.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
-        })
-    });
+    let verdict = super::run_verdict::verdict_json(state);
     let entry = dir.artifacts().join("game/index.html");
     let (status, ended, reason) = match &outcome.ending {
         Ending::Done { outcome, reason } => ("done", *outcome, Some(reason.clone())),

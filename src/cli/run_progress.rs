@@ -9,6 +9,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::engine::State;
 use crate::engine::state::{MOCK_ADAPTER, Swap};
+use crate::pipeline::authority::{self, COMMON};
+use crate::pipeline::table::TransitionTable;
 use crate::runtime::coordinator::Observer;
 use crate::transcript::{Event, Kind};
 
@@ -20,11 +22,15 @@ pub struct Progress {
     tokens_hard: u64,
     /// Swaps already announced.
     swaps_shown: usize,
+    /// Each role's `produces`: the role outputs worth a line, whatever their kinds are called.
+    produces: Vec<Vec<String>>,
 }
 
 impl Progress {
     /// `quiet`: show nothing but warnings (for `--json`).
-    pub fn new(quiet: bool, tokens_hard: u64) -> Self {
+    /// `table` says which kinds the roles produce (each gets a line).
+    pub fn new(quiet: bool, tokens_hard: u64, table: &TransitionTable) -> Self {
+        let produces = table.roles.iter().map(|r| r.produces.clone()).collect();
         let tty = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         let bar = (!quiet && tty).then(|| {
             let bar = ProgressBar::new_spinner();
@@ -41,6 +47,7 @@ impl Progress {
             started: Instant::now(),
             tokens_hard,
             swaps_shown: 0,
+            produces,
         }
     }
 
@@ -60,8 +67,9 @@ impl Progress {
     }
 }
 
-/// The line worth showing for an event, if any.
-fn describe(event: &Event) -> Option<String> {
+/// The line worth showing for an event, if any: the runner's milestones, a person's commands and
+/// what the roles produce (their `produces`, not the common kinds every role may write).
+fn describe(event: &Event, produces: &[Vec<String>]) -> Option<String> {
     let body = event
         .body
         .as_deref()
@@ -80,7 +88,9 @@ fn describe(event: &Event) -> Option<String> {
         | Kind::Hook
         | Kind::Done
         | Kind::SessionAwaiting => Some(format!("{} {}: {clipped}", event.from, event.kind)),
-        Kind::Spec | Kind::Build | Kind::JudgeScore | Kind::SpecUpdate => {
+        kind if !COMMON.contains(&kind)
+            && produces.iter().any(|p| authority::may_write(p, kind)) =>
+        {
             Some(format!("{} {}: {clipped}", event.from, event.kind))
         }
         _ if event.kind.as_str().starts_with("user.") => {
@@ -118,7 +128,9 @@ impl Observer for Progress {
             self.warn(&message);
         }
         self.swaps_shown = state.swaps.len();
-        let Some(shown) = describe(event) else { return };
+        let Some(shown) = describe(event, &self.produces) else {
+            return;
+        };
         let elapsed = self.started.elapsed().as_secs_f32();
         if let Some(bar) = &self.bar {
             let role = state.next_role.as_deref().unwrap_or("-");

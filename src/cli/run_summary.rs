@@ -38,20 +38,7 @@ pub(crate) fn print(summary: &Value) {
         ),
     }
     if let Some(verdict) = summary.get("verdict").filter(|v| !v.is_null()) {
-        let part = |which: &str, key: &str| {
-            verdict
-                .get(which)
-                .and_then(|v| v.get(key))
-                .map(ToString::to_string)
-                .unwrap_or_default()
-        };
-        println!(
-            "verdict  {} (aggregate {}) — the judge claimed {} ({})",
-            part("corrected", "verdict").trim_matches('"'),
-            part("corrected", "aggregate"),
-            part("raw", "verdict").trim_matches('"'),
-            part("raw", "aggregate"),
-        );
+        super::run_verdict::print_verdict(verdict);
     }
     for swap in summary
         .get("swaps")

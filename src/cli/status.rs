@@ -125,7 +125,8 @@ fn progress(state: &State, table: &crate::pipeline::table::TransitionTable) -> S
     parts.join(" · ")
 }
 
-/// The declared dimensions, aggregate and verdict: claimed → corrected.
+/// The declared dimensions, aggregate and verdict of the latest judge: claimed → corrected; after a
+/// join, also the combined verdict the routes acted on and each branch's.
 fn scorecard(state: &State, rubric: &[crate::pipeline::rubric::DimensionSpec]) -> String {
     let Some(record) = &state.verification.latest else {
         return "scorecard  no judge.score yet\n".to_owned();
@@ -160,6 +161,28 @@ fn scorecard(state: &State, rubric: &[crate::pipeline::rubric::DimensionSpec]) -
         "  verdict    {claimed} → {} ({})",
         record.corrected.verdict, record.severity
     );
+    if let Some(joined) = &state.verification.routed_join {
+        let branches: Vec<String> = joined
+            .branches
+            .iter()
+            .map(|b| {
+                format!(
+                    "{} {} × {} ({})",
+                    b.role, b.verdict, b.severity, b.aggregate
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "  joined     {} × {} (aggregate {}, {} of {}): {}",
+            joined.verdict,
+            joined.severity,
+            joined.aggregate,
+            joined.combine,
+            joined.branches.len(),
+            branches.join(", ")
+        );
+    }
     let corrections: Vec<&str> = record.corrections.iter().map(|c| c.as_str()).collect();
     let _ = writeln!(
         out,

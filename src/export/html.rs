@@ -69,7 +69,11 @@ pub fn report(session: &Loaded) -> String {
         row(
             &mut out,
             "verdict",
-            &format!("{} {aggregate:.1}/30", escape(&verdict)),
+            &format!(
+                "{} {aggregate:.1}/{}",
+                escape(&verdict),
+                session.max_aggregate
+            ),
         );
     }
     let (input, output, cost) = session.usage();

@@ -53,7 +53,11 @@ pub fn summary(session: &Loaded) -> String {
         session.outcome().to_uppercase()
     );
     if let Some((verdict, aggregate)) = session.verdict() {
-        let _ = writeln!(out, "- **verdict**: {verdict} {aggregate:.1}/30");
+        let _ = writeln!(
+            out,
+            "- **verdict**: {verdict} {aggregate:.1}/{}",
+            session.max_aggregate
+        );
     }
     let (input, output, cost) = session.usage();
     let cost = cost.map(|c| format!(" · ${c:.4}")).unwrap_or_default();

@@ -24,6 +24,10 @@ pub struct Loaded {
     pub state: State,
     pub events: Vec<Event>,
     pub spans: Vec<spans::Span>,
+    /// The declared rubric's dimension ids, in order.
+    pub dimensions: Vec<String>,
+    /// The highest aggregate the declared rubric allows (Σ weight × scale).
+    pub max_aggregate: f64,
 }
 
 /// Read the session once: every event (the folding readers' rules: bad lines and duplicated ids
@@ -37,8 +41,11 @@ pub fn load(dir: &SessionDir) -> Result<Loaded, String> {
     each_event(
         std::io::BufReader::with_capacity(256 * 1024, file),
         |event: Event| {
-            replay.feed_event(&table, &event);
-            events.push(event);
+            // A kind the session's pipeline does not declare is skipped, as every fold skips it.
+            if table.accepts_kind(event.kind) {
+                replay.feed_event(&table, &event);
+                events.push(event);
+            }
         },
         |_| {},
     );
@@ -50,6 +57,8 @@ pub fn load(dir: &SessionDir) -> Result<Loaded, String> {
         state: replay.state,
         events,
         spans,
+        dimensions: table.scoring.rubric.iter().map(|d| d.id.clone()).collect(),
+        max_aggregate: crate::pipeline::rubric::max_aggregate(&table.scoring.rubric),
     })
 }
 
@@ -96,7 +105,7 @@ pub struct ScoreLine {
 }
 
 impl Loaded {
-    /// The latest verdict's D1–D6, raw beside corrected.
+    /// The latest verdict's declared dimensions, raw beside corrected.
     pub fn scorecard(&self) -> Vec<ScoreLine> {
         let Some(latest) = &self.state.verification.latest else {
             return Vec::new();
@@ -108,15 +117,23 @@ impl Loaded {
             .zip(latest.raw.dimensions.iter())
             .enumerate()
             .map(|(i, (corrected, raw))| ScoreLine {
-                dimension: format!("D{}", i + 1),
+                dimension: self
+                    .dimensions
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| format!("#{}", i + 1)),
                 raw: *raw,
                 corrected: *corrected,
             })
             .collect()
     }
 
-    /// `(verdict, aggregate)` of the latest verdict, corrected.
+    /// `(verdict, aggregate)` the routes acted on: a join's combined verdict, else the latest
+    /// judge's, corrected.
     pub fn verdict(&self) -> Option<(String, f64)> {
+        if let Some(joined) = &self.state.verification.routed_join {
+            return Some((joined.verdict.to_string(), joined.aggregate));
+        }
         self.state
             .verification
             .latest

@@ -25,6 +25,10 @@ pub const AUTHORITY_FILE: &str = "authority.json";
 pub struct AuthorityRecord {
     pub roles: IndexMap<String, Vec<String>>,
     pub common: Vec<String>,
+    /// The pipeline's own kind names (declared under `kinds:`, outside the vocabulary); any other
+    /// name outside the vocabulary is refused.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub declared_kinds: Vec<String>,
     /// Kind → the JSON Schema its `data` must satisfy (the pipeline's `kinds.<kind>.schema`).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub schemas: std::collections::BTreeMap<String, serde_json::Value>,
@@ -52,6 +56,7 @@ impl AuthorityRecord {
                 .map(|role| (role.id.clone(), role.produces.clone()))
                 .collect(),
             common: COMMON.iter().map(|k| k.as_str().to_owned()).collect(),
+            declared_kinds: table.declared_kinds.clone(),
             schemas: table.kind_schemas.clone(),
         }
     }
@@ -111,6 +116,15 @@ impl AuthorityRecord {
         Ok(Some(Self::of(&table)))
     }
 
+    /// Whether a session with this record accepts an event of `kind` at all: every vocabulary
+    /// kind, and the pipeline's declared names.
+    pub fn accepts_kind(&self, kind: Kind) -> bool {
+        match kind {
+            Kind::Declared(name) => self.declared_kinds.iter().any(|k| k == name.as_str()),
+            _ => true,
+        }
+    }
+
     /// Whether `actor` may write `kind`: `None` when `actor` is not a role of the session.
     pub fn may_write(&self, actor: &str, kind: Kind) -> Option<bool> {
         self.roles
@@ -131,6 +145,7 @@ mod tests {
                 .into_iter()
                 .collect(),
             common: vec!["note".to_owned()],
+            declared_kinds: vec!["research.note".to_owned()],
             schemas: [(
                 "build".to_owned(),
                 serde_json::json!({"type": "object", "required": ["words"]}),
@@ -146,6 +161,9 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         assert_eq!(record.may_write("builder", Kind::JudgeScore), Some(false));
         assert_eq!(record.may_write("stranger", Kind::Note), None);
+        assert!(record.accepts_kind("research.note".parse().unwrap()));
+        assert!(!record.accepts_kind("research.memo".parse().unwrap()));
+        assert!(record.accepts_kind(Kind::Build));
     }
 
     #[test]
@@ -154,13 +172,15 @@ mod tests {
         assert_eq!(AuthorityRecord::load(dir.path()).unwrap(), None);
     }
 
-    /// Every kind a string of `text` names, inside backticks or double quotes.
-    fn kinds_named(text: &str) -> Vec<Kind> {
+    /// Every kind of `table` a string of `text` names, inside backticks or double quotes (a
+    /// vocabulary kind, or a name the pipeline declares).
+    fn kinds_named(text: &str, table: &TransitionTable) -> Vec<Kind> {
         let mut kinds = Vec::new();
         for quote in ['`', '"'] {
             for (n, piece) in text.split(quote).enumerate() {
                 if n % 2 == 1
                     && let Ok(kind) = piece.parse::<Kind>()
+                    && table.accepts_kind(kind)
                 {
                     kinds.push(kind);
                 }
@@ -213,7 +233,7 @@ mod tests {
                     .unwrap()
                     .render(template_value(&context(&table, role, &inputs)))
                     .unwrap();
-                let named = kinds_named(&text);
+                let named = kinds_named(&text, &table);
                 for kind in &named {
                     assert_eq!(
                         record.may_write(&role.id, *kind),

@@ -337,7 +337,7 @@ impl Coordinator<'_> {
         else {
             return;
         };
-        self.latest.note(&event);
+        self.latest.note(&event, &table);
         self.inbox_offset = self.inbox_offset.max(inbox_offset(&event));
         self.observer.event(&event, &self.replay.state, true);
         for effect in effects {
@@ -637,7 +637,7 @@ impl Coordinator<'_> {
         for (line, item) in batch.lines.into_iter().zip(batch.items) {
             if let Some((event, _)) = fold_item(&mut self.replay, &table, line, item, self.observer)
             {
-                self.latest.note(&event);
+                self.latest.note(&event, &table);
                 self.observer.event(&event, &self.replay.state, true);
             }
         }

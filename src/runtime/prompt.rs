@@ -30,7 +30,9 @@ pub struct PromptInputs<'a> {
     pub goal: &'a str,
     /// `{id, dir, artifacts_dir, transcript_path}`.
     pub session: Value,
-    /// The latest spec, build, QA summary and corrected verdict (`Value::Null` when none).
+    /// The plan slot's latest (`spec`), the build slot's (`build`), the QA summary and the corrected
+    /// verdict (`Value::Null` when none): the template variables keep these names whatever kinds fill
+    /// the slots.
     pub spec: Value,
     pub build: Value,
     pub qa: Value,

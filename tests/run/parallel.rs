@@ -70,7 +70,21 @@ fn two_judges_score_in_parallel_and_their_join_decides() {
     let gate = scratch.home().with_file_name("gate");
     std::fs::write(&gate, "open").unwrap();
     let finished = run(&scratch, &gate).run().expect_code(0);
-    assert_eq!(summary(&finished)["reason"], "verdict_pass");
+    let finished = summary(&finished);
+    assert_eq!(finished["reason"], "verdict_pass");
+    // The summary shows the verdict the routes acted on (the join's), and each branch's.
+    let verdict = &finished["verdict"];
+    assert_eq!(verdict["joined"], true, "{verdict}");
+    assert_eq!(verdict["combine"], "all_pass");
+    assert_eq!(verdict["corrected"]["verdict"], "PASS");
+    let branches: Vec<&str> = verdict["branches"]
+        .as_array()
+        .expect("branches")
+        .iter()
+        .map(|b| b["role"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(branches.len(), 2);
+    assert!(branches.contains(&"judge-a") && branches.contains(&"judge-b"));
     let session = scratch.session();
     let events = transcript(&session);
     assert_joined_pass(&events);
@@ -97,6 +111,12 @@ fn two_judges_score_in_parallel_and_their_join_decides() {
             ("D3", "judge", 2.0)
         ]
     );
+    assert_eq!(
+        status["state"]["verification"]["routed_join"]["verdict"],
+        "PASS"
+    );
+    let text = scratch.on(&["status"], &session).expect_code(0).stdout;
+    assert!(text.contains("  joined     PASS × "), "{text}");
     assert_eq!(
         status["state"]["verification"]["latest"]["corrected"]["dimensions"],
         serde_json::json!([5.0, 5.0, 4.0])

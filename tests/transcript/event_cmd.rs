@@ -231,7 +231,11 @@ fn crumb_event_rejects_invalid_input_with_paths_and_writes_nothing() {
         ("[1,2]", "must be a JSON object"),
         (
             r#"{"kind":"compile"}"#,
-            "/kind: unknown event kind `compile`",
+            "/kind: `compile` is neither in the transcript vocabulary",
+        ),
+        (
+            r#"{"kind":"Compile"}"#,
+            "/kind: unknown event kind `Compile`",
         ),
         (
             r#"{"kind":"judge.score","scores":{"D1":{"score":7,"source":"verifier-llm"}}}"#,
@@ -471,4 +475,50 @@ fn crumb_event_enforces_the_declared_data_schema_of_a_kind() {
     // A kind without a declared schema is not checked.
     write(r#"{"kind":"note","body":"n","data":{"anything":true}}"#, 0);
     assert_eq!(raw_lines(&path).len(), 2);
+}
+
+/// A kind of the pipeline's own (declared under `kinds:`, carried in `authority.json`) is written
+/// like any other, its schema enforced; a name outside the vocabulary that the pipeline does not
+/// declare is refused (exit 1, nothing written), and so is a declared kind the role does not
+/// produce (the firewall, exit 2).
+#[test]
+fn crumb_event_writes_declared_kinds_and_refuses_undeclared_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("transcript.jsonl");
+    std::fs::write(
+        dir.path().join("authority.json"),
+        r#"{"roles": {"researcher": ["research.note"], "writer": ["draft"]},
+            "common": ["note"], "declared_kinds": ["research.note", "draft"],
+            "schemas": {"research.note": {"type": "object", "required": ["source"]}}}"#,
+    )
+    .unwrap();
+    let write = |actor: &str, draft: &str, code: i32| {
+        event_cmd(&path, actor).stdin(draft).run().expect_code(code)
+    };
+    write(
+        "researcher",
+        r#"{"kind":"research.note","body":"n","data":{"source":"a paper"}}"#,
+        0,
+    );
+    let run = write("researcher", r#"{"kind":"research.note","body":"n"}"#, 1);
+    assert!(
+        run.stderr.contains("does not match the pipeline's schema"),
+        "{}",
+        run.stderr
+    );
+    let run = write("researcher", r#"{"kind":"research.memo","body":"n"}"#, 1);
+    assert!(
+        run.stderr
+            .contains("`research.memo` is neither in the transcript vocabulary"),
+        "{}",
+        run.stderr
+    );
+    write("researcher", r#"{"kind":"draft","body":"d"}"#, 2);
+    let lines = raw_lines(&path);
+    assert_eq!(lines[0]["kind"], "research.note");
+    assert_eq!(
+        lines[1]["kind"], "audit",
+        "the firewall's refusal is audited"
+    );
+    assert_eq!(lines.len(), 2);
 }

@@ -18,7 +18,7 @@ fn committed_schema_matches_generated() {
 #[test]
 fn schema_documents_added_kinds_and_allows_broadcast() {
     let schema = schema::transcript_schema();
-    let kinds = &schema["$defs"]["Kind"]["oneOf"];
+    let kinds = &schema["$defs"]["Kind"]["anyOf"];
     for added in ["session.awaiting", "hook"] {
         let entry = kinds
             .as_array()
@@ -40,6 +40,13 @@ fn schema_documents_added_kinds_and_allows_broadcast() {
         validator.is_valid(&broadcast),
         "`to: \"*\"` (a broadcast) must validate"
     );
+    // A pipeline's own kind validates; a name outside the pattern, or in a reserved namespace, does not.
+    let with_kind = |kind: &str| json!({"id":"01JZ0000000000000000000001","ts":"2026-05-01T10:00:00.000Z","session_id":"s","from":"researcher","kind":kind});
+    assert!(validator.is_valid(&with_kind("research.note")));
+    assert!(validator.is_valid(&with_kind("spec")));
+    for refused in ["Research", "user.wish", "qa.extra", "a..b", ""] {
+        assert!(!validator.is_valid(&with_kind(refused)), "{refused}");
+    }
     let null_field = json!({"id":"01JZ0000000000000000000001","ts":"2026-05-01T10:00:00.000Z","session_id":"s","from":"user","kind":"goal","body":null});
     assert!(
         !validator.is_valid(&null_field),
@@ -92,7 +99,13 @@ fn kinds_have_wire_strings_parsers_and_explanations() {
             "{text}"
         );
     }
-    assert!("compile".parse::<Kind>().is_err());
+    assert!("Compile".parse::<Kind>().is_err());
+    assert!("user.wish".parse::<Kind>().is_err(), "a reserved namespace");
+    assert!(
+        "compile".parse::<Kind>().is_ok_and(Kind::is_declared),
+        "a name a pipeline may declare"
+    );
+    assert_eq!(crumb::transcript::explain("compile"), None);
     assert_eq!(crumb::transcript::explain("no.such.kind"), None);
 }
 

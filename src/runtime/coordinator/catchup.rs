@@ -101,7 +101,7 @@ impl Catchup {
                 };
                 catchup.outcomes.note(&event);
                 catchup.inbox_offset = catchup.inbox_offset.max(inbox_offset(&event));
-                catchup.latest.note(&event);
+                catchup.latest.note(&event, table);
                 catchup.issued.extend(effects);
                 match event.kind {
                     Kind::Done => catchup.unended = true,

@@ -1,33 +1,36 @@
-//! What a role's prompt is rendered from: the session's state plus the latest spec, build and QA
-//! events (the state keeps only summaries of those). A role that declares `sees:` gets only what
-//! comes from those kinds; `goal`, routed feedback and the person's messages always reach it.
+//! What a role's prompt is rendered from: the session's state plus the latest events of the plan
+//! and build slots (whatever kinds the pipeline declares for them; the template variables `spec`
+//! and `build`) and the latest QA result (the state keeps only summaries of those). A role that
+//! declares `sees:` gets only what comes from those kinds; `goal`, routed feedback and the
+//! person's messages always reach it.
 
 use serde_json::{Value, json};
 
 use super::Session;
 use crate::engine::State;
 use crate::engine::effect::Spawn;
-use crate::pipeline::table::RoleSpec;
+use crate::pipeline::kinds::Slot;
+use crate::pipeline::table::{RoleSpec, TransitionTable};
 use crate::runtime::prompt::{self, PromptInputs};
 use crate::transcript::{Event, Kind};
 
 /// The latest events the prompts quote.
 #[derive(Default)]
 pub(super) struct Latest {
-    spec: Option<Event>,
     build: Option<Event>,
     qa: Option<Event>,
     outputs: crate::runtime::outputs::Outputs,
 }
 
 impl Latest {
-    pub(super) fn note(&mut self, event: &Event) {
+    /// Remember `event` if a prompt may quote it: the build slot's kinds are the ones `table`
+    /// declares `slot: build` (the plan's summary is in the state).
+    pub(super) fn note(&mut self, event: &Event, table: &TransitionTable) {
         self.outputs.note(event);
-        match event.kind {
-            Kind::Spec | Kind::SpecUpdate => self.spec = Some(event.clone()),
-            Kind::Build => self.build = Some(event.clone()),
-            Kind::QaResult => self.qa = Some(event.clone()),
-            _ => {}
+        if event.kind == Kind::QaResult {
+            self.qa = Some(event.clone());
+        } else if table.slot(event.kind.as_str()) == Some(Slot::Build) {
+            self.build = Some(event.clone());
         }
     }
 }
@@ -50,12 +53,16 @@ pub(super) fn render_prompt(
             "artifacts_dir": dir.artifacts().display().to_string(),
             "transcript_path": dir.transcript().display().to_string(),
         }),
-        spec: shown(role, &[Kind::Spec, Kind::SpecUpdate], || {
-            spec_context(state)
+        spec: shown(role, &slot_kinds(&session.table, Slot::Plan), || {
+            plan_context(state)
         }),
-        build: shown(role, &[Kind::Build], || build_context(latest)),
-        qa: shown(role, &[Kind::QaResult], || qa_context(latest)),
-        verdict: shown(role, &[Kind::JudgeScore], || verdict_context(state)),
+        build: shown(role, &slot_kinds(&session.table, Slot::Build), || {
+            build_context(latest)
+        }),
+        qa: shown(role, &[Kind::QaResult.as_str()], || qa_context(latest)),
+        verdict: shown(role, &[Kind::JudgeScore.as_str()], || {
+            verdict_context(state)
+        }),
         feedback: spawn.feedback.as_ref(),
         interventions: &spawn.interventions,
         attempt: spawn.attempt,
@@ -70,18 +77,28 @@ pub(super) fn render_prompt(
     Ok(text)
 }
 
+/// The kinds `table` declares for `slot`.
+fn slot_kinds(table: &TransitionTable, slot: Slot) -> Vec<&str> {
+    table
+        .kinds
+        .iter()
+        .filter(|(_, s)| *s == slot)
+        .map(|(kind, _)| kind.as_str())
+        .collect()
+}
+
 /// The context built by `build` when `role` sees any of `kinds` (an empty `sees` sees everything
 /// public), else none.
-fn shown(role: &RoleSpec, kinds: &[Kind], build: impl FnOnce() -> Value) -> Value {
+fn shown(role: &RoleSpec, kinds: &[&str], build: impl FnOnce() -> Value) -> Value {
     let sees = role.sees.is_empty()
         || kinds
             .iter()
-            .any(|kind| role.sees.iter().any(|seen| seen == kind.as_str()));
+            .any(|kind| role.sees.iter().any(|seen| seen == kind));
     if sees { build() } else { Value::Null }
 }
 
-fn spec_context(state: &State) -> Value {
-    let Some(spec) = &state.spec else {
+fn plan_context(state: &State) -> Value {
+    let Some(spec) = &state.plan else {
         return Value::Null;
     };
     let predicates: Vec<Value> = spec

@@ -128,7 +128,7 @@ pub struct RunQa {
     /// The pipeline's QA entry point, relative to `artifacts/`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub entry: Option<String>,
-    /// The acceptance predicates of the latest spec (`data.ac_predicates`), as written.
+    /// The acceptance predicates of the latest plan (`data.ac_predicates`), as written.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ac_predicates: Vec<serde_json::Value>,
     /// 0 for a first run; n for the n-th retry of a run that could not run.

@@ -5,7 +5,7 @@
 //!    [`crate::pipeline::authority`]), or a `goal` from anyone but the person or the runner, is
 //!    counted in `refused_events` and otherwise ignored: an agent that appends to the file
 //!    directly gets no further than one that goes through `crumb event`;
-//! 1. **bookkeeping** — counters, clock, snapshots (spec, build, QA), spawn outcomes;
+//! 1. **bookkeeping** — counters, clock, snapshots (the plan and build slots, QA), spawn outcomes;
 //! 2. **user commands** — `user.*` events: pause, resume, approve, veto, goto, swap, append, cancel,
 //!    reset-circuit, ask; each acknowledged with an `ack` event;
 //! 3. **route** — the table's route for the event (for `judge.score`: guards → corrected verdict →
@@ -30,7 +30,7 @@ use serde_json::{Map, Value};
 use super::ask;
 use super::effect::{self, Append, Effect, Feedback, Intervention, Spawn, SpawnCause};
 use super::state::{
-    BuildSnapshot, EventSummary, MAX_LIST, MAX_TEXT, PREVIEW, QaSnapshot, SpecSnapshot, State,
+    BuildSnapshot, EventSummary, MAX_LIST, MAX_TEXT, PREVIEW, PlanSnapshot, QaSnapshot, State,
     Terminal, clip,
 };
 use crate::pipeline::authority;
@@ -258,10 +258,10 @@ impl Step<'_> {
         // The declared plan and build kinds (`kinds:`): the engine knows the slot, not the name.
         match self.table.slot(event.kind.as_str()) {
             Some(Slot::Plan) => {
-                if state.spec.is_some() {
+                if state.plan.is_some() {
                     state.budgets.respecs += 1;
                 }
-                state.spec = Some(spec_snapshot(event));
+                state.plan = Some(plan_snapshot(event));
                 return;
             }
             Some(Slot::Build) => {
@@ -374,7 +374,7 @@ impl Step<'_> {
     }
 }
 
-fn spec_snapshot(event: &Event) -> SpecSnapshot {
+fn plan_snapshot(event: &Event) -> PlanSnapshot {
     let data = data(event);
     let acceptance_criteria = match data.and_then(|d| d.get("acceptance_criteria")) {
         Some(Value::Array(items)) => items
@@ -395,7 +395,7 @@ fn spec_snapshot(event: &Event) -> SpecSnapshot {
             .collect(),
         _ => Vec::new(),
     };
-    SpecSnapshot {
+    PlanSnapshot {
         event_id: event.id.clone(),
         from: event.from.clone(),
         body: event.body.as_deref().map(|b| clip(b, MAX_TEXT)),

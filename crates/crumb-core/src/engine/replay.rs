@@ -26,9 +26,9 @@ use serde::Serialize;
 use super::effect::Effect;
 use super::state::{State, clip};
 use crate::pipeline::table::TransitionTable;
-use crate::transcript::Event;
 use crate::transcript::borrowed_line::Scratch;
 pub use crate::transcript::parse::{Parsed, Prepared, parse_line, prepare_line};
+use crate::transcript::{Event, Kind};
 
 /// Most skipped lines reported individually (the rest are only counted).
 const MAX_REPORTED: usize = 50;
@@ -131,6 +131,11 @@ impl Replay {
             Prepared::Spans(mut spans) => {
                 if let Some(event) = self.scratch.fill(line, &mut spans) {
                     self.stats.lines += 1;
+                    if !table.accepts_kind(event.kind) {
+                        let reason = undeclared(event.kind);
+                        self.skip_line(line_no, &reason);
+                        return false;
+                    }
                     if !self.ids.admit(&event.id) {
                         let reason = duplicate(&event.id);
                         self.skip_line(line_no, &reason);
@@ -186,6 +191,9 @@ impl Replay {
             }
             Parsed::Event(event) => event,
             Parsed::Mapped(event, changes) => {
+                if !table.accepts_kind(event.kind) {
+                    return Err(self.skip_undeclared(line_no, event.kind));
+                }
                 if !self.ids.admit(&event.id) {
                     return Err(self.skip_duplicate(line_no, &event.id));
                 }
@@ -197,6 +205,9 @@ impl Replay {
                 return Ok(Some((event, effects)));
             }
         };
+        if !table.accepts_kind(event.kind) {
+            return Err(self.skip_undeclared(line_no, event.kind));
+        }
         if !self.ids.admit(&event.id) {
             return Err(self.skip_duplicate(line_no, &event.id));
         }
@@ -216,6 +227,12 @@ impl Replay {
         effects
     }
 
+    fn skip_undeclared(&mut self, line_no: u64, kind: Kind) -> String {
+        let reason = undeclared(kind);
+        self.skip_line(line_no, &reason);
+        reason
+    }
+
     fn skip_duplicate(&mut self, line_no: u64, id: &str) -> String {
         let reason = duplicate(id);
         self.skip_line(line_no, &reason);
@@ -232,6 +249,13 @@ impl Replay {
             });
         }
     }
+}
+
+/// The reason a line of a kind the session's pipeline does not declare is skipped.
+pub fn undeclared(kind: Kind) -> String {
+    format!(
+        "unknown event kind `{kind}`: not in the vocabulary and the session's pipeline does not declare it (`kinds:`)"
+    )
 }
 
 /// The reason a duplicate is skipped, worded the same by every reader.

@@ -1,7 +1,7 @@
 //! The engine's state: everything the routes, limits and commands need, derived only from the
 //! transcript.
 //!
-//! It stays O(1)-sized per event: latest snapshots instead of histories (the latest spec, build and
+//! It stays O(1)-sized per event: latest snapshots instead of histories (the latest plan, build and
 //! QA result, the last two verdicts), counters, per-role records and bounded queues. Maps are
 //! `BTreeMap`s so the serialised JSON has a deterministic order: replaying the same transcript twice
 //! gives byte-identical state.
@@ -36,7 +36,9 @@ pub struct State {
     pub clock: Clock,
     /// The goal's text.
     pub goal: Option<String>,
-    pub spec: Option<SpecSnapshot>,
+    /// The plan slot's latest snapshot (a kind the pipeline declares `slot: plan`).
+    pub plan: Option<PlanSnapshot>,
+    /// The build slot's latest snapshot (a kind the pipeline declares `slot: build`).
     pub build: Option<BuildSnapshot>,
     pub qa: Option<QaSnapshot>,
     pub verification: Verification,
@@ -84,7 +86,19 @@ pub struct FanOut {
     pub results: Vec<BranchResult>,
     /// The combined verdict, once the join fired (later branches are recorded, never routed).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub joined: Option<Verdict>,
+    pub joined: Option<Joined>,
+}
+
+/// What a join made of its branches: the one verdict the verdict routes acted on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Joined {
+    pub verdict: Verdict,
+    pub severity: Severity,
+    pub aggregate: f64,
+    /// The declared rule (`all_pass`, `majority`, `mean`, `min`).
+    pub combine: String,
+    /// The branches the join combined, in the order they reported.
+    pub branches: Vec<BranchResult>,
 }
 
 /// One branch's corrected verdict.
@@ -209,7 +223,7 @@ impl Clock {
 
 /// The latest plan (an event of a kind the pipeline declares `slot: plan`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct SpecSnapshot {
+pub struct PlanSnapshot {
     pub event_id: String,
     pub from: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -264,6 +278,10 @@ pub struct Verification {
     pub count: u32,
     pub latest: Option<VerdictRecord>,
     pub previous: Option<VerdictRecord>,
+    /// The latest join's combined verdict while it is the verdict the routes last acted on (a
+    /// `judge.score` routed on its own clears it): what a summary shows instead of `latest`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routed_join: Option<Joined>,
 }
 
 /// One `judge.score`, raw and corrected.

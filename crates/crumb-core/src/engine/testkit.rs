@@ -160,6 +160,7 @@ pub fn casual_by_hand() -> TransitionTable {
             retry: crate::pipeline::table::QaRetrySpec::default(),
         }),
         kinds: crate::pipeline::kinds::lower(None),
+        declared_kinds: Vec::new(),
         kind_schemas: std::collections::BTreeMap::new(),
         inputs: Vec::new(),
         scoring: {

@@ -66,7 +66,11 @@ pub fn is_runner_metadata(key: &str) -> bool {
 
 /// One line for `crumb explain <kind>`: who may write it.
 pub fn describe(kind: Kind) -> String {
-    let common = COMMON.map(Kind::as_str).join(", ");
+    let common = COMMON
+        .iter()
+        .map(Kind::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
     if COMMON.contains(&kind) {
         format!(
             "Authority: a common kind: every role may write it besides its `produces` (the common kinds are {common})."

@@ -75,8 +75,8 @@ codes! {
         "A role uses an id reserved for a built-in actor (user, system, coordinator, validator).",
         "Rename the role; events from built-in actors must stay distinguishable from roles.";
     UNKNOWN_EVENT_KIND = "crumb::unknown-event-kind", Error,
-        "A route, `produces` or `sees` names an event kind that is not in the transcript vocabulary, so no such event can ever be written.",
-        "Use a kind from the vocabulary (`crumb explain <kind>` describes each, e.g. `spec`, `build`, `judge.score`, `qa.result`); the message suggests the closest.";
+        "A route, `produces` or `sees` names an event kind that is neither in the transcript vocabulary nor declared under `kinds:`, so no such event can ever be written.",
+        "Declare a kind of your own under `kinds:` (e.g. `kinds: { research.note: {} }`), or use one from the vocabulary (`crumb explain <kind>` describes each, e.g. `build`, `judge.score`, `qa.result`); the message suggests the closest.";
     UNKNOWN_ROLE = "crumb::unknown-role", Error,
         "A route spawns, or listens to events from, a role the pipeline does not declare.",
         "Use a role id declared under `roles:` (the message suggests the closest one), or declare the role.";
@@ -129,8 +129,8 @@ codes! {
         "A fan-out or join that cannot work: a spawn list that is empty or names a role twice, a `join` without `combine` (or `combine` without `join`), a join not on `judge.score`, a quorum of 0 or above the branches, or a join no fan-out of judges feeds.",
         "Spawn distinct roles (`spawn: [judge-a, judge-b]`), then `{ on: judge.score, join: all | any | { quorum: n }, combine: all_pass | majority | mean | min }`.";
     KIND_DECLARATION = "crumb::kind-declaration", Error,
-        "A `kinds:` entry names something that is not an event kind, or a kind of the engine's fixed core (goal, agent lifecycle, verdict, QA result, person commands, done, runner bookkeeping).",
-        "Declare only the artifact kinds your roles exchange (e.g. `spec: { slot: plan }`, `build: { slot: build }`).";
+        "A `kinds:` entry is a kind of the engine's fixed core (goal, agent lifecycle, verdict, QA result, person commands, done, runner bookkeeping), a name that is not spelt like a kind (lower-case words joined by `.`, at most 48 bytes) or one in a reserved namespace (`session.`, `agent.`, `user.`, `tool.`, `qa.`, `judge.`), or carries a schema that is not a JSON Schema.",
+        "Declare only the artifact kinds your roles exchange (e.g. `research.note: {}`, `outline: { slot: plan }`, `draft: { slot: build }`).";
     RUN_WITHOUT_QA = "crumb::run-without-qa", Error,
         "A route runs QA but the pipeline has no `qa:` block.",
         "Declare `qa:` with its checks, or route the event elsewhere.";

@@ -334,6 +334,7 @@ fn lower(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> TransitionTable {
         routes,
         qa,
         kinds: crate::pipeline::kinds::lower(pipeline.kinds.as_ref()),
+        declared_kinds: crate::pipeline::kinds::declared_names(pipeline.kinds.as_ref()),
         kind_schemas: crate::pipeline::kinds::schemas(pipeline.kinds.as_ref()),
         scoring: ScoringSpec {
             rubric: rubric::lower(&pipeline.scoring),

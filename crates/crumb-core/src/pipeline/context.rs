@@ -53,12 +53,12 @@ const PIPELINE: Shape = Shape::Record(&[
 ]);
 /// Paths of the session.
 const SESSION: Shape = Shape::Texts(&["id", "dir", "artifacts_dir", "transcript_path"]);
-/// The latest spec, or none.
+/// `spec`: the plan slot's latest (a kind declared `slot: plan`), or none.
 #[rustfmt::skip]
 const SPEC: Shape = Shape::Record(&[
     ("body", TEXT), ("acceptance_criteria", LIST), ("ac_predicates", Shape::List(&PREDICATE)),
 ]);
-/// The latest build, or none.
+/// `build`: the build slot's latest (a kind declared `slot: build`), or none.
 const BUILD: Shape = Shape::Record(&[("body", TEXT), ("artifacts", LIST)]);
 /// The latest QA result, or none.
 #[rustfmt::skip]

@@ -65,6 +65,16 @@ pub fn lower(declared: Option<&IndexMap<String, KindDecl>>) -> Vec<(String, Slot
         .collect()
 }
 
+/// The declared names outside the transcript vocabulary (a pipeline's own kinds), in order.
+pub fn declared_names(declared: Option<&IndexMap<String, KindDecl>>) -> Vec<String> {
+    declared
+        .into_iter()
+        .flatten()
+        .filter(|(kind, _)| crate::transcript::DeclaredKind::new(kind).is_ok())
+        .map(|(kind, _)| kind.clone())
+        .collect()
+}
+
 /// Each declared kind's `data` schema, for `crumb event` (through the session's authority record).
 pub fn schemas(
     declared: Option<&IndexMap<String, KindDecl>>,

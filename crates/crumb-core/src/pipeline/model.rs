@@ -41,8 +41,9 @@ pub struct Pipeline {
     pub inputs: IndexMap<String, crate::pipeline::inputs::InputDecl>,
     /// The agents of the pipeline, keyed by role id. A role id is what events carry in `from`.
     pub roles: IndexMap<String, Role>,
-    /// Which event kinds fill the engine's plan and build slots. Omitted: `spec` and
-    /// `spec.update` are the plan, `build` is the build.
+    /// The artifact kinds the roles exchange — vocabulary kinds or names of the pipeline's own
+    /// (lower-case words joined by `.`) — and which fill the engine's plan and build slots.
+    /// Omitted: `spec` and `spec.update` are the plan, `build` is the build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kinds: Option<IndexMap<String, crate::pipeline::kinds::KindDecl>>,
     /// Deterministic execution QA run by the `run: qa` route action.

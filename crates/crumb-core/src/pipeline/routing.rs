@@ -51,8 +51,8 @@ pub(crate) fn check(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<
     flow::check(table, &shadowed, incomplete, ctx);
 }
 
-/// Kinds must be words of the transcript vocabulary: the writer refuses any other, so a route
-/// or a `produces` naming one could never be satisfied. Returns whether a route's `on:` was one.
+/// Kinds must be words of the transcript vocabulary or declared under `kinds:`: the writer refuses
+/// any other, so a route or a `produces` naming one could never be satisfied. Returns whether a route's `on:` was one.
 fn unknown_kinds(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> bool {
     let mut unknown_trigger = false;
     let mut named: Vec<(String, &str)> = Vec::new();
@@ -83,15 +83,19 @@ fn unknown_kinds(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> bool {
             named.push((format!("/routes/{i}/on"), route.on.as_str()));
         }
     }
+    let declared = crate::pipeline::kinds::declared_names(pipeline.kinds.as_ref());
     for (pointer, kind) in named {
-        if kind.parse::<Kind>().is_ok() {
+        if Kind::vocabulary(kind).is_some() || declared.iter().any(|d| d == kind) {
             continue;
         }
         unknown_trigger |= pointer.starts_with("/routes/");
-        let words = Kind::ALL.iter().map(|k| k.as_str());
+        let words = Kind::ALL
+            .iter()
+            .map(Kind::as_str)
+            .chain(declared.iter().map(String::as_str));
         let hint = match suggest::closest(kind, words) {
-            Some(s) => format!("did you mean `{s}`? `crumb explain <kind>` describes each kind"),
-            None => "`crumb explain <kind>` describes the kinds; e.g. spec, build, judge.score, qa.result, note".to_string(),
+            Some(s) => format!("did you mean `{s}`? `crumb explain <kind>` describes each kind; a kind of your own is declared under `kinds:`"),
+            None => "declare a kind of your own under `kinds:` (e.g. `kinds: { research.note: {} }`); `crumb explain <kind>` describes the built-in kinds".to_string(),
         };
         let d = ctx
             .at(
@@ -99,7 +103,7 @@ fn unknown_kinds(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> bool {
                 &pointer,
                 format!("`{kind}` is not an event kind"),
             )
-            .label("not in the transcript vocabulary")
+            .label("neither in the transcript vocabulary nor declared under `kinds:`")
             .hint(hint);
         ctx.emit(d);
     }

@@ -440,19 +440,21 @@ fn kinds(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
                 .hint("write a JSON Schema (draft 7) object, e.g. `{ type: object, required: [words] }`");
             ctx.emit(d);
         }
-        let parsed = kind.parse::<Kind>();
-        let problem = if parsed.is_err() {
-            Some("not in the transcript vocabulary")
-        } else if decl.slot.is_some()
-            && parsed.is_ok_and(|k| !crate::transcript::payload::reads_data(k))
-        {
-            Some("a kind whose data the engine does not read (tool traffic)")
-        } else if crate::pipeline::kinds::CORE_KINDS.contains(&kind.as_str())
-            || kind.starts_with("user.")
-        {
-            Some("a kind of the engine's fixed core")
-        } else {
-            None
+        let problem = match Kind::vocabulary(kind) {
+            // A name of the pipeline's own: it only has to be spelt like one.
+            None => crate::transcript::DeclaredKind::new(kind)
+                .err()
+                .map(|e| e.to_string()),
+            Some(k) if decl.slot.is_some() && !crate::transcript::payload::reads_data(k) => {
+                Some("a kind whose data the engine does not read (tool traffic)".to_owned())
+            }
+            Some(_)
+                if crate::pipeline::kinds::CORE_KINDS.contains(&kind.as_str())
+                    || kind.starts_with("user.") =>
+            {
+                Some("a kind of the engine's fixed core".to_owned())
+            }
+            Some(_) => None,
         };
         if let Some(label) = problem {
             let d = ctx
@@ -462,7 +464,7 @@ fn kinds(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
                     format!("`{kind}` cannot be declared"),
                 )
                 .label(label)
-                .hint("declare the artifact kinds your roles exchange");
+                .hint("declare the artifact kinds your roles exchange, e.g. `research.note: {}`");
             ctx.emit(d);
         }
     }

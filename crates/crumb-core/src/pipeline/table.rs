@@ -29,6 +29,10 @@ pub struct TransitionTable {
     /// Kind → the engine slot it fills (plan or build), in declaration order.
     #[serde(default)]
     pub kinds: Vec<(String, crate::pipeline::kinds::Slot)>,
+    /// The pipeline's own kind names (declared under `kinds:`, outside the vocabulary): the only
+    /// [`crate::transcript::Kind::Declared`] names its sessions accept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub declared_kinds: Vec<String>,
     /// Kind → the JSON Schema its `data` must satisfy (`crumb event` enforces it).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub kind_schemas: std::collections::BTreeMap<String, serde_json::Value>,
@@ -246,6 +250,17 @@ impl TransitionTable {
     }
 
     /// The slot `kind` fills, if the pipeline declares it.
+    /// Whether a session of this pipeline accepts an event of `kind`: every vocabulary kind, and
+    /// the declared names the pipeline lists.
+    pub fn accepts_kind(&self, kind: crate::transcript::Kind) -> bool {
+        match kind {
+            crate::transcript::Kind::Declared(name) => {
+                self.declared_kinds.iter().any(|k| k == name.as_str())
+            }
+            _ => true,
+        }
+    }
+
     pub fn slot(&self, kind: &str) -> Option<crate::pipeline::kinds::Slot> {
         self.kinds.iter().find(|(k, _)| k == kind).map(|(_, s)| *s)
     }

@@ -1,8 +1,9 @@
 //! The event kind vocabulary: the 36 kinds of the transcript format plus the few crumb adds for
-//! itself, each with its wire string and the explanation `crumb explain <kind>` prints.
+//! itself, each with its wire string and the explanation `crumb explain <kind>` prints, and the
+//! kinds a pipeline declares for itself ([`Kind::Declared`], see [`super::declared_kind`]).
 //!
-//! One macro table declares everything so the enum, `as_str`, `FromStr`, `ALL` and the explanations
-//! can never disagree.
+//! One macro table declares the vocabulary so the enum, `as_str`, `FromStr`, `ALL` and the
+//! explanations can never disagree.
 
 use std::fmt;
 use std::str::FromStr;
@@ -10,37 +11,69 @@ use std::str::FromStr;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::declared_kind::DeclaredKind;
+
 macro_rules! kinds {
     ($( $(#[doc = $doc:literal])* $variant:ident = $wire:literal, writer: $writer:literal, fields: $fields:literal; )*) => {
         /// What an event is. The wire string is the `kind` field of a transcript line.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
         pub enum Kind {
             $( $(#[doc = $doc])* #[serde(rename = $wire)] $variant, )*
+            /// A kind the session's pipeline declares under `kinds:` (a name outside the vocabulary
+            /// and its reserved namespaces). Readers skip it when the session's pipeline does not
+            /// declare it; `crumb event` refuses it.
+            #[serde(untagged)]
+            Declared(DeclaredKind),
         }
 
         impl Kind {
-            /// Every kind, in declaration order.
+            /// Every kind of the vocabulary, in declaration order (declared kinds are not listed).
             pub const ALL: &'static [Kind] = &[ $( Kind::$variant, )* ];
 
             /// The wire string, e.g. `"judge.score"`.
-            pub fn as_str(self) -> &'static str {
-                match self { $( Kind::$variant => $wire, )* }
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $( Kind::$variant => $wire, )*
+                    Kind::Declared(name) => name.as_str(),
+                }
+            }
+
+            /// The vocabulary kind spelled `s`; `None` for anything else, a declarable name included.
+            pub fn vocabulary(s: &str) -> Option<Kind> {
+                match s {
+                    $( $wire => Some(Kind::$variant), )*
+                    _ => None,
+                }
             }
 
             fn parts(self) -> (&'static str, &'static str, &'static str) {
-                match self { $( Kind::$variant => (concat!($($doc, "\n",)*), $writer, $fields), )* }
-            }
-        }
-
-        impl FromStr for Kind {
-            type Err = UnknownKind;
-            fn from_str(s: &str) -> Result<Self, Self::Err> {
-                match s {
-                    $( $wire => Ok(Kind::$variant), )*
-                    _ => Err(UnknownKind(s.chars().take(80).collect())),
+                match self {
+                    $( Kind::$variant => (concat!($($doc, "\n",)*), $writer, $fields), )*
+                    Kind::Declared(_) => (
+                        "An artifact kind the session's pipeline declares under `kinds:`.",
+                        "the roles whose `produces` lists it",
+                        "`body`, `data` (checked against the declared `schema:`, if any), `artifacts`",
+                    ),
                 }
             }
         }
+
+        /// A vocabulary kind, or a declarable name ([`DeclaredKind`]); which declared names a
+        /// session accepts is its pipeline's business, checked by the readers and `crumb event`.
+        impl FromStr for Kind {
+            type Err = UnknownKind;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                if let Some(kind) = Kind::vocabulary(s) {
+                    return Ok(kind);
+                }
+                DeclaredKind::new(s)
+                    .map(Kind::Declared)
+                    .map_err(|_| UnknownKind(s.chars().take(80).collect()))
+            }
+        }
+
+        /// Every wire string of the vocabulary, for the declared kinds' schema.
+        pub(crate) const VOCABULARY: &[&str] = &[ $( $wire, )* ];
     };
 }
 
@@ -153,6 +186,11 @@ impl Kind {
         )
     }
 
+    /// Whether this is a pipeline-declared kind rather than one of the vocabulary.
+    pub fn is_declared(self) -> bool {
+        matches!(self, Kind::Declared(_))
+    }
+
     /// Kinds crumb adds to the base vocabulary (absent from the legacy transcript schema).
     pub fn is_crumb_addition(self) -> bool {
         matches!(self, Kind::SessionAwaiting | Kind::Hook)
@@ -184,12 +222,14 @@ impl<'de> Deserialize<'de> for Kind {
         impl serde::de::Visitor<'_> for KindVisitor {
             type Value = Kind;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an event kind such as \"build\" or \"judge.score\"")
+                f.write_str(
+                    "an event kind such as \"build\" or \"judge.score\", or a declared name",
+                )
             }
             fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<Kind, E> {
                 value.parse().map_err(|UnknownKind(kind)| {
                     E::custom(format_args!(
-                        "unknown event kind `{kind}` (`crumb schema transcript` lists them)"
+                        "unknown event kind `{kind}`: neither in the vocabulary (`crumb schema transcript` lists it) nor a name a pipeline may declare (lower-case words joined by `.`)"
                     ))
                 })
             }
@@ -203,7 +243,7 @@ impl<'de> Deserialize<'de> for Kind {
 #[error("unknown event kind `{0}`")]
 pub struct UnknownKind(pub String);
 
-/// `crumb explain` fallback: the explanation of an event kind, if `name` is one.
+/// `crumb explain` fallback: the explanation of a vocabulary kind, if `name` is one.
 pub fn explain(name: &str) -> Option<String> {
-    name.parse::<Kind>().ok().map(Kind::explanation)
+    Kind::vocabulary(name).map(Kind::explanation)
 }

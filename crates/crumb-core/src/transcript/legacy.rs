@@ -343,7 +343,7 @@ mod tests {
     #[test]
     fn unknown_kinds_and_non_objects_are_reported() {
         assert_eq!(map(json!([1, 2])).unwrap_err(), Unmappable::NotAnObject);
-        let line = json!({"id": "01KQMWN9DSF17TZJEXA3JF7R00", "ts": "x", "session_id": "s", "from": "a", "kind": "weird"});
+        let line = json!({"id": "01KQMWN9DSF17TZJEXA3JF7R00", "ts": "x", "session_id": "s", "from": "a", "kind": "Weird"});
         assert!(matches!(map(line), Err(Unmappable::Invalid(_))));
     }
 }

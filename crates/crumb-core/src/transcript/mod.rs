@@ -5,6 +5,7 @@
 //! session's state.
 
 pub mod borrowed_line;
+pub mod declared_kind;
 pub mod event;
 pub mod event_kind;
 pub mod legacy;
@@ -13,6 +14,7 @@ pub mod parse;
 pub mod payload;
 pub mod scores;
 
+pub use declared_kind::DeclaredKind;
 pub use event::{ArtifactRef, ArtifactRole, Data, Draft, Event, Step};
 pub use event_kind::{Kind, explain};
 pub use metadata::{Metadata, Visibility};

@@ -30,6 +30,8 @@ pub fn reads_data(kind: Kind) -> bool {
             | Kind::Done
             | Kind::Error
             | Kind::SessionStart
+            // A pipeline's own kinds: any of them may be declared as the plan.
+            | Kind::Declared(_)
     ) || kind.as_str().starts_with("user.")
 }
 

@@ -76,6 +76,24 @@ impl Scores {
         ]
     }
 
+    /// Score the dimension `id`: a D1–D6 slot, else an entry of `dims` (the inverse of
+    /// [`Scores::score`]).
+    pub fn set(&mut self, id: &str, dimension: Dimension) {
+        let slot = match id {
+            "D1" => &mut self.d1,
+            "D2" => &mut self.d2,
+            "D3" => &mut self.d3,
+            "D4" => &mut self.d4,
+            "D5" => &mut self.d5,
+            "D6" => &mut self.d6,
+            other => {
+                self.dims.insert(other.to_owned(), dimension);
+                return;
+            }
+        };
+        *slot = Some(dimension);
+    }
+
     /// The dimension scored under `id`: a D1–D6 slot, else an entry of `dims`.
     pub fn score(&self, id: &str) -> Option<&Dimension> {
         match id {

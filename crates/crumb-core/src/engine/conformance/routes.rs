@@ -62,7 +62,7 @@ fn c2_spec_spawns_the_builder_and_is_snapshotted() {
     let mut s = Script::new();
     s.goal();
     assert_eq!(spawned(&s.spec()), ["builder"]);
-    let spec = s.state.spec.as_ref().expect("spec kept");
+    let spec = s.state.plan.as_ref().expect("spec kept");
     assert_eq!(spec.acceptance_criteria, ["a", "b"]);
     assert_eq!(s.state.budgets.respecs, 0, "the first spec is not a respec");
     assert_eq!(s.state.roles["planner-lead"].turns, 1);

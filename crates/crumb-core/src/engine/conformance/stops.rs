@@ -50,7 +50,7 @@ fn stop_too_many_respec_on_the_fourth_respec() {
     }
     assert_eq!(s.state.budgets.respecs, 4);
     assert_eq!(
-        s.state.spec.as_ref().map(|s| s.acceptance_criteria.clone()),
+        s.state.plan.as_ref().map(|s| s.acceptance_criteria.clone()),
         Some(vec!["v4".to_owned()])
     );
 }

@@ -37,6 +37,7 @@ const HISTORY_ONLY: &[&str] = &[
     "next_role",
     "latest",
     "previous",
+    "routed_join",
     // what the next prompt is given, not where the route goes
     "last_spawn",
     "body",
@@ -51,7 +52,18 @@ const HISTORY_ONLY: &[&str] = &[
 /// The 64-bit key of `point`.
 pub fn key(point: &Point) -> u64 {
     let mut hasher = DefaultHasher::new();
-    let value = serde_json::to_value(&point.state).unwrap_or(Value::Null);
+    let mut value = serde_json::to_value(&point.state).unwrap_or(Value::Null);
+    // The branches of a fan-out in the order they reported: the join combines them the same in
+    // any order (only the feedback text, which is history, follows it), so two orders are one
+    // state.
+    if let Some(fan_out) = value.get_mut("fan_out") {
+        sort_by_role(fan_out.get_mut("results"));
+        sort_by_role(
+            fan_out
+                .get_mut("joined")
+                .and_then(|joined| joined.get_mut("branches")),
+        );
+    }
     hash_value(&value, &mut hasher);
     point.pending.hash(&mut hasher);
     // Rebuilds and vetoes only ever lower the convergence cap, and only through thresholds: a
@@ -64,6 +76,13 @@ pub fn key(point: &Point) -> u64 {
     };
     rework.convergence_share().to_bits().hash(&mut hasher);
     hasher.finish()
+}
+
+/// Order a list of branch results by role.
+fn sort_by_role(list: Option<&mut Value>) {
+    if let Some(items) = list.and_then(Value::as_array_mut) {
+        items.sort_by(|a, b| a["role"].as_str().cmp(&b["role"].as_str()));
+    }
 }
 
 fn hash_value(value: &Value, hasher: &mut DefaultHasher) {

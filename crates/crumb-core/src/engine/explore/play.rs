@@ -1,6 +1,7 @@
 //! A dry run: the pipeline played by the real reducer with no agent, no QA and no person, every
 //! choice taken from a [`script`](super::script). Each role's turn writes the first of its
-//! `produces` kinds with a placeholder body; a judging turn takes the next verdict of the script.
+//! `produces` kinds with a placeholder body (or the kind a `WRITE:<kind>` entry names, when it is
+//! next and the role produces it); a judging turn takes the next verdict of the script.
 
 use super::script::{Entry, QaAnswer};
 use super::world::{Choice, Point, Work, World};
@@ -146,6 +147,17 @@ fn turn(world: &World<'_>, role: &str, entry: Option<&Entry>) -> Decision {
                 found: *other,
             }),
         };
+    }
+    if let Some(Entry::Write(kind)) = entry
+        && produces.contains(kind)
+    {
+        return Decision::Take(
+            Choice::Writes {
+                role: role.to_owned(),
+                kind: *kind,
+            },
+            true,
+        );
     }
     match produces.first() {
         Some(kind) => Decision::Take(

@@ -1,11 +1,14 @@
 //! The script of a dry run: what the world answers, turn by turn, instead of agents, QA and a
 //! person. `FAIL:Critical,FAIL:Important,PASS` — verdicts for the judging turns in order
 //! (severity `Important` when left out); `QA:FAIL` / `QA:ERROR` for the next QA run (it passes
-//! when the script says nothing); `APPROVE`, `VETO`, `REDO` for a person who is asked.
+//! when the script says nothing); `APPROVE`, `VETO`, `REDO` for a person who is asked;
+//! `WRITE:<kind>` for the next turn of a role that produces `<kind>` (a turn writes the first of
+//! its `produces` otherwise).
 
 use std::fmt;
 use std::str::FromStr;
 
+use crate::transcript::Kind;
 use crate::vocab::{Severity, Verdict};
 
 /// One entry of a script.
@@ -16,6 +19,8 @@ pub enum Entry {
     Approve,
     Veto,
     Redo,
+    /// The next turn of a role producing this kind writes it.
+    Write(Kind),
 }
 
 /// What a scripted QA run finds.
@@ -29,7 +34,7 @@ pub enum QaAnswer {
 /// A script entry that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "script entry {position} `{entry}`: {why} (expected PASS, PARTIAL, FAIL or REJECT with an optional :Critical|:Important|:Minor, QA:PASS|QA:FAIL|QA:ERROR, APPROVE, VETO or REDO)"
+    "script entry {position} `{entry}`: {why} (expected PASS, PARTIAL, FAIL or REJECT with an optional :Critical|:Important|:Minor, QA:PASS|QA:FAIL|QA:ERROR, APPROVE, VETO, REDO or WRITE:<kind>)"
 )]
 pub struct ScriptError {
     /// 1-based.
@@ -48,6 +53,7 @@ impl fmt::Display for Entry {
             Entry::Approve => f.write_str("APPROVE"),
             Entry::Veto => f.write_str("VETO"),
             Entry::Redo => f.write_str("REDO"),
+            Entry::Write(kind) => write!(f, "WRITE:{kind}"),
         }
     }
 }
@@ -66,6 +72,10 @@ impl FromStr for Entry {
             ("APPROVE", None) => Ok(Entry::Approve),
             ("VETO", None) => Ok(Entry::Veto),
             ("REDO", None) => Ok(Entry::Redo),
+            ("WRITE", Some(kind)) => kind
+                .parse()
+                .map(Entry::Write)
+                .map_err(|_| format!("`{kind}` is not an event kind")),
             ("QA", Some(answer)) => match word(answer).as_str() {
                 "PASS" => Ok(Entry::Qa(QaAnswer::Pass)),
                 "FAIL" => Ok(Entry::Qa(QaAnswer::Fail)),
@@ -144,6 +154,11 @@ mod tests {
         assert_eq!((error.position, error.entry.as_str()), (2, "MAYBE"));
         assert!(parse("FAIL:Severe").is_err());
         assert!(parse("QA").is_err());
+        assert_eq!(
+            parse("write:research.request").expect("parses"),
+            [Entry::Write("research.request".parse().expect("a kind"))]
+        );
+        assert!(parse("WRITE:Not A Kind").is_err());
     }
 
     fn entry() -> impl Strategy<Value = Entry> {
@@ -156,6 +171,8 @@ mod tests {
             Just(Entry::Approve),
             Just(Entry::Veto),
             Just(Entry::Redo),
+            Just(Entry::Write(Kind::Build)),
+            Just(Entry::Write("research.note".parse().expect("a kind"))),
         ]
     }
 

@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::engine::effect::Effect;
 use crate::engine::state::State;
+use crate::pipeline::rubric::DimensionSource;
 use crate::pipeline::table::TransitionTable;
 use crate::transcript::{Deviation, Dimension, Draft, Event, Kind, ScoreSource, Scores};
 use crate::vocab::{Severity, Verdict};
@@ -258,53 +259,65 @@ impl<'a> World<'a> {
         }
     }
 
-    /// The best claim a judge could make for `verdict`: every dimension at the top of its band,
-    /// execution as QA found it. The engine's guards then correct it exactly as they would a
-    /// real judge's (a PASS without a passing QA run is a FAIL, and so on).
+    /// The best claim a judge could make for `verdict` over the declared rubric: every dimension
+    /// at the top of its band (below a pass, a `source: qa` one as QA found it). The engine's guards then correct
+    /// it exactly as they would a real judge's (a PASS without a passing QA run is a FAIL, and so
+    /// on). A PARTIAL reaches `partial_at` exactly, filling the judge's dimensions that no
+    /// acceptance failure caps first, and never a `source: rework` one (the history caps it).
     fn claim(&self, point: &Point, verdict: Verdict, severity: Severity) -> Scores {
         let qa_passed = point
             .state
             .qa
             .as_ref()
             .is_some_and(crate::engine::state::QaSnapshot::passed);
-        let exec = if qa_passed { 5.0 } else { 0.0 };
-        // D1 spec fit, D2 execution, D3 observability, D4 convergence, D5, D6.
-        let dims: [f64; 6] = match verdict {
-            Verdict::Pass => [5.0; 6],
-            Verdict::Partial => {
-                // Reach `partial_at` exactly, filling D3, D6, D5, D1 (never D4, which rework caps).
-                let mut left = (self.table.scoring.partial_at - exec).max(0.0);
-                let mut dims = [0.0, exec, 0.0, 0.0, 0.0, 0.0];
-                for slot in [2, 5, 4, 0] {
-                    let take = left.min(5.0);
-                    dims[slot] = take;
-                    left -= take;
-                }
-                dims
-            }
-            Verdict::Fail | Verdict::Reject => [0.0, exec, 0.0, 0.0, 0.0, 0.0],
-        };
-        let dimension = |score: f64| {
-            Some(Dimension {
-                score,
-                source: ScoreSource::VerifierLlm,
-                lookup: None,
-                evidence: Vec::new(),
+        let rubric = &self.table.scoring.rubric;
+        let mut values: Vec<f64> = rubric
+            .iter()
+            .map(|dim| match (verdict, dim.source) {
+                (Verdict::Pass, _) => dim.scale,
+                (_, DimensionSource::Qa) if qa_passed => dim.scale,
+                _ => 0.0,
             })
-        };
-        Scores {
-            d1: dimension(dims[0]),
-            d2: dimension(dims[1]),
-            d3: dimension(dims[2]),
-            d4: dimension(dims[3]),
-            d5: dimension(dims[4]),
-            d6: dimension(dims[5]),
-            aggregate: Some(dims.iter().sum()),
+            .collect();
+        if verdict == Verdict::Partial {
+            let reached: f64 = rubric.iter().zip(&values).map(|(d, v)| d.weight * v).sum();
+            let mut left = (self.table.scoring.partial_at - reached).max(0.0);
+            let fillable = |d: &&crate::pipeline::rubric::DimensionSpec| {
+                d.source == DimensionSource::Judge && d.weight > 0.0
+            };
+            let uncapped = rubric
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| fillable(d) && d.ac_failure_cap.is_none());
+            let capped = rubric
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| fillable(d) && d.ac_failure_cap.is_some());
+            for (i, dim) in uncapped.chain(capped) {
+                let take = (left / dim.weight).min(dim.scale);
+                values[i] = take;
+                left -= take * dim.weight;
+            }
+        }
+        let mut scores = Scores {
+            aggregate: Some(rubric.iter().zip(&values).map(|(d, v)| d.weight * v).sum()),
             verdict: Some(verdict),
             feedback: Some(format!("(placeholder feedback for {verdict})")),
             deviation: Some(Deviation { kind: severity }),
             ..Scores::default()
+        };
+        for (dim, score) in rubric.iter().zip(values) {
+            scores.set(
+                &dim.id,
+                Dimension {
+                    score,
+                    source: ScoreSource::VerifierLlm,
+                    lookup: None,
+                    evidence: Vec::new(),
+                },
+            );
         }
+        scores
     }
 
     /// Fold one event and carry out its effects (engine-composed events are folded in turn).

@@ -9,7 +9,7 @@ use serde_json::{Map, json};
 use super::Step;
 use crate::engine::effect::{Feedback, SpawnCause};
 use crate::engine::guards::verdict_for;
-use crate::engine::state::{BranchResult, FanOut, MAX_TEXT, QaSnapshot, clip};
+use crate::engine::state::{BranchResult, FanOut, Joined, MAX_TEXT, QaSnapshot, clip};
 use crate::pipeline::table::{Combine, CompiledRoute, Guard, JoinMode};
 use crate::vocab::{Severity, Verdict};
 
@@ -98,9 +98,6 @@ impl Step<'_> {
         }
         let results = fan_out.results.clone();
         let (verdict, aggregate) = self.combined(combine, &results);
-        if let Some(fan_out) = self.state.fan_out.as_mut() {
-            fan_out.joined = Some(verdict);
-        }
         let failing: Vec<&BranchResult> = results
             .iter()
             .filter(|r| r.verdict != Verdict::Pass)
@@ -120,25 +117,15 @@ impl Step<'_> {
             .map(|r| format!("{}: {}", r.role, r.feedback))
             .collect::<Vec<_>>()
             .join("\n");
-        let mut data = Map::new();
-        data.insert("mode".into(), json!(mode));
-        data.insert("combine".into(), json!(combine));
-        data.insert("branches".into(), json!(results));
-        data.insert("verdict".into(), json!(verdict));
-        data.insert("aggregate".into(), json!(aggregate));
-        data.insert("severity".into(), json!(severity));
-        self.hook(
-            "join",
-            format!(
-                "{} joined: {verdict} (aggregate {aggregate}, {})",
-                results
-                    .iter()
-                    .map(|r| format!("{} {}", r.role, r.verdict))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                json!(combine).as_str().unwrap_or_default()
-            ),
-            data,
+        self.record_join(
+            mode,
+            Joined {
+                verdict,
+                severity,
+                aggregate,
+                combine: json!(combine).as_str().unwrap_or_default().to_owned(),
+                branches: results,
+            },
         );
         let combined = Feedback {
             source_event_id: event.id.clone(),
@@ -148,6 +135,35 @@ impl Step<'_> {
             suggested_change: None,
         };
         self.route_verdict(verdict, severity, combined);
+    }
+
+    /// Keep the join's verdict (the fan-out's, and the one a summary shows) and publish it as a
+    /// `join` hook with every branch's verdict.
+    fn record_join(&mut self, mode: JoinMode, joined: Joined) {
+        if let Some(fan_out) = self.state.fan_out.as_mut() {
+            fan_out.joined = Some(joined.clone());
+        }
+        let mut data = Map::new();
+        data.insert("mode".into(), json!(mode));
+        data.insert("combine".into(), json!(joined.combine));
+        data.insert("branches".into(), json!(joined.branches));
+        data.insert("verdict".into(), json!(joined.verdict));
+        data.insert("aggregate".into(), json!(joined.aggregate));
+        data.insert("severity".into(), json!(joined.severity));
+        let body = format!(
+            "{} joined: {} (aggregate {}, {})",
+            joined
+                .branches
+                .iter()
+                .map(|r| format!("{} {}", r.role, r.verdict))
+                .collect::<Vec<_>>()
+                .join(", "),
+            joined.verdict,
+            joined.aggregate,
+            joined.combine
+        );
+        self.state.verification.routed_join = Some(joined);
+        self.hook("join", body, data);
     }
 
     /// The combined verdict and aggregate of the branches under `combine`. A pass still needs a

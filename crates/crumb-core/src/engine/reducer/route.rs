@@ -68,7 +68,7 @@ impl Step<'_> {
                 .is_some_and(|r| r.produces.iter().any(|k| k == kind.as_str()))
         };
         if self.table.produces_slot(role, Slot::Plan)
-            && self.state.spec.is_some()
+            && self.state.plan.is_some()
             && budgets.respecs >= limits.max_respec
         {
             return Some("too_many_respec");
@@ -151,7 +151,7 @@ impl Step<'_> {
             entry: self.table.qa.as_ref().and_then(|qa| qa.entry.clone()),
             ac_predicates: self
                 .state
-                .spec
+                .plan
                 .as_ref()
                 .map(|s| s.ac_predicates.clone())
                 .unwrap_or_default(),
@@ -240,7 +240,13 @@ impl Step<'_> {
                 .and_then(|s| s.suggested_change.as_deref())
                 .map(|s| clip(s, MAX_TEXT)),
         };
-        if let Some(route) = self.table.route_for(Kind::JudgeScore.as_str(), &event.from) {
+        let route = self.table.route_for(Kind::JudgeScore.as_str(), &event.from);
+        if !route.is_some_and(|r| matches!(r.action, Action::Join { .. })) {
+            // This verdict is routed on its own: an earlier join's verdict is no longer the one
+            // the routes acted on.
+            self.state.verification.routed_join = None;
+        }
+        if let Some(route) = route {
             self.fire(route, Some(feedback), SpawnCause::Route);
             return;
         }
