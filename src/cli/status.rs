@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::output::print;
-use super::replay::{load, outcome};
+use super::replay::{load_resuming, outcome};
+use super::status_usage::{usage_block, usage_by_role};
 use crate::engine::ask::duration;
 use crate::engine::state::State;
 
@@ -34,12 +35,28 @@ pub fn run(args: &Args) -> ExitCode {
         pipeline: args.pipeline.as_deref(),
         force: false,
     };
-    let loaded = match load(&args.session, chosen, RECENT) {
+    let (loaded, resume) = match load_resuming(&args.session, chosen, RECENT) {
         Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("crumb status: {message}");
             return crate::exit_codes::exit(crate::exit_codes::USAGE_ERROR);
         }
+    };
+    let usage = match &resume {
+        Some(resume) => {
+            let usage = usage_by_role(&resume.file, resume.end, resume.from.as_ref());
+            resume.save(
+                &loaded.transcript,
+                &loaded.replay,
+                &loaded.recent,
+                usage.clone(),
+            );
+            usage
+        }
+        None if args.json => indexmap::IndexMap::new(),
+        None => std::fs::File::open(&loaded.transcript)
+            .map(|file| usage_by_role(&file, u64::MAX, None))
+            .unwrap_or_default(),
     };
     let state = &loaded.replay.state;
     if args.json {
@@ -92,7 +109,7 @@ pub fn run(args: &Args) -> ExitCode {
         );
     }
     out.push('\n');
-    out.push_str(&super::status_usage::usage_block(&loaded.transcript));
+    out.push_str(&usage_block(&usage));
     out.push('\n');
     out.push_str(&scorecard(state, &loaded.table.scoring.rubric));
     print(&out, "status")
