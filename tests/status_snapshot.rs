@@ -23,6 +23,15 @@ struct Session {
 impl Session {
     /// A finished mock run of the static casual pipeline padded with [`FILLER`] notes.
     fn long() -> Session {
+        Session::padded(&[], 0)
+    }
+
+    /// A mock run waiting for a person (PARTIAL) padded with [`FILLER`] notes.
+    fn long_waiting() -> Session {
+        Session::padded(&["--mock-scenario", "partial"], 10)
+    }
+
+    fn padded(extra: &[&str], code: i32) -> Session {
         let home = tempfile::tempdir().expect("tempdir");
         let project = home.path().join("project");
         std::fs::create_dir_all(project.join("pipelines")).expect("mkdir");
@@ -41,8 +50,9 @@ impl Session {
         let run = session
             .crumb(&["run", "pipelines/casual-static.yaml", "a snake game"])
             .args(["--adapter", "mock", "--json"])
+            .args(extra)
             .run()
-            .expect_code(0);
+            .expect_code(code);
         let summary: Value = serde_json::from_str(&run.stdout).expect("run summary");
         session.folder = PathBuf::from(summary["folder"].as_str().expect("folder"));
         session.session_id = summary["session_id"]
@@ -322,4 +332,35 @@ fn a_snapshot_of_another_version_or_table_is_discarded() {
         assert!(debug.contains(why), "{key}: {debug}");
         std::fs::write(session.snapshot(), original.to_string()).expect("restore");
     }
+}
+
+/// A coordinator that ends a long session leaves its snapshot up to date: the next `status` folds
+/// nothing but what the snapshot covers.
+#[test]
+fn a_coordinator_that_ends_a_long_session_writes_its_snapshot() {
+    let session = Session::long_waiting();
+    session
+        .crumb(&["say", session.session_id.as_str(), "/approve"])
+        .run()
+        .expect_code(0);
+    session
+        .crumb(&["resume", session.session_id.as_str()])
+        .run()
+        .expect_code(0);
+    assert!(
+        session.snapshot().is_file(),
+        "the ending coordinator wrote it"
+    );
+    let lines = std::fs::read_to_string(session.transcript())
+        .expect("read")
+        .lines()
+        .count();
+    let (text, value, debug) = session.status();
+    assert!(
+        debug.contains(&format!("used: folding from line {}", lines + 1)),
+        "{debug}"
+    );
+    let (full_text, full_value) = session.full_status();
+    assert_eq!(text, full_text);
+    assert_eq!(value, full_value);
 }

@@ -14,16 +14,18 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use indexmap::IndexMap;
+
 use super::output::print;
+use crate::adapters::Usage;
 use crate::engine::Replay;
 use crate::engine::ask::duration;
 use crate::engine::state::{EventSummary, State, VerdictRecord};
 use crate::pipeline::table::TransitionTable;
 use crate::runtime::freeze::content_hash;
 use crate::runtime::session::{META_FILE, SessionDir, TRANSCRIPT_FILE};
-use crate::runtime::session_dir::{
-    Resume, compile_frozen, fold_resuming, fold_transcript, recorded_pipeline,
-};
+use crate::runtime::session_dir::{compile_frozen, fold_transcript, recorded_pipeline};
+use crate::runtime::status_fold::fold_for_status;
 
 /// Arguments of `crumb replay`.
 #[derive(Debug, clap::Args)]
@@ -93,19 +95,20 @@ pub(crate) fn load(reference: &str, chosen: Choice<'_>, keep: usize) -> Result<L
     fold_all(transcript, table, table_origin, keep)
 }
 
-/// [`load`], but a session's transcript is folded from its snapshot when it has a valid one
-/// (`crumb status`): the [`Resume`] says from where, to save the next one.
-pub(crate) fn load_resuming(
+/// [`load`] for `crumb status`: a session's transcript is folded from its snapshot when it has a
+/// valid one ([`fold_for_status`]), which also sums each role's usage (`None` for a transcript
+/// outside a session folder: it gets no snapshot).
+pub(crate) fn load_for_status(
     reference: &str,
     chosen: Choice<'_>,
     keep: usize,
-) -> Result<(Loaded, Option<Resume>), String> {
+) -> Result<(Loaded, Option<IndexMap<String, Usage>>), String> {
     let (transcript, session) = locate_session(reference)?;
     let (table, table_origin) = table_for(session.as_ref(), &transcript, chosen)?;
     if session.is_none() {
         return Ok((fold_all(transcript, table, table_origin, keep)?, None));
     }
-    let folded = fold_resuming(&transcript, &table, keep).map_err(|e| e.to_string())?;
+    let folded = fold_for_status(&transcript, &table, keep).map_err(|e| e.to_string())?;
     let loaded = Loaded {
         transcript,
         table_origin,
@@ -113,7 +116,7 @@ pub(crate) fn load_resuming(
         replay: folded.replay,
         recent: folded.recent,
     };
-    Ok((loaded, Some(folded.resume)))
+    Ok((loaded, Some(folded.usage)))
 }
 
 fn locate_session(reference: &str) -> Result<(PathBuf, Option<SessionDir>), String> {

@@ -7,10 +7,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::output::print;
-use super::replay::{load_resuming, outcome};
-use super::status_usage::{usage_block, usage_by_role};
+use super::replay::{load_for_status, outcome};
+use super::status_usage::usage_block;
 use crate::engine::ask::duration;
 use crate::engine::state::State;
+use crate::runtime::status_fold::usage_by_role;
 
 /// How many recent events `status` lists.
 const RECENT: usize = 10;
@@ -35,28 +36,12 @@ pub fn run(args: &Args) -> ExitCode {
         pipeline: args.pipeline.as_deref(),
         force: false,
     };
-    let (loaded, resume) = match load_resuming(&args.session, chosen, RECENT) {
+    let (loaded, usage) = match load_for_status(&args.session, chosen, RECENT) {
         Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("crumb status: {message}");
             return crate::exit_codes::exit(crate::exit_codes::USAGE_ERROR);
         }
-    };
-    let usage = match &resume {
-        Some(resume) => {
-            let usage = usage_by_role(&resume.file, resume.end, resume.from.as_ref());
-            resume.save(
-                &loaded.transcript,
-                &loaded.replay,
-                &loaded.recent,
-                usage.clone(),
-            );
-            usage
-        }
-        None if args.json => indexmap::IndexMap::new(),
-        None => std::fs::File::open(&loaded.transcript)
-            .map(|file| usage_by_role(&file, u64::MAX, None))
-            .unwrap_or_default(),
     };
     let state = &loaded.replay.state;
     if args.json {
@@ -109,6 +94,11 @@ pub fn run(args: &Args) -> ExitCode {
         );
     }
     out.push('\n');
+    let usage = usage.unwrap_or_else(|| {
+        std::fs::File::open(&loaded.transcript)
+            .map(|file| usage_by_role(&file, u64::MAX, None))
+            .unwrap_or_default()
+    });
     out.push_str(&usage_block(&usage));
     out.push('\n');
     out.push_str(&scorecard(state, &loaded.table.scoring.rubric));
