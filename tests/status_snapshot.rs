@@ -17,7 +17,7 @@ struct Session {
     home: tempfile::TempDir,
     project: PathBuf,
     folder: PathBuf,
-    session_id: String,
+    id: String,
 }
 
 impl Session {
@@ -44,8 +44,8 @@ impl Session {
         let mut session = Session {
             project,
             folder: PathBuf::new(),
-            session_id: String::new(),
-            home: home,
+            id: String::new(),
+            home,
         };
         let run = session
             .crumb(&["run", "pipelines/casual-static.yaml", "a snake game"])
@@ -55,11 +55,11 @@ impl Session {
             .expect_code(code);
         let summary: Value = serde_json::from_str(&run.stdout).expect("run summary");
         session.folder = PathBuf::from(summary["folder"].as_str().expect("folder"));
-        session.session_id = summary["session_id"]
+        session.id = summary["session_id"]
             .as_str()
             .map(str::to_owned)
             .unwrap_or_default();
-        session.append((0..FILLER).map(|n| session.note(n)).collect());
+        session.append(&(0..FILLER).map(|n| session.note(n)).collect::<Vec<_>>());
         session
     }
 
@@ -87,7 +87,7 @@ impl Session {
             json!({
                 "id": format!("7ZZZZZZZZZZZZZZZZZ{n:08}"),
                 "ts": "2026-05-01T10:00:00.000Z",
-                "session_id": self.session_id,
+                "session_id": self.id,
                 "from": "system",
                 "kind": "note",
                 "body": format!("filler {n:08} {}", "x".repeat(200)),
@@ -102,7 +102,7 @@ impl Session {
             json!({
                 "id": format!("7ZZZZZZZZZZZZZZZZZ{n:08}"),
                 "ts": "2026-05-01T10:00:01.000Z",
-                "session_id": self.session_id,
+                "session_id": self.id,
                 "from": "builder",
                 "kind": "agent.stop",
                 "body": "builder stopped",
@@ -111,7 +111,7 @@ impl Session {
         )
     }
 
-    fn append(&self, lines: Vec<String>) {
+    fn append(&self, lines: &[String]) {
         let mut file = std::fs::OpenOptions::new()
             .append(true)
             .open(self.transcript())
@@ -186,7 +186,7 @@ fn status_folds_only_the_appended_lines_and_says_what_a_full_fold_says() {
 
     // Append usage, and a duplicate of a line the snapshot covers (the id window crosses the cut).
     let covered = session.note(FILLER - 1);
-    session.append(vec![
+    session.append(&[
         session.stop(FILLER),
         covered,
         session.note(FILLER + 1),
@@ -231,9 +231,8 @@ fn a_short_session_gets_no_snapshot() {
         session.transcript(),
         std::fs::read_to_string(session.transcript())
             .expect("read")
-            .lines()
+            .split_inclusive('\n')
             .take(20)
-            .map(|l| format!("{l}\n"))
             .collect::<String>(),
     )
     .expect("shorten");
@@ -340,11 +339,11 @@ fn a_snapshot_of_another_version_or_table_is_discarded() {
 fn a_coordinator_that_ends_a_long_session_writes_its_snapshot() {
     let session = Session::long_waiting();
     session
-        .crumb(&["say", session.session_id.as_str(), "/approve"])
+        .crumb(&["say", session.id.as_str(), "/approve"])
         .run()
         .expect_code(0);
     session
-        .crumb(&["resume", session.session_id.as_str()])
+        .crumb(&["resume", session.id.as_str()])
         .run()
         .expect_code(0);
     assert!(

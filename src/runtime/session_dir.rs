@@ -149,13 +149,18 @@ pub fn fold_resuming(
         }
         replay.map(|replay| (replay, snapshot.prefix.clone(), snapshot.recent.clone()))
     });
-    let (mut replay, start, first_line, mut recent) = match resumed {
-        Some((replay, prefix, recent)) => (replay, prefix.offset, prefix.lines + 1, recent.into()),
-        None => {
+    let (mut replay, start, first_line, mut recent) =
+        if let Some((replay, prefix, recent)) = resumed {
+            (
+                replay,
+                prefix.offset,
+                prefix.lines + 1,
+                VecDeque::from(recent),
+            )
+        } else {
             from = None;
             (Replay::new(), 0, 1, VecDeque::new())
-        }
-    };
+        };
     while recent.len() > keep {
         recent.pop_front();
     }

@@ -120,10 +120,10 @@ impl Replay {
     }
 
     /// A fold that goes on from `state`, `stats` and `ids` (see [`super::fold_snapshot`]).
-    pub(crate) fn from_parts(state: State, stats: ReplayStats, ids: RecentIds) -> Self {
+    pub(crate) fn from_parts(state: State, read: ReplayStats, ids: RecentIds) -> Self {
         Replay {
             state,
-            stats,
+            stats: read,
             scratch: Scratch::default(),
             ids,
         }
