@@ -141,7 +141,7 @@ pub fn fold_resuming(
     let file = File::open(path).map_err(read_error)?;
     let end = file.metadata().map_err(read_error)?.len();
     let table_digest = state_snapshot::table_digest(table);
-    let mut from = state_snapshot::load(path, &file, &table_digest);
+    let mut from = state_snapshot::load(path, &file, end, &table_digest);
     let resumed = from.as_ref().and_then(|snapshot| {
         let replay = snapshot.fold.clone().into_replay();
         if replay.is_none() {

@@ -151,12 +151,12 @@ pub fn prefix_of(file: &File, offset: u64, lines: u64) -> std::io::Result<Prefix
     })
 }
 
-/// The snapshot of `transcript` (open as `file`) when it is one this crumb made with the table of
-/// `digest` and the file still holds the prefix it covers; otherwise `None`, said by [`debug`]
-/// unless there is no snapshot at all.
-pub fn load(transcript: &Path, file: &File, digest: &str) -> Option<Snapshot> {
+/// The snapshot of `transcript` (open as `file`, `len` bytes long) when it is one this crumb made
+/// with the table of `digest` and the file still holds the prefix it covers; otherwise `None`,
+/// said by [`debug`] unless there is no snapshot at all.
+pub fn load(transcript: &Path, file: &File, len: u64, digest: &str) -> Option<Snapshot> {
     let path = path_for(transcript);
-    match read_valid(&path, file, digest) {
+    match read_valid(&path, file, len, digest) {
         Ok(snapshot) => {
             debug(&format!(
                 "{} used: folding from line {} (byte {})",
@@ -183,7 +183,7 @@ enum Discard {
     Because(String),
 }
 
-fn read_valid(path: &Path, file: &File, digest: &str) -> Result<Snapshot, Discard> {
+fn read_valid(path: &Path, file: &File, len: u64, digest: &str) -> Result<Snapshot, Discard> {
     let because = |why: String| Discard::Because(why);
     let bytes = match crumb_core::bounded_read::read(path, MAX_SNAPSHOT_BYTES) {
         Ok(bytes) => bytes,
@@ -214,14 +214,16 @@ fn read_valid(path: &Path, file: &File, digest: &str) -> Result<Snapshot, Discar
     if (meta.dev(), meta.ino()) != (prefix.device, prefix.inode) {
         return Err(because("the transcript is another file now".to_owned()));
     }
-    if meta.len() < prefix.offset {
+    if len < prefix.offset {
         return Err(because(format!(
-            "the transcript is shorter ({} bytes) than the {} it covers",
-            meta.len(),
+            "the transcript is shorter ({len} bytes) than the {} it covers",
             prefix.offset
         )));
     }
-    if snapshot.fold.stats.lines != prefix.lines || snapshot.recent.len() > RECENT_KEPT {
+    if snapshot.fold.stats.lines != prefix.lines
+        || prefix.lines == u64::MAX
+        || snapshot.recent.len() > RECENT_KEPT
+    {
         return Err(because("inconsistent".to_owned()));
     }
     let now = fingerprint(file, prefix.offset)
