@@ -257,3 +257,93 @@ pub fn keep_recent(recent: &VecDeque<EventSummary>) -> Vec<EventSummary> {
         .cloned()
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use proptest::prelude::*;
+
+    use super::{FORMAT, Snapshot, load, path_for, prefix_of, table_digest};
+    use crate::engine::Replay;
+    use crate::engine::fold_snapshot::FoldSnapshot;
+    use crate::runtime::session_dir::compile_source;
+
+    /// A transcript of `lines` notes and a valid snapshot of all of it, in a scratch folder.
+    fn valid(lines: u64) -> (tempfile::TempDir, std::path::PathBuf, String, Vec<u8>) {
+        let table = compile_source(
+            include_str!("../../tests/fixtures/run/casual-static.yaml"),
+            std::path::Path::new("casual-static.yaml"),
+        )
+        .expect("casual-static compiles");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let transcript = dir.path().join("transcript.jsonl");
+        let mut file = std::fs::File::create(&transcript).expect("create");
+        let mut replay = Replay::new();
+        for n in 0..lines {
+            let line = format!(
+                r#"{{"id":"01JZ0000000000000000{n:06}","ts":"2026-05-01T10:00:00.000Z","session_id":"s","from":"system","kind":"note","body":"n"}}"#
+            );
+            replay.feed_line(&table, n + 1, line.as_bytes());
+            writeln!(file, "{line}").expect("write");
+        }
+        let file = std::fs::File::open(&transcript).expect("open");
+        let len = file.metadata().expect("stat").len();
+        let snapshot = Snapshot {
+            format: FORMAT,
+            crumb_version: env!("CARGO_PKG_VERSION").to_owned(),
+            table_digest: table_digest(&table),
+            prefix: prefix_of(&file, len, lines).expect("prefix"),
+            fold: FoldSnapshot::of(&replay),
+            recent: Vec::new(),
+            usage: indexmap::IndexMap::new(),
+        };
+        let bytes = serde_json::to_vec(&snapshot).expect("serialises");
+        (dir, transcript, table_digest(&table), bytes)
+    }
+
+    #[test]
+    fn a_valid_snapshot_is_used() {
+        let (_dir, transcript, digest, bytes) = valid(30);
+        std::fs::write(path_for(&transcript), &bytes).expect("write");
+        let file = std::fs::File::open(&transcript).expect("open");
+        let len = file.metadata().expect("stat").len();
+        let snapshot = load(&transcript, &file, len, &digest).expect("used");
+        assert_eq!(snapshot.prefix.lines, 30);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Whatever the snapshot file holds — noise, or a valid one cut short or with a byte
+        /// changed — reading it never panics, and a changed one is used only if it still parses
+        /// to a snapshot that passes every check.
+        #[test]
+        fn any_snapshot_file_is_used_or_discarded_without_panicking(
+            noise in prop::collection::vec(any::<u8>(), 0..200),
+            cut in any::<prop::sample::Index>(),
+            flip in any::<prop::sample::Index>(),
+            byte: u8,
+            kind in 0u8..3,
+        ) {
+            let (_dir, transcript, digest, valid) = valid(5);
+            let bytes = match kind {
+                0 => noise,
+                1 => valid[..cut.index(valid.len())].to_vec(),
+                _ => {
+                    let mut bent = valid.clone();
+                    let at = flip.index(bent.len());
+                    bent[at] = byte;
+                    bent
+                }
+            };
+            std::fs::write(path_for(&transcript), &bytes).expect("write");
+            let file = std::fs::File::open(&transcript).expect("open");
+            let len = file.metadata().expect("stat").len();
+            if let Some(snapshot) = load(&transcript, &file, len, &digest) {
+                prop_assert!(snapshot.prefix.offset <= len);
+                let _ = snapshot.fold.into_replay();
+            }
+        }
+    }
+}
