@@ -181,12 +181,15 @@ pub async fn drive(
     }
     coordinator.reissue(catchup.issued, &catchup.outcomes);
     let outcome = Box::pin(coordinator.run(shutdown)).await?;
-    // A long session's next `crumb status` reads only what is appended after this.
-    let events = outcome.state.events;
-    let _ = tokio::task::spawn_blocking(move || {
-        super::status_fold::refresh_if_long(&transcript, &table, events);
-    })
-    .await;
+    // A long session's next `crumb status` reads only what is appended after this (not after
+    // Ctrl-C: whoever interrupts wants the prompt back now).
+    if !matches!(outcome.ending, Ending::Interrupted) {
+        let events = outcome.state.events;
+        let _ = tokio::task::spawn_blocking(move || {
+            super::status_fold::refresh_if_long(&transcript, &table, events);
+        })
+        .await;
+    }
     Ok(outcome)
 }
 
