@@ -128,7 +128,7 @@ pub struct Resume {
 
 /// Fold the transcript at `path` through `table`, from its snapshot when that is valid (see
 /// [`state_snapshot`]), else from its start, keeping the last `keep` folded events. Writes nothing:
-/// the caller decides whether the result is worth a new snapshot ([`ResumedFold::save`]).
+/// the caller decides whether the result is worth a new snapshot ([`Resume::save`]).
 pub fn fold_resuming(
     path: &Path,
     table: &TransitionTable,
