@@ -1,6 +1,9 @@
 //! The runtime's hot paths, measured. Prints medians for:
 //! - `crumb ls --json` as a whole process over 500 sessions (reads only meta.json and probes locks);
 //! - `crumb say` as a whole process (resolve a prefix, validate, locked append);
+//! - `crumb status` as a whole process on a 1,000,000-event reference-shaped session: its first
+//!   fold (which writes `state.snapshot`), then with the snapshot valid (target ≤ 50 ms), and after
+//!   1,000 appended events;
 //! - the inbox grammar, per line;
 //! - the Claude and Codex stream parsers, per stdout line;
 //! - spawning `true` through the process spawner (own group, pipes, log, reap).
@@ -16,7 +19,11 @@ use crumb::process::{SpawnSpec, run};
 use crumb::runtime::home::{CrumbHome, Project};
 use crumb::runtime::inbox::parse_line;
 use crumb::runtime::session;
+use crumb::transcript::writer::Writer;
+use crumb::transcript::{Draft, Kind};
 
+#[path = "support/reference_transcript.rs"]
+mod reference_transcript;
 #[allow(dead_code, reason = "shared by several benches")]
 #[path = "support/report.rs"]
 mod report;
@@ -93,10 +100,77 @@ fn main() {
         say.as_secs_f64() * 1e3
     );
 
+    bench_status(&home, &project, &pipeline, &crumb);
+
     bench_inbox_grammar();
     bench_stream_parsers();
     bench_spawn(&tmp.path().join("spawn"));
     report::conditions("after");
+}
+
+/// Events in the session `crumb status` is timed on.
+const STATUS_EVENTS: u64 = 1_000_000;
+
+/// `crumb status` on a long session: the first fold, then from its snapshot.
+fn bench_status(
+    home: &CrumbHome,
+    project: &Project,
+    pipeline: &Path,
+    crumb: &dyn Fn(&[&str]) -> Command,
+) {
+    let created = session::create(home, project, pipeline, "a long session").expect("session");
+    let id = created.dir.id().to_owned();
+    let transcript = created.dir.transcript();
+    drop(created.lock);
+    reference_transcript::generate(STATUS_EVENTS, &transcript).expect("generate");
+    let size = std::fs::metadata(&transcript).map_or(0, |m| m.len());
+    let what = format!(
+        "`crumb status`, {}M-event reference-shaped session ({} MB)",
+        STATUS_EVENTS / 1_000_000,
+        size / 1_000_000
+    );
+    let first = time_process(1, || crumb(&["status", &id]));
+    let snapshot = created.dir.path().join("state.snapshot");
+    assert!(snapshot.is_file(), "the first status wrote a snapshot");
+    report::row(
+        &format!("{what}, first fold (writes the snapshot)"),
+        &report::ms(first),
+        "one run",
+    );
+    let warm = time_process(20, || crumb(&["status", &id]));
+    report::row(
+        &format!("{what}, snapshot valid"),
+        &report::ms(warm),
+        "20 runs; target ≤ 50 ms",
+    );
+    let mut writer = Writer::open(&transcript, &id).expect("writer");
+    let appended: Vec<Duration> = (0..10)
+        .map(|round| {
+            for n in 0..1_000 {
+                writer
+                    .append(
+                        Draft::new("builder", Kind::AgentThoughtSummary)
+                            .body(format!("{round}.{n}")),
+                    )
+                    .expect("append");
+            }
+            time_process(1, || crumb(&["status", &id]))
+        })
+        .collect();
+    let after = median(appended);
+    report::row(
+        &format!("{what}, snapshot + 1,000 appended events"),
+        &report::ms(after),
+        "10 runs",
+    );
+    println!(
+        "{what}: first fold {:.0} ms, snapshot valid {:.2} ms, + 1,000 events {:.2} ms",
+        first.as_secs_f64() * 1e3,
+        warm.as_secs_f64() * 1e3,
+        after.as_secs_f64() * 1e3
+    );
+    drop(writer);
+    let _ = std::fs::remove_file(&transcript);
 }
 
 fn bench_inbox_grammar() {

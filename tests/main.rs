@@ -24,5 +24,6 @@ mod run;
 mod runtime;
 mod same_fold;
 mod shutdown;
+mod status_snapshot;
 mod studio;
 mod transcript;

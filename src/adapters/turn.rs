@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::pipeline::preset::Effort;
 use crate::process::{LineFlow, Outcome};
@@ -71,7 +71,7 @@ pub enum InvocationError {
 /// cached input, which is counted in `cache_read`; `thinking_tokens` are the reasoning tokens
 /// (Codex `reasoning_output_tokens`, Claude `thinkingTokens`). The one usage type: the dispatcher
 /// records it in `agent.stop` metadata as it is.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     pub tokens_in: Option<u64>,
     pub tokens_out: Option<u64>,

@@ -14,7 +14,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use indexmap::IndexMap;
+
 use super::output::print;
+use crate::adapters::Usage;
 use crate::engine::Replay;
 use crate::engine::ask::duration;
 use crate::engine::state::{EventSummary, State, VerdictRecord};
@@ -22,6 +25,7 @@ use crate::pipeline::table::TransitionTable;
 use crate::runtime::freeze::content_hash;
 use crate::runtime::session::{META_FILE, SessionDir, TRANSCRIPT_FILE};
 use crate::runtime::session_dir::{compile_frozen, fold_transcript, recorded_pipeline};
+use crate::runtime::status_fold::fold_for_status;
 
 /// Arguments of `crumb replay`.
 #[derive(Debug, clap::Args)]
@@ -86,9 +90,49 @@ pub(crate) struct Choice<'a> {
 
 /// Find the transcript and table for `reference`, then fold it, keeping the last `keep` events.
 pub(crate) fn load(reference: &str, chosen: Choice<'_>, keep: usize) -> Result<Loaded, String> {
-    let (transcript, session_dir) = locate(reference)?;
-    let session = session_dir.and_then(|dir| SessionDir::open(dir).ok());
+    let (transcript, session) = locate_session(reference)?;
     let (table, table_origin) = table_for(session.as_ref(), &transcript, chosen)?;
+    fold_all(transcript, table, table_origin, keep)
+}
+
+/// [`load`] for `crumb status`: a session's transcript is folded from its snapshot when it has a
+/// valid one ([`fold_for_status`]), which also sums each role's usage (`None` for a transcript
+/// outside a session folder: it gets no snapshot).
+pub(crate) fn load_for_status(
+    reference: &str,
+    chosen: Choice<'_>,
+    keep: usize,
+) -> Result<(Loaded, Option<IndexMap<String, Usage>>), String> {
+    let (transcript, session) = locate_session(reference)?;
+    let (table, table_origin) = table_for(session.as_ref(), &transcript, chosen)?;
+    if session.is_none() {
+        return Ok((fold_all(transcript, table, table_origin, keep)?, None));
+    }
+    let folded = fold_for_status(&transcript, &table, keep).map_err(|e| e.to_string())?;
+    let loaded = Loaded {
+        transcript,
+        table_origin,
+        table,
+        replay: folded.replay,
+        recent: folded.recent,
+    };
+    Ok((loaded, Some(folded.usage)))
+}
+
+fn locate_session(reference: &str) -> Result<(PathBuf, Option<SessionDir>), String> {
+    let (transcript, session_dir) = locate(reference)?;
+    Ok((
+        transcript,
+        session_dir.and_then(|dir| SessionDir::open(dir).ok()),
+    ))
+}
+
+fn fold_all(
+    transcript: PathBuf,
+    table: TransitionTable,
+    table_origin: String,
+    keep: usize,
+) -> Result<Loaded, String> {
     let mut recent = VecDeque::with_capacity(keep);
     let replay = fold_transcript(&transcript, &table, |state| {
         if keep > 0

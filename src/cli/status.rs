@@ -7,9 +7,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::output::print;
-use super::replay::{load, outcome};
+use super::replay::{load_for_status, outcome};
+use super::status_usage::usage_block;
 use crate::engine::ask::duration;
 use crate::engine::state::State;
+use crate::runtime::status_fold::usage_by_role;
 
 /// How many recent events `status` lists.
 const RECENT: usize = 10;
@@ -34,7 +36,7 @@ pub fn run(args: &Args) -> ExitCode {
         pipeline: args.pipeline.as_deref(),
         force: false,
     };
-    let loaded = match load(&args.session, chosen, RECENT) {
+    let (loaded, usage) = match load_for_status(&args.session, chosen, RECENT) {
         Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("crumb status: {message}");
@@ -97,7 +99,12 @@ pub fn run(args: &Args) -> ExitCode {
         );
     }
     out.push('\n');
-    out.push_str(&super::status_usage::usage_block(&loaded.transcript));
+    let usage = usage.unwrap_or_else(|| {
+        std::fs::File::open(&loaded.transcript)
+            .map(|file| usage_by_role(&file, u64::MAX, None))
+            .unwrap_or_default()
+    });
+    out.push_str(&usage_block(&usage));
     out.push('\n');
     out.push_str(&scorecard(state, &loaded.table.scoring.rubric));
     print(&out, "status")

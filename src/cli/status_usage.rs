@@ -1,41 +1,22 @@
 //! The usage block of `crumb status`: every role's turns summed from its `agent.stop` metadata
-//! (input, output, cache read/write and reasoning tokens, cost, the model last reported).
+//! (input, output, cache read/write and reasoning tokens, cost, the model last reported), as
+//! `runtime::status_fold` sums them.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use indexmap::IndexMap;
 
 use crate::adapters::Usage;
-use crate::transcript::reader::each_event;
-use crate::transcript::{Event, Kind};
 
-/// Per-role and total usage of the transcript at `path`, read with the folding readers' rules
-/// (`reader::each_event`): a duplicated `agent.stop` line is skipped, as replay skips it, so
-/// tokens are never counted twice.
-pub fn usage_block(path: &Path) -> String {
-    let mut by_role: IndexMap<String, Usage> = IndexMap::new();
-    if let Ok(file) = std::fs::File::open(path) {
-        each_event(
-            std::io::BufReader::with_capacity(64 * 1024, file),
-            |event: Event| {
-                if let (Kind::AgentStop, Some(metadata)) = (&event.kind, &event.metadata) {
-                    by_role
-                        .entry(event.from.clone())
-                        .or_default()
-                        .absorb(&Usage::from_metadata(metadata));
-                }
-            },
-            |_| {},
-        );
-    }
+/// The usage block: each role's usage and the total.
+pub fn usage_block(by_role: &IndexMap<String, Usage>) -> String {
     if by_role.is_empty() {
         return "usage      no agent turns yet\n".to_owned();
     }
     let mut total = Usage::default();
     let mut out =
         String::from("usage      tokens in → out · cache read/write · reasoning · cost · model\n");
-    for (role, usage) in &by_role {
+    for (role, usage) in by_role {
         total.absorb(usage);
         let _ = writeln!(out, "  {role:<13} {}", describe(usage));
     }

@@ -154,6 +154,8 @@ pub async fn drive(
     let (tasks_tx, tasks) = mpsc::unbounded_channel();
     let pipeline_file = session.dir.path().join(&session.config.pipeline_file);
     let catchup = Catchup::read(&session.dir, &session.table, observer)?;
+    let transcript = session.dir.transcript();
+    let table = Arc::clone(&session.table);
     let mut coordinator = Coordinator {
         session,
         pipeline_file,
@@ -178,7 +180,17 @@ pub async fn drive(
         coordinator.complete_end();
     }
     coordinator.reissue(catchup.issued, &catchup.outcomes);
-    Box::pin(coordinator.run(shutdown)).await
+    let outcome = Box::pin(coordinator.run(shutdown)).await?;
+    // A long session's next `crumb status` reads only what is appended after this (not after
+    // Ctrl-C: whoever interrupts wants the prompt back now).
+    if !matches!(outcome.ending, Ending::Interrupted) {
+        let events = outcome.state.events;
+        let _ = tokio::task::spawn_blocking(move || {
+            super::status_fold::refresh_if_long(&transcript, &table, events);
+        })
+        .await;
+    }
+    Ok(outcome)
 }
 
 impl Coordinator<'_> {

@@ -19,4 +19,6 @@ pub mod resolve;
 pub mod run_config;
 pub mod session;
 pub mod session_dir;
+pub mod state_snapshot;
+pub mod status_fold;
 pub mod stream_tap;

@@ -7,14 +7,23 @@
 //! read with the one line classification ([`Tolerant`]) and the one line limit
 //! ([`MAX_LINE_BYTES`]), and every fold goes through [`Replay`] (which owns the duplicate-id rule).
 
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{Read as _, Seek as _, SeekFrom};
+use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
 
 use super::meta::MetaError;
 use super::run_config::RunConfig;
 use super::session::SessionDir;
+use super::state_snapshot::{self, Snapshot};
+use crate::adapters::Usage;
 use crate::engine::Replay;
+use crate::engine::fold_snapshot::FoldSnapshot;
 use crate::engine::replay::Parsed;
-use crate::engine::state::{State, clip};
+use crate::engine::state::{EventSummary, State, clip};
 use crate::pipeline::compile::{CompileOptions, Compiled, compile_file, compile_str};
 use crate::pipeline::table::TransitionTable;
 use crate::transcript::reader::{Reader, Tolerant};
@@ -94,6 +103,146 @@ pub fn fold_transcript(
     let mut replay = Replay::new();
     crate::transcript::chunked::fold(file, table, &mut replay, after).map_err(read_error)?;
     Ok(replay)
+}
+
+/// A fold of a transcript that started from its [`state_snapshot`] when one was valid.
+pub struct ResumedFold {
+    pub replay: Replay,
+    /// The latest folded events, oldest first (the snapshot's, then the new ones), at most `keep`.
+    pub recent: VecDeque<EventSummary>,
+    pub resume: Resume,
+}
+
+/// Where a [`ResumedFold`] started and ended, for saving its snapshot.
+pub struct Resume {
+    /// The snapshot the fold started from.
+    pub from: Option<Snapshot>,
+    /// The transcript, open: what was folded is its first `end` bytes.
+    pub file: File,
+    pub end: u64,
+    /// `end` is at a line boundary (the file ended with a newline), so a snapshot may cover it.
+    pub whole_lines: bool,
+    /// [`state_snapshot::table_digest`] of the table folded with.
+    pub table_digest: String,
+}
+
+/// Fold the transcript at `path` through `table`, from its snapshot when that is valid (see
+/// [`state_snapshot`]), else from its start, keeping the last `keep` folded events. Writes nothing:
+/// the caller decides whether the result is worth a new snapshot ([`Resume::save`]).
+pub fn fold_resuming(
+    path: &Path,
+    table: &TransitionTable,
+    keep: usize,
+) -> Result<ResumedFold, OpenError> {
+    let read_error = |source| OpenError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(read_error)?;
+    let end = file.metadata().map_err(read_error)?.len();
+    let table_digest = state_snapshot::table_digest(table);
+    let mut from = state_snapshot::load(path, &file, end, &table_digest);
+    let resumed = from.as_ref().and_then(|snapshot| {
+        let replay = snapshot.fold.clone().into_replay();
+        if replay.is_none() {
+            state_snapshot::debug("snapshot not used (its id window is inconsistent)");
+        }
+        replay.map(|replay| (replay, snapshot.prefix.clone(), snapshot.recent.clone()))
+    });
+    let (mut replay, start, first_line, mut recent) =
+        if let Some((replay, prefix, recent)) = resumed {
+            (
+                replay,
+                prefix.offset,
+                prefix.lines + 1,
+                VecDeque::from(recent),
+            )
+        } else {
+            from = None;
+            (Replay::new(), 0, 1, VecDeque::new())
+        };
+    while recent.len() > keep {
+        recent.pop_front();
+    }
+    let mut last = [0u8; 1];
+    let whole_lines =
+        end == 0 || (file.read_exact_at(&mut last, end - 1).is_ok() && last[0] == b'\n');
+    let mut input = &file;
+    input.seek(SeekFrom::Start(start)).map_err(read_error)?;
+    let after = |state: &State| note_recent(&mut recent, keep, state);
+    crate::transcript::chunked::fold_from(
+        input.take(end - start),
+        first_line,
+        table,
+        &mut replay,
+        after,
+    )
+    .map_err(read_error)?;
+    Ok(ResumedFold {
+        replay,
+        recent,
+        resume: Resume {
+            from,
+            file,
+            end,
+            whole_lines,
+            table_digest,
+        },
+    })
+}
+
+/// Keep the last `keep` folded events.
+fn note_recent(recent: &mut VecDeque<EventSummary>, keep: usize, state: &State) {
+    if keep > 0
+        && let Some(last) = &state.last_event
+    {
+        if recent.len() == keep {
+            recent.pop_front();
+        }
+        recent.push_back(last.clone());
+    }
+}
+
+impl Resume {
+    /// Write the snapshot of `replay` (which folded this resume's bytes, `recent` its last
+    /// events) next to `path` when the transcript is long enough to be worth one, ends with a
+    /// whole line, and the fold covers more than the snapshot it started from. `usage` is each
+    /// role's usage over the same bytes. A failure is only said by [`state_snapshot::debug`]: the
+    /// snapshot is a cache.
+    pub fn save(
+        &self,
+        path: &Path,
+        replay: &Replay,
+        recent: &VecDeque<EventSummary>,
+        usage: IndexMap<String, Usage>,
+    ) {
+        let lines = replay.stats.lines;
+        let advanced = self
+            .from
+            .as_ref()
+            .is_none_or(|s| s.prefix.offset < self.end);
+        if !self.whole_lines || !advanced || !state_snapshot::worth_keeping(self.end, lines) {
+            return;
+        }
+        let written = state_snapshot::prefix_of(&self.file, self.end, lines).and_then(|prefix| {
+            let snapshot = Snapshot {
+                format: state_snapshot::FORMAT,
+                crumb_version: env!("CARGO_PKG_VERSION").to_owned(),
+                table_digest: self.table_digest.clone(),
+                prefix,
+                fold: FoldSnapshot::of(replay),
+                recent: state_snapshot::keep_recent(recent),
+                usage,
+            };
+            state_snapshot::save(path, &snapshot)
+        });
+        if let Err(err) = written {
+            state_snapshot::debug(&format!(
+                "no snapshot written for {}: {err}",
+                path.display()
+            ));
+        }
+    }
 }
 
 impl SessionDir {

@@ -29,12 +29,25 @@ pub fn fold(
     input: impl Read + Send,
     table: &TransitionTable,
     replay: &mut Replay,
+    after: impl FnMut(&State),
+) -> std::io::Result<()> {
+    fold_from(input, 1, table, replay, after)
+}
+
+/// [`fold`] `input` whose first line is line `first_line` of the transcript (a fold resumed from
+/// a snapshot reads only the lines after it).
+pub fn fold_from(
+    input: impl Read + Send,
+    first_line: u64,
+    table: &TransitionTable,
+    replay: &mut Replay,
     mut after: impl FnMut(&State),
 ) -> std::io::Result<()> {
     let workers = std::thread::available_parallelism()
         .map_or(1, std::num::NonZero::get)
         .clamp(1, 4);
     let mut chunker = Chunker::new(input);
+    chunker.next_line = first_line;
     if workers == 1 {
         while let Some(batch) = chunker.next_batch()? {
             batch.prepare().fold(table, replay, &mut after);

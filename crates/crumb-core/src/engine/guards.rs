@@ -8,7 +8,7 @@
 //! [`Correction`], so one `audit` event can list all of them with the raw and corrected values.
 //! No dimension is known here by name or position: the rubric is the table's.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::pipeline::rubric::{DimensionSource, DimensionSpec};
 use crate::pipeline::table::Guard;
@@ -19,7 +19,7 @@ use crate::vocab::Verdict;
 const SCALE: f64 = 10_000.0;
 
 /// What the verifier claimed, as read from a `judge.score`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RawScores {
     /// One per rubric dimension, in rubric order, as sent (`None` = the dimension was absent).
     pub dimensions: Vec<Option<f64>>,
@@ -79,7 +79,7 @@ impl Rework {
 }
 
 /// The scorecard the engine routes on.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Scorecard {
     /// One per rubric dimension after corrections (absent dimensions count as 0).
     pub dimensions: Vec<f64>,
@@ -91,7 +91,7 @@ pub struct Scorecard {
 
 /// One correction the engine made to a verifier's claim. The wire names are stable: they appear in
 /// `audit` events as `data.corrections[]` and `metadata.audit_violations`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Correction {
     /// The event carried no dimensions at all.

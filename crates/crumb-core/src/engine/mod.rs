@@ -7,6 +7,7 @@ pub mod ask;
 mod commands;
 pub mod effect;
 pub mod explore;
+pub mod fold_snapshot;
 pub mod guards;
 pub mod reducer;
 pub mod replay;

@@ -21,7 +21,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::effect::Effect;
 use super::state::{State, clip};
@@ -46,8 +46,9 @@ pub struct Replay {
     ids: RecentIds,
 }
 
-/// The ids of the latest folded events, for the duplicate rule (see the module docs).
-#[derive(Debug, Clone, Default)]
+/// The ids of the latest folded events, for the duplicate rule (see the module docs). Serialised
+/// as it is (ring, next slot, highest id) so a fold resumed from a snapshot evicts the same ids.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecentIds {
     /// The last [`RECENT_IDS`] ids, overwritten in place (their buffers are reused).
     ring: Vec<String>,
@@ -75,10 +76,19 @@ impl RecentIds {
         self.next = (self.next + 1) % RECENT_IDS;
         true
     }
+
+    /// Whether this could have been built by [`RecentIds::admit`] (a deserialised one is checked).
+    pub fn is_consistent(&self) -> bool {
+        let full = self.ring.len() == RECENT_IDS;
+        self.ring.len() <= RECENT_IDS
+            && self.next < RECENT_IDS
+            && (full || self.next == self.ring.len())
+            && self.ring.iter().all(|id| id.as_str() <= self.max.as_str())
+    }
 }
 
 /// What the replay read.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ReplayStats {
     /// Lines read, blank ones included.
     pub lines: u64,
@@ -97,7 +107,7 @@ pub struct ReplayStats {
 }
 
 /// A line replay could not use.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkippedLine {
     /// 1-based line number.
     pub line: u64,
@@ -107,6 +117,21 @@ pub struct SkippedLine {
 impl Replay {
     pub fn new() -> Self {
         Replay::default()
+    }
+
+    /// A fold that goes on from `state`, `stats` and `ids` (see [`super::fold_snapshot`]).
+    pub(crate) fn from_parts(state: State, read: ReplayStats, ids: RecentIds) -> Self {
+        Replay {
+            state,
+            stats: read,
+            scratch: Scratch::default(),
+            ids,
+        }
+    }
+
+    /// The duplicate rule's memory (see [`super::fold_snapshot`]).
+    pub(crate) fn recent_ids(&self) -> &RecentIds {
+        &self.ids
     }
 
     /// Fold one transcript line (without its newline). `line_no` is 1-based. Returns whether

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::effect::{Feedback, Intervention, SpawnCause};
 use super::guards::{Correction, RawScores, Scorecard};
@@ -24,7 +24,7 @@ pub const MAX_LIST: usize = 256;
 pub const PREVIEW: usize = 120;
 
 /// The folded transcript.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
     /// `session_id` of the first event.
     pub session_id: Option<String>,
@@ -61,21 +61,21 @@ pub struct State {
     /// `verify.result` events: recorded, never counted as verifications.
     pub verify_aliases: u64,
     /// The latest fan-out (`spawn: [a, b]`) and what its branches reported, until a newer one.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fan_out: Option<FanOut>,
     /// Fires of each route that declares `max:`, keyed by its index in the table.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub route_fires: BTreeMap<usize, u32>,
     /// Each role's adapter as `session.start` bound it (what a swap moves away from).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub bound_adapters: BTreeMap<String, String>,
     /// Adapter swaps, oldest first (at most [`MAX_LIST`]): a session with any is degraded.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub swaps: Vec<Swap>,
 }
 
 /// Roles spawned together by one route, and the verdicts their branches reported.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FanOut {
     /// The event whose route spawned the branches.
     pub event_id: String,
@@ -85,12 +85,12 @@ pub struct FanOut {
     /// In transcript order, at most one per role.
     pub results: Vec<BranchResult>,
     /// The combined verdict, once the join fired (later branches are recorded, never routed).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub joined: Option<Joined>,
 }
 
 /// What a join made of its branches: the one verdict the verdict routes acted on.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Joined {
     pub verdict: Verdict,
     pub severity: Severity,
@@ -102,7 +102,7 @@ pub struct Joined {
 }
 
 /// One branch's corrected verdict.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BranchResult {
     pub role: String,
     pub event_id: String,
@@ -113,7 +113,7 @@ pub struct BranchResult {
 }
 
 /// One role moved to another adapter, by the circuit breaker or a person's `/swap`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Swap {
     pub role: String,
     /// The adapter the role was running (`None` when neither a binding nor a swap said).
@@ -176,18 +176,18 @@ impl State {
 }
 
 /// A short summary of an event.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct EventSummary {
     pub id: String,
     pub ts: String,
     pub from: String,
     pub kind: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
 }
 
 /// Session time from event timestamps (never the wall clock of the machine replaying).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Clock {
     /// `ts` of the first event with a valid timestamp.
     pub started_at: Option<String>,
@@ -198,14 +198,14 @@ pub struct Clock {
     /// Events whose `ts` did not parse.
     pub bad_timestamps: u64,
     /// A fork's fork point (`session.start`'s `data.fork.at`) until it is folded.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork_at: Option<String>,
     /// The fork point was the last event folded: the gap to the next one is not session time.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub after_fork_point: bool,
     /// Time left out: between a fork's last inherited event and its own first, which can be days
     /// (a fork of last week's session must not start out of wall-clock budget).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub excluded_ms: u64,
 }
 
@@ -222,11 +222,11 @@ impl Clock {
 }
 
 /// The latest plan (an event of a kind the pipeline declares `slot: plan`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlanSnapshot {
     pub event_id: String,
     pub from: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
     pub acceptance_criteria: Vec<String>,
     /// `data.ac_predicates` as written (handed to QA).
@@ -234,21 +234,21 @@ pub struct PlanSnapshot {
 }
 
 /// The latest build.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BuildSnapshot {
     pub event_id: String,
     pub from: String,
     /// `metadata.provider` of the build (for the same-provider guard).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
     pub artifacts: Vec<String>,
 }
 
 /// The latest `qa.result`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct QaSnapshot {
     pub event_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build_event_id: Option<String>,
     /// `data.exec_exit_code`; `None` when absent or not an integer (counts as failed).
     pub exec_exit_code: Option<i64>,
@@ -257,10 +257,10 @@ pub struct QaSnapshot {
     pub ac_skipped: u32,
     /// `data.status` was `error`: the checks could not run, so the result says nothing about
     /// the build (never a pass, never a failed build).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub could_not_run: bool,
     /// Why it could not run (`data.error`), for the person asked to step in.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
 }
 
@@ -272,7 +272,7 @@ impl QaSnapshot {
 }
 
 /// Verdicts so far: a count and the last two.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Verification {
     /// `judge.score` events folded.
     pub count: u32,
@@ -285,7 +285,7 @@ pub struct Verification {
 }
 
 /// One `judge.score`, raw and corrected.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VerdictRecord {
     pub event_id: String,
     pub raw: RawScores,
@@ -297,7 +297,7 @@ pub struct VerdictRecord {
 }
 
 /// Budget counters and the warnings already given.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Budgets {
     /// Plans after the first one (kinds declared `slot: plan`).
     pub respecs: u32,
@@ -316,7 +316,7 @@ pub struct Budgets {
     pub errors_total: u32,
     /// `qa.result`s in a row whose checks could not run (status `error`), since the last build
     /// or the last run that did check: what `qa.retry.max` bounds.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub qa_errors_in_a_row: u32,
 }
 
@@ -325,7 +325,7 @@ fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
 }
 
 /// What the engine knows about one role.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RoleState {
     /// Spawn effects issued.
     pub spawns: u32,
@@ -338,39 +338,39 @@ pub struct RoleState {
     pub circuit_swaps: u32,
     /// The class of the last failure when no retry can fix it (`auth`, `input_too_large`,
     /// `network`: the error's `data.retryable` is false); cleared by the next success.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fatal: Option<String>,
     /// Adapter override from `/swap` or a circuit swap.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapter: Option<String>,
     /// Paused by `/pause @role`.
     pub paused: bool,
     /// A spawn held back by a pause, released by `/resume`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queued: Option<SpawnContext>,
     /// Messages for the next spawn of this role.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending_interventions: Vec<Intervention>,
     /// What the last spawn was given, so a retry gets the same context.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_spawn: Option<SpawnContext>,
 }
 
 /// The context of a spawn: what the last one was given (for retries), or one held back by a
 /// pause (for `/resume`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SpawnContext {
     /// The effect id of the spawn (for a queued one, the id it would have had).
     pub effect_id: String,
     pub cause: SpawnCause,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<Feedback>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interventions: Vec<Intervention>,
 }
 
 /// The session waits for `/approve` or `/veto`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Awaiting {
     /// The `judge.score` whose verdict asked for a person (or the event that did, for a
     /// non-verdict await).
@@ -388,7 +388,7 @@ impl Awaiting {
 }
 
 /// How the session ended.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Terminal {
     /// `None` only when replaying a transcript whose `done` recorded no outcome (never guessed
     /// from the reason).
@@ -397,7 +397,7 @@ pub struct Terminal {
     /// The event that ended it (a `done` event, or the event whose effects included the stop).
     pub event_id: String,
     /// A different reason a later `done` line recorded (foreign transcripts), if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorded_reason: Option<String>,
 }
 

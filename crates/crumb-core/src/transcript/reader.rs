@@ -292,12 +292,24 @@ pub fn read_path(path: &std::path::Path) -> io::Result<(Vec<Event>, Vec<LineIssu
 /// of the last [`RECENT_IDS`](crate::engine::replay::RECENT_IDS) read, the duplicate rule
 /// `engine::Replay` applies, so a duplicated line is never counted twice by a reader that does
 /// not fold.
-pub fn each_event(
+pub fn each_event(input: impl BufRead, event: impl FnMut(Event), issue: impl FnMut(LineIssue)) {
+    each_event_after(
+        input,
+        crate::engine::replay::RecentIds::default(),
+        event,
+        issue,
+    );
+}
+
+/// [`each_event`] over the rest of a transcript whose start was read already, with the duplicate
+/// rule's memory `ids` of that start (a reader resumed from a snapshot). Issues' line numbers and
+/// offsets count from `input`'s start. Returns the memory at the end.
+pub fn each_event_after(
     input: impl BufRead,
+    mut ids: crate::engine::replay::RecentIds,
     mut event: impl FnMut(Event),
     mut issue: impl FnMut(LineIssue),
-) {
-    let mut ids = crate::engine::replay::RecentIds::default();
+) -> crate::engine::replay::RecentIds {
     let mut reader = Reader::tolerant(input);
     loop {
         let start = reader.offset();
@@ -320,4 +332,5 @@ pub fn each_event(
             Err(line_issue) => issue(line_issue),
         }
     }
+    ids
 }
