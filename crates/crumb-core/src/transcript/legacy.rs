@@ -11,6 +11,7 @@
 //!
 //! Anything else that still does not fit (an unknown `kind`, no `id`) is reported, not guessed.
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::transcript::{Event, Kind};
@@ -179,16 +180,20 @@ pub fn map(value: Value) -> Result<Mapped, Unmappable> {
         changes.push("dropped non-array artifacts".to_owned());
     }
 
-    match serde_json::from_value::<Event>(Value::Object(object.clone())) {
+    // Read from a borrowed value: the object stays whole for the fallback below, uncloned.
+    let mut value = Value::Object(object);
+    match Event::deserialize(&value) {
         Ok(event) => Ok(Mapped { event, changes }),
         Err(first) => {
             // Last resort: keep the envelope and drop the optional parts that still do not fit.
             for key in ["scores", "metadata", "step", "artifacts"] {
-                if object.remove(key).is_some() {
+                let removed = value
+                    .as_object_mut()
+                    .and_then(|object| object.remove(key))
+                    .is_some();
+                if removed {
                     changes.push(format!("dropped invalid {key}"));
-                    if let Ok(event) =
-                        serde_json::from_value::<Event>(Value::Object(object.clone()))
-                    {
+                    if let Ok(event) = Event::deserialize(&value) {
                         return Ok(Mapped { event, changes });
                     }
                 }
@@ -282,7 +287,7 @@ fn normalise_dimensions(scores: &mut Map<String, Value>, changes: &mut Vec<Strin
         if let Some(lookup) = value.get("lookup").and_then(Value::as_str) {
             dimension.insert("lookup".into(), Value::String(lookup.to_owned()));
         }
-        if *value != Value::Object(dimension.clone()) {
+        if value.as_object() != Some(&dimension) {
             changes.push(format!("normalised scores.{name}"));
         }
         *value = Value::Object(dimension);
