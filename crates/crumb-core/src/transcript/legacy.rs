@@ -346,6 +346,27 @@ mod tests {
     }
 
     #[test]
+    fn optional_parts_that_still_do_not_fit_are_dropped_one_by_one() {
+        let line = json!({
+            "id": "01KQMWN9DSF17TZJEXA3JF7R00", "ts": "2026-05-02T17:40:00.000Z", "session_id": "s",
+            "from": "verifier", "kind": "judge.score", "body": "kept",
+            "scores": {"verdict": "MAYBE", "aggregate": 20},
+            "metadata": {"tokens_in": -1}
+        });
+        let mapped = map(line).expect("maps once the invalid parts are gone");
+        assert_eq!(mapped.event.body.as_deref(), Some("kept"));
+        assert!(mapped.event.scores.is_none());
+        assert!(mapped.event.metadata.is_none());
+        assert_eq!(
+            mapped.changes,
+            vec!["dropped invalid scores", "dropped invalid metadata"]
+        );
+        // Dropping every optional part is not enough without an id: the first error is reported.
+        let line = json!({"ts": "x", "session_id": "s", "from": "a", "kind": "note", "step": 3});
+        assert!(matches!(map(line), Err(Unmappable::Invalid(e)) if e.contains("id")));
+    }
+
+    #[test]
     fn unknown_kinds_and_non_objects_are_reported() {
         assert_eq!(map(json!([1, 2])).unwrap_err(), Unmappable::NotAnObject);
         let line = json!({"id": "01KQMWN9DSF17TZJEXA3JF7R00", "ts": "x", "session_id": "s", "from": "a", "kind": "weird"});
