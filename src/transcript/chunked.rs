@@ -168,9 +168,14 @@ impl PreparedBatch {
 
 /// Cuts a byte stream into batches of whole lines without ever buffering more than
 /// [`MAX_LINE_BYTES`] of one line.
+///
+/// Each read lands directly in the batch's own buffer (after the unfinished line carried over
+/// from the previous read), so the file's bytes are copied once, by the kernel; only the short
+/// unfinished tail is copied again. Newlines are found with `memchr` (vectorised).
 struct Chunker<R> {
     input: R,
-    chunk: Vec<u8>,
+    /// Bytes asked for per read ([`CHUNK_BYTES`]; smaller in tests, to cut lines everywhere).
+    chunk: usize,
     /// The unfinished last line of the previous read.
     carry: Vec<u8>,
     /// Bytes of an over-long line dropped so far.
@@ -185,7 +190,7 @@ impl<R: Read> Chunker<R> {
     fn new(input: R) -> Self {
         Chunker {
             input,
-            chunk: vec![0; CHUNK_BYTES],
+            chunk: CHUNK_BYTES,
             carry: Vec::new(),
             dropping: None,
             max_line: MAX_LINE_BYTES as u64,
@@ -199,14 +204,16 @@ impl<R: Read> Chunker<R> {
             if self.eof {
                 return Ok(None);
             }
-            let read = match self.input.read(&mut self.chunk) {
-                Ok(read) => read,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
+            // The carried line first, then up to `chunk` new bytes after it.
+            let mut bytes = std::mem::take(&mut self.carry);
+            let kept = bytes.len();
+            bytes.reserve(self.chunk);
+            let read = (&mut self.input)
+                .take(self.chunk as u64)
+                .read_to_end(&mut bytes)?;
             let mut batch = Batch {
                 first_line: self.next_line,
-                bytes: Vec::with_capacity(read + self.carry.len()),
+                bytes: Vec::new(),
                 ranges: Vec::new(),
                 too_long: Vec::new(),
             };
@@ -215,12 +222,12 @@ impl<R: Read> Chunker<R> {
                 if let Some(len) = self.dropping.take() {
                     batch.too_long.push((0, len));
                     batch.ranges.push((0, 0));
-                } else if !self.carry.is_empty() {
-                    batch.bytes.append(&mut self.carry);
-                    batch.ranges.push((0, batch.bytes.len()));
+                } else if kept > 0 {
+                    batch.ranges.push((0, kept));
+                    batch.bytes = bytes;
                 }
             } else {
-                self.split(read, &mut batch);
+                self.split(bytes, kept, &mut batch);
             }
             self.next_line += batch.ranges.len() as u64;
             if !batch.ranges.is_empty() {
@@ -229,89 +236,44 @@ impl<R: Read> Chunker<R> {
         }
     }
 
-    /// Move the lines completed by the first `read` bytes of `chunk` into `batch`: the carried
-    /// partial line and the block up to the last newline are each copied once.
-    fn split(&mut self, read: usize, batch: &mut Batch) {
-        let data = &self.chunk[..read];
-        let Some(last) = data.iter().rposition(|&b| b == b'\n') else {
-            let rest = data.to_vec();
-            self.carry_over(&rest);
+    /// Turn `bytes` (`kept` carried bytes, then a fresh read) into `batch`: every line completed
+    /// by the read, with the unfinished tail kept for the next read.
+    fn split(&mut self, mut bytes: Vec<u8>, kept: usize, batch: &mut Batch) {
+        let Some(last) = memchr::memrchr(b'\n', &bytes[kept..]).map(|at| kept + at) else {
+            match &mut self.dropping {
+                Some(len) => *len += (bytes.len() - kept) as u64,
+                None => self.carry_over(bytes),
+            }
             return;
         };
-        let mut block_start = 0;
+        let mut line_start = 0;
         if let Some(len) = self.dropping.take() {
-            // The over-long line ends at the first newline of this read.
-            let first = Newlines::new(data).next().unwrap_or(last);
+            // The over-long line ends at the first newline of this read (nothing was carried).
+            let first = memchr::memchr(b'\n', &bytes).unwrap_or(last);
             batch
                 .too_long
                 .push((batch.ranges.len(), len + first as u64 + 1));
             batch.ranges.push((0, 0));
-            block_start = first + 1;
-        } else {
-            batch.bytes.append(&mut self.carry);
+            line_start = first + 1;
         }
-        let mut line_start = 0;
-        let prefix = batch.bytes.len();
-        let block = &data[block_start..=last];
-        batch.bytes.extend_from_slice(block);
-        for newline in Newlines::new(block) {
-            let end = prefix + newline;
+        let from = line_start;
+        for newline in memchr::memchr_iter(b'\n', bytes.get(from..=last).unwrap_or_default()) {
+            let end = from + newline;
             batch.ranges.push((line_start, end));
             line_start = end + 1;
         }
-        let rest = self.chunk[last + 1..read].to_vec();
-        self.carry_over(&rest);
+        self.carry_over(bytes[last + 1..].to_vec());
+        bytes.truncate(last + 1);
+        batch.bytes = bytes;
     }
 
     /// Keep an unfinished line for the next read, or count it as dropped once it is too long.
-    fn carry_over(&mut self, rest: &[u8]) {
-        if let Some(len) = &mut self.dropping {
-            *len += rest.len() as u64;
-            return;
+    fn carry_over(&mut self, rest: Vec<u8>) {
+        if rest.len() as u64 > self.max_line {
+            self.dropping = Some(rest.len() as u64);
+        } else {
+            self.carry = rest;
         }
-        self.carry.extend_from_slice(rest);
-        if self.carry.len() as u64 > self.max_line {
-            self.dropping = Some(self.carry.len() as u64);
-            self.carry = Vec::new();
-        }
-    }
-}
-
-/// Positions of every `\n` in a byte slice, eight bytes at a time.
-struct Newlines<'a> {
-    data: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Newlines<'a> {
-    fn new(data: &'a [u8]) -> Self {
-        Newlines { data, at: 0 }
-    }
-}
-
-impl Iterator for Newlines<'_> {
-    type Item = usize;
-
-    fn next(&mut self) -> Option<usize> {
-        const ONES: u64 = 0x0101_0101_0101_0101;
-        const HIGHS: u64 = 0x8080_8080_8080_8080;
-        const NEWLINES: u64 = 0x0a0a_0a0a_0a0a_0a0a;
-        while let Some(word) = self.data.get(self.at..self.at + 8) {
-            let mut bytes = [0u8; 8];
-            bytes.copy_from_slice(word);
-            let x = u64::from_le_bytes(bytes) ^ NEWLINES;
-            if (x.wrapping_sub(ONES) & !x & HIGHS) != 0 {
-                break;
-            }
-            self.at += 8;
-        }
-        while let Some(&byte) = self.data.get(self.at) {
-            self.at += 1;
-            if byte == b'\n' {
-                return Some(self.at - 1);
-            }
-        }
-        None
     }
 }
 
@@ -337,9 +299,10 @@ mod tests {
     }
 
     /// (line number, Some(bytes) or None when dropped as too long) for every line.
-    fn lines(data: &[u8], step: usize, max_line: u64) -> Vec<(u64, Option<Vec<u8>>)> {
+    fn lines(data: &[u8], step: usize, chunk: usize, max_line: u64) -> Vec<(u64, Option<Vec<u8>>)> {
         let mut chunker = Chunker::new(Trickle { data, step });
         chunker.max_line = max_line;
+        chunker.chunk = chunk;
         let mut out = Vec::new();
         while let Some(batch) = chunker.next_batch().expect("in-memory reads do not fail") {
             for (index, &(start, end)) in batch.ranges.iter().enumerate() {
@@ -356,6 +319,7 @@ mod tests {
         fn chunking_yields_exactly_the_lines_of_the_input(
             raw in prop::collection::vec(prop::collection::vec(prop_oneof![Just(b'a'), Just(b'\r'), any::<u8>()], 0..40), 0..20),
             step in 1usize..64,
+            chunk in 1usize..64,
             final_newline: bool,
         ) {
             let raw: Vec<Vec<u8>> = raw.into_iter().map(|l| l.into_iter().filter(|&b| b != b'\n').collect()).collect();
@@ -372,15 +336,16 @@ mod tests {
                 }
                 parts.into_iter().enumerate().map(|(i, l)| (i as u64 + 1, Some(l.to_vec()))).collect()
             };
-            prop_assert_eq!(lines(&data, step, u64::MAX), expected);
+            prop_assert_eq!(lines(&data, step, chunk, u64::MAX), expected);
         }
     }
 
     #[test]
     fn over_long_lines_are_dropped_without_losing_their_neighbours() {
         let data = b"short\nthis line is far too long\nok\nanother very long line at the end";
-        for step in 1..12 {
-            let got = lines(data, step, 10);
+        // Reads no bigger than the limit, as `CHUNK_BYTES` is below `MAX_LINE_BYTES`.
+        for (step, chunk) in (1..12).flat_map(|step| [(step, 1), (step, step), (step, 10)]) {
+            let got = lines(data, step, chunk, 10);
             assert_eq!(
                 got,
                 vec![
@@ -389,7 +354,7 @@ mod tests {
                     (3, Some(b"ok".to_vec())),
                     (4, None)
                 ],
-                "step {step}"
+                "step {step}, chunk {chunk}"
             );
         }
     }

@@ -49,13 +49,15 @@ pub struct LineRef<'a> {
     body: Option<&'a RawValue>,
     #[serde(borrow, default)]
     data: Option<&'a RawValue>,
-    /// Not `Option<&RawValue>`: `"artifacts": null` must stay visible (the strict parser refuses it).
-    #[serde(borrow, default)]
-    artifacts: PresentRaw<'a>,
-    #[serde(borrow, default)]
-    scores: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    metadata: Option<&'a RawValue>,
+    // The typed fields are built in the same pass: one that does not fit fails the whole line,
+    // which then goes to the strict parser exactly as a failed second look would send it
+    // (`"artifacts": null` included: a `Vec` refuses it, as the strict parser does).
+    #[serde(default)]
+    artifacts: Vec<ArtifactRef>,
+    #[serde(default)]
+    scores: Option<Box<Scores>>,
+    #[serde(default)]
+    metadata: Option<Box<Metadata>>,
 }
 
 impl<'a> LineRef<'a> {
@@ -109,22 +111,11 @@ impl<'a> LineRef<'a> {
             parent_event_id: optional(parsed.parent_event_id, true)?,
             body: optional(parsed.body, true)?,
             data,
-            artifacts: match parsed.artifacts.0 {
-                None => Vec::new(),
-                Some(raw) => serde_json::from_str(raw.get()).ok()?,
-            },
-            scores: typed(parsed.scores).ok()?,
-            metadata: typed(parsed.metadata).ok()?,
+            artifacts: parsed.artifacts,
+            scores: parsed.scores,
+            metadata: parsed.metadata,
         })
     }
-}
-
-/// An optional typed field built from its JSON text; an error when it does not have its type.
-fn typed<T: for<'de> Deserialize<'de>>(
-    raw: Option<&RawValue>,
-) -> Result<Option<Box<T>>, serde_json::Error> {
-    raw.map(|raw| serde_json::from_str(raw.get()).map(Box::new))
-        .transpose()
 }
 
 /// Where a line's string fields lie in it, as [`LineRef::spans`] found them, and its typed
@@ -197,16 +188,6 @@ impl Visitor<'_> for AppendTo<'_> {
     fn visit_str<E: de::Error>(self, value: &str) -> Result<(), E> {
         self.0.push_str(value);
         Ok(())
-    }
-}
-
-/// A field given as JSON text whenever it is present, `null` included.
-#[derive(Default)]
-struct PresentRaw<'a>(Option<&'a RawValue>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for PresentRaw<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        <&RawValue>::deserialize(deserializer).map(|raw| PresentRaw(Some(raw)))
     }
 }
 

@@ -11,6 +11,7 @@
 //!
 //! Anything else that still does not fit (an unknown `kind`, no `id`) is reported, not guessed.
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::transcript::{Event, Kind};
@@ -179,16 +180,20 @@ pub fn map(value: Value) -> Result<Mapped, Unmappable> {
         changes.push("dropped non-array artifacts".to_owned());
     }
 
-    match serde_json::from_value::<Event>(Value::Object(object.clone())) {
+    // Read from a borrowed value: the object stays whole for the fallback below, uncloned.
+    let mut value = Value::Object(object);
+    match Event::deserialize(&value) {
         Ok(event) => Ok(Mapped { event, changes }),
         Err(first) => {
             // Last resort: keep the envelope and drop the optional parts that still do not fit.
             for key in ["scores", "metadata", "step", "artifacts"] {
-                if object.remove(key).is_some() {
+                let removed = value
+                    .as_object_mut()
+                    .and_then(|object| object.remove(key))
+                    .is_some();
+                if removed {
                     changes.push(format!("dropped invalid {key}"));
-                    if let Ok(event) =
-                        serde_json::from_value::<Event>(Value::Object(object.clone()))
-                    {
+                    if let Ok(event) = Event::deserialize(&value) {
                         return Ok(Mapped { event, changes });
                     }
                 }
@@ -282,7 +287,7 @@ fn normalise_dimensions(scores: &mut Map<String, Value>, changes: &mut Vec<Strin
         if let Some(lookup) = value.get("lookup").and_then(Value::as_str) {
             dimension.insert("lookup".into(), Value::String(lookup.to_owned()));
         }
-        if *value != Value::Object(dimension.clone()) {
+        if value.as_object() != Some(&dimension) {
             changes.push(format!("normalised scores.{name}"));
         }
         *value = Value::Object(dimension);
@@ -338,6 +343,27 @@ mod tests {
                 .any(|c| c == "dropped metadata.verifier_provider")
         );
         assert!(mapped.changes.iter().any(|c| c == "dropped task_id"));
+    }
+
+    #[test]
+    fn optional_parts_that_still_do_not_fit_are_dropped_one_by_one() {
+        let line = json!({
+            "id": "01KQMWN9DSF17TZJEXA3JF7R00", "ts": "2026-05-02T17:40:00.000Z", "session_id": "s",
+            "from": "verifier", "kind": "judge.score", "body": "kept",
+            "scores": {"verdict": "MAYBE", "aggregate": 20},
+            "metadata": {"tokens_in": -1}
+        });
+        let mapped = map(line).expect("maps once the invalid parts are gone");
+        assert_eq!(mapped.event.body.as_deref(), Some("kept"));
+        assert!(mapped.event.scores.is_none());
+        assert!(mapped.event.metadata.is_none());
+        assert_eq!(
+            mapped.changes,
+            vec!["dropped invalid scores", "dropped invalid metadata"]
+        );
+        // Dropping every optional part is not enough without an id: the first error is reported.
+        let line = json!({"ts": "x", "session_id": "s", "from": "a", "kind": "note", "step": 3});
+        assert!(matches!(map(line), Err(Unmappable::Invalid(e)) if e.contains("id")));
     }
 
     #[test]

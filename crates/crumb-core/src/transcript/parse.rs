@@ -74,13 +74,14 @@ pub fn parse_line(line: &[u8]) -> Parsed {
     }
     match serde_json::from_slice::<Event>(line) {
         Ok(event) if !legacy::has_data_scores(&event) => Parsed::Event(event),
-        Ok(_) => parse_legacy(line, "scores under data"),
-        Err(typed) => parse_legacy(line, &typed.to_string()),
+        Ok(_) => parse_legacy(line, &"scores under data"),
+        Err(typed) => parse_legacy(line, &typed),
     }
 }
 
-/// Try a line that is not our envelope as a line in an older shape.
-fn parse_legacy(line: &[u8], why: &str) -> Parsed {
+/// Try a line that is not our envelope as a line in an older shape (`why` is worded only when the
+/// line is skipped: most such lines map).
+fn parse_legacy(line: &[u8], why: &dyn std::fmt::Display) -> Parsed {
     match serde_json::from_slice::<serde_json::Value>(line) {
         Err(syntax) => Parsed::Skip(format!("not JSON ({syntax})")),
         Ok(value) => match legacy::map(value) {
