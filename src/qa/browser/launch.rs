@@ -46,6 +46,9 @@ pub fn flags(profile: &Path) -> Vec<String> {
         "--headless=new",
         "--no-sandbox",
         "--disable-setuid-sandbox",
+        // Without the sandbox the zygotes buy nothing; skipping them starts Chromium about 50 ms
+        // sooner (measured on the 2-core machine), and renderers are still in the group.
+        "--no-zygote",
         "--disable-gpu",
         "--disable-quic",
         "--no-first-run",
@@ -198,12 +201,12 @@ impl Chromium {
             .map_err(|e| LaunchError::Connect(e.to_string()))?;
         // Keep polling on errors: breaking out would stall every later call (notes §4).
         let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
-        let version = tokio::time::timeout(Duration::from_secs(3), browser.version())
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .map(|v| v.product);
-        let initial_page = first_page(&browser).await;
+        // Both are round trips to the browser: ask at once.
+        let (version, initial_page) = tokio::join!(
+            tokio::time::timeout(Duration::from_secs(3), browser.version()),
+            first_page(&browser)
+        );
+        let version = version.ok().and_then(Result::ok).map(|v| v.product);
         Ok(Chromium {
             browser,
             child,

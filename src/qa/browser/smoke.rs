@@ -27,6 +27,17 @@ pub struct SmokePlan {
     pub require_non_blank: bool,
 }
 
+/// Where the check's time went (`details.timings_ms`): opening the page, booting it (navigation,
+/// selector, input), the settle it actually needed (idle ends it before the declared bound), and
+/// the screenshot with the canvas judgement.
+#[derive(Debug, Default, serde::Serialize)]
+struct Phases {
+    page_ms: u64,
+    boot_ms: u64,
+    settled_ms: u64,
+    capture_ms: u64,
+}
+
 /// Where the screenshot goes.
 #[derive(Debug, Clone)]
 pub struct ShotTarget {
@@ -69,6 +80,7 @@ pub async fn run(
     let mut result = CheckResult::new(id, "browser", blocking, CheckStatus::Pass);
     let mut output = SmokeOutput::default();
     let started = Instant::now();
+    let mut phases = Phases::default();
     let page = match chromium.page().await {
         Ok(p) => p,
         Err(e) => {
@@ -88,13 +100,16 @@ pub async fn run(
             return (result, output);
         }
     };
+    phases.page_ms = boot::millis(started.elapsed());
     let booted = boot::boot(&page, url, &plan.boot).await;
     for f in booted.findings.iter().cloned() {
         result.fail(f);
     }
+    phases.boot_ms = boot::millis(started.elapsed()).saturating_sub(phases.page_ms);
     if !booted.main_thread_blocked {
-        settle::settle(&page, &watch, plan.settle).await;
+        phases.settled_ms = boot::millis(settle::settle(&page, &watch, plan.settle).await);
     }
+    let capture_start = Instant::now();
 
     // One capture serves the record and the canvas check.
     let full = match shot {
@@ -125,6 +140,7 @@ pub async fn run(
         }
     }
 
+    phases.capture_ms = boot::millis(capture_start.elapsed());
     let signals = watch.snapshot();
     let before_signals = result.findings.len();
     judge_signals(&signals, &plan.fail_on, &mut result);
@@ -155,6 +171,7 @@ pub async fn run(
         "browser_pid": chromium.pid(),
         "browser": chromium.version,
         "elapsed_ms": boot::millis(started.elapsed()),
+        "timings_ms": phases,
     });
     (result, output)
 }
