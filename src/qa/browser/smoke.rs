@@ -31,6 +31,7 @@ pub struct SmokePlan {
 /// selector, input), the settle it actually needed (idle ends it before the declared bound), and
 /// the screenshot with the canvas judgement.
 #[derive(Debug, Default, serde::Serialize)]
+#[allow(clippy::struct_field_names, reason = "the wire names carry their unit")]
 struct Phases {
     page_ms: u64,
     boot_ms: u64,
