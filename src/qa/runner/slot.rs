@@ -187,7 +187,11 @@ impl Shared {
                     *slot = Some(outcome);
                 }
             }
-            booted.close().await;
+            if shared_passes.iter().any(Option::is_none) {
+                // Its game loop would compete with the fresh contexts below.
+                booted.close().await;
+            }
+            // Otherwise the page goes with the browser's group: no round trip to close it.
         }
         // Each remaining AC has its own browser context, so they can run side by side; a small
         // bound keeps two cores from being swamped (results stay in declaration order).
@@ -263,9 +267,9 @@ impl Shared {
 
     /// Stop the browser and reap it. Returns its version.
     pub(super) async fn finish(&self) -> Option<(String, i32)> {
-        if let Some(page) = self.booted.lock().await.take() {
-            page.close().await;
-        }
+        // A page still open goes with the browser's group; closing it first would only cost a
+        // round trip.
+        drop(self.booted.lock().await.take());
         let slot = std::mem::replace(&mut *self.browser.lock().await, BrowserSlot::NotStarted);
         let BrowserSlot::Running { chromium, server } = slot else {
             return None;
