@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, Viewport};
+use chromiumoxide::cdp::browser_protocol::page::{
+    CaptureScreenshotFormat, CaptureScreenshotParams, Viewport,
+};
 use chromiumoxide::page::ScreenshotParams;
 use serde_json::{Value, json};
 
@@ -177,13 +179,19 @@ pub async fn run(
     (result, output)
 }
 
-/// The viewport as a PNG, bounded.
+/// The viewport as a PNG, bounded. Sent as the bare `DevTools` command: `Page::screenshot` first
+/// activates the tab (a round trip a headless tab does not need), and `optimizeForSpeed` only
+/// lowers the PNG compression — the pixels, which the canvas check counts, are the same.
 async fn capture_viewport(page: &chromiumoxide::Page) -> Result<Vec<u8>, String> {
-    let params = ScreenshotParams::builder()
+    use base64::Engine as _;
+    let mut params = CaptureScreenshotParams::builder()
         .format(CaptureScreenshotFormat::Png)
         .build();
-    match tokio::time::timeout(Duration::from_secs(5), page.screenshot(params)).await {
-        Ok(Ok(bytes)) => Ok(bytes),
+    params.optimize_for_speed = Some(true);
+    match tokio::time::timeout(Duration::from_secs(5), page.execute(params)).await {
+        Ok(Ok(response)) => base64::engine::general_purpose::STANDARD
+            .decode(AsRef::<str>::as_ref(&response.result.data))
+            .map_err(|e| format!("the screenshot was not base64: {e}")),
         Ok(Err(e)) => Err(e.to_string()),
         Err(_) => Err("the screenshot timed out".into()),
     }
