@@ -77,8 +77,8 @@ fn redact(value: &Value) -> Value {
             map.iter()
                 .map(|(k, v)| {
                     let v = match k.as_str() {
-                        "runtime_ms" | "elapsed_ms" | "goto_ms" | "browser_pid" | "browser"
-                        | "browsers_tested" | "browser_slot" => {
+                        "runtime_ms" | "elapsed_ms" | "goto_ms" | "timings_ms" | "browser_pid"
+                        | "browser" | "browsers_tested" | "browser_slot" => {
                             json!("[redacted]")
                         }
                         "screenshot" | "path"

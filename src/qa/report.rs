@@ -175,6 +175,20 @@ pub struct QaReport {
     /// The browser slot the run held, when it started a browser under the pool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub browser_slot: Option<SlotFacts>,
+    /// Where the browser's own time went, when one was started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timings: Option<BrowserTimings>,
+}
+
+/// The browser's fixed costs in a run (`data.timings_ms`), apart from what each check did with it
+/// (a browser check's `details.timings_ms`): so a slow QA shows whether the machine or the page
+/// was slow.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BrowserTimings {
+    /// Serving the artifacts and starting Chromium until its first page answers over `DevTools`.
+    pub browser_start_ms: u64,
+    /// Killing the browser's process group and reaping it.
+    pub shutdown_ms: u64,
 }
 
 /// Facts about the entry artifact (`artifact_sha256`, `loc_own_bytes`: the names legacy
@@ -278,6 +292,9 @@ impl QaReport {
         }
         if let Some(slot) = &self.browser_slot {
             data.insert("browser_slot".into(), json!(slot));
+        }
+        if let Some(timings) = &self.timings {
+            data.insert("timings_ms".into(), json!(timings));
         }
         // Reference-compatible summary fields, named for what they actually measure.
         data.insert(

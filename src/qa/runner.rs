@@ -2,7 +2,7 @@
 //!
 //! Each check runs in its own task, so a panic becomes a failing check instead of a missing
 //! result; each is bounded by its own timeout and by what is left of `qa.timeout`. The browser is
-//! started once, on first need, and on every exit path (pass, failure, timeout) its process group
+//! started once, beside the static checks (or on first need), and on every exit path (pass, failure, timeout) its process group
 //! is killed and reaped before the report is returned.
 
 use std::path::{Path, PathBuf};
@@ -16,7 +16,9 @@ use super::browser::boot::{BootPlan, millis};
 use super::browser::smoke::{BootedPage, SmokePlan};
 use super::command_check::{self, CommandCheck};
 use super::predicate::AcPredicate;
-use super::report::{AcResult, AcStatus, CheckResult, CheckStatus, EntryFacts, Finding, QaReport};
+use super::report::{
+    AcResult, AcStatus, BrowserTimings, CheckResult, CheckStatus, EntryFacts, Finding, QaReport,
+};
 use super::{confine, file_check, html_check, size_budget};
 use crate::pipeline::table::{CheckKindSpec, CheckSpec, QaSpec};
 use crate::transcript::ArtifactRef;
@@ -60,9 +62,9 @@ pub fn run_blocking(spec: &QaSpec, request: &QaRequest) -> QaReport {
 
 /// Run every check of `spec` against `request`. Always returns a report.
 ///
-/// Checks that do not need the browser run first, one after another, in declaration order; then
-/// the browser check, and the acceptance predicates in the page it booted and settled (see
-/// [`Shared::run_predicates`]). Results keep declaration order.
+/// Checks that do not need the browser run first, one after another, in declaration order, while
+/// the browser starts beside them; then the browser check, and the acceptance predicates in the
+/// page it booted and settled (see [`Shared::run_predicates`]). Results keep declaration order.
 /// The browser runs in one of the machine's slots ([`pool`]); the wait for it is added to the
 /// deadline, so a check's time starts when it has a browser to run in.
 pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
@@ -76,17 +78,40 @@ pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
         )
     };
     let mut slots: Vec<Option<(CheckResult, bool)>> = vec![None; spec.checks.len()];
-    for (i, check) in spec
-        .checks
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| !needs_browser(c))
-    {
-        slots[i] = Some(run_bounded(&shared, check, deadline, spec.timeout_ms).await);
+    let static_checks = async {
+        for (i, check) in spec
+            .checks
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !needs_browser(c))
+        {
+            slots[i] = Some(run_bounded(&shared, check, deadline, spec.timeout_ms).await);
+        }
+    };
+    // Meanwhile take a browser slot and start Chromium, so its start overlaps the static checks
+    // (bounded by the run's deadline; a start that fails is reported by the browser checks). An
+    // entry a static check has yet to produce (a `command` that builds it) waits for them.
+    let early = shared.entry_path().is_ok();
+    let prelaunch = async {
+        if !early {
+            return (None, Duration::ZERO);
+        }
+        let waiting = Instant::now();
+        let slot = shared.take_browser_slot(spec).await;
+        let waited = waiting.elapsed();
+        if slot.is_some() {
+            let left = (deadline + waited).saturating_duration_since(Instant::now());
+            let _ = tokio::time::timeout(left, shared.browser()).await;
+        }
+        (slot, waited)
+    };
+    let ((), (mut slot, mut waited)) = tokio::join!(static_checks, prelaunch);
+    if !early {
+        let waiting = Instant::now();
+        slot = shared.take_browser_slot(spec).await;
+        waited = waiting.elapsed();
     }
-    let waiting = Instant::now();
-    let slot = shared.take_browser_slot(spec).await;
-    deadline += waiting.elapsed();
+    deadline += waited;
     // The browser check first: it boots and settles the page the predicates then run in.
     let mut browser_checks: Vec<(usize, &CheckSpec)> = spec
         .checks
@@ -111,6 +136,10 @@ pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
         .collect();
     let browser = shared.finish().await;
     let browser_slot = slot.map(pool::SlotGuard::release);
+    let timings = *shared
+        .timings
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let ac_results = shared.take_ac_results();
     let screenshot = shared.take_screenshot();
     QaReport {
@@ -126,6 +155,7 @@ pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
         browser_pid: browser.map(|(_, pid)| pid).filter(|&pid| pid > 0),
         entry: entry_facts(spec, request),
         browser_slot,
+        timings,
     }
 }
 
@@ -193,6 +223,7 @@ fn failed_to_start(spec: &QaSpec, why: &str) -> QaReport {
         browser_pid: None,
         entry: None,
         browser_slot: None,
+        timings: None,
     }
 }
 
@@ -292,6 +323,8 @@ struct Shared {
     booted: tokio::sync::Mutex<Option<BootedPage>>,
     ac_results: Mutex<Vec<AcResult>>,
     screenshot: Mutex<Option<ArtifactRef>>,
+    /// Set once a browser was started.
+    timings: Mutex<Option<BrowserTimings>>,
 }
 
 impl Shared {
@@ -325,6 +358,7 @@ impl Shared {
             booted: tokio::sync::Mutex::new(None),
             ac_results: Mutex::new(Vec::new()),
             screenshot: Mutex::new(None),
+            timings: Mutex::new(None),
         }
     }
 

@@ -140,3 +140,56 @@ fn concurrent_qa_shares_a_bounded_pool_of_browser_slots_and_every_run_passes() {
         "the slots live under $CRUMB_HOME/run"
     );
 }
+
+/// Chromium starts while the static checks run: a blocking command check that waits (bounded) for
+/// the browser's process-group record in the output folder passes, and the report says where the
+/// browser's time went.
+#[test]
+fn the_browser_starts_while_the_static_checks_run() {
+    assert_chromium();
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("qa");
+    std::fs::create_dir_all(&out).unwrap();
+    let wait = format!(
+        "i=0; while [ $i -lt 300 ]; do for f in {}/browser-*.pgid; do [ -e \"$f\" ] && exit 0; done; \
+         i=$((i+1)); sleep 0.05; done; exit 1",
+        out.display()
+    );
+    let yaml = std::fs::read_to_string(repo_root().join(CASUAL))
+        .unwrap()
+        .replace(
+            "    - id: boots\n",
+            &format!(
+                "    - {{ id: overlap, kind: command, argv: [sh, -c, {}] }}\n    - id: boots\n",
+                serde_json::to_string(&wait).unwrap()
+            ),
+        );
+    assert!(yaml.contains("id: overlap"));
+    let pipeline = scratch.path().join("casual-overlap.yaml");
+    std::fs::write(&pipeline, yaml).unwrap();
+    let run = crumb()
+        .env("CRUMB_HOME", scratch.path().join("home"))
+        .arg("qa")
+        .arg(&pipeline)
+        .arg(fixture("good"))
+        .args(["--json", "--out"])
+        .arg(&out)
+        .run();
+    let result: Value = serde_json::from_str(&run.stdout).unwrap();
+    run.expect_code(0);
+    assert_eq!(check(&result, "overlap")["status"], "pass", "{result:#}");
+    let timings = &result["data"]["timings_ms"];
+    assert!(timings["browser_start_ms"].is_u64(), "{result:#}");
+    assert!(timings["shutdown_ms"].is_u64(), "{result:#}");
+    let phases = &check(&result, "boots")["details"]["timings_ms"];
+    for phase in ["page_ms", "boot_ms", "settled_ms", "capture_ms"] {
+        assert!(phases[phase].is_u64(), "{phase}: {result:#}");
+    }
+    // The record goes with the browser.
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".pgid"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

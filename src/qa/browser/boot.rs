@@ -18,8 +18,10 @@ pub const NAV_TIMEOUT: Duration = Duration::from_secs(5);
 pub const SELECTOR_TIMEOUT: Duration = Duration::from_secs(5);
 /// Longest wait for one small evaluation.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(2);
-/// Poll period while waiting for a condition in the page.
-pub const POLL: Duration = Duration::from_millis(50);
+/// Poll period while waiting for a condition in the page: one evaluation is a loopback round trip
+/// of a millisecond or two, so polling about once a frame costs little and ends the wait soon
+/// after the condition holds.
+pub const POLL: Duration = Duration::from_millis(20);
 
 /// What to do after opening the page.
 #[derive(Debug, Clone, Default)]

@@ -198,12 +198,12 @@ impl Chromium {
             .map_err(|e| LaunchError::Connect(e.to_string()))?;
         // Keep polling on errors: breaking out would stall every later call (notes §4).
         let handler = tokio::spawn(async move { while handler.next().await.is_some() {} });
-        let version = tokio::time::timeout(Duration::from_secs(3), browser.version())
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .map(|v| v.product);
-        let initial_page = first_page(&browser).await;
+        // Both are round trips to the browser: ask at once.
+        let (version, initial_page) = tokio::join!(
+            tokio::time::timeout(Duration::from_secs(3), browser.version()),
+            first_page(&browser)
+        );
+        let version = version.ok().and_then(Result::ok).map(|v| v.product);
         Ok(Chromium {
             browser,
             child,
@@ -270,7 +270,8 @@ impl Chromium {
             if !self.group_has_live_members() || tokio::time::Instant::now() >= deadline {
                 break;
             }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            // SIGKILLed processes go within milliseconds: look again soon.
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
         self.group.disarm();
     }

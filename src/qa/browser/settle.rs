@@ -20,7 +20,7 @@ pub const QUIET: Duration = Duration::from_millis(200);
 /// Animation frames the page must have drawn: a game has run its loop, not only loaded.
 pub const MIN_FRAMES: u32 = 10;
 /// How often the idle conditions are checked.
-const TICK: Duration = Duration::from_millis(25);
+const TICK: Duration = Duration::from_millis(10);
 
 /// Resolves once the page has drawn `MIN_FRAMES` animation frames.
 fn frames_probe() -> String {

@@ -11,12 +11,13 @@ use serde_json::json;
 
 use super::{AC_CONCURRENCY, Shared};
 use crate::qa::browser::acceptance;
+use crate::qa::browser::boot::millis;
 use crate::qa::browser::launch::Chromium;
 use crate::qa::browser::locate;
 use crate::qa::browser::server::ArtifactServer;
 use crate::qa::browser::smoke::{self, ShotTarget, SmokePlan};
 use crate::qa::predicate::AcPredicate;
-use crate::qa::report::{AcResult, AcStatus, CheckResult, CheckStatus, Finding};
+use crate::qa::report::{AcResult, AcStatus, BrowserTimings, CheckResult, CheckStatus, Finding};
 use crate::transcript::{ArtifactRef, ArtifactRole};
 
 /// The browser of one run: not started yet, running, or failed to start (every later check
@@ -40,7 +41,12 @@ impl Shared {
     ) -> Result<(Arc<Chromium>, Arc<ArtifactServer>), (CheckStatus, Finding)> {
         let mut slot = self.browser.lock().await;
         if matches!(*slot, BrowserSlot::NotStarted) {
-            *slot = match start_browser(&self.root, &self.request.out_dir).await {
+            let started = Instant::now();
+            let outcome = start_browser(&self.root, &self.request.out_dir).await;
+            if outcome.is_ok() {
+                self.set_timings(|t| t.browser_start_ms = millis(started.elapsed()));
+            }
+            *slot = match outcome {
                 Ok((chromium, server)) => BrowserSlot::Running {
                     chromium: Arc::new(chromium),
                     server: Arc::new(server),
@@ -181,7 +187,11 @@ impl Shared {
                     *slot = Some(outcome);
                 }
             }
-            booted.close().await;
+            if shared_passes.iter().any(Option::is_none) {
+                // Its game loop would compete with the fresh contexts below.
+                booted.close().await;
+            }
+            // Otherwise the page goes with the browser's group: no round trip to close it.
         }
         // Each remaining AC has its own browser context, so they can run side by side; a small
         // bound keeps two cores from being swamped (results stay in declaration order).
@@ -240,6 +250,14 @@ impl Shared {
         acceptance::run_one(chromium, url, &self.boot_plan, ac, left).await
     }
 
+    fn set_timings(&self, set: impl FnOnce(&mut BrowserTimings)) {
+        let mut timings = self
+            .timings
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        set(timings.get_or_insert_with(BrowserTimings::default));
+    }
+
     fn record_all(&self, results: impl Iterator<Item = AcResult>) {
         self.ac_results
             .lock()
@@ -249,9 +267,9 @@ impl Shared {
 
     /// Stop the browser and reap it. Returns its version.
     pub(super) async fn finish(&self) -> Option<(String, i32)> {
-        if let Some(page) = self.booted.lock().await.take() {
-            page.close().await;
-        }
+        // A page still open goes with the browser's group; closing it first would only cost a
+        // round trip.
+        drop(self.booted.lock().await.take());
         let slot = std::mem::replace(&mut *self.browser.lock().await, BrowserSlot::NotStarted);
         let BrowserSlot::Running { chromium, server } = slot else {
             return None;
@@ -267,7 +285,9 @@ impl Shared {
         for _ in 0..100 {
             match Arc::try_unwrap(chromium) {
                 Ok(owned) => {
+                    let stopping = Instant::now();
                     owned.shutdown().await;
+                    self.set_timings(|t| t.shutdown_ms = millis(stopping.elapsed()));
                     return Some(facts);
                 }
                 Err(still_shared) => chromium = still_shared,
