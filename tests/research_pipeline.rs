@@ -31,25 +31,7 @@ fn run(home: &tempfile::TempDir, env: &[(&str, &str)]) -> Run {
 }
 
 fn session(home: &tempfile::TempDir) -> (PathBuf, Vec<Value>) {
-    let projects = home.path().join("home/projects");
-    let project = std::fs::read_dir(projects)
-        .expect("projects")
-        .next()
-        .expect("one project")
-        .expect("entry")
-        .path();
-    let dir = std::fs::read_dir(project.join("sessions"))
-        .expect("sessions")
-        .next()
-        .expect("one session")
-        .expect("entry")
-        .path();
-    let text = std::fs::read_to_string(dir.join("transcript.jsonl")).expect("transcript");
-    let events = text
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("JSON line"))
-        .collect();
-    (dir, events)
+    crate::support::only_session(&home.path().join("home"))
 }
 
 /// The kinds of the events `role` wrote, in order (its own outputs, not the runner's).

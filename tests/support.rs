@@ -449,3 +449,24 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The one session under the crumb home `home` (its folder) and its transcript's events: for
+/// tests that run one pipeline once in a scratch home.
+pub fn only_session(home: &Path) -> (PathBuf, Vec<serde_json::Value>) {
+    let first = |dir: PathBuf, what: &str| {
+        std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{what} in {}: {e}", dir.display()))
+            .next()
+            .unwrap_or_else(|| panic!("no {what} in {}", dir.display()))
+            .expect("entry")
+            .path()
+    };
+    let project = first(home.join("projects"), "project");
+    let dir = first(project.join("sessions"), "session");
+    let text = std::fs::read_to_string(dir.join("transcript.jsonl")).expect("transcript");
+    let events = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    (dir, events)
+}
