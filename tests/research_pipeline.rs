@@ -9,25 +9,21 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{Run, crumb, repo_root};
+use crate::support::{Run, crumb};
 
 const QUESTION: &str = "why do bridges sway";
 /// Every run here finishes in a few seconds; this only bounds a hang.
 const LIMIT: Duration = Duration::from_secs(120);
 
 fn run(home: &tempfile::TempDir, env: &[(&str, &str)]) -> Run {
-    let mut command = crumb()
-        .current_dir(home.path())
-        .env("CRUMB_HOME", home.path().join("home"))
-        .env("CRUMB_STUDIO_PORT", "1")
-        .arg("run")
-        .arg(repo_root().join("pipelines/research.yaml"))
-        .arg(QUESTION)
-        .arg("--json");
-    for (key, value) in env {
-        command = command.env(key, value);
-    }
-    command.timeout(LIMIT).run()
+    crate::support::run_shipped(
+        home.path(),
+        "pipelines/research.yaml",
+        QUESTION,
+        &[],
+        env,
+        LIMIT,
+    )
 }
 
 fn session(home: &tempfile::TempDir) -> (PathBuf, Vec<Value>) {

@@ -470,3 +470,28 @@ pub fn only_session(home: &Path) -> (PathBuf, Vec<serde_json::Value>) {
         .collect();
     (dir, events)
 }
+
+/// `crumb run <shipped pipeline> <pitch> --json <extra>` in a scratch project `project` with its
+/// own crumb home (`project/home`), no Studio, `env` added, bounded by `limit`.
+pub fn run_shipped(
+    project: &Path,
+    pipeline: &str,
+    pitch: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+    limit: Duration,
+) -> Run {
+    let mut command = crumb()
+        .current_dir(project)
+        .env("CRUMB_HOME", project.join("home"))
+        .env("CRUMB_STUDIO_PORT", "1")
+        .arg("run")
+        .arg(repo_root().join(pipeline))
+        .arg(pitch)
+        .arg("--json")
+        .args(extra);
+    for (key, value) in env {
+        command = command.env(key, value);
+    }
+    command.timeout(limit).run()
+}

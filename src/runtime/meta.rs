@@ -134,14 +134,21 @@ impl Meta {
     }
 }
 
-/// Write `bytes` to `path` through a temporary file renamed over it, so a reader (a concurrent
-/// `crumb ls`, `crumb event`) never sees half a file.
+/// Write `bytes` to `path` through a temporary sibling (`<name>.tmp.<pid>`, removed if anything
+/// fails) renamed over it, so a reader (a concurrent `crumb ls`, `crumb event`, `crumb status`)
+/// never sees half a file.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!("json.tmp.{}", std::process::id()));
-    let mut file = std::fs::File::create(&tmp)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = path.with_file_name(format!("{name}.tmp.{}", std::process::id()));
+    let written = std::fs::File::create(&tmp).and_then(|mut file| {
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// The current time as RFC 3339 UTC with millisecond precision (the transcript's format).

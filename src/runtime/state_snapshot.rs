@@ -236,17 +236,11 @@ fn read_valid(path: &Path, file: &File, len: u64, digest: &str) -> Result<Snapsh
     Ok(snapshot)
 }
 
-/// Write `snapshot` for `transcript` through a temporary file renamed over the old one, so a
-/// reader sees the old snapshot or the new one, never half of one. Not synced: a snapshot lost
-/// or torn by a crash is unreadable, so discarded and rebuilt.
+/// Write `snapshot` for `transcript` the way `meta.json` is written (a temporary file renamed over
+/// the old one), so a reader sees the old snapshot or the new one, never half of one.
 pub fn save(transcript: &Path, snapshot: &Snapshot) -> std::io::Result<()> {
-    let path = path_for(transcript);
-    let tmp = path.with_extension(format!("snapshot.tmp.{}", std::process::id()));
     let text = serde_json::to_vec(snapshot).map_err(std::io::Error::other)?;
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, &path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    super::meta::write_atomically(&path_for(transcript), &text)
 }
 
 /// Keep the last [`RECENT_KEPT`] of `recent`.
