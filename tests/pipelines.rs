@@ -88,6 +88,7 @@ fixture_tests! {
     invalid_empty_file => "empty-file.yaml",
     invalid_file_check_min_above_max => "file-check-min-above-max.yaml",
     invalid_from_cannot_produce => "from-cannot-produce.yaml",
+    invalid_guard_needs_qa => "guard-needs-qa.yaml",
     invalid_included_template_missing => "included-template-missing.yaml",
     invalid_invalid_verdict => "invalid-verdict.yaml",
     invalid_limits_hard_below_warn => "limits-hard-below-warn.yaml",

@@ -173,6 +173,9 @@ codes! {
     RUBRIC_GUARD = "crumb::rubric-guard", Error,
         "A dimension declares a property whose guard `scoring.guards` does not list, or a listed guard applies to no dimension: one of the two would be ignored.",
         "List the guard (`source: qa` → exec_from_qa, `source: rework` → rework_caps_convergence, `ac_failure_cap` → ac_failure_caps_spec_fit, `same_provider_discount` → same_provider_discount), or declare the property on the dimension it should act on.";
+    GUARD_NEEDS_QA = "crumb::guard-needs-qa", Error,
+        "A listed guard acts on QA evidence (`pass_requires_qa`, `exec_from_qa`, `ac_failure_caps_spec_fit`), but the pipeline declares no `qa:`: it would fail every verdict or do nothing.",
+        "Declare `qa:` (and a `run: qa` route), or leave the guard out of `scoring.guards` (omitting `guards:` picks only those that apply).";
     UNKNOWN_ADAPTER = "crumb::unknown-adapter", Error,
         "A preset or fallback names an adapter crumb does not have.",
         "Use one of: mock, claude-code, codex, gemini-cli, command.";

@@ -336,11 +336,14 @@ fn lower(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> TransitionTable {
         kinds: crate::pipeline::kinds::lower(pipeline.kinds.as_ref()),
         declared_kinds: crate::pipeline::kinds::declared_names(pipeline.kinds.as_ref()),
         kind_schemas: crate::pipeline::kinds::schemas(pipeline.kinds.as_ref()),
-        scoring: ScoringSpec {
-            rubric: rubric::lower(&pipeline.scoring),
-            pass_at: pipeline.scoring.pass_at,
-            partial_at: pipeline.scoring.partial_at,
-            guards: pipeline.scoring.guards.clone(),
+        scoring: {
+            let guards = pipeline.scoring.guards_for(pipeline.qa.is_some());
+            ScoringSpec {
+                rubric: rubric::lower(&pipeline.scoring, &guards),
+                pass_at: pipeline.scoring.pass_at,
+                partial_at: pipeline.scoring.partial_at,
+                guards,
+            }
         },
         limits,
         inputs: crate::pipeline::inputs::lower(pipeline),

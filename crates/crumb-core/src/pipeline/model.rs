@@ -427,9 +427,25 @@ pub struct Scoring {
     /// Aggregate at or above which the verdict is PARTIAL; below it is FAIL.
     #[serde(default = "default_partial_at")]
     pub partial_at: f64,
-    /// Anti-deception guards applied to every `judge.score`.
-    #[serde(default = "default_guards")]
-    pub guards: Vec<Guard>,
+    /// Anti-deception guards applied to every `judge.score`. Omitted: all five, except that a
+    /// pipeline without `qa:` leaves out the two that need a QA run (`pass_requires_qa`,
+    /// `exec_from_qa`), which could only ever turn its verdicts into failures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guards: Option<Vec<Guard>>,
+}
+
+impl Scoring {
+    /// The guards that apply: the listed ones, else the default for a pipeline with or without
+    /// `qa:` (see [`Scoring::guards`]).
+    pub fn guards_for(&self, has_qa: bool) -> Vec<Guard> {
+        match &self.guards {
+            Some(listed) => listed.clone(),
+            None => default_guards()
+                .into_iter()
+                .filter(|g| has_qa || !g.needs_qa())
+                .collect(),
+        }
+    }
 }
 
 impl Default for Scoring {
@@ -438,7 +454,7 @@ impl Default for Scoring {
             rubric: None,
             pass_at: default_pass_at(),
             partial_at: default_partial_at(),
-            guards: default_guards(),
+            guards: None,
         }
     }
 }

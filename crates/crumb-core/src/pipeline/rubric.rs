@@ -183,11 +183,12 @@ pub fn compile(decls: &[DimensionDecl], guards: &[Guard], declared: bool) -> Vec
         .collect()
 }
 
-/// The table's rubric for a pipeline's `scoring:`: the declared one, else the default.
-pub fn lower(scoring: &crate::pipeline::model::Scoring) -> Vec<DimensionSpec> {
+/// The table's rubric for a pipeline's `scoring:` under `guards` (what applies, see
+/// [`crate::pipeline::model::Scoring::guards_for`]): the declared one, else the default.
+pub fn lower(scoring: &crate::pipeline::model::Scoring, guards: &[Guard]) -> Vec<DimensionSpec> {
     match &scoring.rubric {
-        Some(declared) => compile(declared, &scoring.guards, true),
-        None => compile(&default_rubric(), &scoring.guards, false),
+        Some(declared) => compile(declared, guards, true),
+        None => compile(&default_rubric(), guards, false),
     }
 }
 

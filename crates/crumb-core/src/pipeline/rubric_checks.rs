@@ -73,6 +73,30 @@ pub(crate) fn check(declared: &[DimensionDecl], guards: &[Guard], ctx: &mut Ctx<
     }
 }
 
+/// In a pipeline without `qa:`: each listed guard that acts on QA evidence.
+pub(crate) fn check_qa_guards(listed: &[Guard], ctx: &mut Ctx<'_>) {
+    for (i, guard) in listed.iter().enumerate() {
+        if guard.needs_qa() {
+            let d = ctx
+                .at(
+                    &codes::GUARD_NEEDS_QA,
+                    &format!("/scoring/guards/{i}"),
+                    format!(
+                        "guard `{}` needs a QA run, but the pipeline declares no `qa:`",
+                        guard_name(*guard)
+                    ),
+                )
+                .label(if *guard == Guard::PassRequiresQa {
+                    "no verdict could ever pass"
+                } else {
+                    "would never act"
+                })
+                .hint("declare `qa:` and a `run: qa` route, or leave the guard out");
+            ctx.emit(d);
+        }
+    }
+}
+
 /// The first problem of one dimension: (field, message).
 fn dimension_problem(
     dim: &DimensionDecl,

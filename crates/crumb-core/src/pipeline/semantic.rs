@@ -394,8 +394,15 @@ fn kind_parameters(qa: &Qa, check: &Check, compiled: &CheckSpec, base: &str, ctx
 
 fn scoring(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
     let s = &pipeline.scoring;
+    let guards = s.guards_for(pipeline.qa.is_some());
     if let Some(declared) = &s.rubric {
-        crate::pipeline::rubric_checks::check(declared, &s.guards, ctx);
+        crate::pipeline::rubric_checks::check(declared, &guards, ctx);
+    }
+    if pipeline.qa.is_none() {
+        crate::pipeline::rubric_checks::check_qa_guards(
+            s.guards.as_deref().unwrap_or_default(),
+            ctx,
+        );
     }
     let max = crate::pipeline::rubric::max_aggregate(&table.scoring.rubric);
     let in_range = |v: f64| (0.0..=max).contains(&v);

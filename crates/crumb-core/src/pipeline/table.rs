@@ -313,6 +313,17 @@ pub enum Guard {
     SameProviderDiscount,
 }
 
+impl Guard {
+    /// Whether the guard acts on a QA run's evidence (a pass, the exit code, the acceptance
+    /// predicates), so that without `qa:` it could only fail verdicts or do nothing.
+    pub fn needs_qa(self) -> bool {
+        matches!(
+            self,
+            Guard::PassRequiresQa | Guard::ExecFromQa | Guard::AcFailureCapsSpecFit
+        )
+    }
+}
+
 /// When a join fires: `all`, `any` or `{ quorum: n }`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]

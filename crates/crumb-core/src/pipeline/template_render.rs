@@ -95,6 +95,7 @@ impl<'a> Renderer<'a> {
             "partial_at": pipeline.scoring.partial_at,
             "rubric": crate::pipeline::rubric::template_value(&crate::pipeline::rubric::lower(
                 &pipeline.scoring,
+                &pipeline.scoring.guards_for(pipeline.qa.is_some()),
             )),
         });
         let mut inputs: serde_json::Map<String, Value> = crate::pipeline::inputs::lower(pipeline)

@@ -214,3 +214,31 @@ routes:
     assert_eq!(done_reason(&done), Some("reviewed"));
     assert_eq!(s.state.verification.count, 1);
 }
+
+/// Without `qa:` and without `guards:`, the default guards leave out the two that need a QA run:
+/// a passing score passes (before, `pass_requires_qa` turned every PASS of such a pipeline into
+/// FAIL, and `exec_from_qa` zeroed D2).
+#[test]
+fn a_pipeline_without_qa_or_guards_passes_on_a_passing_score() {
+    let table = table(ONE_RESPEC);
+    assert!(table.qa.is_none());
+    assert!(
+        table.scoring.guards.iter().all(|g| !g.needs_qa()),
+        "{:?}",
+        table.scoring.guards
+    );
+    let mut s = Script::with(table);
+    s.goal();
+    s.send("planner", Kind::Spec, |_| {});
+    s.send("builder", Kind::Build, |_| {});
+    let effects = judge_as(
+        &mut s,
+        "judge",
+        scores(PASS_DIMS, Verdict::Pass, None, None),
+    );
+    assert_eq!(done_reason(&effects), Some("verdict_pass"), "{effects:#?}");
+    assert!(
+        appended(&effects, Kind::Audit).is_empty(),
+        "nothing to correct"
+    );
+}
