@@ -98,6 +98,7 @@ fixture_tests! {
     invalid_no_path_to_done => "no-path-to-done.yaml",
     invalid_not_utf8 => "not-utf8.yaml",
     invalid_produces_runner_kind => "produces-runner-kind.yaml",
+    invalid_qa_never_run => "qa-never-run.yaml",
     invalid_qa_result_unhandled => "qa-result-unhandled.yaml",
     invalid_reserved_role_id => "reserved-role-id.yaml",
     invalid_role_never_spawned => "role-never-spawned.yaml",
@@ -458,6 +459,36 @@ fn every_code_has_an_explain_entry() {
     insta::assert_snapshot!(
         "explain_unknown_role",
         crumb().args(["explain", "unknown-role"]).run().stdout
+    );
+}
+
+/// README's table of diagnostic codes is `crumb explain`'s list, row for row (code, level, meaning).
+#[test]
+fn readme_lists_every_diagnostic_code_as_explain_does() {
+    let list = crumb().arg("explain").run().expect_code(0);
+    let explained: Vec<String> = list
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("crumb::"))
+        .map(|l| {
+            let mut parts = l.splitn(2, char::is_whitespace);
+            let code = parts.next().unwrap_or_default();
+            let rest = parts.next().unwrap_or_default().trim_start();
+            let (level, meaning) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            format!("| `{code}` | {level} | {} |", meaning.trim())
+        })
+        .collect();
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let table: Vec<&str> = readme
+        .split_once("| code | level | meaning |\n|---|---|---|\n")
+        .expect("README has the diagnostic code table")
+        .1
+        .lines()
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert_eq!(
+        table, explained,
+        "README's code table differs from `crumb explain`"
     );
 }
 

@@ -134,6 +134,9 @@ codes! {
     RUN_WITHOUT_QA = "crumb::run-without-qa", Error,
         "A route runs QA but the pipeline has no `qa:` block.",
         "Declare `qa:` with its checks, or route the event elsewhere.";
+    QA_NEVER_RUN = "crumb::qa-never-run", Error,
+        "The pipeline declares `qa:` but no route runs it (`run: qa`): its checks would never run, and `pass_requires_qa` would fail every verdict.",
+        "Add a route such as `{ on: build, run: qa }`, or remove the `qa:` block.";
     QA_RESULT_UNHANDLED = "crumb::qa-result-unhandled", Error,
         "A route runs QA but no route handles the `qa.result` event it produces.",
         "Add a route `{ on: qa.result, ... }`.";

@@ -375,6 +375,17 @@ fn exhaustiveness(table: &TransitionTable, ctx: &mut Ctx<'_>) {
 }
 
 fn qa_routes(table: &TransitionTable, ctx: &mut Ctx<'_>) {
+    if table.qa.is_some() && !table.routes.iter().any(|r| r.action == Action::RunQa) {
+        let d = ctx
+            .at_key(
+                &codes::QA_NEVER_RUN,
+                "/qa",
+                "the pipeline declares `qa:`, but no route runs it",
+            )
+            .label("its checks would never run")
+            .hint("add a route such as `{ on: build, run: qa }`, or remove `qa:`");
+        ctx.emit(d);
+    }
     for route in &table.routes {
         if route.action == Action::RunQa {
             let pointer = format!("/routes/{}/run", route.index);
