@@ -6,12 +6,11 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use serde_json::Value;
-
+use super::state_hash::{Rules, hash_into};
 use super::world::Point;
 use crate::engine::guards::Rework;
 
-/// Keys dropped wherever they appear in the serialised state. New state fields are hashed unless
+/// Struct fields dropped wherever they appear in the state. New state fields are hashed unless
 /// listed here, so a counter added to the engine bounds (or splits) states without a change here.
 const HISTORY_ONLY: &[&str] = &[
     // ids and time
@@ -49,22 +48,22 @@ const HISTORY_ONLY: &[&str] = &[
     "vetoes",
 ];
 
+/// Fields whose elements are one set whatever order they came in: the branches of a fan-out in
+/// the order they reported (the join combines them the same in any order; only the feedback text,
+/// which is history, follows it), so two orders are one state.
+const UNORDERED: &[&str] = &["results", "branches"];
+
 /// The 64-bit key of `point`.
 pub fn key(point: &Point) -> u64 {
     let mut hasher = DefaultHasher::new();
-    let mut value = serde_json::to_value(&point.state).unwrap_or(Value::Null);
-    // The branches of a fan-out in the order they reported: the join combines them the same in
-    // any order (only the feedback text, which is history, follows it), so two orders are one
-    // state.
-    if let Some(fan_out) = value.get_mut("fan_out") {
-        sort_by_role(fan_out.get_mut("results"));
-        sort_by_role(
-            fan_out
-                .get_mut("joined")
-                .and_then(|joined| joined.get_mut("branches")),
-        );
-    }
-    hash_value(&value, &mut hasher);
+    hash_into(
+        &point.state,
+        Rules {
+            skip: HISTORY_ONLY,
+            unordered: UNORDERED,
+        },
+        &mut hasher,
+    );
     point.pending.hash(&mut hasher);
     // Rebuilds and vetoes only ever lower the convergence cap, and only through thresholds: a
     // person's endless /veto after QA could not run is one loop, not an endless line of states.
@@ -76,36 +75,4 @@ pub fn key(point: &Point) -> u64 {
     };
     rework.convergence_share().to_bits().hash(&mut hasher);
     hasher.finish()
-}
-
-/// Order a list of branch results by role.
-fn sort_by_role(list: Option<&mut Value>) {
-    if let Some(items) = list.and_then(Value::as_array_mut) {
-        items.sort_by(|a, b| a["role"].as_str().cmp(&b["role"].as_str()));
-    }
-}
-
-fn hash_value(value: &Value, hasher: &mut DefaultHasher) {
-    match value {
-        Value::Null => 0u8.hash(hasher),
-        Value::Bool(b) => (1u8, b).hash(hasher),
-        Value::Number(n) => (2u8, n.to_string()).hash(hasher),
-        Value::String(s) => (3u8, s).hash(hasher),
-        Value::Array(items) => {
-            (4u8, items.len()).hash(hasher);
-            for item in items {
-                hash_value(item, hasher);
-            }
-        }
-        Value::Object(map) => {
-            5u8.hash(hasher);
-            for (name, item) in map {
-                if HISTORY_ONLY.contains(&name.as_str()) {
-                    continue;
-                }
-                name.hash(hasher);
-                hash_value(item, hasher);
-            }
-        }
-    }
 }

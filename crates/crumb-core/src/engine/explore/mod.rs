@@ -14,6 +14,7 @@ mod key;
 pub mod play;
 mod report;
 pub mod script;
+mod state_hash;
 pub mod world;
 
 pub use graph::{StepLabel, summarise};
