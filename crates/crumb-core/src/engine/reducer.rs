@@ -59,6 +59,18 @@ impl State {
     /// Fold `event` into this state in place and return the effects. [`reduce`] and replay both
     /// go through here.
     pub fn apply(&mut self, table: &TransitionTable, event: &Event) -> Vec<Effect> {
+        self.apply_traced(table, event, None)
+    }
+
+    /// [`State::apply`], also pushing onto `fired` the index of every route the event fired
+    /// (matched, whether its action ran or its budget stopped the session): how `crumb check`
+    /// finds routes no path ever takes. Replay passes `None` and pays nothing for it.
+    pub fn apply_traced(
+        &mut self,
+        table: &TransitionTable,
+        event: &Event,
+        fired: Option<&mut Vec<usize>>,
+    ) -> Vec<Effect> {
         let mut step = Step {
             table,
             state: self,
@@ -66,6 +78,7 @@ impl State {
             effects: Vec::new(),
             next_index: 0,
             failed_role: None,
+            fired,
         };
         step.run();
         step.effects
@@ -81,6 +94,8 @@ pub(super) struct Step<'a> {
     next_index: u32,
     /// The role whose spawn this event reports as failed.
     failed_role: Option<String>,
+    /// Where the routes fired are noted, when someone asked ([`State::apply_traced`]).
+    pub(super) fired: Option<&'a mut Vec<usize>>,
 }
 
 impl Step<'_> {

@@ -59,6 +59,8 @@ pub struct Graph {
     pub truncated: bool,
     /// The steps of the start (the goal's route).
     pub start: StepLabel,
+    /// Per route of the table: whether some explored step fired it.
+    pub fired: Vec<bool>,
 }
 
 impl Graph {
@@ -105,7 +107,9 @@ pub fn build(world: &World<'_>, max_states: usize) -> Graph {
         labels: Vec::new(),
         truncated: false,
         start,
+        fired: vec![false; world.table.routes.len()],
     };
+    note_fired(&mut graph.fired, world);
     let mut label_ids: HashMap<String, u32> = HashMap::new();
     let mut seen: HashMap<u64, u32> = HashMap::new();
     let mut queue: VecDeque<(u32, Point)> = VecDeque::new();
@@ -124,6 +128,7 @@ pub fn build(world: &World<'_>, max_states: usize) -> Graph {
             let mut next = point.clone();
             let awaiting_before = next.state.awaiting.is_some();
             let effects = world.step(&mut next, &choice);
+            note_fired(&mut graph.fired, world);
             let next_key = key(&next);
             if next_key == here {
                 // Refused or without effect (an /approve nothing awaits): not a step.
@@ -163,6 +168,15 @@ pub fn build(world: &World<'_>, max_states: usize) -> Graph {
         node.edges = edges;
     }
     graph
+}
+
+/// Mark the routes `world` fired since it was last asked.
+fn note_fired(fired: &mut [bool], world: &World<'_>) {
+    for index in world.take_fired() {
+        if let Some(slot) = fired.get_mut(index) {
+            *slot = true;
+        }
+    }
 }
 
 fn new_node(point: &Point, parent: Option<(u32, u32)>) -> Node {

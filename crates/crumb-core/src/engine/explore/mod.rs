@@ -208,21 +208,7 @@ fn analyse(table: &TransitionTable, graph: &Graph) -> Report {
         longest_path.push(graph.labels[edge.label as usize].line());
         at = edge.to;
     }
-    let declared_unreached = table
-        .routes
-        .iter()
-        .filter_map(|route| match &route.action {
-            Action::Done { outcome, reason }
-                if !reached.contains_key(&(outcome.as_str().to_owned(), reason.clone())) =>
-            {
-                Some(format!(
-                    "route {}: done {outcome} ({reason})",
-                    route.index + 1
-                ))
-            }
-            _ => None,
-        })
-        .collect();
+    let declared_unreached = declared_unreached(table, graph, &reached);
     Report {
         pipeline: table.name.clone(),
         states: graph.nodes.len(),
@@ -246,5 +232,40 @@ fn analyse(table: &TransitionTable, graph: &Graph) -> Report {
         findings,
     }
 }
+/// `done:` routes no explored path ends in, and any other route no explored step fires.
+fn declared_unreached(
+    table: &TransitionTable,
+    graph: &Graph,
+    reached: &BTreeMap<(String, String), Reached>,
+) -> Vec<String> {
+    table
+        .routes
+        .iter()
+        .filter_map(|route| {
+            let fired = graph.fired.get(route.index).copied().unwrap_or(false);
+            match &route.action {
+                Action::Done { outcome, reason }
+                    if !reached.contains_key(&(outcome.as_str().to_owned(), reason.clone())) =>
+                {
+                    Some(format!(
+                        "route {}: done {outcome} ({reason})",
+                        route.index + 1
+                    ))
+                }
+                _ if !fired && !graph.truncated => {
+                    // The label starts with the route's own `#<index>`; this line numbers it.
+                    let label = crate::pipeline::graph::route_label(route);
+                    let trigger = label.split_once(' ').map_or(label.as_str(), |(_, t)| t);
+                    Some(format!(
+                        "route {}: on {trigger} never fires",
+                        route.index + 1
+                    ))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests;

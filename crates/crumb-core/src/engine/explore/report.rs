@@ -20,7 +20,8 @@ pub struct Report {
     /// Every terminal outcome reachable, each with a shortest path to it.
     pub outcomes: Vec<Reached>,
     /// `done:` routes no explored path ends in (a PASS route may be reachable only as its
-    /// downgrade, e.g. `pass_without_qa`).
+    /// downgrade, e.g. `pass_without_qa`), and routes no explored step fires at all (on an event
+    /// the explorer does not play, such as `artifact.created`, or truly dead).
     pub declared_unreached: Vec<String>,
     /// The most agent turns any path takes before it ends (loops a person drives not counted).
     pub longest_turns: u32,

@@ -137,3 +137,37 @@ fn the_state_limit_is_a_violation_not_a_proof() {
     );
     assert!(report.findings.iter().any(|f| f.code == "state-limit"));
 }
+
+/// A route no explored step ever fires is listed: here the PARTIAL band is empty (`partial_at`
+/// equals `pass_at`), so the PARTIAL route and the approve that answers it are dead declarations.
+#[test]
+fn routes_no_path_fires_are_listed_as_never_reached() {
+    let report = check(
+        &table(
+            "version: 1
+name: band
+roles:
+  writer: { template: w.md.j2, produces: [build] }
+  judge: { template: j.md.j2, produces: [judge.score] }
+routes:
+  - { on: goal, spawn: writer }
+  - { on: build, spawn: judge }
+  - { on: verdict, when: { verdict: PASS }, done: pass }
+  - { on: verdict, when: { verdict: PARTIAL }, await: human }
+  - { on: verdict, spawn: writer, with: feedback }
+  - { on: user.approve, done: { outcome: pass, reason: approved } }
+scoring: { pass_at: 24, partial_at: 24 }
+",
+        ),
+        Options::default(),
+    );
+    assert_eq!(
+        report.declared_unreached,
+        [
+            "route 4: on verdict PARTIAL never fires",
+            "route 6: done pass (approved)"
+        ],
+        "{}",
+        report.text()
+    );
+}

@@ -117,6 +117,8 @@ pub struct World<'a> {
     pub table: &'a TransitionTable,
     /// Whether a turn may fail (explores the retries and the circuit breaker).
     pub failures: bool,
+    /// Indices of the routes fired since the caller last took them ([`World::take_fired`]).
+    fired: std::cell::RefCell<Vec<usize>>,
 }
 
 impl<'a> World<'a> {
@@ -124,7 +126,13 @@ impl<'a> World<'a> {
         World {
             table,
             failures: true,
+            fired: std::cell::RefCell::new(Vec::new()),
         }
+    }
+
+    /// The routes fired by the steps since the last call, in order (repeats kept).
+    pub fn take_fired(&self) -> Vec<usize> {
+        std::mem::take(&mut *self.fired.borrow_mut())
     }
 
     /// The session right after `crumb run` wrote `session.start` (with `start_data`) and the goal.
@@ -363,7 +371,11 @@ impl<'a> World<'a> {
             } else {
                 break;
             };
-            for effect in point.state.apply(self.table, &event) {
+            let effects =
+                point
+                    .state
+                    .apply_traced(self.table, &event, Some(&mut self.fired.borrow_mut()));
+            for effect in effects {
                 if let Some(draft) = Self::carry_out(point, &effect) {
                     queue.push_back(draft);
                 }

@@ -86,6 +86,9 @@ impl Step<'_> {
         feedback: Option<Feedback>,
         cause: SpawnCause,
     ) {
+        if let Some(fired) = self.fired.as_deref_mut() {
+            fired.push(route.index);
+        }
         if let Some(max) = route.max {
             let fires = self.state.route_fires.entry(route.index).or_default();
             if *fires >= max {
