@@ -268,57 +268,30 @@ impl<'h> ser::Serializer for HashSer<'h> {
     }
 }
 
-impl ser::SerializeSeq for Compound<'_> {
-    type Ok = ();
-    type Error = HashError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), HashError> {
-        self.element(value);
-        Ok(())
-    }
-    fn end(self) -> Result<(), HashError> {
-        self.finish();
-        Ok(())
-    }
+/// The sequence-like compounds: each element (or tuple field) in turn.
+macro_rules! elements {
+    ($($trait:ident :: $method:ident),*) => {$(
+        impl ser::$trait for Compound<'_> {
+            type Ok = ();
+            type Error = HashError;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), HashError> {
+                self.element(value);
+                Ok(())
+            }
+            fn end(self) -> Result<(), HashError> {
+                self.finish();
+                Ok(())
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Compound<'_> {
-    type Ok = ();
-    type Error = HashError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), HashError> {
-        self.element(value);
-        Ok(())
-    }
-    fn end(self) -> Result<(), HashError> {
-        self.finish();
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleStruct for Compound<'_> {
-    type Ok = ();
-    type Error = HashError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), HashError> {
-        self.element(value);
-        Ok(())
-    }
-    fn end(self) -> Result<(), HashError> {
-        self.finish();
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_> {
-    type Ok = ();
-    type Error = HashError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), HashError> {
-        self.element(value);
-        Ok(())
-    }
-    fn end(self) -> Result<(), HashError> {
-        self.finish();
-        Ok(())
-    }
-}
+elements!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl ser::SerializeMap for Compound<'_> {
     type Ok = ();
