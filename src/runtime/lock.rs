@@ -159,50 +159,72 @@ pub fn is_held(session_dir: &Path) -> bool {
     }
 }
 
-/// Write this process as the lock's owner: `<pid> <start time>` on the first line. Written over
-/// the old record in one write and then cut to length, so a reader sees the old line or the new
-/// one. Informational for people reading the folder; for crumb it tells a live holder from
-/// leftovers.
+/// Write this process as the lock's owner: `<pid> <start time> <pid namespace>` on the first
+/// line. Written over the old record in one write and then cut to length, so a reader sees the old
+/// line or the new one. Informational for people reading the folder; for crumb it tells a live
+/// holder from leftovers.
 fn record_owner(file: &File) {
     let pid = std::process::id();
     let start = i32::try_from(pid)
         .ok()
         .and_then(ProcStat::read)
-        .and_then(|stat| stat.start_time)
-        .map(|start| format!(" {start}"))
-        .unwrap_or_default();
-    let line = format!("{pid}{start}\n");
+        .and_then(|stat| stat.start_time);
+    let line = match (start, pid_namespace()) {
+        (Some(start), Some(ns)) => format!("{pid} {start} {ns}\n"),
+        _ => format!("{pid}\n"),
+    };
     if file.write_all_at(line.as_bytes(), 0).is_ok() {
         let _ = file.set_len(line.len() as u64);
     }
 }
 
-/// The owner the lock file records. A record without a start time (written by an older crumb) is
-/// judged by its pid alone.
+/// This process's pid namespace (`pid:[4026531836]`): a pid recorded in another one means nothing
+/// here.
+fn pid_namespace() -> Option<String> {
+    std::fs::read_link("/proc/self/ns/pid")
+        .ok()
+        .map(|link| link.display().to_string())
+}
+
+/// The owner the lock file records. Only a process that is certainly gone counts as gone: a record
+/// without a start time (an older crumb's) is judged by its pid alone, and one from another pid
+/// namespace, or read where `/proc` is not mounted, counts as alive.
 fn owner(file: &File) -> Owner {
-    let mut buf = [0u8; 64];
+    let mut buf = [0u8; 128];
     let read = file.read_at(&mut buf, 0).unwrap_or(0);
     let text = std::str::from_utf8(&buf[..read]).unwrap_or_default();
     let Some(line) = text.split_once('\n').map(|(line, _)| line) else {
         return Owner::Unknown;
     };
     let mut fields = line.split_whitespace();
-    let Some(pid) = fields.next().and_then(|p| p.parse::<u32>().ok()) else {
+    let Some(pid) = fields
+        .next()
+        .and_then(|p| p.parse::<i32>().ok())
+        .filter(|&pid| pid > 0)
+    else {
         return Owner::Unknown;
     };
     let start = fields.next().and_then(|s| s.parse::<u64>().ok());
-    let alive = i32::try_from(pid)
-        .ok()
-        .filter(|&pid| pid > 0)
-        .and_then(ProcStat::read)
-        .is_some_and(|stat| {
-            !matches!(stat.state, 'Z' | 'X' | 'x')
-                && start.is_none_or(|start| stat.start_time == Some(start))
-        });
-    if alive {
-        Owner::Alive(pid)
-    } else {
+    let elsewhere = fields
+        .next()
+        .is_some_and(|ns| pid_namespace().is_none_or(|here| here != ns));
+    let gone = !elsewhere
+        && match ProcStat::read(pid) {
+            Some(process) => {
+                matches!(process.state, 'Z' | 'X' | 'x')
+                    || start.is_some_and(|start| process.start_time != Some(start))
+            }
+            // No such process, or no `/proc` to tell (then only a signal probe can).
+            None => {
+                nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+                    == Err(nix::errno::Errno::ESRCH)
+            }
+        };
+    let pid = pid.unsigned_abs();
+    if gone {
         Owner::Gone(pid)
+    } else {
+        Owner::Alive(pid)
     }
 }
 
@@ -235,12 +257,20 @@ mod tests {
         let text = std::fs::read_to_string(dir.path().join(LOCK_FILE)).unwrap();
         assert_eq!(text.lines().count(), 1, "{text:?}");
         // Another start time is another process, whatever its id.
+        let ns = pid_namespace().unwrap();
         std::fs::write(
             dir.path().join(LOCK_FILE),
-            format!("{} 1\n", std::process::id()),
+            format!("{} 1 {ns}\n", std::process::id()),
         )
         .unwrap();
         assert_eq!(owner(&lock.file), Owner::Gone(std::process::id()));
+        // A pid from another pid namespace cannot be judged here: alive.
+        std::fs::write(
+            dir.path().join(LOCK_FILE),
+            format!("{} 1 pid:[1]\n", std::process::id()),
+        )
+        .unwrap();
+        assert_eq!(owner(&lock.file), Owner::Alive(std::process::id()));
         // A record written by an older crumb (a pid alone) is judged by the pid.
         std::fs::write(
             dir.path().join(LOCK_FILE),
