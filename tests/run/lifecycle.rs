@@ -185,3 +185,21 @@ fn auto_resume_says_when_the_pipeline_changed_since_the_dead_session() {
     assert!(run.stderr.contains(line), "{}", run.stderr);
     assert_eq!(session_count(&scratch), 2);
 }
+
+#[test]
+fn auto_resume_says_when_the_same_pitch_waits_for_a_person() {
+    let scratch = Scratch::new();
+    scratch.run("partial", &[]).expect_code(10);
+    let id = scratch
+        .session()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let run = scratch.run("partial", &[]).expect_code(10);
+    let line = format!(
+        "session {id} for the same pitch is waiting for a person (`crumb say {id} /approve`, then `crumb resume {id}`); starting a fresh one"
+    );
+    assert!(run.stderr.contains(&line), "{}", run.stderr);
+    assert_eq!(session_count(&scratch), 2);
+}
