@@ -408,3 +408,4 @@ mod qa_infra;
 mod refusals;
 mod resume;
 mod scenarios;
+mod takeover;

@@ -207,12 +207,21 @@ pub fn class_of_text(text: &str) -> Option<FailureClass> {
     }
 }
 
-/// Whether `number` occurs in `text` with no digit right before or after it.
+/// Whether `number` occurs in `text` as a number of its own: not inside a word or an id (letters
+/// or digits right before or after it, as in a ULID's `…X401K…`), and not a part of a larger
+/// number (`58.401` in a timestamp, `1,429`). A separator at the end of a sentence is fine.
 fn has_number(text: &str, number: &str) -> bool {
+    let joins = |mark: Option<char>, next: Option<char>| {
+        mark.is_some_and(|c| c.is_ascii_alphanumeric())
+            || (mark.is_some_and(|c| matches!(c, '.' | ',' | ':'))
+                && next.is_some_and(|c| c.is_ascii_digit()))
+    };
     text.match_indices(number).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + number.len()..].chars().next();
-        !before.is_some_and(|c| c.is_ascii_digit()) && !after.is_some_and(|c| c.is_ascii_digit())
+        let mut before = text[..at].chars().rev();
+        let mut after = text[at + number.len()..].chars();
+        let (b1, b2) = (before.next(), before.next());
+        let (a1, a2) = (after.next(), after.next());
+        !joins(b1, b2) && !joins(a1, a2)
     })
 }
 
@@ -489,6 +498,31 @@ mod tests {
             None,
             "a status stands alone"
         );
+        // A status also ends with its sentence, or sits in brackets.
+        assert_eq!(
+            class_of_text("request failed with status 413."),
+            Some(FailureClass::InputTooLarge)
+        );
+        assert_eq!(class_of_text("(429)"), Some(FailureClass::Quota));
+        // Not a status: the milliseconds of a timestamp, a piece of an id, a larger number.
+        for text in [
+            "2026-12-01T20:13:58.401Z worker exited",
+            "cannot write artifacts/01M8X401KQ.json",
+            "wrote 1,429 rows",
+            "took 12.413 s",
+        ] {
+            assert_eq!(class_of_text(text), None, "{text}");
+        }
+        // So a crash whose last words carry a timestamp is retried, not taken for a logout.
+        let crash = diagnose(
+            AdapterKind::Mock,
+            &Outcome::Exited { code: 1 },
+            &TurnSummary::default(),
+            "mock-agent: 2026-12-01T20:13:58.401Z cannot write the game",
+            false,
+        )
+        .unwrap();
+        assert!(crash.class.retryable(), "{:?}", crash.class);
     }
 
     proptest::proptest! {

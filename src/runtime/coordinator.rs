@@ -214,27 +214,31 @@ impl Coordinator<'_> {
     fn reissue(&mut self, issued: Vec<Effect>, outcomes: &catchup::Outcomes) {
         for effect in issued {
             let id = effect.id().to_owned();
-            if outcomes.completed.contains(&id) {
-                // The result is in, but the turn was never closed: stop its orphan and close it.
-                if let (Effect::Spawn(spawn), Some(woken)) = (&effect, outcomes.woken.get(&id))
-                    && !outcomes.stopped.contains(&id)
-                {
-                    self.recover_interrupted(spawn, woken);
-                }
+            let settled = match &effect {
+                Effect::Spawn(spawn) => self.settle_turn(spawn, outcomes),
+                _ => outcomes.completed.contains(&id),
+            };
+            if settled || (self.replay.state.done.is_some() && effect.starts_work()) {
                 continue;
             }
-            // A turn cut short by the crash is closed first, even when the session has ended since.
-            let interrupted = outcomes.woken.get(&id);
-            if let (Effect::Spawn(spawn), Some(woken)) = (&effect, interrupted)
-                && self.recover_interrupted(spawn, woken)
-            {
-                continue;
-            }
-            if self.replay.state.done.is_some() && effect.starts_work() {
-                continue;
-            }
-            self.dispatch(effect, interrupted.is_some());
+            self.dispatch(effect, outcomes.woken.contains_key(&id));
         }
+    }
+
+    /// Whether the turn of `spawn` needs nothing more: it was closed (`agent.stop`), or it was cut
+    /// short by the crash and is closed now (its orphan stopped) because it produced its result
+    /// or failed (what follows a failure is an effect of its own). Its other events, such as the
+    /// adapter's `note`s about the request, say nothing about how the turn went: such a turn is
+    /// redone. Turns are closed even when the session has ended since.
+    fn settle_turn(&mut self, spawn: &Spawn, outcomes: &catchup::Outcomes) -> bool {
+        if outcomes.stopped.contains(&spawn.id) {
+            return true;
+        }
+        let Some(woken) = outcomes.woken.get(&spawn.id) else {
+            // A turn that failed before it could start (no wake) is settled by its error.
+            return outcomes.failed.contains(&spawn.id);
+        };
+        self.recover_interrupted(spawn, woken) || outcomes.failed.contains(&spawn.id)
     }
 
     /// A spawn whose coordinator died mid-turn: stop its orphan, then close it if the role already

@@ -2,7 +2,8 @@
 //! the same pitch and the same pipeline (by frozen hash, so an edited pipeline starts afresh)
 //! whose coordinator died (meta says running, nobody holds the lock, and its transcript does not
 //! end in `session.end`). One that cannot be resumed (no `session.start` or `goal`, unreadable
-//! meta) is skipped with a note saying why, and `crumb run` starts afresh.
+//! meta) is skipped with a note saying why, and `crumb run` starts afresh; so is one that waits
+//! for a person or stopped on an internal error (`crumb resume` is how those go on).
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -36,6 +37,15 @@ pub fn find(
             "running" => skipped.push(format!(
                 "session {} for the same pitch is still driven by another coordinator (its lock is held)",
                 session.id
+            )),
+            // Not dead, but not over either: running the pitch again must not hide it.
+            "awaiting" => skipped.push(format!(
+                "session {id} for the same pitch is waiting for a person (`crumb say {id} /approve`, then `crumb resume {id}`)",
+                id = session.id
+            )),
+            "error" => skipped.push(format!(
+                "session {id} for the same pitch stopped on an internal error (`crumb resume {id}` goes on with it)",
+                id = session.id
             )),
             _ => {}
         }

@@ -7,7 +7,10 @@ use super::*;
 
 /// A finished pass run whose files are then bent by `bend` (given the transcript's lines), with
 /// meta put back to `running` as a killed coordinator leaves it.
-fn bent_session(scratch: &Scratch, bend: impl FnOnce(Vec<String>) -> Vec<String>) -> PathBuf {
+pub(super) fn bent_session(
+    scratch: &Scratch,
+    bend: impl FnOnce(Vec<String>) -> Vec<String>,
+) -> PathBuf {
     scratch.run("pass", &[]).expect_code(0);
     let session = scratch.session();
     let path = session.join("transcript.jsonl");
@@ -37,7 +40,7 @@ fn ls_status(scratch: &Scratch) -> Vec<String> {
         .collect()
 }
 
-fn session_count(scratch: &Scratch) -> usize {
+pub(super) fn session_count(scratch: &Scratch) -> usize {
     let projects = scratch.home().join("projects");
     std::fs::read_dir(projects)
         .unwrap()
@@ -157,19 +160,14 @@ fn auto_resume_says_when_the_same_pitch_is_still_driven_elsewhere() {
         lines.truncate(lines.len() - 2);
         lines
     });
-    // Another coordinator holding the session's lock, as a second `crumb run` of the pitch would.
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(session.join("coordinator.lock"))
-        .unwrap();
-    lock.lock().unwrap();
+    // Another coordinator (this live test process) holding the session's lock, as a second
+    // `crumb run` of the pitch would.
+    let lock = crumb::runtime::lock::CoordinatorLock::acquire(&session).unwrap();
     let run = scratch.run("pass", &[]).expect_code(0);
     let line = "is still driven by another coordinator (its lock is held); starting a fresh one";
     assert!(run.stderr.contains(line), "{}", run.stderr);
     assert_eq!(session_count(&scratch), 2);
-    lock.unlock().unwrap();
+    lock.release();
 }
 
 #[test]
@@ -185,5 +183,23 @@ fn auto_resume_says_when_the_pipeline_changed_since_the_dead_session() {
     let run = scratch.run("pass", &[]).expect_code(0);
     let line = "ran another version of the pipeline (it changed since); starting a fresh one";
     assert!(run.stderr.contains(line), "{}", run.stderr);
+    assert_eq!(session_count(&scratch), 2);
+}
+
+#[test]
+fn auto_resume_says_when_the_same_pitch_waits_for_a_person() {
+    let scratch = Scratch::new();
+    scratch.run("partial", &[]).expect_code(10);
+    let id = scratch
+        .session()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let run = scratch.run("partial", &[]).expect_code(10);
+    let line = format!(
+        "session {id} for the same pitch is waiting for a person (`crumb say {id} /approve`, then `crumb resume {id}`); starting a fresh one"
+    );
+    assert!(run.stderr.contains(&line), "{}", run.stderr);
     assert_eq!(session_count(&scratch), 2);
 }

@@ -130,3 +130,46 @@ fn run_new_starts_fresh_even_when_a_dead_session_matches() {
     assert!(!fresh.stderr.contains("resuming"), "{}", fresh.stderr);
     assert_ne!(summary(&fresh)["session_id"], id.as_str());
 }
+
+/// A turn whose adapter had said something about the request (a `note` carrying the turn's effect
+/// id, as an effort level a CLI lacks does) when its coordinator was killed mid-turn: the note is
+/// not the turn's outcome, so resume redoes the turn instead of taking it as done and stalling.
+#[test]
+fn a_turn_killed_after_its_adapter_note_is_redone_on_resume() {
+    use crumb::transcript::writer::Writer;
+    use crumb::transcript::{Draft, Kind, Metadata};
+    let scratch = Scratch::new();
+    // A whole run cut back to just after the builder's wake: its coordinator died mid-turn.
+    let session = super::lifecycle::bent_session(&scratch, |mut lines| {
+        let wake = lines
+            .iter()
+            .position(|l| l.contains(r#""from":"builder","kind":"agent.wake""#))
+            .expect("the builder woke");
+        lines.truncate(wake + 1);
+        lines
+    });
+    let events = transcript(&session);
+    let wake = events.last().unwrap();
+    let mut data = serde_json::Map::new();
+    data.insert("role".into(), "builder".into());
+    data.insert("adapter".into(), "mock".into());
+    let note = Draft::new("system", Kind::Note)
+        .body("mock has no `max` effort: running at `high`")
+        .data(data)
+        .metadata(Metadata {
+            deterministic: Some(true),
+            tool: Some("crumb-dispatcher@v1".into()),
+            effect_id: wake["metadata"]["effect_id"].as_str().map(str::to_owned),
+            ..Metadata::default()
+        });
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    Writer::open(session.join("transcript.jsonl"), id)
+        .unwrap()
+        .append(note)
+        .unwrap();
+    let resumed = scratch.resume(&session);
+    assert_eq!(summary(&resumed)["reason"], "verdict_pass");
+    let events = transcript(&session);
+    assert_eq!(count(&events, "builder", "build"), 1, "the turn was redone");
+    assert_eq!(count(&events, "builder", "agent.stop"), 1);
+}

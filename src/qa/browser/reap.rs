@@ -66,6 +66,9 @@ pub struct ProcStat {
     pub state: char,
     pub ppid: u32,
     pub pgrp: i32,
+    /// When the process started, in clock ticks after boot (`starttime`, field 22): with the pid,
+    /// it names one process, never a later one that reuses the id. `None` on a short line.
+    pub start_time: Option<u64>,
 }
 
 impl ProcStat {
@@ -82,11 +85,14 @@ impl ProcStat {
         let state = rest.next()?.chars().next()?;
         let ppid = rest.next()?.parse().ok()?;
         let pgrp = rest.next()?.parse().ok()?;
+        // Fields 6 to 21 lie between the group and the start time.
+        let start_time = rest.nth(16).and_then(|field| field.parse().ok());
         Some(ProcStat {
             comm,
             state,
             ppid,
             pgrp,
+            start_time,
         })
     }
 }
@@ -102,6 +108,11 @@ mod tests {
             (s.comm.as_str(), s.state, s.ppid, s.pgrp),
             ("chrome (x) y", 'Z', 1, 77)
         );
+        assert_eq!(s.start_time, None, "a short line has no start time");
+        let line = "42 (crumb) S 1 42 42 0 -1 4194560 1 0 0 0 3 1 0 0 20 0 3 0 987654 1 2";
+        assert_eq!(ProcStat::parse(line).unwrap().start_time, Some(987_654));
+        let me = ProcStat::read(i32::try_from(std::process::id()).unwrap()).unwrap();
+        assert!(me.start_time.is_some());
         assert!(ProcStat::parse("garbage").is_none());
         assert!(ProcStat::parse("1 (a) ").is_none());
     }

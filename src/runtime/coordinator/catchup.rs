@@ -20,13 +20,17 @@ use crate::transcript::{Event, Kind};
 /// Which effects already have outcome events.
 #[derive(Default)]
 pub(super) struct Outcomes {
-    /// Effect ids with a completing event (anything but a bare `agent.wake`).
+    /// Effect ids with a completing event (anything but a bare `agent.wake`). For a spawn this is
+    /// not "done": a `note` the adapter wrote when the turn started carries its id too.
     pub(super) completed: HashSet<String>,
     /// Spawn effect ids with an `agent.wake` (started): the latest wake of each.
     pub(super) woken: HashMap<String, Woken>,
     /// Spawn effect ids whose turn was closed by an `agent.stop`. A turn can have its result (the
     /// role's own event) but no stop when its coordinator died in between.
     pub(super) stopped: HashSet<String>,
+    /// Spawn effect ids whose turn failed (an `error` from the runner): what comes next is the
+    /// engine's answer to that error (a retry is an effect of its own), never this turn again.
+    pub(super) failed: HashSet<String>,
 }
 
 /// The latest `agent.wake` of a spawn.
@@ -52,8 +56,14 @@ impl Outcomes {
             let wake_id = event.id.clone();
             self.woken.insert(id.to_owned(), Woken { log, wake_id });
         } else {
-            if event.kind == Kind::AgentStop {
-                self.stopped.insert(id.to_owned());
+            match event.kind {
+                Kind::AgentStop => {
+                    self.stopped.insert(id.to_owned());
+                }
+                Kind::Error if event.from == "system" => {
+                    self.failed.insert(id.to_owned());
+                }
+                _ => {}
             }
             self.completed.insert(id.to_owned());
         }
