@@ -55,3 +55,4 @@ pub mod predicate;
 pub mod report;
 pub mod runner;
 pub mod size_budget;
+pub mod standalone;

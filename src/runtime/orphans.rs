@@ -20,7 +20,14 @@ pub fn reap(session: &SessionDir) -> usize {
     for record in records(&session.path().join("logs")) {
         killed += usize::from(process::kill_orphan(&record, session.id()));
     }
-    for record in records(&session.qa_dir()) {
+    killed + reap_qa_records(&session.qa_dir())
+}
+
+/// Kill every QA group recorded in `dir` (browsers with their profiles, QA commands) by a process
+/// that died, and remove the records. Returns how many live groups were killed.
+pub fn reap_qa_records(dir: &Path) -> usize {
+    let mut killed = 0;
+    for record in records(dir) {
         let browser = record
             .file_name()
             .is_some_and(|name| name.to_string_lossy().starts_with("browser-"));

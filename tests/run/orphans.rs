@@ -167,3 +167,59 @@ fn sigkill_during_a_qa_command_leaves_nothing_after_resume() {
     resume_to_pass_and_expect_gone(&scratch, &session, pgid);
     assert_eq!(records(&session.join("qa")), Vec::<PathBuf>::new());
 }
+
+/// A `crumb qa` outside any session, killed (SIGKILL) while its browser runs, leaves a browser no
+/// `crumb resume` will come for: the next standalone `crumb qa` of the same home reaps it.
+#[test]
+fn a_killed_standalone_qa_leaves_its_browser_to_the_next_one_to_reap() {
+    crate::support::chromium();
+    let scratch = Scratch::new();
+    let out = scratch.dir.path().join("qa-out");
+    let games = repo_root().join("tests/fixtures/games");
+    let qa = |game: &str, out: &Path| {
+        scratch
+            .command(&["qa"])
+            .arg(repo_root().join("pipelines/casual.yaml"))
+            .arg(games.join(game))
+            .arg("--out")
+            .arg(out)
+    };
+    // The infinite loop keeps the browser busy until the check's timeout: time enough to kill.
+    let child = qa("infinite-loop", &out).spawn();
+    let (pgid, profile) = eventually(
+        "the standalone run's browser itself running in its recorded group",
+        Duration::from_secs(90),
+        || {
+            records(&out).into_iter().find_map(|record| {
+                let (pgid, extra) = read_record(&record)?;
+                live_members(pgid)
+                    .into_iter()
+                    .any(|pid| cmdline_contains(pid, "--type="))
+                    .then_some((pgid, PathBuf::from(extra)))
+            })
+        },
+    );
+    child.kill();
+    assert!(
+        !live_members(pgid).is_empty(),
+        "the killed run's browser outlives it (or this test proves nothing)"
+    );
+    assert!(profile.is_dir(), "its profile is still there: {profile:?}");
+
+    qa("good", &scratch.dir.path().join("qa-out-2"))
+        .run()
+        .expect_code(0);
+    assert_eq!(
+        live_members(pgid),
+        Vec::<i32>::new(),
+        "the killed run's browser survived the next crumb qa"
+    );
+    assert!(!profile.exists(), "the orphaned profile was removed");
+    assert_eq!(records(&out), Vec::<PathBuf>::new());
+    let registry = scratch.home().join("run/qa");
+    assert_eq!(
+        std::fs::read_dir(&registry).map_or(0, Iterator::count),
+        0,
+        "registrations left in {registry:?}"
+    );
+}
