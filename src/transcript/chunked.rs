@@ -50,7 +50,7 @@ pub fn fold_from(
     chunker.next_line = first_line;
     if workers == 1 {
         while let Some(batch) = chunker.next_batch()? {
-            batch.prepare().fold(table, replay, &mut after);
+            batch.prepare(table).fold(table, replay, &mut after);
         }
         return Ok(());
     }
@@ -62,7 +62,7 @@ pub fn fold_from(
             let (results, from_worker) = mpsc::sync_channel::<PreparedBatch>(2);
             scope.spawn(move || {
                 for batch in batches {
-                    if results.send(batch.prepare()).is_err() {
+                    if results.send(batch.prepare(table)).is_err() {
                         return;
                     }
                 }
@@ -105,13 +105,13 @@ struct Batch {
 impl Batch {
     /// Read every line (on any thread). When the whole batch is UTF-8 it becomes text and each
     /// line is prepared ([`prepare_line`]); otherwise its lines are left for [`Replay::feed_line`].
-    fn prepare(self) -> PreparedBatch {
+    fn prepare(self, table: &TransitionTable) -> PreparedBatch {
         let content = match String::from_utf8(self.bytes) {
             Ok(text) => {
                 let lines = self
                     .ranges
                     .iter()
-                    .map(|&(start, end)| prepare_line(&text[start..end]))
+                    .map(|&(start, end)| prepare_line(&text[start..end], table))
                     .collect();
                 Content::Text(text, lines)
             }

@@ -138,7 +138,7 @@ impl Replay {
     /// the line was folded as an event.
     pub fn feed_line(&mut self, table: &TransitionTable, line_no: u64, line: &[u8]) -> bool {
         match std::str::from_utf8(line) {
-            Ok(text) => self.feed_prepared(table, line_no, text, prepare_line(text)),
+            Ok(text) => self.feed_prepared(table, line_no, text, prepare_line(text, table)),
             Err(_) => self.feed_parsed(table, line_no, parse_line(line)),
         }
     }
@@ -154,6 +154,7 @@ impl Replay {
     ) -> bool {
         match prepared {
             Prepared::Spans(mut spans) => {
+                let mapped = spans.mapped();
                 if let Some(event) = self.scratch.fill(line, &mut spans) {
                     self.stats.lines += 1;
                     if !table.accepts_kind(event.kind) {
@@ -165,6 +166,12 @@ impl Replay {
                         let reason = duplicate(&event.id);
                         self.skip_line(line_no, &reason);
                         return false;
+                    }
+                    if let Some(changes) = mapped {
+                        self.stats.mapped += 1;
+                        for change in changes {
+                            *self.stats.mapping_changes.entry(change).or_default() += 1;
+                        }
                     }
                     self.stats.events += 1;
                     let effects = self.state.apply(table, event);
