@@ -42,7 +42,10 @@ pub fn spans(line: &str, text: &str, reads_data: impl Fn(Kind) -> bool) -> Optio
         None => Vec::new(),
     };
     let metadata = match env.metadata {
-        Some(raw) => Some(serde_json::from_str::<Box<Metadata>>(json(raw)).ok()?),
+        Some(raw) => Some(
+            scan::metadata(json(raw))
+                .or_else(|| serde_json::from_str::<Box<Metadata>>(json(raw)).ok())?,
+        ),
         None => None,
     };
     let (scores, mapped) = match env.scores {
