@@ -19,6 +19,7 @@ use std::fmt;
 
 use serde::de::{self, Deserializer, Visitor};
 
+use super::legacy_scores::Read;
 use super::scan::{self, Raw};
 use crate::transcript::{ArtifactRef, Data, Draft, Event, Kind, Metadata, Scores, Step};
 
@@ -49,11 +50,11 @@ pub fn spans(line: &str, text: &str, reads_data: impl Fn(Kind) -> bool) -> Optio
         None => None,
     };
     let (scores, mapped) = match env.scores {
-        Some(raw) => match serde_json::from_str::<Box<Scores>>(json(raw)) {
-            Ok(scores) => (Some(scores), None),
-            Err(_) => {
-                // The legacy verdict shape, mapped here when nothing else in the line needs the
-                // mapping (no `null` it would drop, only artifacts it keeps).
+        Some(raw) => match super::legacy_scores::read_scores(json(raw)) {
+            Some(Read::Ours(scores)) => (Some(Box::new(scores)), None),
+            // The legacy verdict shape, mapped here when nothing else in the line needs the
+            // mapping (no `null` it would drop, only artifacts it keeps).
+            Some(Read::Mapped(scores, changes)) => {
                 if env.nulls
                     || !artifacts
                         .iter()
@@ -61,9 +62,12 @@ pub fn spans(line: &str, text: &str, reads_data: impl Fn(Kind) -> bool) -> Optio
                 {
                     return None;
                 }
-                let (scores, changes) = super::legacy_scores::map_scores(json(env.scores?))?;
                 (Some(Box::new(scores)), Some(changes))
             }
+            None => (
+                Some(serde_json::from_str::<Box<Scores>>(json(raw)).ok()?),
+                None,
+            ),
         },
         None => (None, None),
     };

@@ -1,10 +1,10 @@
-//! The legacy shape replay meets on every verdict of the reference's transcripts: `scores` whose
-//! dimensions carry keys ours does not (`evidence` lists, `semantic`, `quality` …) or whole-number
-//! scores. The strict parser refuses such a line, reads it as a `serde_json::Value` and maps it
-//! ([`super::legacy::map`], which rebuilds each dimension as `{score, source, lookup}`); this reads
-//! the `scores` object straight into what that mapping makes of it, and gives up on everything
-//! else the mapping would touch (a missing or non-number `score`, a `null`, `dims`, an unknown key,
-//! a repeated one), so the strict parser maps those.
+//! `scores` read in one pass as either of the two things the strict parser makes of it: our
+//! `Scores`, or the legacy shape replay meets on every verdict of the reference's transcripts,
+//! whose dimensions carry keys ours does not (`semantic`, `quality` …). The strict parser refuses
+//! such a line, reads it as a `serde_json::Value` and maps it ([`super::legacy::map`], which
+//! rebuilds each dimension as `{score, source, lookup}`); this reads the object straight into what
+//! that mapping makes of it, and gives up on everything else the mapping would touch (a missing or
+//! non-number `score`, a `null`, `dims`, an unknown key, a repeated one), which serde then reads.
 
 use std::fmt;
 
@@ -18,21 +18,59 @@ use crate::vocab::Verdict;
 /// above them), so every line read here is within `serde_json`'s own limit.
 const EXTRA_DEPTH: usize = super::scan::MAX_DEPTH - 4;
 
-/// `scores` (its JSON text) as the legacy mapping leaves it, with the changes it reports
-/// (`normalised scores.D1` …, in dimension order); `None` when the strict parser must map it.
-pub fn map_scores(json: &str) -> Option<(Scores, Vec<String>)> {
-    let Lenient(scores, normalised) = serde_json::from_str(json).ok()?;
-    let changes: Vec<String> = ["D1", "D2", "D3", "D4", "D5", "D6"]
-        .iter()
-        .zip(normalised)
-        .filter(|(_, changed)| *changed)
-        .map(|(name, _)| format!("normalised scores.{name}"))
-        .collect();
-    Some((scores, changes))
+/// What `scores` reads as.
+#[derive(Debug)]
+pub enum Read {
+    /// Our `Scores`, exactly as serde reads them: the line needs no mapping.
+    Ours(Scores),
+    /// The legacy shape, as the mapping leaves it, with the changes it reports
+    /// (`normalised scores.D1` …, in dimension order).
+    Mapped(Scores, Vec<String>),
 }
 
-/// The scores, and for each of D1–D6 whether the mapping rewrote it.
-struct Lenient(Scores, [bool; 6]);
+/// Read `scores` (its JSON text); `None` leaves it to serde (and the strict parser).
+pub fn read_scores(json: &str) -> Option<Read> {
+    let Lenient(scores, dimensions) = serde_json::from_str(json).ok()?;
+    if dimensions.iter().flatten().all(|d| d.ours) {
+        let mut scores = scores;
+        for (index, dimension) in dimensions.into_iter().enumerate() {
+            if let Some(ReadDimension {
+                dimension,
+                evidence,
+                ..
+            }) = dimension
+            {
+                scores.set(
+                    NAMES[index],
+                    Dimension {
+                        evidence: evidence.unwrap_or_default(),
+                        ..dimension
+                    },
+                );
+            }
+        }
+        return Some(Read::Ours(scores));
+    }
+    let mut scores = scores;
+    let mut changes = Vec::new();
+    for (index, dimension) in dimensions.into_iter().enumerate() {
+        if let Some(ReadDimension {
+            dimension, changed, ..
+        }) = dimension
+        {
+            if changed {
+                changes.push(format!("normalised scores.{}", NAMES[index]));
+            }
+            scores.set(NAMES[index], dimension);
+        }
+    }
+    Some(Read::Mapped(scores, changes))
+}
+
+const NAMES: [&str; 6] = ["D1", "D2", "D3", "D4", "D5", "D6"];
+
+/// The scores without their dimensions, and D1–D6 as read.
+struct Lenient(Scores, [Option<ReadDimension>; 6]);
 
 impl<'de> Deserialize<'de> for Lenient {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -49,15 +87,13 @@ impl<'de> Visitor<'de> for LenientVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Lenient, A::Error> {
         let mut scores = Scores::default();
-        let mut normalised = [false; 6];
+        let mut dimensions: [Option<ReadDimension>; 6] = Default::default();
         let mut seen = 0u16;
         while let Some(key) = map.next_key::<&str>()? {
             let bit = match key {
                 "D1" | "D2" | "D3" | "D4" | "D5" | "D6" => {
                     let index = usize::from(key.as_bytes()[1] - b'1');
-                    let LenientDimension(dimension, changed) = map.next_value()?;
-                    normalised[index] = changed;
-                    scores.set(key, dimension);
+                    dimensions[index] = Some(map.next_value()?);
                     index
                 }
                 "aggregate" => {
@@ -96,15 +132,21 @@ impl<'de> Visitor<'de> for LenientVisitor {
             }
             seen |= 1 << bit;
         }
-        Ok(Lenient(scores, normalised))
+        Ok(Lenient(scores, dimensions))
     }
 }
 
-/// A dimension as the mapping rebuilds it, and whether that changed it: it keeps `score`,
-/// `source` and a string `lookup` and drops the rest, and a whole-number score becomes a float.
-struct LenientDimension(Dimension, bool);
+/// A dimension as the mapping rebuilds it (`score`, `source` and a string `lookup`, the rest
+/// dropped), whether that changed it (extra keys, or a whole-number score, which becomes a float),
+/// and whether serde would read it as ours (no key but those and `evidence`, a list of strings).
+struct ReadDimension {
+    dimension: Dimension,
+    evidence: Option<Vec<String>>,
+    changed: bool,
+    ours: bool,
+}
 
-impl<'de> Deserialize<'de> for LenientDimension {
+impl<'de> Deserialize<'de> for ReadDimension {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_map(DimensionVisitor)
     }
@@ -113,23 +155,42 @@ impl<'de> Deserialize<'de> for LenientDimension {
 struct DimensionVisitor;
 
 impl<'de> Visitor<'de> for DimensionVisitor {
-    type Value = LenientDimension;
+    type Value = ReadDimension;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a legacy dimension")
+        f.write_str("a dimension")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LenientDimension, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReadDimension, A::Error> {
         let mut score: Option<Number> = None;
         let mut source: Option<ScoreSource> = None;
         let mut lookup: Option<String> = None;
+        let mut evidence: Option<Vec<String>> = None;
         let mut extra = false;
+        let mut ours = true;
         while let Some(key) = map.next_key::<&str>()? {
             let repeated = match key {
                 "score" => score.replace(map.next_value()?).is_some(),
                 "source" => source.replace(map.next_value()?).is_some(),
                 "lookup" => lookup.replace(map.next_value()?).is_some(),
+                "evidence" => {
+                    let value: serde_json::Value = map.next_value()?;
+                    let strings = match value {
+                        serde_json::Value::Array(items) => items
+                            .into_iter()
+                            .map(|item| match item {
+                                serde_json::Value::String(s) => Some(s),
+                                _ => None,
+                            })
+                            .collect::<Option<Vec<String>>>(),
+                        _ => None,
+                    };
+                    ours &= strings.is_some();
+                    extra = true;
+                    evidence.replace(strings.unwrap_or_default()).is_some()
+                }
                 _ => {
                     map.next_value_seed(Shape(EXTRA_DEPTH))?;
                     extra = true;
+                    ours = false;
                     false
                 }
             };
@@ -148,7 +209,12 @@ impl<'de> Visitor<'de> for DimensionVisitor {
             lookup,
             evidence: Vec::new(),
         };
-        Ok(LenientDimension(dimension, extra || !float))
+        Ok(ReadDimension {
+            dimension,
+            evidence,
+            changed: extra || !float,
+            ours,
+        })
     }
 }
 
@@ -260,18 +326,36 @@ impl Shape {
 
 #[cfg(test)]
 mod tests {
-    use super::map_scores;
+    use super::{Read, read_scores};
+
+    fn map_scores(json: &str) -> Option<(crate::transcript::Scores, Vec<String>)> {
+        match read_scores(json)? {
+            Read::Mapped(scores, changes) => Some((scores, changes)),
+            Read::Ours(_) => None,
+        }
+    }
 
     #[test]
     fn the_reference_verdict_maps_as_the_strict_parser_maps_it() {
-        let scores = r#"{"D1":{"score":4.5,"source":"verifier-llm","evidence":["AC-1 ✓"]},"D2":{"score":5,"source":"qa-check-effect","lookup":"qa.result.exec_exit_code"},"D6":{"score":4.5,"source":"qa-check-effect","lookup":"x"},"aggregate":28,"verdict":"PASS"}"#;
+        let scores = r#"{"D1":{"score":4.5,"source":"verifier-llm","evidence":["AC-1 ✓"]},"D3":{"score":4,"source":"verifier-llm","semantic":4},"D2":{"score":5,"source":"qa-check-effect","lookup":"qa.result.exec_exit_code"},"D6":{"score":4.5,"source":"qa-check-effect","lookup":"x"},"aggregate":28,"verdict":"PASS"}"#;
         let (mapped, changes) = map_scores(scores).expect("maps");
         assert_eq!(
             changes,
-            vec!["normalised scores.D1", "normalised scores.D2"]
+            vec![
+                "normalised scores.D1",
+                "normalised scores.D2",
+                "normalised scores.D3"
+            ]
         );
         assert!(mapped.d1.as_ref().is_some_and(|d| d.evidence.is_empty()));
         assert_eq!(mapped.d2.map(|d| d.score), Some(5.0));
+        // Without a key ours lacks, serde reads them as ours, and so does this.
+        let ours = r#"{"D1":{"score":4.5,"source":"verifier-llm","evidence":["a"]},"D2":{"score":5,"source":"qa-check-effect"},"verdict":"PASS"}"#;
+        let Some(Read::Ours(read)) = read_scores(ours) else {
+            panic!("read as ours");
+        };
+        let serde: crate::transcript::Scores = serde_json::from_str(ours).expect("ours");
+        assert_eq!(read, serde);
         for refused in [
             r#"{"D1":{"value":4,"source":"verifier-llm"}}"#,
             r#"{"D1":{"score":4,"source":"hybrid"}}"#,

@@ -91,9 +91,7 @@ pub fn envelope(text: &str) -> Option<Envelope> {
 /// Whether any byte is below 0x20 (a control byte is never inside a JSON string, and between
 /// tokens only as whitespace the scan does not bother with). Written to vectorise.
 fn has_control_byte(bytes: &[u8]) -> bool {
-    bytes
-        .chunks(32)
-        .any(|chunk| chunk.iter().fold(false, |seen, &b| seen | (b < 0x20)))
+    bytes.iter().fold(false, |seen, &b| seen | (b < 0x20))
 }
 
 struct Cursor<'a> {
@@ -507,29 +505,30 @@ impl<'a> Cursor<'a> {
 }
 
 /// Where the first `"` or `\\` is. Most strings here are short (keys, ids, timestamps), where
-/// `memchr`'s set-up costs more than the search: eight bytes at a time first, `memchr` past 64.
+/// `memchr`'s set-up costs more than the search: up to 32 bytes eight at a time, then `memchr`.
 fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut at = 0;
-    while let Some(chunk) = bytes.get(at..at + 8) {
-        if at == 64 {
-            return memchr::memchr2(b'"', b'\\', &bytes[at..]).map(|i| at + i);
-        }
+    let head = bytes.len().min(32);
+    for (index, chunk) in bytes[..head].chunks_exact(8).enumerate() {
         let word = u64::from_le_bytes(chunk.try_into().ok()?);
         let quote = word ^ (ONES * u64::from(b'"'));
         let slash = word ^ (ONES * u64::from(b'\\'));
         // The lowest byte that is zero in either is exact (a borrow only spoils bytes above it).
-        let hit = ((quote.wrapping_sub(ONES) & !quote) | (slash.wrapping_sub(ONES) & !slash)) & HIGH;
+        let hit =
+            ((quote.wrapping_sub(ONES) & !quote) | (slash.wrapping_sub(ONES) & !slash)) & HIGH;
         if hit != 0 {
-            return Some(at + (hit.trailing_zeros() / 8) as usize);
+            return Some(index * 8 + (hit.trailing_zeros() / 8) as usize);
         }
-        at += 8;
     }
-    bytes[at..]
-        .iter()
-        .position(|&b| b == b'"' || b == b'\\')
-        .map(|i| at + i)
+    let at = head - head % 8;
+    let rest = &bytes[at..];
+    if rest.len() > 16 {
+        memchr::memchr2(b'"', b'\\', rest)
+    } else {
+        rest.iter().position(|&b| b == b'"' || b == b'\\')
+    }
+    .map(|i| at + i)
 }
 
 /// Whether a JSON string with escapes is one `serde_json` reads as a `str` (valid escapes, no
