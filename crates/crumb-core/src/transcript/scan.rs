@@ -90,6 +90,10 @@ pub fn envelope(text: &str) -> Option<Envelope> {
 
 /// Whether any byte is below 0x20 (a control byte is never inside a JSON string, and between
 /// tokens only as whitespace the scan does not bother with). Written to vectorise.
+#[allow(
+    clippy::needless_bitwise_bool,
+    reason = "no early exit, so the loop vectorises"
+)]
 fn has_control_byte(bytes: &[u8]) -> bool {
     bytes.iter().fold(false, |seen, &b| seen | (b < 0x20))
 }
@@ -424,7 +428,12 @@ pub fn metadata(json: &str) -> Option<Box<Metadata>> {
 }
 
 impl<'a> Cursor<'a> {
-    /// `null` as `None` (what serde makes of it for an `Option` field), else `read`.
+    /// `null` as `None` (what serde makes of it for an `Option` field), else `read`; the outer
+    /// `None` gives up.
+    #[allow(
+        clippy::option_option,
+        reason = "giving up and reading `null` are different"
+    )]
     fn nullable<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
         if self.peek()? == b'n' {
             self.literal(b"null")?;
@@ -585,8 +594,8 @@ mod tests {
             r#","data":{"a":tru}}"#,
             r#","data":{"a":1,}}"#,
             r#","body":"a\"b"}"#,
-            r#"}}"#,
-            r#"} x"#,
+            r"}}",
+            r"} x",
             r#","data":{"a":{"b":[{}]}}}"#,
         ] {
             agrees(&format!("{head}{tail}"));
