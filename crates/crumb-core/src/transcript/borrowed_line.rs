@@ -42,12 +42,10 @@ pub fn spans(line: &str, text: &str, reads_data: impl Fn(Kind) -> bool) -> Optio
         Some(raw) => serde_json::from_str(json(raw)).ok()?,
         None => Vec::new(),
     };
-    let metadata = match env.metadata {
-        Some(raw) => Some(
-            scan::metadata(json(raw))
-                .or_else(|| serde_json::from_str::<Box<Metadata>>(json(raw)).ok())?,
-        ),
-        None => None,
+    let metadata = match (env.metadata_read, env.metadata) {
+        (Some(read), _) => Some(read),
+        (None, Some(raw)) => Some(serde_json::from_str::<Box<Metadata>>(json(raw)).ok()?),
+        (None, None) => None,
     };
     let (scores, mapped) = match env.scores {
         Some(raw) => match super::legacy_scores::read_scores(json(raw)) {

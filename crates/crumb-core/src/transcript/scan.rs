@@ -44,6 +44,8 @@ pub struct Envelope {
     pub artifacts: Option<Raw>,
     pub scores: Option<Raw>,
     pub metadata: Option<Raw>,
+    /// `metadata`, when the scan could read it as it went ([`metadata`]).
+    pub metadata_read: Option<Box<Metadata>>,
     /// Some optional field was `null` (the legacy mapping would drop it and say so).
     pub nulls: bool,
 }
@@ -64,11 +66,7 @@ pub fn envelope(text: &str) -> Option<Envelope> {
         return None;
     }
     loop {
-        let key = c.string()?;
-        if key.escaped {
-            return None;
-        }
-        let name = &text.as_bytes()[key.start + 1..key.end - 1];
+        let name = c.envelope_key()?;
         c.ws();
         c.eat(b':')?;
         c.ws();
@@ -133,6 +131,28 @@ impl Cursor<'_> {
         hit
     }
 
+    /// The envelope key here, found by comparing with the names it may be rather than searching
+    /// for its end; `None` for any other key (escaped ones included).
+    fn envelope_key(&mut self) -> Option<&'static [u8]> {
+        let rest = self.text.as_bytes().get(self.pos..)?;
+        let names: &[&'static [u8]] = match rest.get(1)? {
+            b'i' => &[b"\"id\""],
+            b't' => &[b"\"ts\"", b"\"to\""],
+            b's' => &[b"\"session_id\"", b"\"step\"", b"\"scores\""],
+            b'f' => &[b"\"from\""],
+            b'k' => &[b"\"kind\""],
+            b'p' => &[b"\"parent_event_id\""],
+            b'b' => &[b"\"body\""],
+            b'd' => &[b"\"data\""],
+            b'a' => &[b"\"artifacts\""],
+            b'm' => &[b"\"metadata\""],
+            _ => return None,
+        };
+        let quoted = names.iter().find(|name| rest.starts_with(name))?;
+        self.pos += quoted.len();
+        Some(&quoted[1..quoted.len() - 1])
+    }
+
     /// Read the value of envelope field `name` into `env`; the field's bit for the repeat check.
     fn field(&mut self, name: &[u8], env: &mut Envelope) -> Option<u16> {
         // Optional fields: strings, except `data`, `scores` and `metadata`, which are objects.
@@ -162,7 +182,22 @@ impl Cursor<'_> {
             b"body" => (1 << 8, b'"', &mut env.body),
             b"data" => (1 << 9, b'{', &mut env.data),
             b"scores" => (1 << 11, b'{', &mut env.scores),
-            b"metadata" => (1 << 12, b'{', &mut env.metadata),
+            b"metadata" => {
+                let start = self.pos;
+                if self.peek()? == b'{' {
+                    if let Some(read) = self.metadata() {
+                        env.metadata_read = Some(read);
+                        env.metadata = Some(Raw {
+                            start,
+                            end: self.pos,
+                            escaped: false,
+                        });
+                        return Some(1 << 12);
+                    }
+                    self.pos = start;
+                }
+                (1 << 12, b'{', &mut env.metadata)
+            }
             _ => return None,
         };
         let null = match self.peek()? {
@@ -339,92 +374,101 @@ impl Cursor<'_> {
 /// unknown key, a value of another type), which then says whether it is one.
 pub fn metadata(json: &str) -> Option<Box<Metadata>> {
     let mut c = Cursor { text: json, pos: 0 };
-    let mut m = Box::new(Metadata::default());
-    let mut seen = 0u32;
-    c.eat(b'{')?;
-    c.ws();
-    if c.eat_if(b'}') {
-        return Some(m);
-    }
-    loop {
-        let key = c.string()?;
-        if key.escaped {
-            return None;
-        }
-        c.ws();
-        c.eat(b':')?;
-        c.ws();
-        let bit = match &json[key.start + 1..key.end - 1] {
-            "visibility" => {
-                m.visibility = c.nullable(|c| match c.plain_str()? {
-                    "public" => Some(Visibility::Public),
-                    "private" => Some(Visibility::Private),
-                    _ => None,
-                })?;
-                0
-            }
-            "harness" => c.put(&mut m.harness, 1)?,
-            "provider" => c.put(&mut m.provider, 2)?,
-            "model" => c.put(&mut m.model, 3)?,
-            "adapter_session_id" => c.put(&mut m.adapter_session_id, 4)?,
-            "tool" => c.put(&mut m.tool, 5)?,
-            "deterministic" => {
-                m.deterministic = c.nullable(Cursor::boolean)?;
-                6
-            }
-            "effect_id" => c.put(&mut m.effect_id, 7)?,
-            "cross_provider" => {
-                m.cross_provider = c.nullable(Cursor::boolean)?;
-                8
-            }
-            "evidence_kind" => {
-                m.evidence_kind = c.nullable(|c| match c.plain_str()? {
-                    "video" => Some(EvidenceKind::Video),
-                    "screenshot" => Some(EvidenceKind::Screenshot),
-                    "text" => Some(EvidenceKind::Text),
-                    _ => None,
-                })?;
-                9
-            }
-            "turn" => c.count(&mut m.turn, 10)?,
-            "tokens_in" => c.count(&mut m.tokens_in, 11)?,
-            "tokens_out" => c.count(&mut m.tokens_out, 12)?,
-            "thinking_tokens" => c.count(&mut m.thinking_tokens, 13)?,
-            "cache_read" => c.count(&mut m.cache_read, 14)?,
-            "cache_write" => c.count(&mut m.cache_write, 15)?,
-            "cost_usd" => {
-                m.cost_usd = c.nullable(|c| {
-                    let token = c.number_token()?;
-                    serde_json::from_str::<f64>(token).ok()
-                })?;
-                16
-            }
-            "latency_ms" => c.count(&mut m.latency_ms, 17)?,
-            "ack_for" => c.put(&mut m.ack_for, 18)?,
-            "in_reply_to" => c.put(&mut m.in_reply_to, 19)?,
-            "consumed_intervene_ids" => {
-                m.consumed_intervene_ids = c.strings()?;
-                20
-            }
-            "audit_violations" => {
-                m.audit_violations = c.strings()?;
-                21
-            }
-            _ => return None,
-        };
-        if seen & (1 << bit) != 0 {
-            return None;
-        }
-        seen |= 1 << bit;
-        c.ws();
-        match c.next()? {
-            b',' => c.ws(),
-            b'}' => break,
-            _ => return None,
-        }
-    }
+    let m = c.metadata()?;
     c.ws();
     (c.pos == json.len()).then_some(m)
+}
+
+impl Cursor<'_> {
+    /// The `metadata` object here (see [`metadata`]), the cursor left after it.
+    fn metadata(&mut self) -> Option<Box<Metadata>> {
+        let c = self;
+        let json = c.text;
+        let mut m = Box::new(Metadata::default());
+        let mut seen = 0u32;
+        c.eat(b'{')?;
+        c.ws();
+        if c.eat_if(b'}') {
+            return Some(m);
+        }
+        loop {
+            let key = c.string()?;
+            if key.escaped {
+                return None;
+            }
+            c.ws();
+            c.eat(b':')?;
+            c.ws();
+            let bit = match &json[key.start + 1..key.end - 1] {
+                "visibility" => {
+                    m.visibility = c.nullable(|c| match c.plain_str()? {
+                        "public" => Some(Visibility::Public),
+                        "private" => Some(Visibility::Private),
+                        _ => None,
+                    })?;
+                    0
+                }
+                "harness" => c.put(&mut m.harness, 1)?,
+                "provider" => c.put(&mut m.provider, 2)?,
+                "model" => c.put(&mut m.model, 3)?,
+                "adapter_session_id" => c.put(&mut m.adapter_session_id, 4)?,
+                "tool" => c.put(&mut m.tool, 5)?,
+                "deterministic" => {
+                    m.deterministic = c.nullable(Cursor::boolean)?;
+                    6
+                }
+                "effect_id" => c.put(&mut m.effect_id, 7)?,
+                "cross_provider" => {
+                    m.cross_provider = c.nullable(Cursor::boolean)?;
+                    8
+                }
+                "evidence_kind" => {
+                    m.evidence_kind = c.nullable(|c| match c.plain_str()? {
+                        "video" => Some(EvidenceKind::Video),
+                        "screenshot" => Some(EvidenceKind::Screenshot),
+                        "text" => Some(EvidenceKind::Text),
+                        _ => None,
+                    })?;
+                    9
+                }
+                "turn" => c.count(&mut m.turn, 10)?,
+                "tokens_in" => c.count(&mut m.tokens_in, 11)?,
+                "tokens_out" => c.count(&mut m.tokens_out, 12)?,
+                "thinking_tokens" => c.count(&mut m.thinking_tokens, 13)?,
+                "cache_read" => c.count(&mut m.cache_read, 14)?,
+                "cache_write" => c.count(&mut m.cache_write, 15)?,
+                "cost_usd" => {
+                    m.cost_usd = c.nullable(|c| {
+                        let token = c.number_token()?;
+                        serde_json::from_str::<f64>(token).ok()
+                    })?;
+                    16
+                }
+                "latency_ms" => c.count(&mut m.latency_ms, 17)?,
+                "ack_for" => c.put(&mut m.ack_for, 18)?,
+                "in_reply_to" => c.put(&mut m.in_reply_to, 19)?,
+                "consumed_intervene_ids" => {
+                    m.consumed_intervene_ids = c.strings()?;
+                    20
+                }
+                "audit_violations" => {
+                    m.audit_violations = c.strings()?;
+                    21
+                }
+                _ => return None,
+            };
+            if seen & (1 << bit) != 0 {
+                return None;
+            }
+            seen |= 1 << bit;
+            c.ws();
+            match c.next()? {
+                b',' => c.ws(),
+                b'}' => return Some(m),
+                _ => return None,
+            }
+        }
+    }
 }
 
 impl<'a> Cursor<'a> {
