@@ -80,11 +80,19 @@ pub fn fold_from(
             }
             Ok(())
         });
+        // Folded batches are freed on a thread of their own: the folding thread is the one that
+        // cannot be shared out, so it does nothing else.
+        let (garbage, folded) = mpsc::channel::<PreparedBatch>();
+        scope.spawn(move || folded.into_iter().for_each(drop));
         let mut index = 0usize;
-        while let Ok(batch) = outputs[index % outputs.len()].recv() {
+        while let Ok(mut batch) = outputs[index % outputs.len()].recv() {
             batch.fold(table, replay, &mut after);
+            if garbage.send(batch).is_err() {
+                break;
+            }
             index += 1;
         }
+        drop(garbage);
         reader
             .join()
             .unwrap_or_else(|_| Err(std::io::Error::other("the transcript reader panicked")))
@@ -142,20 +150,27 @@ enum Content {
 }
 
 impl PreparedBatch {
-    /// Fold the lines in order.
-    fn fold(self, table: &TransitionTable, replay: &mut Replay, after: &mut impl FnMut(&State)) {
+    /// Fold the lines in order, leaving what is to be freed in the batch (see
+    /// [`Replay::fold_prepared`]).
+    fn fold(
+        &mut self,
+        table: &TransitionTable,
+        replay: &mut Replay,
+        after: &mut impl FnMut(&State),
+    ) {
         let mut over_limit = self.too_long.iter().peekable();
-        let (text, bytes, mut prepared) = match self.content {
-            Content::Text(text, lines) => (text, Vec::new(), lines.into_iter()),
-            Content::Bytes(bytes) => (String::new(), bytes, Vec::new().into_iter()),
+        let (text, bytes, prepared): (&str, &[u8], &mut [Prepared]) = match &mut self.content {
+            Content::Text(text, lines) => (text.as_str(), &[], lines.as_mut_slice()),
+            Content::Bytes(bytes) => ("", bytes.as_slice(), &mut []),
         };
+        let mut prepared = prepared.iter_mut();
         for (index, &(start, end)) in self.ranges.iter().enumerate() {
             let line_no = self.first_line + index as u64;
             let line_prepared = prepared.next();
             let folded = if let Some((_, len)) = over_limit.next_if(|(i, _)| *i == index) {
                 replay.feed_parsed(table, line_no, Parsed::Skip(too_long(*len)))
             } else if let Some(line_prepared) = line_prepared {
-                replay.feed_prepared(table, line_no, &text[start..end], line_prepared)
+                replay.fold_prepared(table, line_no, &text[start..end], line_prepared)
             } else {
                 replay.feed_line(table, line_no, &bytes[start..end])
             };

@@ -204,7 +204,7 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// Copy the string fields of `line` that `spans` points at into the reused event and move the
+    /// Copy the string fields of `line` that `spans` points at into the reused event and swap the
     /// typed ones in. `None` when a string is not one, or the line is a legacy verdict with its
     /// scores under `data`; the caller then reads the line with the strict parser, which says why
     /// or maps it.
@@ -231,10 +231,12 @@ impl Scratch {
             spares,
         )?;
         fill_string(&mut event.body, spans.body, line, spares)?;
-        event.data = spans.data.take();
-        event.artifacts = std::mem::take(&mut spans.artifacts);
-        event.scores = spans.scores.take();
-        event.metadata = spans.metadata.take();
+        // Swapped, not moved: what the last event held goes back into `spans`, to be freed with
+        // its batch (off the folding thread) rather than here.
+        std::mem::swap(&mut event.data, &mut spans.data);
+        std::mem::swap(&mut event.artifacts, &mut spans.artifacts);
+        std::mem::swap(&mut event.scores, &mut spans.scores);
+        std::mem::swap(&mut event.metadata, &mut spans.metadata);
         if super::legacy::has_data_scores(event) {
             return None;
         }
