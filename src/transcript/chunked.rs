@@ -58,8 +58,9 @@ pub fn fold_from(
         let mut inputs = Vec::with_capacity(workers);
         let mut outputs = Vec::with_capacity(workers);
         for _ in 0..workers {
-            let (to_worker, batches) = mpsc::sync_channel::<Batch>(2);
-            let (results, from_worker) = mpsc::sync_channel::<PreparedBatch>(2);
+            // Short queues: every batch in one holds its text and its prepared lines (peak RSS).
+            let (to_worker, batches) = mpsc::sync_channel::<Batch>(1);
+            let (results, from_worker) = mpsc::sync_channel::<PreparedBatch>(1);
             scope.spawn(move || {
                 for batch in batches {
                     if results.send(batch.prepare(table)).is_err() {
@@ -82,7 +83,7 @@ pub fn fold_from(
         });
         // Folded batches are freed on a thread of their own: the folding thread is the one that
         // cannot be shared out, so it does nothing else.
-        let (garbage, folded) = mpsc::channel::<PreparedBatch>();
+        let (garbage, folded) = mpsc::sync_channel::<PreparedBatch>(1);
         scope.spawn(move || folded.into_iter().for_each(drop));
         let mut index = 0usize;
         while let Ok(mut batch) = outputs[index % outputs.len()].recv() {

@@ -192,7 +192,7 @@ impl Replay {
                 }
                 parse_line(line.as_bytes())
             }
-            Prepared::Parsed(parsed) => std::mem::replace(parsed, Parsed::Blank),
+            Prepared::Parsed(parsed) => std::mem::replace(&mut **parsed, Parsed::Blank),
             Prepared::Blank => Parsed::Blank,
             Prepared::Skip(reason) => Parsed::Skip(std::mem::take(reason)),
         };

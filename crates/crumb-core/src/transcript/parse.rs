@@ -28,16 +28,13 @@ pub enum Parsed {
 
 /// A line as [`prepare_line`] left it for `Replay::feed_prepared`.
 #[derive(Debug, Clone)]
-#[allow(
-    clippy::large_enum_variant,
-    reason = "one per line of a batch being folded; boxing would allocate per line"
-)]
 pub enum Prepared {
     /// One of our events, checked; its fields are places in the line (and `data`, built).
     Spans(LineSpans),
     /// What [`parse_line`] made of a line the fast path does not take (a legacy line, a line in
-    /// error), parsed on the reading thread so the folding thread only folds it.
-    Parsed(Parsed),
+    /// error), parsed on the reading thread so the folding thread only folds it. Boxed: such
+    /// lines are rare, and a batch holds every line's `Prepared` at once.
+    Parsed(Box<Parsed>),
     /// Empty or whitespace only.
     Blank,
     /// Unusable, with why.
@@ -56,7 +53,7 @@ pub fn prepare_line(line: &str, table: &TransitionTable) -> Prepared {
         return Prepared::Blank;
     }
     borrowed_line::spans(line, trimmed, |kind| payload::reads_data_for(table, kind)).map_or_else(
-        || Prepared::Parsed(parse_line(line.as_bytes())),
+        || Prepared::Parsed(Box::new(parse_line(line.as_bytes()))),
         Prepared::Spans,
     )
 }
