@@ -135,20 +135,23 @@ impl Cursor<'_> {
     /// for its end; `None` for any other key (escaped ones included).
     fn envelope_key(&mut self) -> Option<&'static [u8]> {
         let rest = self.text.as_bytes().get(self.pos..)?;
-        let names: &[&'static [u8]] = match rest.get(1)? {
-            b'i' => &[b"\"id\""],
-            b't' => &[b"\"ts\"", b"\"to\""],
-            b's' => &[b"\"session_id\"", b"\"step\"", b"\"scores\""],
-            b'f' => &[b"\"from\""],
-            b'k' => &[b"\"kind\""],
-            b'p' => &[b"\"parent_event_id\""],
-            b'b' => &[b"\"body\""],
-            b'd' => &[b"\"data\""],
-            b'a' => &[b"\"artifacts\""],
-            b'm' => &[b"\"metadata\""],
+        // Each comparison is with a constant, so it compiles to a few loads, not a `memcmp`.
+        let quoted: &'static [u8] = match rest.get(1)? {
+            b'i' if rest.starts_with(b"\"id\"") => b"\"id\"",
+            b't' if rest.starts_with(b"\"ts\"") => b"\"ts\"",
+            b't' if rest.starts_with(b"\"to\"") => b"\"to\"",
+            b's' if rest.starts_with(b"\"session_id\"") => b"\"session_id\"",
+            b's' if rest.starts_with(b"\"step\"") => b"\"step\"",
+            b's' if rest.starts_with(b"\"scores\"") => b"\"scores\"",
+            b'f' if rest.starts_with(b"\"from\"") => b"\"from\"",
+            b'k' if rest.starts_with(b"\"kind\"") => b"\"kind\"",
+            b'p' if rest.starts_with(b"\"parent_event_id\"") => b"\"parent_event_id\"",
+            b'b' if rest.starts_with(b"\"body\"") => b"\"body\"",
+            b'd' if rest.starts_with(b"\"data\"") => b"\"data\"",
+            b'a' if rest.starts_with(b"\"artifacts\"") => b"\"artifacts\"",
+            b'm' if rest.starts_with(b"\"metadata\"") => b"\"metadata\"",
             _ => return None,
         };
-        let quoted = names.iter().find(|name| rest.starts_with(name))?;
         self.pos += quoted.len();
         Some(&quoted[1..quoted.len() - 1])
     }
