@@ -3,7 +3,8 @@
 //! Reading a line is most of the work and each line reads on its own, so a reader thread cuts the
 //! file into 256 KiB batches of whole lines, worker threads read them ([`prepare_line`], the
 //! same rules as [`crate::transcript::reader::Tolerant`]) and the calling thread folds them in
-//! file order into a [`Replay`], which applies the duplicate-id rule. Lines over
+//! file order into a [`Replay`], which applies the duplicate-id rule; a last thread frees folded
+//! batches, so the fold (the one part that cannot be shared out) does only the fold. Lines over
 //! [`MAX_LINE_BYTES`] are skipped without being buffered.
 
 use std::io::Read;
