@@ -204,6 +204,8 @@ fn line_for(event: &Event, bend: u8, cut: usize) -> Vec<u8> {
             r#"{"data":null,"scores":{"D1":{"score":2.0,"source":"verifier-llm","q":{"r":"\ud83d\ude00"}},"D5":{"score":1e1,"source":"verifier-llm"}},"#,
             1,
         ),
+        22 => line.replacen('{', r#"{"data":{"s":"\ud800"},"#, 1),
+        23 => line.replacen('{', r#"{"body":"\udc00 x","#, 1),
         _ => line,
     };
     text.into_bytes()
@@ -215,7 +217,7 @@ proptest! {
     /// Replay's borrowed fast path folds exactly what the strict parser folds, to the byte.
     #[test]
     fn fast_replay_path_matches_the_strict_parser(
-        specs in prop::collection::vec((arbitrary_event(), 0u8..24, 0usize..300), 0..60)
+        specs in prop::collection::vec((arbitrary_event(), 0u8..28, 0usize..300), 0..60)
     ) {
         let table = casual();
         let mut fast = super::Replay::new();
@@ -305,7 +307,7 @@ proptest! {
     #[test]
     fn a_fold_resumed_from_a_snapshot_equals_the_whole_fold(
         specs in prop::collection::vec(
-            (arbitrary_event(), 0u8..24, 0usize..300, proptest::option::of(0usize..60), -1e6f64..1e6),
+            (arbitrary_event(), 0u8..28, 0usize..300, proptest::option::of(0usize..60), -1e6f64..1e6),
             0..60,
         ),
         cut in 0usize..60,

@@ -28,6 +28,10 @@ pub enum Parsed {
 
 /// A line as [`prepare_line`] left it for `Replay::feed_prepared`.
 #[derive(Debug, Clone)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "nearly every line is `Spans`: boxing it would allocate per line"
+)]
 pub enum Prepared {
     /// One of our events, checked; its fields are places in the line (and `data`, built).
     Spans(LineSpans),
