@@ -3,7 +3,8 @@
 //! Reading a line is most of the work and each line reads on its own, so a reader thread cuts the
 //! file into 256 KiB batches of whole lines, worker threads read them ([`prepare_line`], the
 //! same rules as [`crate::transcript::reader::Tolerant`]) and the calling thread folds them in
-//! file order into a [`Replay`], which applies the duplicate-id rule. Lines over
+//! file order into a [`Replay`], which applies the duplicate-id rule; a last thread frees folded
+//! batches, so the fold (the one part that cannot be shared out) does only the fold. Lines over
 //! [`MAX_LINE_BYTES`] are skipped without being buffered.
 
 use std::io::Read;
@@ -50,7 +51,7 @@ pub fn fold_from(
     chunker.next_line = first_line;
     if workers == 1 {
         while let Some(batch) = chunker.next_batch()? {
-            batch.prepare().fold(table, replay, &mut after);
+            batch.prepare(table).fold(table, replay, &mut after);
         }
         return Ok(());
     }
@@ -58,11 +59,12 @@ pub fn fold_from(
         let mut inputs = Vec::with_capacity(workers);
         let mut outputs = Vec::with_capacity(workers);
         for _ in 0..workers {
-            let (to_worker, batches) = mpsc::sync_channel::<Batch>(2);
-            let (results, from_worker) = mpsc::sync_channel::<PreparedBatch>(2);
+            // Short queues: every batch in one holds its text and its prepared lines (peak RSS).
+            let (to_worker, batches) = mpsc::sync_channel::<Batch>(1);
+            let (results, from_worker) = mpsc::sync_channel::<PreparedBatch>(1);
             scope.spawn(move || {
                 for batch in batches {
-                    if results.send(batch.prepare()).is_err() {
+                    if results.send(batch.prepare(table)).is_err() {
                         return;
                     }
                 }
@@ -80,11 +82,19 @@ pub fn fold_from(
             }
             Ok(())
         });
+        // Folded batches are freed on a thread of their own: the folding thread is the one that
+        // cannot be shared out, so it does nothing else.
+        let (garbage, folded) = mpsc::sync_channel::<PreparedBatch>(1);
+        scope.spawn(move || folded.into_iter().for_each(drop));
         let mut index = 0usize;
-        while let Ok(batch) = outputs[index % outputs.len()].recv() {
+        while let Ok(mut batch) = outputs[index % outputs.len()].recv() {
             batch.fold(table, replay, &mut after);
+            if garbage.send(batch).is_err() {
+                break;
+            }
             index += 1;
         }
+        drop(garbage);
         reader
             .join()
             .unwrap_or_else(|_| Err(std::io::Error::other("the transcript reader panicked")))
@@ -105,13 +115,13 @@ struct Batch {
 impl Batch {
     /// Read every line (on any thread). When the whole batch is UTF-8 it becomes text and each
     /// line is prepared ([`prepare_line`]); otherwise its lines are left for [`Replay::feed_line`].
-    fn prepare(self) -> PreparedBatch {
+    fn prepare(self, table: &TransitionTable) -> PreparedBatch {
         let content = match String::from_utf8(self.bytes) {
             Ok(text) => {
                 let lines = self
                     .ranges
                     .iter()
-                    .map(|&(start, end)| prepare_line(&text[start..end]))
+                    .map(|&(start, end)| prepare_line(&text[start..end], table))
                     .collect();
                 Content::Text(text, lines)
             }
@@ -142,20 +152,27 @@ enum Content {
 }
 
 impl PreparedBatch {
-    /// Fold the lines in order.
-    fn fold(self, table: &TransitionTable, replay: &mut Replay, after: &mut impl FnMut(&State)) {
+    /// Fold the lines in order, leaving what is to be freed in the batch (see
+    /// [`Replay::fold_prepared`]).
+    fn fold(
+        &mut self,
+        table: &TransitionTable,
+        replay: &mut Replay,
+        after: &mut impl FnMut(&State),
+    ) {
         let mut over_limit = self.too_long.iter().peekable();
-        let (text, bytes, mut prepared) = match self.content {
-            Content::Text(text, lines) => (text, Vec::new(), lines.into_iter()),
-            Content::Bytes(bytes) => (String::new(), bytes, Vec::new().into_iter()),
+        let (text, bytes, prepared): (&str, &[u8], &mut [Prepared]) = match &mut self.content {
+            Content::Text(text, lines) => (text.as_str(), &[], lines.as_mut_slice()),
+            Content::Bytes(bytes) => ("", bytes.as_slice(), &mut []),
         };
+        let mut prepared = prepared.iter_mut();
         for (index, &(start, end)) in self.ranges.iter().enumerate() {
             let line_no = self.first_line + index as u64;
             let line_prepared = prepared.next();
             let folded = if let Some((_, len)) = over_limit.next_if(|(i, _)| *i == index) {
                 replay.feed_parsed(table, line_no, Parsed::Skip(too_long(*len)))
             } else if let Some(line_prepared) = line_prepared {
-                replay.feed_prepared(table, line_no, &text[start..end], line_prepared)
+                replay.fold_prepared(table, line_no, &text[start..end], line_prepared)
             } else {
                 replay.feed_line(table, line_no, &bytes[start..end])
             };

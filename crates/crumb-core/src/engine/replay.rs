@@ -138,7 +138,7 @@ impl Replay {
     /// the line was folded as an event.
     pub fn feed_line(&mut self, table: &TransitionTable, line_no: u64, line: &[u8]) -> bool {
         match std::str::from_utf8(line) {
-            Ok(text) => self.feed_prepared(table, line_no, text, prepare_line(text)),
+            Ok(text) => self.feed_prepared(table, line_no, text, prepare_line(text, table)),
             Err(_) => self.feed_parsed(table, line_no, parse_line(line)),
         }
     }
@@ -150,11 +150,24 @@ impl Replay {
         table: &TransitionTable,
         line_no: u64,
         line: &str,
-        prepared: Prepared,
+        mut prepared: Prepared,
     ) -> bool {
-        match prepared {
-            Prepared::Spans(mut spans) => {
-                if let Some(event) = self.scratch.fill(line, &mut spans) {
+        self.fold_prepared(table, line_no, line, &mut prepared)
+    }
+
+    /// [`Replay::feed_prepared`] with the line left in place: what the reused event held before
+    /// is left in `prepared`, so a caller that frees its batches on another thread frees it there.
+    pub fn fold_prepared(
+        &mut self,
+        table: &TransitionTable,
+        line_no: u64,
+        line: &str,
+        prepared: &mut Prepared,
+    ) -> bool {
+        let parsed = match prepared {
+            Prepared::Spans(spans) => {
+                let mapped = spans.mapped();
+                if let Some(event) = self.scratch.fill(line, spans) {
                     self.stats.lines += 1;
                     if !table.accepts_kind(event.kind) {
                         let reason = undeclared(event.kind);
@@ -166,17 +179,24 @@ impl Replay {
                         self.skip_line(line_no, &reason);
                         return false;
                     }
+                    if let Some(changes) = mapped {
+                        self.stats.mapped += 1;
+                        for change in changes {
+                            *self.stats.mapping_changes.entry(change).or_default() += 1;
+                        }
+                    }
                     self.stats.events += 1;
                     let effects = self.state.apply(table, event);
                     self.stats.effects += effects.len() as u64;
                     return true;
                 }
-                self.feed_parsed(table, line_no, parse_line(line.as_bytes()))
+                parse_line(line.as_bytes())
             }
-            Prepared::Parsed(parsed) => self.feed_parsed(table, line_no, parsed),
-            Prepared::Blank => self.feed_parsed(table, line_no, Parsed::Blank),
-            Prepared::Skip(reason) => self.feed_parsed(table, line_no, Parsed::Skip(reason)),
-        }
+            Prepared::Parsed(parsed) => std::mem::replace(&mut **parsed, Parsed::Blank),
+            Prepared::Blank => Parsed::Blank,
+            Prepared::Skip(reason) => Parsed::Skip(std::mem::take(reason)),
+        };
+        self.feed_parsed(table, line_no, parsed)
     }
 
     /// Fold a line parsed by [`parse_line`]. Returns whether the line was folded as an event.

@@ -1,24 +1,26 @@
 //! Replay's fast way to read a transcript line, in two halves that may run on different threads.
 //!
-//! [`LineRef::spans`] checks the line, notes where each string field's JSON text lies in it and
-//! builds the typed fields (`scores`, `metadata`, `artifacts`, the `data` the engine reads) into a
-//! [`LineSpans`]. [`Scratch::fill`] later copies the strings into one [`Event`] reused for every
-//! line and moves the typed fields in. Replay reads lines on worker threads and folds on one, so
-//! all the parsing happens on the workers and the folding thread only copies and folds.
+//! [`spans`] scans the line ([`super::scan`]: one pass that checks it and notes where each field's
+//! JSON text lies), builds the typed fields (`scores`, `metadata`, `artifacts`, the `data` the
+//! engine reads) into a [`LineSpans`]. [`Scratch::fill`] later copies the strings into one
+//! [`Event`] reused for every line and moves the typed fields in. Replay reads lines on worker
+//! threads and folds on one, so all the parsing happens on the workers and the folding thread
+//! only copies and folds.
 //!
-//! The fast path folds exactly the lines the strict parser ([`super::parse::parse_line`]) folds:
-//! [`LineRef`] has the envelope's fields (unknown keys refused, `data` checked to be an object of
-//! JSON values), and whatever cannot be turned into the typed field (a string that is not a
-//! string, metadata with an unknown key, a legacy verdict with its scores under `data` …) makes it
-//! give up, so the line goes to the strict parser. `data` is built only for kinds whose `data` the engine reads (see
-//! [`super::payload::reads_data`]); over half of a long transcript is `tool.call` lines whose payload
-//! nothing routes on.
+//! The fast path folds exactly the lines the strict parser ([`super::parse::parse_line`]) folds, to
+//! the same events: whatever it is unsure of (an unknown key, a string that is not a string,
+//! metadata with an unknown key, a legacy verdict with its scores under `data` …) makes it give
+//! up, so the line goes to the strict parser. The one legacy shape it maps itself is the
+//! reference's verdict ([`super::legacy_scores`]). `data` is built only for kinds whose `data` the
+//! engine reads for the session's pipeline (see [`super::payload::reads_data_for`]); most lines of
+//! a long transcript carry a payload nothing routes on.
 
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::value::RawValue;
+use serde::de::{self, Deserializer, Visitor};
 
+use super::legacy_scores::Read;
+use super::scan::{self, Raw};
 use crate::transcript::{ArtifactRef, Data, Draft, Event, Kind, Metadata, Scores, Step};
 
 /// Longest string kept for reuse between lines; a bigger one is freed instead of held on to.
@@ -26,99 +28,92 @@ const MAX_REUSED_CAPACITY: usize = 64 * 1024;
 /// Spare strings kept for optional fields.
 const MAX_SPARES: usize = 8;
 
-/// One transcript line with each field left as its JSON text.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LineRef<'a> {
-    #[serde(borrow)]
-    id: &'a RawValue,
-    #[serde(borrow)]
-    ts: &'a RawValue,
-    #[serde(borrow)]
-    session_id: &'a RawValue,
-    #[serde(borrow)]
-    from: &'a RawValue,
-    kind: Kind,
-    #[serde(borrow, default)]
-    to: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    parent_event_id: Option<&'a RawValue>,
-    #[serde(default)]
-    step: Option<Step>,
-    #[serde(borrow, default)]
-    body: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    data: Option<&'a RawValue>,
-    // The typed fields are built in the same pass: one that does not fit fails the whole line,
-    // which then goes to the strict parser exactly as a failed second look would send it
-    // (`"artifacts": null` included: a `Vec` refuses it, as the strict parser does).
-    #[serde(default)]
-    artifacts: Vec<ArtifactRef>,
-    #[serde(default)]
-    scores: Option<Box<Scores>>,
-    #[serde(default)]
-    metadata: Option<Box<Metadata>>,
-}
-
-impl<'a> LineRef<'a> {
-    /// Where the fields of `text` lie in `line`, the line `text` was cut from; `None` when the
-    /// strict parser must read the line.
-    pub fn spans(line: &'a str, text: &'a str) -> Option<LineSpans> {
-        let parsed = serde_json::from_str::<LineRef>(text).ok()?;
-        // `data` is built only where the engine reads it (here, on the reading thread, so the
-        // folding thread only moves it); elsewhere it is only checked.
-        let data: Option<Data> = match parsed.data {
-            Some(raw) if super::payload::reads_data(parsed.kind) => {
-                Some(serde_json::from_str(raw.get()).ok()?)
+/// Where the fields of `text` lie in `line`, the line `text` was cut from, building `data` only
+/// for the kinds `reads_data` names; `None` when the strict parser must read the line.
+pub fn spans(line: &str, text: &str, reads_data: impl Fn(Kind) -> bool) -> Option<LineSpans> {
+    let env = scan::envelope(text)?;
+    let kind = env.kind?;
+    let json = |raw: Raw| &text[raw.start..raw.end];
+    let step = match env.step {
+        Some(raw) => Some(serde_json::from_str::<Step>(json(raw)).ok()?),
+        None => None,
+    };
+    let artifacts: Vec<ArtifactRef> = match env.artifacts {
+        Some(raw) => serde_json::from_str(json(raw)).ok()?,
+        None => Vec::new(),
+    };
+    let metadata = match (env.metadata_read, env.metadata) {
+        (Some(read), _) => Some(read),
+        (None, Some(raw)) => Some(serde_json::from_str::<Box<Metadata>>(json(raw)).ok()?),
+        (None, None) => None,
+    };
+    let (scores, mapped) = match env.scores {
+        Some(raw) => match super::legacy_scores::read_scores(json(raw)) {
+            Some(Read::Ours(scores)) => (Some(Box::new(scores)), None),
+            // The legacy verdict shape, mapped here when nothing else in the line needs the
+            // mapping (no `null` it would drop, only artifacts it keeps).
+            Some(Read::Mapped(scores, changes)) => {
+                if env.nulls
+                    || !artifacts
+                        .iter()
+                        .all(|a| super::legacy::valid_sha256(&a.sha256))
+                {
+                    return None;
+                }
+                (Some(Box::new(scores)), Some(changes))
             }
-            Some(raw) => {
-                serde_json::from_str::<ObjectShape>(raw.get()).ok()?;
-                None
-            }
-            None => None,
-        };
-        // A legacy verdict with its scores under `data` is mapped by the strict parser.
-        if parsed.scores.is_none()
-            && super::legacy::data_scores_kind(parsed.kind)
-            && data
-                .as_ref()
-                .is_some_and(|d| d.get("scores").is_some_and(serde_json::Value::is_object))
-        {
-            return None;
-        }
-        let base = line.as_ptr().addr();
-        // `escaped` matters only for the fields copied as strings.
-        let span = |raw: &RawValue, string: bool| -> Option<Span> {
-            let start = raw.get().as_ptr().addr().checked_sub(base)?;
-            let end = start.checked_add(raw.get().len())?;
-            Some(Span {
-                start: u32::try_from(start).ok()?,
-                end: u32::try_from(end).ok()?,
-                escaped: string && raw.get().contains('\\'),
-            })
-        };
-        let optional = |raw: Option<&RawValue>, string: bool| -> Option<Option<Span>> {
-            raw.map_or(Some(None), |raw| span(raw, string).map(Some))
-        };
-        Some(LineSpans {
-            id: span(parsed.id, true)?,
-            ts: span(parsed.ts, true)?,
-            session_id: span(parsed.session_id, true)?,
-            from: span(parsed.from, true)?,
-            kind: parsed.kind,
-            step: parsed.step,
-            to: optional(parsed.to, true)?,
-            parent_event_id: optional(parsed.parent_event_id, true)?,
-            body: optional(parsed.body, true)?,
-            data,
-            artifacts: parsed.artifacts,
-            scores: parsed.scores,
-            metadata: parsed.metadata,
-        })
+            None => (
+                Some(serde_json::from_str::<Box<Scores>>(json(raw)).ok()?),
+                None,
+            ),
+        },
+        None => (None, None),
+    };
+    // `data` is built only where the engine reads it (here, on the reading thread, so the folding
+    // thread only moves it); the scan has checked it everywhere.
+    let data: Option<Data> = match env.data {
+        Some(raw) if reads_data(kind) => Some(serde_json::from_str(json(raw)).ok()?),
+        _ => None,
+    };
+    // A legacy verdict with its scores under `data` is mapped by the strict parser.
+    if scores.is_none()
+        && super::legacy::data_scores_kind(kind)
+        && data
+            .as_ref()
+            .is_some_and(|d| d.get("scores").is_some_and(serde_json::Value::is_object))
+    {
+        return None;
     }
+    let base = text.as_ptr().addr().checked_sub(line.as_ptr().addr())?;
+    let span = |raw: Raw| -> Option<Span> {
+        Some(Span {
+            start: u32::try_from(base.checked_add(raw.start)?).ok()?,
+            end: u32::try_from(base.checked_add(raw.end)?).ok()?,
+            escaped: raw.escaped,
+        })
+    };
+    let optional = |raw: Option<Raw>| -> Option<Option<Span>> {
+        raw.map_or(Some(None), |raw| span(raw).map(Some))
+    };
+    Some(LineSpans {
+        id: span(env.id?)?,
+        ts: span(env.ts?)?,
+        session_id: span(env.session_id?)?,
+        from: span(env.from?)?,
+        kind,
+        step,
+        to: optional(env.to)?,
+        parent_event_id: optional(env.parent_event_id)?,
+        body: optional(env.body)?,
+        data,
+        artifacts,
+        scores,
+        metadata,
+        mapped,
+    })
 }
 
-/// Where a line's string fields lie in it, as [`LineRef::spans`] found them, and its typed
+/// Where a line's string fields lie in it, as [`spans`] found them, and its typed
 /// fields, built (on the reading thread, so the folding thread only moves them).
 #[derive(Debug, Clone)]
 pub struct LineSpans {
@@ -136,6 +131,15 @@ pub struct LineSpans {
     artifacts: Vec<ArtifactRef>,
     scores: Option<Box<Scores>>,
     metadata: Option<Box<Metadata>>,
+    /// A legacy line mapped on the way ([`super::legacy_scores`]): what the mapping changed.
+    mapped: Option<Vec<String>>,
+}
+
+impl LineSpans {
+    /// What the legacy mapping changed, for a line read in a legacy shape.
+    pub fn mapped(&mut self) -> Option<Vec<String>> {
+        self.mapped.take()
+    }
 }
 
 /// The byte range of one field's JSON text within its line.
@@ -191,70 +195,6 @@ impl Visitor<'_> for AppendTo<'_> {
     }
 }
 
-/// A JSON object checked exactly as `serde_json::Map` would accept it, without building it.
-struct ObjectShape;
-
-impl<'de> Deserialize<'de> for ObjectShape {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer
-            .deserialize_map(ShapeVisitor)
-            .map(|AnyShape| ObjectShape)
-    }
-}
-
-/// Any JSON value a `serde_json::Value` would accept (numbers in range, nesting within the
-/// parser's limit), checked and dropped.
-struct AnyShape;
-
-impl<'de> Deserialize<'de> for AnyShape {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(ShapeVisitor)
-    }
-}
-
-struct ShapeVisitor;
-
-impl<'de> Visitor<'de> for ShapeVisitor {
-    type Value = AnyShape;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<AnyShape, E> {
-        Ok(AnyShape)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<AnyShape, E> {
-        Ok(AnyShape)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<AnyShape, E> {
-        Ok(AnyShape)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<AnyShape, E> {
-        Ok(AnyShape)
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<AnyShape, E> {
-        Ok(AnyShape)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<AnyShape, E> {
-        Ok(AnyShape)
-    }
-    fn visit_none<E: de::Error>(self) -> Result<AnyShape, E> {
-        Ok(AnyShape)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<AnyShape, D::Error> {
-        AnyShape::deserialize(deserializer)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<AnyShape, A::Error> {
-        while seq.next_element::<AnyShape>()?.is_some() {}
-        Ok(AnyShape)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AnyShape, A::Error> {
-        while map.next_key::<AnyShape>()?.is_some() {
-            map.next_value::<AnyShape>()?;
-        }
-        Ok(AnyShape)
-    }
-}
-
 /// The event replay folds, refilled line after line so its allocations are reused.
 #[derive(Debug, Clone, Default)]
 pub struct Scratch {
@@ -264,7 +204,7 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// Copy the string fields of `line` that `spans` points at into the reused event and move the
+    /// Copy the string fields of `line` that `spans` points at into the reused event and swap the
     /// typed ones in. `None` when a string is not one, or the line is a legacy verdict with its
     /// scores under `data`; the caller then reads the line with the strict parser, which says why
     /// or maps it.
@@ -291,10 +231,12 @@ impl Scratch {
             spares,
         )?;
         fill_string(&mut event.body, spans.body, line, spares)?;
-        event.data = spans.data.take();
-        event.artifacts = std::mem::take(&mut spans.artifacts);
-        event.scores = spans.scores.take();
-        event.metadata = spans.metadata.take();
+        // Swapped, not moved: what the last event held goes back into `spans`, to be freed with
+        // its batch (off the folding thread) rather than here.
+        std::mem::swap(&mut event.data, &mut spans.data);
+        std::mem::swap(&mut event.artifacts, &mut spans.artifacts);
+        std::mem::swap(&mut event.scores, &mut spans.scores);
+        std::mem::swap(&mut event.metadata, &mut spans.metadata);
         if super::legacy::has_data_scores(event) {
             return None;
         }

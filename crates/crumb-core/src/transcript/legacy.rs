@@ -101,6 +101,13 @@ pub fn has_data_scores(event: &Event) -> bool {
             .is_some_and(|d| d.get("scores").is_some_and(Value::is_object))
 }
 
+/// Whether an artifact's `sha256` is one the mapping keeps: 64 lower-case hex digits.
+pub fn valid_sha256(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 /// Kinds whose legacy lines carried their scores under `data` (see [`has_data_scores`]).
 pub fn data_scores_kind(kind: Kind) -> bool {
     matches!(kind, Kind::JudgeScore | Kind::VerifyResult)
@@ -159,11 +166,9 @@ pub fn map(value: Value) -> Result<Mapped, Unmappable> {
         let before = artifacts.len();
         artifacts.retain(|a| {
             a.get("path").is_some_and(Value::is_string)
-                && a.get("sha256").and_then(Value::as_str).is_some_and(|s| {
-                    s.len() == 64
-                        && s.bytes()
-                            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-                })
+                && a.get("sha256")
+                    .and_then(Value::as_str)
+                    .is_some_and(valid_sha256)
         });
         if let Some(kept) = Some(artifacts.len()).filter(|&kept| kept != before) {
             changes.push(format!(

@@ -9,9 +9,11 @@ pub mod declared_kind;
 pub mod event;
 pub mod event_kind;
 pub mod legacy;
+pub mod legacy_scores;
 pub mod metadata;
 pub mod parse;
 pub mod payload;
+pub mod scan;
 pub mod scores;
 
 pub use declared_kind::DeclaredKind;

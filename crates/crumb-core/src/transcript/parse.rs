@@ -4,9 +4,10 @@
 //! Both are pure and allocate as little as they can; a property test in the engine holds the two
 //! ways to the same fold.
 
+use crate::pipeline::table::TransitionTable;
 use crate::transcript::Event;
-use crate::transcript::borrowed_line::{LineRef, LineSpans};
-use crate::transcript::legacy;
+use crate::transcript::borrowed_line::{self, LineSpans};
+use crate::transcript::{legacy, payload};
 
 /// One line, read.
 #[derive(Debug, Clone)]
@@ -29,14 +30,15 @@ pub enum Parsed {
 #[derive(Debug, Clone)]
 #[allow(
     clippy::large_enum_variant,
-    reason = "one per line of a batch being folded; boxing would allocate per line"
+    reason = "nearly every line is `Spans`: boxing it would allocate per line"
 )]
 pub enum Prepared {
     /// One of our events, checked; its fields are places in the line (and `data`, built).
     Spans(LineSpans),
     /// What [`parse_line`] made of a line the fast path does not take (a legacy line, a line in
-    /// error), parsed on the reading thread so the folding thread only folds it.
-    Parsed(Parsed),
+    /// error), parsed on the reading thread so the folding thread only folds it. Boxed: such
+    /// lines are rare, and a batch holds every line's `Prepared` at once.
+    Parsed(Box<Parsed>),
     /// Empty or whitespace only.
     Blank,
     /// Unusable, with why.
@@ -44,17 +46,18 @@ pub enum Prepared {
 }
 
 /// Look at one transcript line (without its newline) the fast way: check it and note where its
-/// fields lie (`LineRef`), building only the `data` the engine reads. Anything the fast path
-/// does not accept goes through [`parse_line`] here, so both ways fold exactly the same events.
-/// Pure, so replay reads lines on several threads and folds them in order on one.
-pub fn prepare_line(line: &str) -> Prepared {
+/// fields lie ([`borrowed_line::spans`]), building only the `data` the engine reads in a session
+/// of `table`. Anything the fast path does not accept goes through [`parse_line`] here, so both
+/// ways fold exactly the same events. Pure, so replay reads lines on several threads and folds
+/// them in order on one.
+pub fn prepare_line(line: &str, table: &TransitionTable) -> Prepared {
     let trimmed = line.strip_prefix('\u{feff}').unwrap_or(line);
     let trimmed = trimmed.strip_suffix('\r').unwrap_or(trimmed);
     if trimmed.bytes().all(|b| b.is_ascii_whitespace()) {
         return Prepared::Blank;
     }
-    LineRef::spans(line, trimmed).map_or_else(
-        || Prepared::Parsed(parse_line(line.as_bytes())),
+    borrowed_line::spans(line, trimmed, |kind| payload::reads_data_for(table, kind)).map_or_else(
+        || Prepared::Parsed(Box::new(parse_line(line.as_bytes()))),
         Prepared::Spans,
     )
 }

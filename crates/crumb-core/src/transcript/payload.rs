@@ -35,6 +35,23 @@ pub fn reads_data(kind: Kind) -> bool {
     ) || kind.as_str().starts_with("user.")
 }
 
+/// Whether the engine reads `data` of events of this kind in a session of `table`: the kinds it
+/// always reads, and of those listed only because a pipeline may declare them as its plan or
+/// build (`kinds:`), the ones `table` does declare so. Replay builds `data` only for these; the
+/// engine reads such a kind's `data` only through its slot (`plan_snapshot`).
+pub fn reads_data_for(table: &crate::pipeline::table::TransitionTable, kind: Kind) -> bool {
+    let always = matches!(
+        kind,
+        Kind::QaResult
+            | Kind::JudgeScore
+            | Kind::VerifyResult
+            | Kind::Done
+            | Kind::Error
+            | Kind::SessionStart
+    ) || kind.as_str().starts_with("user.");
+    reads_data(kind) && (always || table.slot(kind.as_str()).is_some())
+}
+
 /// `event.data`, for a kind listed in [`reads_data`].
 pub fn data(event: &Event) -> Option<&Data> {
     debug_assert!(
