@@ -24,6 +24,7 @@ fmt:
 
 lint:
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked --workspace --no-deps --quiet
 
 # Benches are `harness = false` programs that time release builds; `make bench` runs them and
 # prints one table of their medians with the machine gauge and load (`make bench-readme` also puts

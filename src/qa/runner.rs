@@ -64,7 +64,7 @@ pub fn run_blocking(spec: &QaSpec, request: &QaRequest) -> QaReport {
 ///
 /// Checks that do not need the browser run first, one after another, in declaration order, while
 /// the browser starts beside them; then the browser check, and the acceptance predicates in the
-/// page it booted and settled (see [`Shared::run_predicates`]). Results keep declaration order.
+/// page it booted and settled (see `Shared::run_predicates`). Results keep declaration order.
 /// The browser runs in one of the machine's slots ([`pool`]); the wait for it is added to the
 /// deadline, so a check's time starts when it has a browser to run in.
 pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {

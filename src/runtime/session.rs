@@ -264,7 +264,7 @@ pub fn prepare(
 
 /// Remove folders under construction that their creator abandoned: the creator holds the
 /// coordinator lock from just after `mkdir` until the rename, and the kernel drops it when the
-/// process dies, so a free lock on a folder older than [`SWEEP_GRACE`] (the grace covers the
+/// process dies, so a free lock on a folder older than `SWEEP_GRACE` (the grace covers the
 /// instant between `mkdir` and the lock) means nobody will finish it.
 pub fn sweep(sessions: &Path) {
     let Ok(entries) = std::fs::read_dir(sessions) else {

@@ -4,7 +4,7 @@
 //! severity a judge can give, turns that fail, QA that passes, fails or cannot run, and a
 //! person's `/approve`, `/veto` and `/redo` whenever one is asked. Budgets (`max_verify`,
 //! `max_respec`, route `max:`, the circuit breaker, QA retries) bound the space; folded states are
-//! hashed ([`key`]) so each is visited once. It reports every terminal outcome reachable (with a
+//! hashed (`key`) so each is visited once. It reports every terminal outcome reachable (with a
 //! shortest path to it), every dead end (nothing can happen and no person is asked), every loop
 //! the engine could run forever, the longest path in turns and the worst-case turns per role.
 //! Tokens and wall clock are not choices: either can stop any session, so they are not explored.

@@ -6,7 +6,7 @@
 //! the effects it returns are carried out the way the runtime does: a spawn or a QA run becomes
 //! pending work, an engine-composed event is folded straight back. So `crumb check` and
 //! `crumb run --dry-run` follow the engine's own semantics; nothing here re-implements routing.
-//! A new kind of effect needs one case in [`World::carry_out`].
+//! A new kind of effect needs one case in `World::carry_out`.
 
 use serde_json::{Map, Value, json};
 
@@ -336,7 +336,7 @@ impl<'a> World<'a> {
         .unwrap_or_default()
     }
 
-    /// [`World::fold`] with every event stamped by `stamp`.
+    /// `World::fold` with every event stamped by `stamp`.
     pub fn fold_with<E>(
         &self,
         point: &mut Point,
