@@ -269,3 +269,32 @@ fn a_script_that_runs_out_or_does_not_parse_is_a_usage_error() {
         run.stderr
     );
 }
+
+/// A claim the guards correct says so in the route: a PASS after failed QA is what the routes
+/// saw as FAIL, so its step reads `corrected to FAIL`, and a claim left as it was reads plainly.
+#[test]
+fn a_corrected_claim_says_what_the_routes_saw() {
+    let home = tempfile::tempdir().unwrap();
+    let run = dry_run(
+        &home,
+        "pipelines/casual.yaml",
+        &["--script", "QA:FAIL,PASS,PASS"],
+    );
+    let summary: Value = serde_json::from_str(&run.stdout).expect("JSON summary");
+    let steps: Vec<&str> = summary["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|s| s.contains(" judges "))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "verifier judges PASS × Important, corrected to FAIL → spawn builder",
+            "verifier judges PASS × Important → done pass (verdict_pass)",
+        ],
+        "{}",
+        run.stdout
+    );
+}

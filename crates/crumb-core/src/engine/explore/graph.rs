@@ -138,7 +138,7 @@ pub fn build(world: &World<'_>, max_states: usize) -> Graph {
                 &mut graph.labels,
                 &mut label_ids,
                 StepLabel {
-                    choice: choice.describe(),
+                    choice: choice.describe_in(&next.state),
                     then: summarise(&effects, awaiting_before, next.state.awaiting.is_some()),
                 },
             );

@@ -71,7 +71,7 @@ pub fn play<E>(
             super::graph::summarise(&effects, awaiting_before, point.state.awaiting.is_some());
         steps.push(
             super::StepLabel {
-                choice: choice.describe(),
+                choice: choice.describe_in(&point.state),
                 then,
             }
             .line(),

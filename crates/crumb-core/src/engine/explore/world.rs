@@ -84,6 +84,20 @@ impl Choice {
         }
     }
 
+    /// [`Choice::describe`], told with the state after the step: a judge's claim that the guards
+    /// corrected says what the routes saw (`judges PASS × Important, corrected to FAIL`).
+    pub fn describe_in(&self, after: &State) -> String {
+        let text = self.describe();
+        match (self, after.verification.latest.as_ref()) {
+            (Choice::Judges { verdict, .. }, Some(latest))
+                if latest.corrected.verdict != *verdict =>
+            {
+                format!("{text}, corrected to {}", latest.corrected.verdict)
+            }
+            _ => text,
+        }
+    }
+
     /// One line for a path: who did what.
     pub fn describe(&self) -> String {
         match self {
