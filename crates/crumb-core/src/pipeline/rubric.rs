@@ -15,7 +15,7 @@ use crate::pipeline::table::Guard;
 
 /// Ids a judge can send as top-level keys of `scores` (the transcript format's fixed slots,
 /// each 0–5). Any other declared id is read from `scores.dims`.
-pub const SLOT_IDS: [&str; 6] = ["D1", "D2", "D3", "D4", "D5", "D6"];
+pub use crate::transcript::scores::SLOT_IDS;
 /// Highest scale of a dimension stored in one of the [`SLOT_IDS`].
 pub const SLOT_MAX: f64 = 5.0;
 

@@ -260,7 +260,7 @@ fn lift_data_scores(object: &mut Map<String, Value>, changes: &mut Vec<String>) 
 
 /// Dimensions as `{score, source}`: accept bare numbers and `value`, default the source.
 fn normalise_dimensions(scores: &mut Map<String, Value>, changes: &mut Vec<String>) {
-    for name in ["D1", "D2", "D3", "D4", "D5", "D6"] {
+    for name in super::scores::SLOT_IDS {
         let Some(value) = scores.get_mut(name) else {
             continue;
         };

@@ -6,6 +6,7 @@
 //! that mapping makes of it, and gives up on everything else the mapping would touch (a missing or
 //! non-number `score`, a `null`, `dims`, an unknown key, a repeated one), which serde then reads.
 
+use super::scores::SLOT_IDS;
 use std::fmt;
 
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -41,7 +42,7 @@ pub fn read_scores(json: &str) -> Option<Read> {
             }) = dimension
             {
                 scores.set(
-                    NAMES[index],
+                    SLOT_IDS[index],
                     Dimension {
                         evidence: evidence.unwrap_or_default(),
                         ..dimension
@@ -59,15 +60,13 @@ pub fn read_scores(json: &str) -> Option<Read> {
         }) = dimension
         {
             if changed {
-                changes.push(format!("normalised scores.{}", NAMES[index]));
+                changes.push(format!("normalised scores.{}", SLOT_IDS[index]));
             }
-            scores.set(NAMES[index], dimension);
+            scores.set(SLOT_IDS[index], dimension);
         }
     }
     Some(Read::Mapped(scores, changes))
 }
-
-const NAMES: [&str; 6] = ["D1", "D2", "D3", "D4", "D5", "D6"];
 
 /// The scores without their dimensions, and D1–D6 as read.
 struct Lenient(Scores, [Option<ReadDimension>; 6]);

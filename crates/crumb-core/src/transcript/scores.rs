@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::vocab::{Severity, Verdict};
 
+/// The dimension slots of `scores`, top-level keys each scored 0–5 (the transcript format's own;
+/// any other rubric id travels under `scores.dims`).
+pub const SLOT_IDS: [&str; 6] = ["D1", "D2", "D3", "D4", "D5", "D6"];
+
 /// Highest score of one dimension.
 pub const DIMENSION_MAX: f64 = 5.0;
 
