@@ -107,6 +107,15 @@ impl Scratch {
         found.remove(0)
     }
 
+    /// The id (folder name) of the only session.
+    fn session_id(&self) -> String {
+        self.session()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    }
+
     fn say(&self, session: &Path, line: &str) {
         self.command(&["say"])
             .arg(session)
@@ -322,12 +331,7 @@ fn a_running_studio_gets_the_session_s_deep_link() {
         .args(["--adapter", "mock"])
         .run()
         .expect_code(0);
-    let id = scratch
-        .session()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let id = scratch.session_id();
     let line = format!("studio   http://127.0.0.1:{port}/#/session/{id}");
     assert_eq!(human.stdout.matches(&line).count(), 2, "{}", human.stdout);
     assert!(!human.stdout.contains("crumb studio →"));
@@ -343,12 +347,7 @@ fn a_running_studio_gets_the_session_s_deep_link() {
         .expect_code(0);
     let studio = &summary(&json)["studio"];
     assert_eq!(studio["running"], true);
-    let id = scratch
-        .session()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let id = scratch.session_id();
     assert_eq!(
         studio["url"],
         format!("http://127.0.0.1:{port}/#/session/{id}")

@@ -190,12 +190,7 @@ fn auto_resume_says_when_the_pipeline_changed_since_the_dead_session() {
 fn auto_resume_says_when_the_same_pitch_waits_for_a_person() {
     let scratch = Scratch::new();
     scratch.run("partial", &[]).expect_code(10);
-    let id = scratch
-        .session()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let id = scratch.session_id();
     let run = scratch.run("partial", &[]).expect_code(10);
     let line = format!(
         "session {id} for the same pitch is waiting for a person (`crumb say {id} /approve`, then `crumb resume {id}`); starting a fresh one"
