@@ -40,9 +40,8 @@ pub struct Report {
 
 /// Check the whole machine, with `home` as the crumb home.
 pub fn run(env: &Environment, home: &Path) -> Report {
-    let agents: Vec<AgentCheck> = agents::AGENTS
-        .iter()
-        .map(|kind| agents::check(*kind, env))
+    let agents: Vec<AgentCheck> = agents::agents()
+        .map(|kind| agents::check(kind, env))
         .collect();
     let chromium = machine::chromium();
     let home = machine::home(home);
@@ -50,7 +49,7 @@ pub fn run(env: &Environment, home: &Path) -> Report {
     let default_adapter = ambient::detect(env)
         .ok()
         .flatten()
-        .map_or(AdapterKind::Mock, |found| found.adapter);
+        .map_or(AdapterKind::FALLBACK, |found| found.adapter);
     let mut problems = Vec::new();
     let mut notes = Vec::new();
     for agent in &agents {
@@ -78,7 +77,7 @@ pub fn run(env: &Environment, home: &Path) -> Report {
             _ => {}
         }
     }
-    if default_adapter == AdapterKind::Mock {
+    if default_adapter == AdapterKind::FALLBACK {
         notes.push(
             "no agent CLI found: a default run uses the built-in mock adapter (and says so)"
                 .to_owned(),
@@ -201,7 +200,7 @@ pub fn preflight(roles: &[(String, AdapterKind, Vec<String>)], env: &Environment
     let mut checked: BTreeMap<AdapterKind, AgentCheck> = BTreeMap::new();
     let mut problems = Vec::new();
     for (role, adapter, fallbacks) in roles {
-        if !agents::AGENTS.contains(adapter) {
+        if adapter.binary().is_none() {
             continue;
         }
         let check = checked

@@ -1,4 +1,6 @@
-//! The closed set of adapters crumb knows, with the harness and provider each one implies.
+//! What an [`AdapterKind`] (made by [`super::registry`]) says of itself: its name, how it is
+//! read back from flags, config files, presets and `/swap` lines, and the defaults a binding
+//! takes from it.
 //!
 //! Adapter names are validated when flags, config files, presets and `/swap` lines are read, so an
 //! unknown name is a usage error before anything runs, never a crash at spawn time.
@@ -6,53 +8,22 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// How a role's turn is executed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum AdapterKind {
-    /// The built-in deterministic adapter: needs no agent CLI and no network.
-    Mock,
-    /// Anthropic's Claude Code CLI (`claude -p`).
-    ClaudeCode,
-    /// `OpenAI`'s Codex CLI (`codex exec`).
-    Codex,
-    /// Google's Gemini CLI (`gemini -p`).
-    GeminiCli,
-    /// Any argv template, prompt on stdin.
-    Command,
-}
+pub use super::registry::AdapterKind;
 
 impl AdapterKind {
-    /// Every adapter, in the order they are listed to people.
-    pub const ALL: [AdapterKind; 5] = [
-        AdapterKind::Mock,
-        AdapterKind::ClaudeCode,
-        AdapterKind::Codex,
-        AdapterKind::GeminiCli,
-        AdapterKind::Command,
-    ];
+    /// The adapter a role runs on when nothing binds it: needs no agent CLI and no network.
+    pub const FALLBACK: AdapterKind = AdapterKind::Mock;
 
     /// The name used in flags, presets, config files and events.
     pub fn as_str(self) -> &'static str {
-        match self {
-            AdapterKind::Mock => "mock",
-            AdapterKind::ClaudeCode => "claude-code",
-            AdapterKind::Codex => "codex",
-            AdapterKind::GeminiCli => "gemini-cli",
-            AdapterKind::Command => "command",
-        }
+        self.adapter().name()
     }
 
     /// The executable an agent adapter runs, `None` for adapters that are not an agent CLI.
     pub fn binary(self) -> Option<&'static str> {
-        match self {
-            AdapterKind::ClaudeCode => Some("claude"),
-            AdapterKind::Codex => Some("codex"),
-            AdapterKind::GeminiCli => Some("gemini"),
-            AdapterKind::Mock | AdapterKind::Command => None,
-        }
+        self.adapter().binary()
     }
 
     /// The harness recorded in events when a binding does not name one.
@@ -62,12 +33,7 @@ impl AdapterKind {
 
     /// The model provider recorded in events when a binding does not name one.
     pub fn default_provider(self) -> &'static str {
-        match self {
-            AdapterKind::ClaudeCode => "anthropic",
-            AdapterKind::Codex => "openai",
-            AdapterKind::GeminiCli => "google",
-            AdapterKind::Mock | AdapterKind::Command => "none",
-        }
+        self.adapter().default_provider()
     }
 }
 
@@ -77,23 +43,42 @@ impl fmt::Display for AdapterKind {
     }
 }
 
+impl Serialize for AdapterKind {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for AdapterKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// A name that is not one of [`AdapterKind::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown adapter `{name}` (known: mock, claude-code, codex, gemini-cli, command)")]
+#[error("unknown adapter `{name}` (known: {})", known_names())]
 pub struct UnknownAdapter {
     pub name: String,
+}
+
+/// `mock, claude-code, …`: every adapter's name, in the order of [`AdapterKind::ALL`].
+fn known_names() -> String {
+    AdapterKind::ALL
+        .iter()
+        .map(|kind| kind.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl FromStr for AdapterKind {
     type Err = UnknownAdapter;
 
     fn from_str(name: &str) -> Result<Self, Self::Err> {
-        AdapterKind::ALL
-            .into_iter()
-            .find(|kind| kind.as_str() == name)
-            .ok_or_else(|| UnknownAdapter {
-                name: name.to_owned(),
-            })
+        super::registry::find(name).ok_or_else(|| UnknownAdapter {
+            name: name.to_owned(),
+        })
     }
 }
 
@@ -103,10 +88,11 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for kind in AdapterKind::ALL {
+        for &kind in AdapterKind::ALL {
             assert_eq!(kind.as_str().parse::<AdapterKind>(), Ok(kind));
             let json = serde_json::to_string(&kind).unwrap();
             assert_eq!(json, format!("\"{}\"", kind.as_str()));
+            assert_eq!(serde_json::from_str::<AdapterKind>(&json).unwrap(), kind);
         }
     }
 
@@ -115,5 +101,9 @@ mod tests {
         assert!("claude".parse::<AdapterKind>().is_err());
         assert!("".parse::<AdapterKind>().is_err());
         assert!("MOCK".parse::<AdapterKind>().is_err());
+        assert_eq!(
+            UnknownAdapter { name: "x".into() }.to_string(),
+            "unknown adapter `x` (known: mock, claude-code, codex, gemini-cli, command)"
+        );
     }
 }

@@ -16,10 +16,11 @@
 
 use serde_json::Value;
 
-use super::failure::{FailureClass, Problem, RetryNotices, class_of_text};
+use super::adapter::{Adapter, LoginCheck, VarSource, credential_set};
+use super::diagnosis::{FailureClass, Problem, RetryNotices, class_of_text};
 use super::turn::{
-    Invocation, StreamParser, Terminal, ToolCall, TurnRequest, TurnSummary, Usage, add, number,
-    tool_target,
+    Invocation, InvocationError, StreamParser, Terminal, ToolCall, TurnRequest, TurnSummary, Usage,
+    add, number, tool_target,
 };
 use crate::pipeline::preset::Effort;
 use crate::process::LineFlow;
@@ -27,6 +28,67 @@ use crate::process::LineFlow;
 /// Tools pre-approved for an unattended turn (Claude Code 2.1.3xx: `MultiEdit`, `LS` and
 /// `TodoWrite` are gone, and unknown names are ignored silently).
 pub const ALLOWED_TOOLS: &str = "Bash,Read,Write,Edit,Glob,Grep";
+
+/// The claude-code adapter.
+pub(crate) struct ClaudeCode;
+
+impl Adapter for ClaudeCode {
+    fn name(&self) -> &'static str {
+        "claude-code"
+    }
+
+    fn binary(&self) -> Option<&'static str> {
+        Some("claude")
+    }
+
+    fn default_provider(&self) -> &'static str {
+        "anthropic"
+    }
+
+    fn invocation(&self, request: &TurnRequest) -> Result<Invocation, InvocationError> {
+        Ok(invocation(request))
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::new(Parser::default())
+    }
+
+    fn auth_hint(&self) -> Option<&'static str> {
+        Some("log in with `claude auth login` (or set ANTHROPIC_API_KEY); `crumb doctor` checks it")
+    }
+
+    fn install_hint(&self) -> Option<&'static str> {
+        Some("npm install -g @anthropic-ai/claude-code")
+    }
+
+    fn login_hint(&self) -> Option<&'static str> {
+        Some(
+            "run `claude auth login`, or set ANTHROPIC_API_KEY (with ANTHROPIC_BASE_URL for a local model)",
+        )
+    }
+
+    fn login_check(&self, env: &dyn VarSource) -> LoginCheck {
+        credential_set(
+            env,
+            &[
+                "ANTHROPIC_API_KEY",
+                "ANTHROPIC_AUTH_TOKEN",
+                "CLAUDE_CODE_OAUTH_TOKEN",
+                "CLAUDE_CODE_USE_BEDROCK",
+                "CLAUDE_CODE_USE_VERTEX",
+            ],
+        )
+        .unwrap_or(LoginCheck::StatusCommand(&["auth", "status"]))
+    }
+
+    fn ambient_markers(&self) -> &'static [&'static str] {
+        &[
+            "CLAUDECODE",
+            "CLAUDE_CODE_SESSION_ID",
+            "CLAUDE_CODE_ENTRYPOINT",
+        ]
+    }
+}
 
 /// The `claude` invocation for `request`.
 pub fn invocation(request: &TurnRequest) -> Invocation {
@@ -302,7 +364,7 @@ fn result_error(event: &Value) -> String {
             .unwrap_or("error")
             .to_owned(),
     };
-    words.chars().take(super::failure::MAX_WORDS).collect()
+    words.chars().take(super::diagnosis::MAX_WORDS).collect()
 }
 
 #[cfg(test)]
@@ -439,7 +501,7 @@ mod tests {
     fn rate_limit_retries_are_chatter_until_the_cap() {
         let mut parser = Parser::default();
         let line = r#"{"type":"system","subtype":"api_retry","attempt":1,"error_status":429,"error":"rate_limit"}"#;
-        for _ in 1..crate::adapters::failure::MAX_RETRY_NOTICES {
+        for _ in 1..crate::adapters::diagnosis::MAX_RETRY_NOTICES {
             parser.line(line);
             assert_eq!(parser.flow(), LineFlow::Chatter);
         }

@@ -17,12 +17,15 @@
 //!   part as `tokens_in` and the cached part as `cache_read`.
 
 use std::collections::HashSet;
+use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::failure::{FailureClass, Problem, RetryNotices, class_of_text};
+use super::adapter::{Adapter, Login, LoginCheck, VarSource, credential_set};
+use super::diagnosis::{FailureClass, Problem, RetryNotices, class_of_text};
 use super::turn::{
-    Invocation, StreamParser, Terminal, ToolCall, TurnRequest, TurnSummary, Usage, number,
+    Invocation, InvocationError, StreamParser, Terminal, ToolCall, TurnRequest, TurnSummary, Usage,
+    number,
 };
 use crate::pipeline::preset::Effort;
 use crate::process::LineFlow;
@@ -34,6 +37,80 @@ pub const ENDPOINT_KEY_ENV: &str = "CRUMB_ENDPOINT_API_KEY";
 
 /// Codex refuses input over this many characters (`input_too_large`).
 pub const MAX_INPUT_CHARS: usize = 1_048_576;
+
+/// The codex adapter.
+pub(crate) struct Codex;
+
+impl Adapter for Codex {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn binary(&self) -> Option<&'static str> {
+        Some("codex")
+    }
+
+    fn default_provider(&self) -> &'static str {
+        "openai"
+    }
+
+    fn invocation(&self, request: &TurnRequest) -> Result<Invocation, InvocationError> {
+        Ok(invocation(request))
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::new(Parser::default())
+    }
+
+    fn auth_hint(&self) -> Option<&'static str> {
+        Some("log in with `codex login` (or set CODEX_API_KEY); `crumb doctor` checks it")
+    }
+
+    fn install_hint(&self) -> Option<&'static str> {
+        Some("npm install -g @openai/codex")
+    }
+
+    fn login_hint(&self) -> Option<&'static str> {
+        Some(
+            "run `codex login`, or set CODEX_API_KEY, or configure a `model_provider` in ~/.codex/config.toml for a local model",
+        )
+    }
+
+    /// The key, else a model provider of its own in codex's settings (which needs no login),
+    /// else `codex login status`.
+    fn login_check(&self, env: &dyn VarSource) -> LoginCheck {
+        if let Some(set) = credential_set(env, &["CODEX_API_KEY"]) {
+            return set;
+        }
+        match model_provider(env) {
+            Some(provider) => LoginCheck::Known(
+                Login::Yes,
+                format!("model provider `{provider}` in codex's config.toml (no login needed)"),
+            ),
+            None => LoginCheck::StatusCommand(&["login", "status"]),
+        }
+    }
+
+    fn ambient_markers(&self) -> &'static [&'static str] {
+        &["CODEX_SESSION_ID", "OPENAI_AGENT_SESSION"]
+    }
+}
+
+/// `model_provider = "…"` (not `openai`) in codex's config: a provider with its own key or none.
+/// This is codex's settings file, not its credential store (`auth.json` is never opened).
+fn model_provider(env: &dyn VarSource) -> Option<String> {
+    let home = env.var("CODEX_HOME").map(PathBuf::from).or_else(|| {
+        env.var("HOME")
+            .map(|home| PathBuf::from(home).join(".codex"))
+    })?;
+    let text = std::fs::read_to_string(home.join("config.toml")).ok()?;
+    text.lines()
+        .take_while(|line| !line.trim_start().starts_with('['))
+        .filter_map(|line| line.split_once('='))
+        .find(|(key, _)| key.trim() == "model_provider")
+        .map(|(_, value)| value.trim().trim_matches('"').to_owned())
+        .filter(|provider| provider != "openai")
+}
 
 /// The `codex` invocation for `request`.
 pub fn invocation(request: &TurnRequest) -> Invocation {
@@ -148,7 +225,7 @@ impl StreamParser for Parser {
                     .and_then(Value::as_str)
                     .unwrap_or("turn failed")
                     .chars()
-                    .take(super::failure::MAX_WORDS)
+                    .take(super::diagnosis::MAX_WORDS)
                     .collect::<String>();
                 let earlier = self.summary.problem.as_ref().and_then(|p| p.class);
                 let class = class_of_text(&message).or(earlier);
@@ -436,5 +513,48 @@ mod tests {
             let mut parser = Parser::default();
             parser.line(&format!(r#"{{"type":"{kind}","item":{body},"usage":{body},"error":{body}}}"#));
         }
+    }
+
+    /// The variables a test makes visible.
+    struct Vars(Vec<(&'static str, std::ffi::OsString)>);
+
+    impl VarSource for Vars {
+        fn var(&self, name: &str) -> Option<&std::ffi::OsString> {
+            self.0
+                .iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value)
+        }
+    }
+
+    #[test]
+    fn the_model_provider_is_read_from_codex_s_config_only() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "model = \"m\"\nmodel_provider = \"local\"\n[model_providers.local]\nmodel_provider = \"x\"\n",
+        )
+        .unwrap();
+        let env = Vars(vec![("CODEX_HOME", dir.path().into())]);
+        assert_eq!(model_provider(&env).as_deref(), Some("local"));
+        assert!(matches!(
+            Codex.login_check(&env),
+            LoginCheck::Known(Login::Yes, detail) if detail.contains("`local`")
+        ));
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "model_provider = \"openai\"\n",
+        )
+        .unwrap();
+        assert_eq!(model_provider(&env), None);
+        assert_eq!(
+            Codex.login_check(&env),
+            LoginCheck::StatusCommand(&["login", "status"])
+        );
+        let keyed = Vars(vec![("CODEX_API_KEY", "k".into())]);
+        assert_eq!(
+            Codex.login_check(&keyed),
+            LoginCheck::Known(Login::Yes, "CODEX_API_KEY is set".to_owned())
+        );
     }
 }

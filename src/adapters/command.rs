@@ -10,10 +10,32 @@
 
 use serde_json::Value;
 
+use super::adapter::Adapter;
 use super::turn::{
     Invocation, InvocationError, StreamParser, Terminal, ToolCall, TurnRequest, TurnSummary, add,
     number,
 };
+
+/// The command adapter.
+pub(crate) struct Command;
+
+impl Adapter for Command {
+    fn name(&self) -> &'static str {
+        "command"
+    }
+
+    fn invocation(&self, request: &TurnRequest) -> Result<Invocation, InvocationError> {
+        invocation(request)
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::new(Parser::default())
+    }
+
+    fn runs_argv(&self) -> bool {
+        true
+    }
+}
 
 /// The invocation for `request.command`.
 pub fn invocation(request: &TurnRequest) -> Result<Invocation, InvocationError> {

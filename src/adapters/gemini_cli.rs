@@ -19,15 +19,105 @@
 
 use serde_json::Value;
 
-use super::failure::{Problem, RetryNotices, class_of_text};
+use super::adapter::{Adapter, Login, LoginCheck, VarSource, credential_set};
+use super::diagnosis::{FailureClass, Problem, RetryNotices, class_of_text};
 use super::turn::{
-    Invocation, StreamParser, Terminal, ToolCall, TurnRequest, TurnSummary, Usage, number,
-    tool_target,
+    Invocation, InvocationError, StreamParser, Terminal, ToolCall, TurnRequest, TurnSummary, Usage,
+    number, tool_target,
 };
 use crate::process::LineFlow;
 
 /// The `-p` text: the real instructions are in the system prompt.
 pub const KICKOFF: &str = "Begin your turn now. Follow the system instructions exactly, write your results back with `crumb event`, and stop when your turn is complete.";
+
+/// The gemini-cli adapter.
+pub(crate) struct GeminiCli;
+
+impl Adapter for GeminiCli {
+    fn name(&self) -> &'static str {
+        "gemini-cli"
+    }
+
+    fn binary(&self) -> Option<&'static str> {
+        Some("gemini")
+    }
+
+    fn default_provider(&self) -> &'static str {
+        "google"
+    }
+
+    fn invocation(&self, request: &TurnRequest) -> Result<Invocation, InvocationError> {
+        Ok(invocation(request))
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::new(Parser::default())
+    }
+
+    fn exit_meaning(&self, code: i32) -> Option<&'static str> {
+        match code {
+            41 => Some("authentication failed"),
+            42 => Some("input error"),
+            44 => Some("sandbox error"),
+            52 => Some("configuration error"),
+            53 => Some("turn limit reached"),
+            54 => Some("fatal tool error"),
+            55 => Some("untrusted workspace"),
+            130 => Some("cancelled"),
+            _ => None,
+        }
+    }
+
+    /// Gemini exits with an HTTP status mod 256 on API errors (401 → 145, 429 → 173), so those
+    /// are read back too.
+    fn exit_class(&self, code: i32) -> Option<FailureClass> {
+        match code {
+            41 | 145 | 147 => Some(FailureClass::Auth),
+            173 => Some(FailureClass::Quota),
+            157 => Some(FailureClass::InputTooLarge),
+            144 | 244 | 247 | 249 => Some(FailureClass::Model),
+            _ => None,
+        }
+    }
+
+    fn auth_hint(&self) -> Option<&'static str> {
+        Some(
+            "set GEMINI_API_KEY (or run `gemini` once and choose a login); `crumb doctor` checks it",
+        )
+    }
+
+    fn install_hint(&self) -> Option<&'static str> {
+        Some("npm install -g @google/gemini-cli")
+    }
+
+    fn login_hint(&self) -> Option<&'static str> {
+        Some(
+            "set GEMINI_API_KEY (with GOOGLE_GEMINI_BASE_URL for a local server), or run `gemini` once and choose a login",
+        )
+    }
+
+    fn login_check(&self, env: &dyn VarSource) -> LoginCheck {
+        credential_set(
+            env,
+            &[
+                "GEMINI_API_KEY",
+                "GOOGLE_GENAI_USE_VERTEXAI",
+                "GOOGLE_GENAI_USE_GCA",
+            ],
+        )
+        .unwrap_or_else(|| {
+            LoginCheck::Known(
+                Login::Unknown,
+                "no GEMINI_API_KEY; gemini has no status command, so a cached Google login cannot be checked without a request".to_owned(),
+            )
+        })
+    }
+
+    /// `GEMINI_CLI` is set by Gemini's shell tool.
+    fn ambient_markers(&self) -> &'static [&'static str] {
+        &["GEMINI_CLI", "GEMINI_SESSION_ID", "GEMINI_CLI_SESSION"]
+    }
+}
 
 /// The `gemini` invocation for `request`.
 pub fn invocation(request: &TurnRequest) -> Invocation {
@@ -177,7 +267,7 @@ impl Parser {
                 .and_then(Value::as_str)
                 .unwrap_or("result status is not success")
                 .chars()
-                .take(super::failure::MAX_WORDS)
+                .take(super::diagnosis::MAX_WORDS)
                 .collect();
             self.summary.problem = Some(Problem::new(None, &message));
             Terminal::Failed { message }

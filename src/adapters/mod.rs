@@ -1,16 +1,34 @@
-//! Adapters: how each agent CLI (and the built-in mock) is run and how its structured output is read.
+//! Adapters: how each agent CLI (and the built-in mock) is run and how its structured output is
+//! read. Each adapter is one module implementing [`adapter::Adapter`]: its invocation, stream
+//! parser (usage, terminal event, tool calls), exit codes and auth hint for the failure
+//! classifier, install and login checks for `crumb doctor`, and markers for ambient detection.
+//! The rest of crumb holds an [`AdapterKind`] (the id bindings and events carry) and asks its
+//! adapter; nothing outside this folder names one adapter.
+//!
+//! Adding an adapter:
+//! 1. write `src/adapters/<name>.rs` with a unit struct implementing [`adapter::Adapter`]
+//!    (`name`, `invocation` and `parser` are required; the rest default to "not an agent CLI":
+//!    no binary, provider `none`, no login, no exit codes of its own);
+//! 2. add `mod <name>;` here and one line `<Kind> => <name>::<Struct>,` to the list in
+//!    [`registry`];
+//! 3. add its contract tests: its parser's lines in the module's own tests; for an agent CLI, a
+//!    fake of it in `tests/fixtures/fake-clis/` driven by `tests/runtime/fake_clis.rs`, and its
+//!    cases against the real CLI in `tests/agents/`.
 
+pub mod adapter;
 pub mod adapter_kind;
 pub mod claude_code;
 pub mod codex;
 pub mod command;
-pub mod failure;
+pub mod diagnosis;
 pub mod gemini_cli;
 pub mod mock;
+pub mod registry;
 pub mod turn;
 
+pub use adapter::Login;
 pub use adapter_kind::{AdapterKind, UnknownAdapter};
-pub use failure::{Failure, FailureClass, Problem, diagnose};
+pub use diagnosis::{FailureClass, Problem, TurnFailure, diagnose};
 pub use turn::{
     Endpoint, Invocation, InvocationError, StreamParser, Terminal, ToolCall, TurnRequest,
     TurnSummary, Usage, turn_failure,
@@ -18,28 +36,17 @@ pub use turn::{
 
 /// How `kind` runs `request` as a process (every adapter, the mock included, is one).
 pub fn invocation(kind: AdapterKind, request: &TurnRequest) -> Result<Invocation, InvocationError> {
-    match kind {
-        AdapterKind::ClaudeCode => Ok(claude_code::invocation(request)),
-        AdapterKind::Codex => Ok(codex::invocation(request)),
-        AdapterKind::GeminiCli => Ok(gemini_cli::invocation(request)),
-        AdapterKind::Command => command::invocation(request),
-        AdapterKind::Mock => mock::invocation(request),
-    }
+    kind.adapter().invocation(request)
 }
 
 /// A fresh parser for `kind`'s stdout.
 pub fn parser(kind: AdapterKind) -> Box<dyn StreamParser> {
-    match kind {
-        AdapterKind::ClaudeCode => Box::new(claude_code::Parser::default()),
-        AdapterKind::Codex => Box::new(codex::Parser::default()),
-        AdapterKind::GeminiCli => Box::new(gemini_cli::Parser::default()),
-        AdapterKind::Command | AdapterKind::Mock => Box::new(command::Parser::default()),
-    }
+    kind.adapter().parser()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{AdapterKind, parser};
+    use super::AdapterKind;
 
     proptest::proptest! {
         /// No stream parser panics on any line of text (each parser's own tests add lines shaped
@@ -47,8 +54,9 @@ mod tests {
         #[test]
         fn no_parser_panics_on_any_line(line in "\\PC{0,300}") {
             for kind in AdapterKind::ALL {
-                let mut parser = parser(kind);
+                let mut parser = kind.adapter().parser();
                 parser.line(&line);
+                let _ = parser.stderr_line(&line);
                 let _ = parser.summary();
             }
         }

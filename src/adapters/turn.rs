@@ -11,7 +11,7 @@ use crate::process::{LineFlow, Outcome};
 use crate::transcript::Metadata;
 
 use super::AdapterKind;
-use super::failure::Problem;
+use super::diagnosis::Problem;
 
 /// One turn of one role.
 #[derive(Debug, Clone)]
@@ -233,20 +233,13 @@ pub fn turn_failure(kind: AdapterKind, outcome: &Outcome, summary: &TurnSummary)
     }
 }
 
-/// The documented meaning of a CLI's exit code (agent-clis notes).
+/// The documented meaning of a CLI's exit code (agent-clis notes): the signals every CLI dies
+/// of, then the CLI's own codes.
 pub fn exit_meaning(kind: AdapterKind, code: i32) -> Option<&'static str> {
-    match (kind, code) {
-        (_, 143) => Some("terminated by SIGTERM"),
-        (_, 137) => Some("killed by SIGKILL"),
-        (AdapterKind::GeminiCli, 41) => Some("authentication failed"),
-        (AdapterKind::GeminiCli, 42) => Some("input error"),
-        (AdapterKind::GeminiCli, 44) => Some("sandbox error"),
-        (AdapterKind::GeminiCli, 52) => Some("configuration error"),
-        (AdapterKind::GeminiCli, 53) => Some("turn limit reached"),
-        (AdapterKind::GeminiCli, 54) => Some("fatal tool error"),
-        (AdapterKind::GeminiCli, 55) => Some("untrusted workspace"),
-        (AdapterKind::GeminiCli, 130) => Some("cancelled"),
-        _ => None,
+    match code {
+        143 => Some("terminated by SIGTERM"),
+        137 => Some("killed by SIGKILL"),
+        _ => kind.adapter().exit_meaning(code),
     }
 }
 

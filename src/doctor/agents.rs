@@ -1,6 +1,7 @@
-//! The agent CLIs: found on `PATH`, their version, and whether they are logged in, asked through
-//! their own status commands (`claude auth status`, `codex login status`) or read from the
-//! environment. Credential files are never read.
+//! The agent CLIs: found on `PATH`, their version, and whether they are logged in, as each
+//! adapter's [`Adapter::login_check`](crate::adapters::adapter::Adapter::login_check) says: read
+//! from the environment, or asked of the CLI's own status command (`claude auth status`, `codex
+//! login status`), which runs here. Credential files are never read.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -9,20 +10,12 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::adapters::AdapterKind;
+pub use crate::adapters::Login;
+use crate::adapters::adapter::LoginCheck;
 use crate::runtime::bindings::Environment;
 
 /// How long a `--version` or status command may take before it counts as not answering.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
-
-/// Whether a CLI can call its model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Login {
-    Yes,
-    No,
-    /// The CLI has no way to tell without spending a request.
-    Unknown,
-}
 
 /// One agent CLI as found on this machine.
 #[derive(Debug, Clone, Serialize)]
@@ -47,16 +40,18 @@ impl AgentCheck {
     }
 }
 
-/// The agent adapters crumb runs as CLIs, in the order people see them.
-pub const AGENTS: [AdapterKind; 3] = [
-    AdapterKind::ClaudeCode,
-    AdapterKind::Codex,
-    AdapterKind::GeminiCli,
-];
+/// The agent adapters crumb runs as CLIs (those with a binary), in the order people see them.
+pub fn agents() -> impl Iterator<Item = AdapterKind> {
+    AdapterKind::ALL
+        .iter()
+        .copied()
+        .filter(|kind| kind.binary().is_some())
+}
 
 /// Check `kind`'s CLI in `env` (its `PATH` and variables).
 pub fn check(kind: AdapterKind, env: &Environment) -> AgentCheck {
-    let binary = kind.binary().unwrap_or("none");
+    let adapter = kind.adapter();
+    let binary = adapter.binary().unwrap_or("none");
     let Some(path) = env.which(binary) else {
         return AgentCheck {
             adapter: kind,
@@ -65,14 +60,17 @@ pub fn check(kind: AdapterKind, env: &Environment) -> AgentCheck {
             version: None,
             logged_in: None,
             login_detail: None,
-            fix: Some(install_fix(kind).to_owned()),
+            fix: Some(adapter.install_hint().unwrap_or_default().to_owned()),
         };
     };
-    let version = probe(&path, &["--version"], env)
+    let version = probe(&path, adapter.version_args(), env)
         .filter(|out| out.code == Some(0))
         .and_then(|out| out.text.lines().next().map(|line| line.trim().to_owned()))
         .filter(|line| !line.is_empty());
-    let (logged_in, detail) = login(kind, &path, env);
+    let (logged_in, detail) = match adapter.login_check(env) {
+        LoginCheck::Known(login, detail) => (login, detail),
+        LoginCheck::StatusCommand(args) => status_command(&path, args, env),
+    };
     let fix = (logged_in == Login::No).then(|| login_fix(kind).to_owned());
     AgentCheck {
         adapter: kind,
@@ -85,93 +83,9 @@ pub fn check(kind: AdapterKind, env: &Environment) -> AgentCheck {
     }
 }
 
-fn install_fix(kind: AdapterKind) -> &'static str {
-    match kind {
-        AdapterKind::ClaudeCode => "npm install -g @anthropic-ai/claude-code",
-        AdapterKind::Codex => "npm install -g @openai/codex",
-        AdapterKind::GeminiCli => "npm install -g @google/gemini-cli",
-        AdapterKind::Mock | AdapterKind::Command => "",
-    }
-}
-
 /// The fix for a CLI that is installed but cannot call its model.
 pub fn login_fix(kind: AdapterKind) -> &'static str {
-    match kind {
-        AdapterKind::ClaudeCode => {
-            "run `claude auth login`, or set ANTHROPIC_API_KEY (with ANTHROPIC_BASE_URL for a local model)"
-        }
-        AdapterKind::Codex => {
-            "run `codex login`, or set CODEX_API_KEY, or configure a `model_provider` in ~/.codex/config.toml for a local model"
-        }
-        AdapterKind::GeminiCli => {
-            "set GEMINI_API_KEY (with GOOGLE_GEMINI_BASE_URL for a local server), or run `gemini` once and choose a login"
-        }
-        AdapterKind::Mock | AdapterKind::Command => "",
-    }
-}
-
-/// Whether `kind` can call its model: credentials in the environment first (what the CLI itself
-/// uses before anything stored), then the CLI's own status command.
-fn login(kind: AdapterKind, path: &Path, env: &Environment) -> (Login, String) {
-    let set = |names: &[&'static str]| -> Option<&'static str> {
-        names.iter().find(|name| env.get(name).is_some()).copied()
-    };
-    match kind {
-        AdapterKind::ClaudeCode => {
-            if let Some(name) = set(&[
-                "ANTHROPIC_API_KEY",
-                "ANTHROPIC_AUTH_TOKEN",
-                "CLAUDE_CODE_OAUTH_TOKEN",
-                "CLAUDE_CODE_USE_BEDROCK",
-                "CLAUDE_CODE_USE_VERTEX",
-            ]) {
-                return (Login::Yes, format!("{name} is set"));
-            }
-            status_command(path, &["auth", "status"], env)
-        }
-        AdapterKind::Codex => {
-            if let Some(name) = set(&["CODEX_API_KEY"]) {
-                return (Login::Yes, format!("{name} is set"));
-            }
-            if let Some(provider) = codex_provider(env) {
-                return (
-                    Login::Yes,
-                    format!("model provider `{provider}` in codex's config.toml (no login needed)"),
-                );
-            }
-            status_command(path, &["login", "status"], env)
-        }
-        AdapterKind::GeminiCli => {
-            if let Some(name) = set(&[
-                "GEMINI_API_KEY",
-                "GOOGLE_GENAI_USE_VERTEXAI",
-                "GOOGLE_GENAI_USE_GCA",
-            ]) {
-                return (Login::Yes, format!("{name} is set"));
-            }
-            (
-                Login::Unknown,
-                "no GEMINI_API_KEY; gemini has no status command, so a cached Google login cannot be checked without a request".to_owned(),
-            )
-        }
-        AdapterKind::Mock | AdapterKind::Command => (Login::Yes, "needs no login".to_owned()),
-    }
-}
-
-/// `model_provider = "…"` (not `openai`) in codex's config: a provider with its own key or none.
-/// This is codex's settings file, not its credential store (`auth.json` is never opened).
-fn codex_provider(env: &Environment) -> Option<String> {
-    let home = env.get("CODEX_HOME").map(PathBuf::from).or_else(|| {
-        env.get("HOME")
-            .map(|home| PathBuf::from(home).join(".codex"))
-    })?;
-    let text = std::fs::read_to_string(home.join("config.toml")).ok()?;
-    text.lines()
-        .take_while(|line| !line.trim_start().starts_with('['))
-        .filter_map(|line| line.split_once('='))
-        .find(|(key, _)| key.trim() == "model_provider")
-        .map(|(_, value)| value.trim().trim_matches('"').to_owned())
-        .filter(|provider| provider != "openai")
+    kind.adapter().login_hint().unwrap_or_default()
 }
 
 /// Run a status command: exit 0 logged in, 1 logged out, anything else unknown. Its own words
@@ -257,23 +171,5 @@ mod tests {
         assert_eq!(check.path, None);
         assert!(!check.usable());
         assert_eq!(check.fix.as_deref(), Some("npm install -g @openai/codex"));
-    }
-
-    #[test]
-    fn codex_s_provider_is_read_from_its_config_only() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("config.toml"),
-            "model = \"m\"\nmodel_provider = \"local\"\n[model_providers.local]\nmodel_provider = \"x\"\n",
-        )
-        .unwrap();
-        let env = Environment::from_pairs([("CODEX_HOME", dir.path())]);
-        assert_eq!(codex_provider(&env).as_deref(), Some("local"));
-        std::fs::write(
-            dir.path().join("config.toml"),
-            "model_provider = \"openai\"\n",
-        )
-        .unwrap();
-        assert_eq!(codex_provider(&env), None);
     }
 }

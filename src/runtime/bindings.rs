@@ -307,7 +307,7 @@ pub fn resolve(
         } else {
             ambient_binding(&mut ambient, &context.env)?
         };
-        if binding.adapter == AdapterKind::Command {
+        if binding.adapter.adapter().runs_argv() {
             let bind = binds.get(role);
             binding.command = argv_for(bind, &layers, role, declared, context);
             if binding.command.first().is_none_or(String::is_empty) {
@@ -353,7 +353,7 @@ fn ambient_binding(
                 reason: found.reason,
             },
         ),
-        None => from_kind(AdapterKind::Mock, None, BindingSource::Fallback),
+        None => from_kind(AdapterKind::FALLBACK, None, BindingSource::Fallback),
     })
 }
 
@@ -472,7 +472,7 @@ fn from_kind(kind: AdapterKind, model: Option<String>, source: BindingSource) ->
 /// The pipeline's own `adapter:` (validated by `crumb validate`; an unknown name cannot reach
 /// here because the pipeline would not compile).
 fn from_declared(declared: &RoleAdapter) -> ResolvedBinding {
-    let kind = declared.name().parse().unwrap_or(AdapterKind::Mock);
+    let kind = declared.name().parse().unwrap_or(AdapterKind::FALLBACK);
     let model = match declared {
         RoleAdapter::Command(command) => command.model.clone(),
         RoleAdapter::Name(_) => None,
@@ -485,7 +485,7 @@ fn from_file(binding: &Binding, source: BindingSource) -> ResolvedBinding {
     let kind = binding
         .adapter
         .parse::<AdapterKind>()
-        .unwrap_or(AdapterKind::Mock);
+        .unwrap_or(AdapterKind::FALLBACK);
     let provider = binding.provider.map_or_else(
         || kind.default_provider().to_owned(),
         |provider| {

@@ -447,11 +447,11 @@ impl Coordinator<'_> {
             .bindings
             .get(&spawn.role)
             .cloned()
-            .unwrap_or_else(|| RoleBinding::to_adapter(AdapterKind::Mock, "default"));
+            .unwrap_or_else(|| RoleBinding::to_adapter(AdapterKind::FALLBACK, "default"));
         match spawn.adapter.as_deref().map(str::parse::<AdapterKind>) {
             Some(Ok(kind)) if kind.as_str() != bound.adapter => {
                 let mut swapped = RoleBinding::to_adapter(kind, "swap");
-                if kind == AdapterKind::Command {
+                if kind.adapter().runs_argv() {
                     // A swap to `command` runs the program the pipeline declares for the role.
                     let declared = self
                         .session

@@ -198,7 +198,7 @@ fn write_failure(
     writer: &SharedWriter,
     job: &SpawnJob,
     reason: &str,
-    failure: &crate::adapters::Failure,
+    failure: &crate::adapters::TurnFailure,
     finished: &process::SpawnReport,
 ) {
     let role = &job.role.id;

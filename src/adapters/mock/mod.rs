@@ -6,7 +6,27 @@ pub mod scenario;
 
 pub use scenario::Scenario;
 
-use super::turn::{Invocation, InvocationError, TurnRequest};
+use super::adapter::Adapter;
+use super::command;
+use super::turn::{Invocation, InvocationError, StreamParser, TurnRequest};
+
+/// The mock adapter.
+pub(crate) struct Mock;
+
+impl Adapter for Mock {
+    fn name(&self) -> &'static str {
+        "mock"
+    }
+
+    fn invocation(&self, request: &TurnRequest) -> Result<Invocation, InvocationError> {
+        invocation(request)
+    }
+
+    /// The mock reports usage as the `command` adapter's programs do.
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::new(command::Parser::default())
+    }
+}
 
 /// The mock runs as `crumb mock-agent`, a child process like any agent CLI: the same
 /// environment, the prompt on stdin, and a `{"usage": {…}}` line read by the `command` parser.

@@ -2,11 +2,11 @@
 //!
 //! Markers, first match wins:
 //! 1. `CRUMB_AMBIENT_ADAPTER=<adapter>` (explicit override; an unknown name is an error);
-//! 2. `CLAUDECODE`, `CLAUDE_CODE_SESSION_ID` or `CLAUDE_CODE_ENTRYPOINT` → `claude-code`;
-//! 3. `CODEX_SESSION_ID` or `OPENAI_AGENT_SESSION` → `codex`;
-//! 4. `GEMINI_CLI` (set by Gemini's shell tool), `GEMINI_SESSION_ID` or `GEMINI_CLI_SESSION` →
-//!    `gemini-cli`;
-//! 5. the first of `claude`, `codex`, `gemini` found as an executable on `PATH`.
+//! 2. a variable an adapter names as its ambient marker (its `ambient_markers`, such as
+//!    `CLAUDECODE` for `claude-code` or `GEMINI_CLI` for `gemini-cli`), adapters in registry
+//!    order;
+//! 3. the first adapter's binary (`claude`, `codex`, `gemini`, in registry order) found as an
+//!    executable on `PATH`.
 //!
 //! The environment is passed in, so tests and callers decide exactly what is visible.
 
@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use crate::adapters::adapter::VarSource;
 use crate::adapters::{AdapterKind, UnknownAdapter};
 
 /// Environment variable naming the ambient adapter explicitly.
@@ -61,6 +62,12 @@ impl Environment {
     }
 }
 
+impl VarSource for Environment {
+    fn var(&self, name: &str) -> Option<&OsString> {
+        self.get(name)
+    }
+}
+
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path)
@@ -84,38 +91,19 @@ pub fn detect(env: &Environment) -> Result<Option<Ambient>, UnknownAdapter> {
             reason: format!("{AMBIENT_ENV}={adapter}"),
         }));
     }
-    let markers: [(AdapterKind, &[&str]); 3] = [
-        (
-            AdapterKind::ClaudeCode,
-            &[
-                "CLAUDECODE",
-                "CLAUDE_CODE_SESSION_ID",
-                "CLAUDE_CODE_ENTRYPOINT",
-            ],
-        ),
-        (
-            AdapterKind::Codex,
-            &["CODEX_SESSION_ID", "OPENAI_AGENT_SESSION"],
-        ),
-        (
-            AdapterKind::GeminiCli,
-            &["GEMINI_CLI", "GEMINI_SESSION_ID", "GEMINI_CLI_SESSION"],
-        ),
-    ];
-    for (adapter, names) in markers {
-        if let Some(name) = names.iter().find(|name| env.get(name).is_some()) {
+    for &adapter in AdapterKind::ALL {
+        let markers = adapter.adapter().ambient_markers();
+        if let Some(name) = markers.iter().find(|name| env.get(name).is_some()) {
             return Ok(Some(Ambient {
                 adapter,
                 reason: format!("launched from {adapter} ({name} is set)"),
             }));
         }
     }
-    for adapter in [
-        AdapterKind::ClaudeCode,
-        AdapterKind::Codex,
-        AdapterKind::GeminiCli,
-    ] {
-        let binary = adapter.binary().unwrap_or_default();
+    for &adapter in AdapterKind::ALL {
+        let Some(binary) = adapter.binary() else {
+            continue;
+        };
         if env.which(binary).is_some() {
             return Ok(Some(Ambient {
                 adapter,

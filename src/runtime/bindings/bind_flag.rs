@@ -47,8 +47,8 @@ pub fn parse_binds(
             });
         }
         let adapter = super::adapter(name, &format!("--bind {value}"))?;
-        let bind = match (adapter, rest) {
-            (AdapterKind::Command, Some(argv)) => {
+        let bind = match rest {
+            Some(argv) if adapter.adapter().runs_argv() => {
                 let argv = shell_words::split(argv).map_err(|_| malformed())?;
                 let command = match cwd {
                     Some(cwd) => crate::pipeline::argv::resolve(&argv, cwd),
@@ -60,7 +60,7 @@ pub fn parse_binds(
                     command,
                 }
             }
-            (_, model) => Bind {
+            model => Bind {
                 adapter,
                 model: model.map(str::to_owned),
                 command: Vec::new(),

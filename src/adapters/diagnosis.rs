@@ -3,7 +3,8 @@
 //! Each CLI says what went wrong in its own way (a Claude `result` with `api_error_status`, a
 //! Codex `error` line, a Gemini exit code and a hint on stderr); the stream parsers collect those
 //! words as a [`Problem`], and [`diagnose`] turns them plus the process outcome into one
-//! [`Failure`]. Auth, input-too-large and no-network failures cannot be fixed by trying again,
+//! [`TurnFailure`]. What is generic (the words and HTTP statuses every CLI uses) is here; what
+//! one CLI's exit codes mean and how to log it in is asked of its [`super::adapter::Adapter`]. Auth, input-too-large and no-network failures cannot be fixed by trying again,
 //! so they are not retried: the role stops with the CLI's message and a hint.
 
 use std::fmt;
@@ -120,7 +121,7 @@ impl RetryNotices {
 
 /// One failed turn, classified.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
+pub struct TurnFailure {
     pub class: FailureClass,
     /// The CLI's own words when it gave any, else crumb's account of the outcome.
     pub message: String,
@@ -227,29 +228,21 @@ fn has_number(text: &str, number: &str) -> bool {
 
 /// The fix to suggest for `class` on `kind`.
 pub fn hint(kind: AdapterKind, class: FailureClass) -> Option<String> {
-    let text = match (class, kind) {
-        (FailureClass::Auth, AdapterKind::ClaudeCode) => {
-            "log in with `claude auth login` (or set ANTHROPIC_API_KEY); `crumb doctor` checks it"
-        }
-        (FailureClass::Auth, AdapterKind::Codex) => {
-            "log in with `codex login` (or set CODEX_API_KEY); `crumb doctor` checks it"
-        }
-        (FailureClass::Auth, AdapterKind::GeminiCli) => {
-            "set GEMINI_API_KEY (or run `gemini` once and choose a login); `crumb doctor` checks it"
-        }
-        (FailureClass::Quota, _) => {
+    let text = match class {
+        FailureClass::Auth => return kind.adapter().auth_hint().map(str::to_owned),
+        FailureClass::Quota => {
             "the account hit a rate limit or its quota: wait, check its plan and billing, or bind the role to another adapter"
         }
-        (FailureClass::Network, _) => {
+        FailureClass::Network => {
             "the model API cannot be reached: check the network, a proxy, or the base URL the CLI is pointed at"
         }
-        (FailureClass::InputTooLarge, _) => {
+        FailureClass::InputTooLarge => {
             "the prompt is larger than the CLI accepts: shorten the pitch or the context the role `sees`"
         }
-        (FailureClass::Timeout, _) => {
+        FailureClass::Timeout => {
             "raise the role's `timeout:` (or --wall-timeout / --idle-timeout) if the work is genuinely long"
         }
-        _ => return None,
+        FailureClass::Model | FailureClass::Protocol | FailureClass::Crash => return None,
     };
     Some(text.to_owned())
 }
@@ -262,7 +255,7 @@ pub fn diagnose(
     summary: &TurnSummary,
     stderr_tail: &str,
     produced: bool,
-) -> Option<Failure> {
+) -> Option<TurnFailure> {
     let stated = stated_problem(kind, outcome, summary, stderr_tail);
     let (class, own) = match outcome {
         Outcome::Cancelled => return None,
@@ -309,7 +302,7 @@ pub fn diagnose(
         Some(problem) if !problem.words.is_empty() => format!("{}: {}", problem.words, own),
         _ => own,
     };
-    Some(Failure {
+    Some(TurnFailure {
         class,
         message,
         hint: hint(kind, class),
@@ -334,7 +327,7 @@ fn stated_problem(
         Outcome::Exited { code } if *code != 0 => Some(*code),
         _ => None,
     };
-    let by_exit = exit.and_then(|code| exit_class(kind, code));
+    let by_exit = exit.and_then(|code| kind.adapter().exit_class(code));
     let stderr = last_words(stderr_tail);
     match (by_exit, stderr) {
         (None, None) => None,
@@ -343,18 +336,6 @@ fn stated_problem(
             class: Some(class),
             words: String::new(),
         }),
-    }
-}
-
-/// What a CLI's documented exit code says. Gemini exits with an HTTP status mod 256 on API
-/// errors (401 → 145, 429 → 173), so those are read back too.
-fn exit_class(kind: AdapterKind, code: i32) -> Option<FailureClass> {
-    match (kind, code) {
-        (AdapterKind::GeminiCli, 41 | 145 | 147) => Some(FailureClass::Auth),
-        (AdapterKind::GeminiCli, 173) => Some(FailureClass::Quota),
-        (AdapterKind::GeminiCli, 157) => Some(FailureClass::InputTooLarge),
-        (AdapterKind::GeminiCli, 144 | 244 | 247 | 249) => Some(FailureClass::Model),
-        _ => None,
     }
 }
 
@@ -529,7 +510,7 @@ mod tests {
         /// The classifier never panics and keeps the CLI's words whole up to the bound.
         #[test]
         fn classifier_is_total(words in "\\PC{0,400}", code in -1i32..300, stderr in "\\PC{0,200}") {
-            for kind in AdapterKind::ALL {
+            for &kind in AdapterKind::ALL {
                 let said = summary(Some(Problem::new(None, &words)), Terminal::Missing);
                 let failure = diagnose(kind, &Outcome::Exited { code }, &said, &stderr, false);
                 if code != 0 || !words.trim().is_empty() {
