@@ -72,6 +72,12 @@ pub(crate) trait Adapter: Send + Sync {
         LoginCheck::Known(Login::Yes, "needs no login".to_owned())
     }
 
+    /// Inherited variables the CLI must not see: set when crumb itself runs inside this CLI,
+    /// they would trip its nesting guard (removed from turns and from doctor's probes).
+    fn nesting_guards(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The arguments that make the CLI print its version.
     fn version_args(&self) -> &'static [&'static str] {
         &["--version"]

@@ -63,8 +63,9 @@ pub struct UnknownAdapter {
     pub name: String,
 }
 
-/// `mock, claude-code, …`: every adapter's name, in the order of [`AdapterKind::ALL`].
-fn known_names() -> String {
+/// `mock, claude-code, …`: every adapter's name, in the order of [`AdapterKind::ALL`] (for
+/// messages that list them).
+pub(crate) fn known_names() -> String {
     AdapterKind::ALL
         .iter()
         .map(|kind| kind.as_str())

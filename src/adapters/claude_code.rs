@@ -29,6 +29,9 @@ use crate::process::LineFlow;
 /// `TodoWrite` are gone, and unknown names are ignored silently).
 pub const ALLOWED_TOOLS: &str = "Bash,Read,Write,Edit,Glob,Grep";
 
+/// Claude Code's nesting guard (see the module docs).
+const NESTING_GUARDS: &[&str] = &["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"];
+
 /// The claude-code adapter.
 pub(crate) struct ClaudeCode;
 
@@ -81,6 +84,10 @@ impl Adapter for ClaudeCode {
         .unwrap_or(LoginCheck::StatusCommand(&["auth", "status"]))
     }
 
+    fn nesting_guards(&self) -> &'static [&'static str] {
+        NESTING_GUARDS
+    }
+
     fn ambient_markers(&self) -> &'static [&'static str] {
         &[
             "CLAUDECODE",
@@ -116,7 +123,7 @@ pub fn invocation(request: &TurnRequest) -> Invocation {
         args.push(format!("--effort={level}"));
     }
     let mut env = Vec::new();
-    let mut env_remove = vec!["CLAUDECODE".into(), "CLAUDE_CODE_ENTRYPOINT".into()];
+    let mut env_remove: Vec<std::ffi::OsString> = NESTING_GUARDS.iter().map(Into::into).collect();
     if let Some(endpoint) = &request.endpoint {
         // An Anthropic-compatible server; a token or OAuth login would outrank the key.
         env.push((

@@ -129,16 +129,21 @@ struct Probe {
     text: String,
 }
 
-/// Run `path args` with stdin closed, bounded by [`PROBE_TIMEOUT`].
+/// Run `path args` with stdin closed, bounded by [`PROBE_TIMEOUT`], and no adapter's nesting
+/// guard set (doctor may run inside an agent CLI).
 fn probe(path: &Path, args: &[&str], env: &Environment) -> Option<Probe> {
     let mut command = Command::new(path);
     command
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env_remove("CLAUDECODE")
-        .env_remove("CLAUDE_CODE_ENTRYPOINT");
+        .stderr(Stdio::piped());
+    for guard in AdapterKind::ALL
+        .iter()
+        .flat_map(|kind| kind.adapter().nesting_guards())
+    {
+        command.env_remove(guard);
+    }
     if let Some(path_var) = env.get("PATH") {
         command.env("PATH", path_var);
     }

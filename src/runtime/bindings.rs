@@ -205,7 +205,8 @@ pub struct Bindings {
 #[derive(Debug, thiserror::Error)]
 pub enum BindingError {
     #[error(
-        "{origin}: unknown adapter `{name}` (adapters: mock, claude-code, codex, gemini-cli, command)"
+        "{origin}: unknown adapter `{name}` (adapters: {})",
+        crate::adapters::adapter_kind::known_names()
     )]
     UnknownAdapter { origin: String, name: String },
     #[error("--bind {value}: unknown role `{role}` (roles: {known})")]
@@ -402,8 +403,11 @@ impl FileLayer<'_> {
     /// The `command` argv this file gives `role`, resolved against the file's folder.
     fn argv(&self, role: &str) -> Option<Vec<String>> {
         let (binding, _) = pick(self.default, self.roles, role)?;
-        (binding.adapter == "command" && !binding.command.is_empty())
-            .then(|| resolve_argv(&binding.command, self.dir))
+        let runs_argv = binding
+            .adapter
+            .parse::<AdapterKind>()
+            .is_ok_and(|kind| kind.adapter().runs_argv());
+        (runs_argv && !binding.command.is_empty()).then(|| resolve_argv(&binding.command, self.dir))
     }
 }
 

@@ -134,7 +134,8 @@ pub enum InboxError {
         extra: String,
     },
     #[error(
-        "unknown adapter `{adapter}` in /swap (adapters: mock, claude-code, codex, gemini-cli, command)"
+        "unknown adapter `{adapter}` in /swap (adapters: {})",
+        crate::adapters::adapter_kind::known_names()
     )]
     UnknownAdapter { adapter: String },
     #[error("unknown /ask topic `{topic}` (topics: status, cost, next, stuck, scorecard)")]
