@@ -98,7 +98,7 @@ impl Adapter for ClaudeCode {
 }
 
 /// The `claude` invocation for `request`.
-pub fn invocation(request: &TurnRequest) -> Invocation {
+fn invocation(request: &TurnRequest) -> Invocation {
     let mut args: Vec<String> = vec![
         "-p".into(),
         "--output-format".into(),

@@ -113,7 +113,7 @@ fn model_provider(env: &dyn VarSource) -> Option<String> {
 }
 
 /// The `codex` invocation for `request`.
-pub fn invocation(request: &TurnRequest) -> Invocation {
+fn invocation(request: &TurnRequest) -> Invocation {
     let mut args: Vec<std::ffi::OsString> = vec![
         "exec".into(),
         "--json".into(),

@@ -38,7 +38,7 @@ impl Adapter for Command {
 }
 
 /// The invocation for `request.command`.
-pub fn invocation(request: &TurnRequest) -> Result<Invocation, InvocationError> {
+fn invocation(request: &TurnRequest) -> Result<Invocation, InvocationError> {
     let Some((program, args)) = request.command.split_first() else {
         return Err(InvocationError::EmptyCommand);
     };

@@ -120,7 +120,7 @@ impl Adapter for GeminiCli {
 }
 
 /// The `gemini` invocation for `request`.
-pub fn invocation(request: &TurnRequest) -> Invocation {
+fn invocation(request: &TurnRequest) -> Invocation {
     let mut args: Vec<std::ffi::OsString> = vec![
         "-p".into(),
         KICKOFF.into(),

@@ -30,7 +30,7 @@ impl Adapter for Mock {
 
 /// The mock runs as `crumb mock-agent`, a child process like any agent CLI: the same
 /// environment, the prompt on stdin, and a `{"usage": {…}}` line read by the `command` parser.
-pub fn invocation(request: &TurnRequest) -> Result<Invocation, InvocationError> {
+fn invocation(request: &TurnRequest) -> Result<Invocation, InvocationError> {
     let exe = std::env::current_exe().map_err(|e| InvocationError::NoCrumb(e.to_string()))?;
     Ok(Invocation {
         program: exe.into_os_string(),
