@@ -1,5 +1,5 @@
 //! The adapter seam: every fact crumb knows about one agent CLI (or the mock, or the `command`
-//! adapter) is a method of [`Adapter`], so the dispatcher, the failure classifier, `crumb
+//! adapter) is a method of `Adapter`, so the dispatcher, the failure classifier, `crumb
 //! doctor` and ambient detection ask the adapter instead of matching on its name.
 //!
 //! Modelled on vector's `SourceConfig` and jj's `Backend`: an object-safe trait, one `'static`

@@ -1,12 +1,12 @@
 //! Adapters: how each agent CLI (and the built-in mock) is run and how its structured output is
-//! read. Each adapter is one module implementing [`adapter::Adapter`]: its invocation, stream
+//! read. Each adapter is one module implementing `adapter::Adapter`: its invocation, stream
 //! parser (usage, terminal event, tool calls), exit codes and auth hint for the failure
 //! classifier, install and login checks for `crumb doctor`, and markers for ambient detection.
 //! The rest of crumb holds an [`AdapterKind`] (the id bindings and events carry) and asks its
 //! adapter; nothing outside this folder names one adapter.
 //!
 //! Adding an adapter:
-//! 1. write `src/adapters/<name>.rs` with a unit struct implementing [`adapter::Adapter`]
+//! 1. write `src/adapters/<name>.rs` with a unit struct implementing `adapter::Adapter`
 //!    (`name`, `invocation` and `parser` are required; the rest default to "not an agent CLI":
 //!    no binary, provider `none`, no login, no exit codes of its own);
 //! 2. add `mod <name>;` here and one line `<Kind> => <name>::<Struct>,` to the list in

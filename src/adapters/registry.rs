@@ -1,7 +1,7 @@
 //! The one list of adapters. Each line of `adapters!` below names an [`AdapterKind`] variant
-//! (the id bindings and events carry) and the `'static` [`Adapter`] value it stands for; the
+//! (the id bindings and events carry) and the `'static` `Adapter` value it stands for; the
 //! macro makes the enum, [`AdapterKind::ALL`] and the kind → adapter map
-//! ([`AdapterKind::adapter`]) from that one list, so registering an adapter is one line and no
+//! (`AdapterKind::adapter`) from that one list, so registering an adapter is one line and no
 //! kind can exist without its adapter.
 
 use super::adapter::Adapter;

@@ -1,5 +1,5 @@
 //! The agent CLIs: found on `PATH`, their version, and whether they are logged in, as each
-//! adapter's [`Adapter::login_check`](crate::adapters::adapter::Adapter::login_check) says: read
+//! adapter's `Adapter::login_check` says: read
 //! from the environment, or asked of the CLI's own status command (`claude auth status`, `codex
 //! login status`), which runs here. Credential files are never read.
 
