@@ -4,8 +4,9 @@
 //! Codex `error` line, a Gemini exit code and a hint on stderr); the stream parsers collect those
 //! words as a [`Problem`], and [`diagnose`] turns them plus the process outcome into one
 //! [`TurnFailure`]. What is generic (the words and HTTP statuses every CLI uses) is here; what
-//! one CLI's exit codes mean and how to log it in is asked of its `Adapter`. Auth, input-too-large and no-network failures cannot be fixed by trying again,
-//! so they are not retried: the role stops with the CLI's message and a hint.
+//! one CLI's exit codes mean and how to log it in is asked of its `Adapter`. Auth,
+//! input-too-large and no-network failures cannot be fixed by trying again, so they are not
+//! retried: the role stops with the CLI's message and a hint.
 
 use std::fmt;
 
