@@ -4,6 +4,10 @@
 //! reading its progress, recording the pitch, folding the session for the summary). Target ≤ 20 ms.
 //!
 //! Run with `cargo bench --bench batch`.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests and benches drive the crumb binary and helpers as a user would, not through crate::process"
+)]
 
 mod support;
 

@@ -4,7 +4,10 @@
 //! then the typed reader's cost per line on that transcript.
 //!
 //! Run with `cargo bench --bench event`.
-
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests and benches drive the crumb binary and helpers as a user would, not through crate::process"
+)]
 #![allow(
     clippy::cast_precision_loss,
     clippy::cast_possible_truncation,

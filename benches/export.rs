@@ -4,6 +4,10 @@
 //! shape a long agent session has.
 //!
 //! Run with `cargo bench --bench export`.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests and benches drive the crumb binary and helpers as a user would, not through crate::process"
+)]
 
 mod support;
 

@@ -4,6 +4,10 @@
 //! acceptance predicates (target: ≤ 1.5 s).
 //!
 //! Run with `cargo bench --bench qa`. Needs Chromium (`./scripts/ensure-chromium.sh`).
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests and benches drive the crumb binary and helpers as a user would, not through crate::process"
+)]
 
 use std::path::Path;
 use std::process::{Command, Stdio};

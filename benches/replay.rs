@@ -10,6 +10,10 @@
 //!
 //! This shared machine's speed drifts by a factor of two or more from hour to hour, so the bench
 //! also times a fixed single-threaded loop before and after: compare figures only together with it.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests and benches drive the crumb binary and helpers as a user would, not through crate::process"
+)]
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -7,6 +7,10 @@
 //!   without a browser). Skipped when Chromium is not installed.
 //!
 //! Run with `cargo bench --bench run`; prints medians (and min/max) per variant.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests and benches drive the crumb binary and helpers as a user would, not through crate::process"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -9,6 +9,10 @@
 //! - spawning `true` through the process spawner (own group, pipes, log, reap).
 //!
 //! Run with `cargo bench --bench runtime`.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests and benches drive the crumb binary and helpers as a user would, not through crate::process"
+)]
 
 use std::path::Path;
 use std::process::{Command, Stdio};

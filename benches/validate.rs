@@ -5,6 +5,10 @@
 //! this program builds `target/release/crumb` itself (`cargo build --release`) when it is missing
 //! or older than the sources, then times N runs and prints medians. It also times the in-process
 //! compile alone, to show how much of the total is process start-up.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests and benches drive the crumb binary and helpers as a user would, not through crate::process"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

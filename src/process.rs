@@ -10,6 +10,7 @@
 //! of the turn runs unrecorded.
 
 pub mod agent_env;
+pub mod command;
 pub mod group;
 pub mod held;
 mod lines;
@@ -317,7 +318,7 @@ fn start(spec: &SpawnSpec, join: Option<i32>) -> Result<tokio::process::Child, O
             message: format!("working directory {} does not exist", spec.cwd.display()),
         });
     }
-    let mut command = tokio::process::Command::new(&spec.program);
+    let mut command = command::spawned(&spec.program);
     command
         .args(&spec.args)
         .current_dir(&spec.cwd)

@@ -1,5 +1,9 @@
 //! The one integration-test binary. Each module tests one area against the real `crumb` binary,
 //! real files and real subprocesses.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests and benches drive the crumb binary and helpers as a user would, not through crate::process"
+)]
 
 #[macro_use]
 mod support;

@@ -224,7 +224,7 @@ fn child_command(
     log: &std::path::Path,
 ) -> Command {
     let pitch = &shared.batch.pitches[index];
-    let mut command = Command::new(exe);
+    let mut command = crate::process::command::blocking(exe);
     match known {
         // The session is known: take it over exactly (its bindings are in `session.start`).
         Some(path) => command.arg("resume").arg(path),

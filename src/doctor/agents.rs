@@ -4,7 +4,7 @@
 //! login status`), which runs here. Credential files are never read.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -132,7 +132,7 @@ struct Probe {
 /// Run `path args` with stdin closed, bounded by [`PROBE_TIMEOUT`], and no adapter's nesting
 /// guard set (doctor may run inside an agent CLI).
 fn probe(path: &Path, args: &[&str], env: &Environment) -> Option<Probe> {
-    let mut command = Command::new(path);
+    let mut command = crate::process::command::blocking(path);
     command
         .args(args)
         .stdin(Stdio::null())

@@ -37,7 +37,7 @@ impl HeldGroup {
             .iter()
             .find(|path| Path::new(path).is_file())
             .ok_or_else(|| std::io::Error::other("no `cat` to hold the group open"))?;
-        let mut holder = tokio::process::Command::new(holder)
+        let mut holder = super::command::spawned(holder)
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::null())

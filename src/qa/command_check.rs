@@ -54,7 +54,7 @@ pub async fn run(check: &CommandCheck<'_>, root: &Path) -> CheckResult {
             }
         },
     };
-    let mut cmd = Command::new(program);
+    let mut cmd = crate::process::command::spawned(program);
     cmd.args(args)
         .current_dir(&cwd)
         .envs(check.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))

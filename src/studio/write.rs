@@ -319,7 +319,7 @@ pub fn spawn_crumb(
     let log_path = log_dir.join(format!("{what}-{}.log", ulid::Ulid::new()));
     let log = std::fs::File::create(&log_path).map_err(ApiError::from)?;
     let log_err = log.try_clone().map_err(ApiError::from)?;
-    let mut child = tokio::process::Command::new(&exe)
+    let mut child = crate::process::command::spawned(&exe)
         .args(args)
         .current_dir(cwd)
         .env("CRUMB_HOME", app.config.home.root())
@@ -328,6 +328,8 @@ pub fn spawn_crumb(
         .stdout(Stdio::from(log))
         .stderr(Stdio::from(log_err))
         .process_group(0)
+        // The run outlives Studio: a person who closes Studio has not stopped the session.
+        .kill_on_drop(false)
         .spawn()
         .map_err(|e| {
             ApiError(

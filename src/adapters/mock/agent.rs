@@ -14,7 +14,7 @@
 use std::fmt::Write as _;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -194,7 +194,7 @@ impl Turn {
             }
             Scenario::HangOnce if first => {
                 // A silent child in our process group: the idle timeout must kill both.
-                let child = Command::new("sleep")
+                let child = crate::process::command::blocking("sleep")
                     .arg("3600")
                     .stdin(Stdio::null())
                     .spawn();
@@ -339,7 +339,7 @@ impl Turn {
 /// Write one event back through `crumb event`, the path every agent uses.
 fn emit(event: &Value) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the crumb binary: {e}"))?;
-    let mut child = Command::new(exe)
+    let mut child = crate::process::command::blocking(exe)
         .arg("event")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

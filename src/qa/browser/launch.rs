@@ -21,7 +21,7 @@ use chromiumoxide::handler::HandlerConfig;
 use chromiumoxide::handler::viewport::Viewport;
 use futures::StreamExt;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use tokio::task::JoinHandle;
 
 use super::reap;
@@ -144,7 +144,7 @@ impl Chromium {
         };
         let pgid = held.as_ref().map(HeldGroup::pgid);
         let record = held::RecordGuard(held.as_ref().map(|h| h.record().to_path_buf()));
-        let spawned = Command::new(exe)
+        let spawned = crate::process::command::spawned(exe)
             .args(flags(&profile.0))
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
