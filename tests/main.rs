@@ -7,6 +7,7 @@ mod support;
 mod agents;
 mod batch;
 mod check;
+mod cli_errors;
 mod code_pipeline;
 mod command_adapter;
 mod declared;
