@@ -75,8 +75,9 @@ pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
         binding.command = bind.command;
         config.bindings.insert(role, binding);
     }
+    // The fork freezes the parent's frozen copy, the same bytes: its table is the parent's.
+    let table = parent.table()?;
     if !args.sets.is_empty() {
-        let table = parent.table()?;
         config.inputs = super::run::inputs::resolve_over(&table.inputs, &config.inputs, &args.sets)
             .map_err(|problems| {
                 CommandError::usage(format!("invalid inputs (nothing was started):\n{problems}"))
@@ -108,11 +109,6 @@ pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
             missing.len()
         )));
     }
-    let table = crate::runtime::session_dir::compile_frozen(
-        &prepared
-            .building_path()
-            .join(&prepared.frozen.pipeline_file),
-    )?;
     let created = prepared.commit(Vec::new())?;
     if !args.json {
         println!(

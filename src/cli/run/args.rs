@@ -1,5 +1,5 @@
-//! `crumb run`'s arguments as clap reads them: the "low" arguments, nothing resolved yet
-//! ([`super::plan::Plan::from_args`] resolves them, once).
+//! `crumb run`'s arguments as clap reads them: the "low" arguments, nothing resolved yet (the
+//! plan resolves them, once).
 
 use std::path::PathBuf;
 

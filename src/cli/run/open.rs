@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::args::Args;
 use super::inputs;
 use super::plan::Plan;
 use super::studio_link::StudioLink;
 use crate::cli::error::CommandError;
+use crate::pipeline::table::TransitionTable;
 use crate::runtime::coordinator::Session;
 use crate::runtime::lock::CoordinatorLock;
 use crate::runtime::run_config::RunConfig;
@@ -24,23 +24,22 @@ pub(crate) struct Opened {
     pub(crate) lock: CoordinatorLock,
 }
 
-/// The session `plan` runs in: the dead one of the same pipeline and pitch unless `--new`, else
-/// a new one. Prints its header unless `--json`.
-pub(crate) fn open(plan: Plan, args: &Args) -> Result<Opened, CommandError> {
-    if !args.new
-        && let Some((dir, lock)) = take_over_dead(&plan)
-    {
+/// The session `plan` runs in: the dead one of the same pipeline and pitch unless `fresh`
+/// (`--new`), else a new one. Prints its header unless `json`.
+pub(crate) fn open(plan: Plan, fresh: bool, json: bool) -> Result<Opened, CommandError> {
+    if !fresh && let Some((dir, lock)) = take_over_dead(&plan) {
         eprintln!(
             "crumb run: resuming session {} (same pipeline and pitch, its coordinator died); --new starts a fresh one",
             dir.id()
         );
-        let session = reopen(&dir)?;
-        if !args.json {
+        // Found only when frozen from this very pipeline: the plan's table is its table.
+        let session = with_table(&dir, plan.table)?;
+        if !json {
             print_resumed_header(&dir);
         }
         return Ok(Opened { session, lock });
     }
-    create(plan, args.json)
+    create(plan, json)
 }
 
 /// The dead session of the same pipeline and pitch, with its lock taken, if there is one; every
@@ -180,7 +179,11 @@ pub(crate) fn header_drafts(
 
 /// Load and compile a session's frozen pipeline and its recorded configuration (for resume).
 pub(crate) fn reopen(dir: &SessionDir) -> Result<Session, CommandError> {
-    let table = dir.table()?;
+    with_table(dir, dir.table()?)
+}
+
+/// A stopped session with its recorded configuration, driven by `table`.
+fn with_table(dir: &SessionDir, table: TransitionTable) -> Result<Session, CommandError> {
     let config = dir.run_config()?.ok_or_else(|| {
         CommandError::failure("the transcript has no readable session.start; it cannot be resumed")
     })?;
