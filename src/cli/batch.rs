@@ -84,7 +84,7 @@ pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     };
     // Checked here so an invalid pipeline is one error, not one per pitch.
     let table = super::pipeline_file::compile_or_report(pipeline, CompileOptions::default())?;
-    let pitches = plan::read(pitches_file).map_err(|e| CommandError::usage(e.to_string()))?;
+    let pitches = plan::read(pitches_file).map_err(CommandError::usage_from)?;
     // Every pitch's inputs get `crumb run`'s own checks before any child starts.
     for (i, pitch) in pitches.iter().enumerate() {
         super::run::inputs::resolve(&table.inputs, &pitch.set, None).map_err(|problems| {
@@ -198,7 +198,7 @@ fn collect_home(args: &Args, home: &Path) -> Result<ExitStatus, CommandError> {
         (Some(pipeline), Some(pitches)) => {
             let table =
                 super::pipeline_file::compile_or_report(pipeline, CompileOptions::default())?;
-            let pitches = plan::read(pitches).map_err(|e| CommandError::usage(e.to_string()))?;
+            let pitches = plan::read(pitches).map_err(CommandError::usage_from)?;
             (pitches, Some(table.name))
         }
         (None, None) => (only_batch(home)?.pitches, None),

@@ -34,15 +34,12 @@ pub struct Args {
 }
 
 /// The export of `session` in `format`, as text.
-pub fn render(session: &export::Loaded, format: Format) -> Result<String, String> {
+pub fn render(session: &export::Loaded, format: Format) -> Result<String, serde_json::Error> {
     Ok(match format {
         Format::Html => export::html::report(session),
         Format::Md => export::markdown::summary(session),
-        Format::ChromeTrace => serde_json::to_string(&export::chrome_trace::trace(session))
-            .map_err(|e| e.to_string())?,
-        Format::OtlpJson => {
-            serde_json::to_string(&export::otlp::request(session)).map_err(|e| e.to_string())?
-        }
+        Format::ChromeTrace => serde_json::to_string(&export::chrome_trace::trace(session))?,
+        Format::OtlpJson => serde_json::to_string(&export::otlp::request(session))?,
     })
 }
 
@@ -53,7 +50,7 @@ pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let project = Project::current().ok();
     let dir = resolve(&home, project.as_ref(), &args.session)?;
     let session = export::load(&dir).map_err(CommandError::usage)?;
-    let text = render(&session, args.format).map_err(CommandError::failure)?;
+    let text = render(&session, args.format).map_err(CommandError::failure_from)?;
     if let Some(path) = &args.output {
         std::fs::write(path, text).map_err(|e| {
             CommandError::failure(format!("cannot write {}", path.display())).because(e)

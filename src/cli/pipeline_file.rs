@@ -24,7 +24,14 @@ pub(crate) fn compile_or_report(
     options: CompileOptions,
 ) -> Result<TransitionTable, CommandError> {
     if let Err(err) = std::fs::metadata(path) {
-        return Err(CommandError::usage(path.display().to_string()).because(err));
+        let missing = err.kind() == std::io::ErrorKind::NotFound;
+        let error = CommandError::usage(path.display().to_string()).because(err);
+        return Err(if missing {
+            error
+                .hint("`crumb init --from casual|doc-review|code` starts a project with a pipeline")
+        } else {
+            error
+        });
     }
     let mut compiled = compile_file(path, &options);
     if let Some(table) = compiled.table.take() {

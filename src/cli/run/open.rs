@@ -103,7 +103,7 @@ fn create(plan: Plan, json: bool) -> Result<Opened, CommandError> {
     };
     let header = header_drafts(&prepared.meta.session_id, &config, &plan.pitch)?;
     let created = prepared.commit(header)?;
-    super::pitch::warn_if_too_long(&created.dir, &plan.pitch).map_err(CommandError::failure)?;
+    super::pitch::warn_if_too_long(&created.dir, &plan.pitch)?;
     if !json {
         print_header(&created.dir, &config);
     }
