@@ -45,8 +45,8 @@ struct SpawnEnv {
     session_dir: PathBuf,
 }
 
-/// Why `crumb event` stopped without writing the draft: a [`CommandError::failure`] when the
-/// input is not a valid event, a [`CommandError::usage`] for the environment, the firewall or I/O.
+/// Why `crumb event` stopped without writing the draft: a `CommandError::failure` when the
+/// input is not a valid event, a `CommandError::usage` for the environment, the firewall or I/O.
 pub fn run(_args: &Args) -> Result<ExitStatus, CommandError> {
     let printed = execute()?;
     print_line(&printed);

@@ -90,9 +90,12 @@ pub enum Command {
 /// Entry point used by `main`: the one place that prints a command's error and exits.
 pub fn main() -> ExitCode {
     // The subcommand's name as clap knows it starts every message (`crumb <name>: …`).
-    let parsed = Cli::command().try_get_matches().and_then(|matches| {
+    let parsed = Cli::command().try_get_matches().and_then(|mut matches| {
         let name = matches.subcommand_name().unwrap_or_default().to_owned();
-        Ok((Cli::from_arg_matches(&matches)?, name))
+        // Formatted against the command, as `Parser::try_parse` does.
+        let cli =
+            Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut Cli::command()))?;
+        Ok((cli, name))
     });
     let (cli, name) = match parsed {
         Ok(parsed) => parsed,

@@ -1,7 +1,7 @@
-//! `crumb run <pipeline> <pitch>`, one way through: the arguments ([`args`]) become a plan once
-//! ([`plan`]: the pipeline compiled, the bindings resolved, the inputs checked, the goal read),
-//! the plan becomes a session ([`open`]), the session is driven ([`drive`]) and summarised
-//! ([`summary`]). A dry run ([`dry`]) plays the same plan by a script instead of driving it.
+//! `crumb run <pipeline> <pitch>`, one way through: the arguments (`args`) become a plan once
+//! (`plan`: the pipeline compiled, the bindings resolved, the inputs checked, the goal read),
+//! the plan becomes a session (`open`), the session is driven (`drive`) and summarised
+//! (`summary`). A dry run (`dry`) plays the same plan by a script instead of driving it.
 //!
 //! Exit codes ([`crate::exit_codes`]) follow the session's outcome: `SUCCESS` pass, `FAILED`,
 //! `PARTIAL`, `REJECTED`, `STOPPED` (budget, limit, circuit, idle); `AWAITING_PERSON`
