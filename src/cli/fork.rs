@@ -2,7 +2,6 @@
 //! up to that event, its artifacts as they were then), driven on with possibly other bindings or
 //! another mock scenario. Exit codes follow the fork's outcome, as `crumb run`'s do.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::adapters::mock::Scenario;
@@ -38,19 +37,12 @@ pub struct Args {
     /// Fork even when some artifacts cannot be restored as they were (they are left out).
     #[arg(long)]
     pub allow_missing: bool,
-    /// Keep a fork that waits for a person open (instead of exiting 10).
-    #[arg(long)]
-    pub wait: bool,
-    /// Print the final summary as JSON (and no progress).
-    #[arg(long)]
-    pub json: bool,
-    /// The crumb home (default `$CRUMB_HOME`, else `~/.crumb`).
-    #[arg(long, value_name = "DIR")]
-    pub home: Option<PathBuf>,
+    #[command(flatten)]
+    pub drive: super::run::DriveArgs,
 }
 
 pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
-    let home = super::home_flag::resolve(args.home.as_deref())?;
+    let home = super::home_flag::resolve(args.drive.home.as_deref())?;
     let project = Project::current()
         .map_err(|e| CommandError::failure("cannot determine the project").because(e))?;
     let parent = resolve(&home, Some(&project), &args.session)?;
@@ -110,7 +102,7 @@ pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
         )));
     }
     let created = prepared.commit(Vec::new())?;
-    if !args.json {
+    if !args.drive.json {
         println!(
             "session  {} (fork of {} at {})",
             created.dir.id(),
@@ -124,5 +116,5 @@ pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
         table: Arc::new(table),
         config: Arc::new(config),
     };
-    super::run::drive::drive_and_report(session, created.lock, args.wait, args.json)
+    super::run::drive::drive_and_report(session, created.lock, &args.drive)
 }

@@ -2,8 +2,6 @@
 //! person, or it was killed), replay it, re-issue exactly the effects that have no outcome yet,
 //! apply new inbox lines, and drive it on. Same exit codes as `crumb run`.
 
-use std::path::PathBuf;
-
 use super::error::{CommandError, ExitStatus};
 use super::run::drive::drive_and_report;
 use super::run::open::{print_resumed_header, reopen};
@@ -19,25 +17,18 @@ use crate::runtime::resolve::resolve;
 pub struct Args {
     /// A session id, a unique prefix of one, or a session folder.
     pub session: String,
-    /// Keep a session that waits for a person open (instead of exiting 10).
-    #[arg(long)]
-    pub wait: bool,
-    /// Print the final summary as JSON (and no progress).
-    #[arg(long)]
-    pub json: bool,
-    /// The crumb home (default `$CRUMB_HOME`, else `~/.crumb`).
-    #[arg(long, value_name = "DIR")]
-    pub home: Option<PathBuf>,
+    #[command(flatten)]
+    pub drive: super::run::DriveArgs,
 }
 
 pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
-    let home = super::home_flag::resolve(args.home.as_deref())?;
+    let home = super::home_flag::resolve(args.drive.home.as_deref())?;
     let project = Project::current().ok();
     let dir = resolve(&home, project.as_ref(), &args.session)?;
     let lock = CoordinatorLock::acquire(dir.path())?;
     let session = reopen(&dir)?;
-    if !args.json {
+    if !args.drive.json {
         print_resumed_header(&dir);
     }
-    drive_and_report(session, lock, args.wait, args.json)
+    drive_and_report(session, lock, &args.drive)
 }

@@ -39,15 +39,8 @@ pub struct Args {
     /// Make the mock adapter misbehave on purpose.
     #[arg(long, value_enum, value_name = "SCENARIO")]
     pub mock_scenario: Option<Scenario>,
-    /// Keep a session that waits for a person open (instead of exiting 10).
-    #[arg(long)]
-    pub wait: bool,
-    /// Print the final summary as JSON (and no progress).
-    #[arg(long)]
-    pub json: bool,
-    /// The crumb home (default `$CRUMB_HOME`, else `~/.crumb`).
-    #[arg(long, value_name = "DIR")]
-    pub home: Option<PathBuf>,
+    #[command(flatten)]
+    pub drive: DriveArgs,
     /// Override every role's idle timeout (e.g. `2s`, `500ms`).
     #[arg(long, value_name = "DURATION", env = "CRUMB_IDLE_TIMEOUT")]
     pub idle_timeout: Option<String>,
@@ -60,6 +53,21 @@ pub struct Args {
     pub new: bool,
     #[command(flatten)]
     pub dry: DryRunArgs,
+}
+
+/// How a driven session ends and reports, and where sessions live: the same flags for
+/// `crumb run`, `crumb resume` and `crumb fork`.
+#[derive(Debug, clap::Args)]
+pub struct DriveArgs {
+    /// Keep a session that waits for a person open (instead of exiting 10).
+    #[arg(long)]
+    pub wait: bool,
+    /// Print the final summary as JSON (and no progress).
+    #[arg(long)]
+    pub json: bool,
+    /// The crumb home (default `$CRUMB_HOME`, else `~/.crumb`).
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
 }
 
 /// The dry-run flags of `crumb run`.

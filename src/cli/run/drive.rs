@@ -4,6 +4,7 @@
 
 use serde_json::json;
 
+use super::args::DriveArgs;
 use super::progress::Progress;
 use super::summary;
 use crate::cli::error::{CommandError, ExitStatus};
@@ -17,9 +18,9 @@ use crate::runtime::run_config::Ending;
 pub(crate) fn drive_and_report(
     session: Session,
     lock: CoordinatorLock,
-    wait: bool,
-    json: bool,
+    flags: &DriveArgs,
 ) -> Result<ExitStatus, CommandError> {
+    let (wait, json) = (flags.wait, flags.json);
     let dir = session.dir.clone();
     let inputs = session.config.inputs.clone();
     let mut meta = dir.read_meta()?;

@@ -20,7 +20,7 @@ mod studio_link;
 mod summary;
 mod verdict;
 
-pub use args::{Args, DryRunArgs};
+pub use args::{Args, DriveArgs, DryRunArgs};
 
 use crate::cli::error::{CommandError, ExitStatus};
 
@@ -28,10 +28,10 @@ use crate::cli::error::{CommandError, ExitStatus};
 pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let plan = plan::Plan::from_args(args)?;
     if args.dry.dry_run {
-        return dry::run(&plan, &args.dry, args.json);
+        return dry::run(&plan, &args.dry, args.drive.json);
     }
-    let opened = open::open(plan, args.new, args.json)?;
-    drive::drive_and_report(opened.session, opened.lock, args.wait, args.json)
+    let opened = open::open(plan, args.new, args.drive.json)?;
+    drive::drive_and_report(opened.session, opened.lock, &args.drive)
 }
 
 #[cfg(test)]

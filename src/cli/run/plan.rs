@@ -53,7 +53,7 @@ impl Plan {
         let wall_timeout_ms = duration_flag("--wall-timeout", args.wall_timeout.as_deref())?;
         let inputs = inputs::check(&table.inputs, &args.sets, args.input_file.as_deref())?;
         let pitch = read_pitch(args, &table)?;
-        let home = crate::cli::home_flag::resolve(args.home.as_deref())?;
+        let home = crate::cli::home_flag::resolve(args.drive.home.as_deref())?;
         Ok(Plan {
             pipeline: args.pipeline.clone(),
             table,
@@ -190,7 +190,7 @@ fn resolve_bindings(
         cwd: std::env::current_dir().ok(),
     };
     let resolved = bindings::resolve(&roles, &request, &context)?;
-    if !args.json {
+    if !args.drive.json {
         for note in &resolved.notes {
             eprintln!("crumb run: note: {note}");
         }
