@@ -106,7 +106,7 @@ impl CommandError {
     }
 
     /// `source` as an error of `kind`, its message the source's own.
-    pub(crate) fn from_source(kind: ErrorKind, source: impl Into<Source>) -> Self {
+    fn from_source(kind: ErrorKind, source: impl Into<Source>) -> Self {
         CommandError {
             kind,
             context: None,
@@ -115,7 +115,8 @@ impl CommandError {
         }
     }
 
-    /// A `kind` error from `source`, for use in `map_err`: `map_err(CommandError::usage_from)`.
+    /// A [`ErrorKind::Usage`] error from `source`, for use in `map_err`:
+    /// `map_err(CommandError::usage_from)`.
     pub(crate) fn usage_from(source: impl Into<Source>) -> Self {
         CommandError::from_source(ErrorKind::Usage, source)
     }
@@ -139,22 +140,10 @@ impl CommandError {
         self
     }
 
-    /// The kind, which decides the exit code.
-    #[must_use]
-    pub fn kind(&self) -> ErrorKind {
-        self.kind
-    }
-
     /// The process exit code: [`ErrorKind::exit_code`].
     #[must_use]
     pub fn exit_code(&self) -> u8 {
         self.kind.exit_code()
-    }
-
-    /// The hints, in order.
-    #[must_use]
-    pub fn hints(&self) -> &[String] {
-        &self.hints
     }
 
     /// What `main` prints to stderr for `crumb <command>`: the message line and the hint lines;
