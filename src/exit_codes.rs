@@ -2,6 +2,11 @@
 //!
 //! Each code means one thing across commands; README's "CLI and exit codes" table lists every code
 //! here and every subcommand, and `tests/exit_codes.rs` fails when the two drift apart.
+//!
+//! Commands never exit themselves: a command's error carries its code by its kind
+//! ([`crate::cli::error::ErrorKind::exit_code`]), an outcome that is not an error (a session that
+//! ended FAILED, a batch not all passed) by [`crate::cli::error::ExitStatus`], and only
+//! [`crate::cli::main`] turns either into the process exit.
 
 use std::process::ExitCode;
 

@@ -11,6 +11,7 @@ mod support;
 mod agents;
 mod batch;
 mod check;
+mod cli_errors;
 mod code_pipeline;
 mod command_adapter;
 mod declared;

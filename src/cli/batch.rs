@@ -5,13 +5,13 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Duration;
 
+use super::error::{CommandError, ExitStatus};
 use crate::batch::record::{BatchDir, BatchFile, batch_id};
 use crate::batch::summary::{self, Row};
 use crate::batch::{collect, k8s, plan, run};
-use crate::exit_codes::{BATCH_NOT_ALL_PASSED, FAILURE, SUCCESS, USAGE_ERROR, exit};
+use crate::exit_codes::BATCH_NOT_ALL_PASSED;
 use crate::pipeline::compile::CompileOptions;
 use crate::pipeline::units::parse_duration_ms;
 
@@ -75,37 +75,20 @@ pub struct Args {
     pub collect: Option<PathBuf>,
 }
 
-pub fn run(args: &Args) -> ExitCode {
-    match execute(args) {
-        Ok(code) => exit(code),
-        Err((code, message)) => {
-            eprintln!("crumb batch: {message}");
-            exit(code)
-        }
-    }
-}
-
-type Failed = (u8, String);
-
-fn usage(message: impl Into<String>) -> Failed {
-    (USAGE_ERROR, message.into())
-}
-
-fn execute(args: &Args) -> Result<u8, Failed> {
+pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     if let Some(home) = &args.collect {
         return collect_home(args, home);
     }
     let (Some(pipeline), Some(pitches_file)) = (&args.pipeline, &args.pitches) else {
-        return Err(usage("give a pipeline and a pitches file"));
+        return Err(CommandError::usage("give a pipeline and a pitches file"));
     };
     // Checked here so an invalid pipeline is one error, not one per pitch.
-    let table = super::output::compile_or_report("batch", pipeline, CompileOptions::default())
-        .map_err(|code| (code, "the pipeline is not valid".to_owned()))?;
-    let pitches = plan::read(pitches_file).map_err(|e| usage(e.to_string()))?;
+    let table = super::pipeline_file::compile_or_report(pipeline, CompileOptions::default())?;
+    let pitches = plan::read(pitches_file).map_err(CommandError::usage_from)?;
     // Every pitch's inputs get `crumb run`'s own checks before any child starts.
     for (i, pitch) in pitches.iter().enumerate() {
-        super::run_inputs::resolve(&table.inputs, &pitch.set, None).map_err(|problems| {
-            usage(format!(
+        super::run::inputs::resolve(&table.inputs, &pitch.set, None).map_err(|problems| {
+            CommandError::usage(format!(
                 "pitch {} ({}): invalid inputs:\n{problems}",
                 i + 1,
                 pitch.pitch
@@ -115,14 +98,14 @@ fn execute(args: &Args) -> Result<u8, Failed> {
     if let Some(index) = args.index
         && index >= pitches.len()
     {
-        return Err(usage(format!(
+        return Err(CommandError::usage(format!(
             "--index {index} is past the last pitch ({} pitches)",
             pitches.len()
         )));
     }
     let canonical = pipeline
         .canonicalize()
-        .map_err(|e| usage(format!("{}: {e}", pipeline.display())))?;
+        .map_err(|e| CommandError::usage(format!("{}: {e}", pipeline.display())))?;
     let id = batch_id(&canonical, &pitches);
     let run_args = run_args(args);
     if args.emit.is_some() {
@@ -137,9 +120,9 @@ fn execute(args: &Args) -> Result<u8, Failed> {
             run_args: &run_args,
             backoff_limit: 3,
         })
-        .map_err(|e| (FAILURE, format!("cannot write the manifests: {e}")))?;
+        .map_err(|e| CommandError::failure("cannot write the manifests").because(e))?;
         print!("{text}");
-        return Ok(SUCCESS);
+        return Ok(ExitStatus::SUCCESS);
     }
     let max_wall = args
         .max_wall
@@ -147,11 +130,12 @@ fn execute(args: &Args) -> Result<u8, Failed> {
         .map(|text| {
             parse_duration_ms(text)
                 .map(Duration::from_millis)
-                .map_err(|e| usage(format!("--max-wall {text}: {e}")))
+                .map_err(|e| CommandError::usage(format!("--max-wall {text}: {e}")))
         })
         .transpose()?;
-    let home = super::run::home(args.home.as_deref())
-        .map_err(|_| usage("no crumb home: set CRUMB_HOME or HOME, or pass --home".to_owned()))?;
+    let home = super::home_flag::resolve(args.home.as_deref()).map_err(|_| {
+        CommandError::usage("no crumb home: set CRUMB_HOME or HOME, or pass --home")
+    })?;
     let home = home.root().to_path_buf();
     let batch = BatchFile {
         id,
@@ -159,7 +143,7 @@ fn execute(args: &Args) -> Result<u8, Failed> {
         pitches,
     };
     let dir = BatchDir::create(&home, &batch)
-        .map_err(|e| (FAILURE, format!("cannot write the batch folder: {e}")))?;
+        .map_err(|e| CommandError::failure("cannot write the batch folder").because(e))?;
     let quiet = args.json || args.csv;
     if !quiet && args.index.is_none() {
         println!(
@@ -180,7 +164,7 @@ fn execute(args: &Args) -> Result<u8, Failed> {
         plain: !std::io::stderr().is_terminal(),
         quiet,
     };
-    let rows = run::run(&dir, &batch, &options).map_err(|e| (FAILURE, e))?;
+    let rows = run::run(&dir, &batch, &options).map_err(CommandError::failure)?;
     report(args, &rows)
 }
 
@@ -203,9 +187,9 @@ fn run_args(args: &Args) -> Vec<String> {
     out
 }
 
-fn collect_home(args: &Args, home: &Path) -> Result<u8, Failed> {
+fn collect_home(args: &Args, home: &Path) -> Result<ExitStatus, CommandError> {
     if !home.join("projects").is_dir() {
-        return Err(usage(format!(
+        return Err(CommandError::usage(format!(
             "{} is not a crumb home (no projects/ folder)",
             home.display()
         )));
@@ -213,14 +197,13 @@ fn collect_home(args: &Args, home: &Path) -> Result<u8, Failed> {
     let (pitches, name) = match (&args.pipeline, &args.pitches) {
         (Some(pipeline), Some(pitches)) => {
             let table =
-                super::output::compile_or_report("batch", pipeline, CompileOptions::default())
-                    .map_err(|code| (code, "the pipeline is not valid".to_owned()))?;
-            let pitches = plan::read(pitches).map_err(|e| usage(e.to_string()))?;
+                super::pipeline_file::compile_or_report(pipeline, CompileOptions::default())?;
+            let pitches = plan::read(pitches).map_err(CommandError::usage_from)?;
             (pitches, Some(table.name))
         }
         (None, None) => (only_batch(home)?.pitches, None),
         _ => {
-            return Err(usage(
+            return Err(CommandError::usage(
                 "--collect takes both the pipeline and the pitches file, or neither",
             ));
         }
@@ -230,19 +213,19 @@ fn collect_home(args: &Args, home: &Path) -> Result<u8, Failed> {
 }
 
 /// The one batch recorded in `home` (what `--collect <home>` alone summarises).
-fn only_batch(home: &Path) -> Result<BatchFile, Failed> {
+fn only_batch(home: &Path) -> Result<BatchFile, CommandError> {
     let folders: Vec<PathBuf> = std::fs::read_dir(home.join("batches"))
         .map(|entries| entries.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
     match folders.as_slice() {
         [one] => BatchDir::open(one.clone())
             .map(|(_, file)| file)
-            .map_err(|e| usage(format!("{}: {e}", one.display()))),
-        [] => Err(usage(format!(
+            .map_err(|e| CommandError::usage(format!("{}: {e}", one.display()))),
+        [] => Err(CommandError::usage(format!(
             "{} records no batch; give the pipeline and the pitches file",
             home.display()
         ))),
-        _ => Err(usage(format!(
+        _ => Err(CommandError::usage(format!(
             "{} records {} batches; give the pipeline and the pitches file to choose",
             home.display(),
             folders.len()
@@ -250,18 +233,18 @@ fn only_batch(home: &Path) -> Result<BatchFile, Failed> {
     }
 }
 
-fn report(args: &Args, rows: &[Row]) -> Result<u8, Failed> {
+fn report(args: &Args, rows: &[Row]) -> Result<ExitStatus, CommandError> {
     if args.json {
-        let text = serde_json::to_string_pretty(rows).map_err(|e| (FAILURE, e.to_string()))?;
+        let text = serde_json::to_string_pretty(rows).map_err(CommandError::failure_from)?;
         println!("{text}");
     } else if args.csv {
-        print!("{}", summary::csv(rows).map_err(|e| (FAILURE, e))?);
+        print!("{}", summary::csv(rows).map_err(CommandError::failure)?);
     } else {
         print!("{}", summary::human(rows));
     }
     Ok(if rows.iter().all(Row::passed) {
-        SUCCESS
+        ExitStatus::SUCCESS
     } else {
-        BATCH_NOT_ALL_PASSED
+        ExitStatus::outcome(BATCH_NOT_ALL_PASSED)
     })
 }

@@ -7,11 +7,10 @@
 //! that does not exist.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
-use super::output;
+use super::error::{CommandError, ErrorKind, ExitStatus};
+use super::{pipeline_file, stdout};
 use crate::engine::explore::{self, Options};
-use crate::exit_codes::{FAILURE, SUCCESS, exit};
 use crate::pipeline::compile::CompileOptions;
 
 /// `--format` of `crumb check`.
@@ -35,24 +34,16 @@ pub struct Args {
     pub max_states: usize,
 }
 
-pub fn run(args: &Args) -> ExitCode {
-    let files = match super::validate::expand(&args.paths) {
-        Ok(files) => files,
-        Err(message) => {
-            eprintln!("crumb check: {message}");
-            return exit(crate::exit_codes::USAGE_ERROR);
-        }
-    };
+pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+    let files = super::validate::expand(&args.paths).map_err(CommandError::usage)?;
     let options = Options {
         max_states: args.max_states,
         ..Options::default()
     };
     let mut reports = Vec::new();
     for file in &files {
-        match output::compile_or_report("check", file, CompileOptions::default()) {
-            Ok(table) => reports.push((file, explore::check(&table, options))),
-            Err(code) => return exit(code),
-        }
+        let table = pipeline_file::compile_or_report(file, CompileOptions::default())?;
+        reports.push((file, explore::check(&table, options)));
     }
     let text = match args.format {
         CheckFormat::Human => reports
@@ -67,15 +58,16 @@ pub fn run(args: &Args) -> ExitCode {
             text
         }
     };
-    let printed = output::print(text, "check");
-    if printed != exit(SUCCESS) {
-        return printed;
-    }
+    stdout::print(text)?;
     let failed = reports.iter().filter(|(_, r)| !r.ok()).count();
     eprintln!(
         "crumb check: {} pipeline{}, {failed} with violations",
         reports.len(),
         if reports.len() == 1 { "" } else { "s" }
     );
-    exit(if failed == 0 { SUCCESS } else { FAILURE })
+    if failed > 0 {
+        // The report and the summary said which.
+        return Err(CommandError::reported(ErrorKind::Failure));
+    }
+    Ok(ExitStatus::SUCCESS)
 }

@@ -1,12 +1,10 @@
 //! `crumb doctor`: check this machine before a long run (agent CLIs and their logins, Chromium,
 //! the crumb home, the shared limits). Exit 0 when a default run can work, 1 otherwise.
 
-use std::path::PathBuf;
-use std::process::ExitCode;
-
-use super::output;
-use crate::exit_codes::{FAILURE, USAGE_ERROR, exit};
+use super::error::{CommandError, ErrorKind, ExitStatus};
+use super::stdout;
 use crate::runtime::bindings::Environment;
+use std::path::PathBuf;
 
 /// Arguments of `crumb doctor`.
 #[derive(Debug, clap::Args)]
@@ -19,23 +17,20 @@ pub struct Args {
     pub home: Option<PathBuf>,
 }
 
-pub fn run(args: &Args) -> ExitCode {
-    let Ok(home) = super::run::home(args.home.as_deref()) else {
-        eprintln!("crumb doctor: no crumb home: set CRUMB_HOME or HOME, or pass --home");
-        return exit(USAGE_ERROR);
-    };
+pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+    let home = super::home_flag::resolve(args.home.as_deref()).map_err(|_| {
+        CommandError::usage("no crumb home: set CRUMB_HOME or HOME, or pass --home")
+    })?;
     let report = crate::doctor::run(&Environment::from_process(), home.root());
     let text = if args.json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(json) => json + "\n",
-            Err(err) => {
-                eprintln!("crumb doctor: {err}");
-                return exit(FAILURE);
-            }
-        }
+        serde_json::to_string_pretty(&report).map_err(CommandError::failure_from)? + "\n"
     } else {
         crate::doctor::render(&report)
     };
-    let printed = output::print(text, "doctor");
-    if report.ok { printed } else { exit(FAILURE) }
+    stdout::print(text)?;
+    if report.ok {
+        Ok(ExitStatus::SUCCESS)
+    } else {
+        Err(CommandError::reported(ErrorKind::Failure))
+    }
 }

@@ -11,11 +11,10 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 
-use crate::exit_codes::{FAILURE, SUCCESS, USAGE_ERROR, exit};
+use super::error::{CommandError, ExitStatus};
 use crate::transcript::validate::parse_draft;
 use crate::transcript::writer::{MAX_LINE_BYTES, WriteError, Writer};
 use crate::transcript::{Draft, Kind, Metadata};
@@ -46,36 +45,19 @@ struct SpawnEnv {
     session_dir: PathBuf,
 }
 
-/// Why `crumb event` stopped without writing the draft.
-enum Failure {
-    /// `FAILURE`: the input is not a valid event.
-    Invalid(String),
-    /// `USAGE_ERROR`: environment, firewall or I/O.
-    Refused(String),
+/// Why `crumb event` stopped without writing the draft: a `CommandError::failure` when the
+/// input is not a valid event, a `CommandError::usage` for the environment, the firewall or I/O.
+pub fn run(_args: &Args) -> Result<ExitStatus, CommandError> {
+    let printed = execute()?;
+    print_line(&printed);
+    Ok(ExitStatus::SUCCESS)
 }
 
-pub fn run(_args: &Args) -> ExitCode {
-    match execute() {
-        Ok(printed) => {
-            print_line(&printed);
-            exit(SUCCESS)
-        }
-        Err(Failure::Invalid(message)) => {
-            eprintln!("crumb event: {message}");
-            exit(FAILURE)
-        }
-        Err(Failure::Refused(message)) => {
-            eprintln!("crumb event: {message}");
-            exit(USAGE_ERROR)
-        }
-    }
-}
-
-fn execute() -> Result<Value, Failure> {
+fn execute() -> Result<Value, CommandError> {
     let session = session_from_env()?;
     let mut value = read_stdin()?;
     let Some(object) = value.as_object_mut() else {
-        return Err(Failure::Invalid(
+        return Err(CommandError::failure(
             "/: the event must be a JSON object".to_owned(),
         ));
     };
@@ -84,10 +66,10 @@ fn execute() -> Result<Value, Failure> {
         .or_insert_with(|| Value::String(session.actor.clone()));
 
     let mut writer = Writer::open(&session.transcript, session.session_id.clone())
-        .map_err(|e| Failure::Refused(e.to_string()))?;
+        .map_err(CommandError::usage_from)?;
 
     let authority = AuthorityRecord::load(&session.session_dir).map_err(|e| {
-        Failure::Refused(format!(
+        CommandError::usage(format!(
             "cannot learn which kinds the session's roles may write: {e}"
         ))
     })?;
@@ -96,7 +78,7 @@ fn execute() -> Result<Value, Failure> {
         && let Ok(kind @ Kind::Declared(_)) = name.parse::<Kind>()
         && !authority.as_ref().is_some_and(|a| a.accepts_kind(kind))
     {
-        return Err(Failure::Invalid(format!(
+        return Err(CommandError::failure(format!(
             "invalid event: /kind: `{name}` is neither in the transcript vocabulary (`crumb schema transcript`) nor declared by this session's pipeline (`kinds:`); nothing was written"
         )));
     }
@@ -105,7 +87,7 @@ fn execute() -> Result<Value, Failure> {
     {
         let audit = writer
             .append(audit_draft(object, &session.actor, violation))
-            .map_err(|e| Failure::Refused(e.to_string()))?;
+            .map_err(CommandError::usage_from)?;
         print_line(&json!({"rejected": true, "violation": violation, "audit_id": audit.id}));
         let allowed = authority
             .as_ref()
@@ -115,7 +97,7 @@ fn execute() -> Result<Value, Failure> {
                 format!("; `{}` may write: {}", session.actor, kinds.join(", "))
             })
             .unwrap_or_default();
-        return Err(Failure::Refused(format!(
+        return Err(CommandError::usage(format!(
             "refused: {} (actor `{}`){allowed}; nothing was written, audit event {} records the attempt",
             describe(violation),
             session.actor,
@@ -130,31 +112,31 @@ fn execute() -> Result<Value, Failure> {
     ) && let Some(problem) =
         record.data_violation(kind, object.get("data").unwrap_or(&Value::Null))
     {
-        return Err(Failure::Invalid(format!(
+        return Err(CommandError::failure(format!(
             "invalid event: `{kind}` data does not match the pipeline's schema: {problem}"
         )));
     }
     strip_stamped_fields(object, &session.session_id)?;
     stamp_provenance(object);
     let draft = parse_draft(&value)
-        .map_err(|violations| Failure::Invalid(format!("invalid event:\n{violations}")))?;
+        .map_err(|violations| CommandError::failure(format!("invalid event:\n{violations}")))?;
     let event = writer.append(draft).map_err(|e| match e {
-        WriteError::Invalid(_) | WriteError::TooLarge { .. } => Failure::Invalid(e.to_string()),
-        WriteError::Io { .. } => Failure::Refused(e.to_string()),
+        WriteError::Invalid(_) | WriteError::TooLarge { .. } => CommandError::failure_from(e),
+        WriteError::Io { .. } => CommandError::usage_from(e),
     })?;
     Ok(json!({"id": event.id, "ts": event.ts}))
 }
 
-fn session_from_env() -> Result<SpawnEnv, Failure> {
+fn session_from_env() -> Result<SpawnEnv, CommandError> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let actor = var("CRUMB_ACTOR").ok_or_else(|| {
-        Failure::Refused(
+        CommandError::usage(
             "CRUMB_ACTOR is not set; crumb event is run by agents inside a crumb session"
                 .to_owned(),
         )
     })?;
     let session_id = var("CRUMB_SESSION_ID").ok_or_else(|| {
-        Failure::Refused(
+        CommandError::usage(
             "CRUMB_SESSION_ID is not set; crumb event needs the session it writes to".to_owned(),
         )
     })?;
@@ -163,7 +145,7 @@ fn session_from_env() -> Result<SpawnEnv, Failure> {
         .map(PathBuf::from)
         .or_else(|| session_dir.as_ref().map(|dir| dir.join("transcript.jsonl")))
         .ok_or_else(|| {
-            Failure::Refused(
+            CommandError::usage(
                 "neither CRUMB_TRANSCRIPT_PATH nor CRUMB_SESSION_DIR is set".to_owned(),
             )
         })?;
@@ -180,21 +162,21 @@ fn session_from_env() -> Result<SpawnEnv, Failure> {
     })
 }
 
-fn read_stdin() -> Result<Value, Failure> {
+fn read_stdin() -> Result<Value, CommandError> {
     let mut input = Vec::new();
     std::io::stdin()
         .lock()
         .take(MAX_STDIN_BYTES + 1)
         .read_to_end(&mut input)
-        .map_err(|e| Failure::Refused(format!("cannot read stdin: {e}")))?;
+        .map_err(|e| CommandError::usage(format!("cannot read stdin: {e}")))?;
     if input.len() as u64 > MAX_STDIN_BYTES {
-        return Err(Failure::Invalid(format!(
+        return Err(CommandError::failure(format!(
             "input is larger than {MAX_STDIN_BYTES} bytes; put large content in an artifact file"
         )));
     }
     let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&input);
     serde_json::from_slice(input)
-        .map_err(|e| Failure::Invalid(format!("malformed JSON on stdin: {e}")))
+        .map_err(|e| CommandError::failure(format!("malformed JSON on stdin: {e}")))
 }
 
 /// The first firewall rule the draft breaks, as an audit violation code. `from` was already
@@ -341,10 +323,13 @@ fn audit_draft(attempt: &Map<String, Value>, actor: &str, violation: &str) -> Dr
 }
 
 /// `id` and `ts` belong to the writer; a `session_id` is accepted only if it is this session.
-fn strip_stamped_fields(object: &mut Map<String, Value>, session_id: &str) -> Result<(), Failure> {
+fn strip_stamped_fields(
+    object: &mut Map<String, Value>,
+    session_id: &str,
+) -> Result<(), CommandError> {
     for key in ["id", "ts"] {
         if object.contains_key(key) {
-            return Err(Failure::Invalid(format!(
+            return Err(CommandError::failure(format!(
                 "/{key}: stamped by crumb event; remove it from the draft"
             )));
         }
@@ -352,7 +337,7 @@ fn strip_stamped_fields(object: &mut Map<String, Value>, session_id: &str) -> Re
     match object.remove("session_id") {
         None => Ok(()),
         Some(Value::String(s)) if s == session_id => Ok(()),
-        Some(_) => Err(Failure::Invalid(format!(
+        Some(_) => Err(CommandError::failure(format!(
             "/session_id: does not match CRUMB_SESSION_ID ({session_id}); leave it out, crumb event fills it"
         ))),
     }

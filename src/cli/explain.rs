@@ -1,13 +1,11 @@
 //! `crumb explain <code|kind>`: what a diagnostic code (or a transcript event kind) means and
 //! how to fix it. Without an argument, lists every diagnostic code.
 
-use std::fmt::Write as _;
-use std::process::ExitCode;
-
-use super::output;
-use crate::exit_codes::{USAGE_ERROR, exit};
+use super::error::{CommandError, ExitStatus};
+use super::stdout;
 use crate::pipeline::codes::{self, Code};
 use crate::pipeline::suggest;
+use std::fmt::Write as _;
 
 /// Arguments of `crumb explain`.
 #[derive(Debug, clap::Args)]
@@ -16,7 +14,7 @@ pub struct Args {
     pub name: Option<String>,
 }
 
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let Some(name) = args.name.as_deref() else {
         let list = codes::ALL.iter().fold(String::new(), |mut out, code| {
             let _ = writeln!(
@@ -28,7 +26,8 @@ pub fn run(args: &Args) -> ExitCode {
             );
             out
         });
-        return output::print(&list, "explain");
+        stdout::print(&list)?;
+        return Ok(ExitStatus::SUCCESS);
     };
     let full = if name.starts_with("crumb::") {
         name.to_string()
@@ -36,22 +35,23 @@ pub fn run(args: &Args) -> ExitCode {
         format!("crumb::{name}")
     };
     if let Some(code) = codes::find(&full) {
-        return output::print(explain_code(code), "explain");
+        stdout::print(explain_code(code))?;
+        return Ok(ExitStatus::SUCCESS);
     }
     if let Some(text) = crate::transcript::explain(name) {
         let authority = name
             .parse()
             .map(crate::pipeline::authority::describe)
             .unwrap_or_default();
-        return output::print(format!("{}\n{authority}\n", text.trim_end()), "explain");
+        stdout::print(format!("{}\n{authority}\n", text.trim_end()))?;
+        return Ok(ExitStatus::SUCCESS);
     }
     let hint = suggest::did_you_mean(&full, codes::ALL.iter().map(|c| c.name))
         .map(|h| format!(" ({h})"))
         .unwrap_or_default();
-    eprintln!(
-        "crumb explain: no diagnostic code or event kind named `{name}`{hint}; `crumb explain` lists the codes"
-    );
-    exit(USAGE_ERROR)
+    Err(CommandError::usage(format!(
+        "no diagnostic code or event kind named `{name}`{hint}; `crumb explain` lists the codes"
+    )))
 }
 
 /// The text `crumb explain` prints for a code.

@@ -3,9 +3,8 @@
 //! (OpenTelemetry `GenAI` conventions) or a Markdown summary — on stdout or into `--output`.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
-use crate::exit_codes::{FAILURE, SUCCESS, USAGE_ERROR, exit};
+use super::error::{CommandError, ExitStatus};
 use crate::export;
 use crate::runtime::home::Project;
 use crate::runtime::resolve::resolve;
@@ -34,57 +33,30 @@ pub struct Args {
     pub home: Option<PathBuf>,
 }
 
-pub fn run(args: &Args) -> ExitCode {
-    match execute(args) {
-        Ok(()) => exit(SUCCESS),
-        Err((code, message)) => {
-            eprintln!("crumb export: {message}");
-            exit(code)
-        }
-    }
-}
-
 /// The export of `session` in `format`, as text.
-pub fn render(session: &export::Loaded, format: Format) -> Result<String, String> {
+pub fn render(session: &export::Loaded, format: Format) -> Result<String, serde_json::Error> {
     Ok(match format {
         Format::Html => export::html::report(session),
         Format::Md => export::markdown::summary(session),
-        Format::ChromeTrace => serde_json::to_string(&export::chrome_trace::trace(session))
-            .map_err(|e| e.to_string())?,
-        Format::OtlpJson => {
-            serde_json::to_string(&export::otlp::request(session)).map_err(|e| e.to_string())?
-        }
+        Format::ChromeTrace => serde_json::to_string(&export::chrome_trace::trace(session))?,
+        Format::OtlpJson => serde_json::to_string(&export::otlp::request(session))?,
     })
 }
 
-fn execute(args: &Args) -> Result<(), (u8, String)> {
-    let home = super::run::home(args.home.as_deref()).map_err(|_| {
-        (
-            USAGE_ERROR,
-            "no crumb home: set CRUMB_HOME or HOME, or pass --home".to_owned(),
-        )
+pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+    let home = super::home_flag::resolve(args.home.as_deref()).map_err(|_| {
+        CommandError::usage("no crumb home: set CRUMB_HOME or HOME, or pass --home")
     })?;
     let project = Project::current().ok();
-    let dir = resolve(&home, project.as_ref(), &args.session)
-        .map_err(|e| (USAGE_ERROR, e.to_string()))?;
-    let session = export::load(&dir).map_err(|e| (USAGE_ERROR, e))?;
-    let text = render(&session, args.format).map_err(|e| (FAILURE, e))?;
+    let dir = resolve(&home, project.as_ref(), &args.session)?;
+    let session = export::load(&dir).map_err(CommandError::usage)?;
+    let text = render(&session, args.format).map_err(CommandError::failure_from)?;
     if let Some(path) = &args.output {
-        std::fs::write(path, text)
-            .map_err(|e| (FAILURE, format!("cannot write {}: {e}", path.display())))
+        std::fs::write(path, text).map_err(|e| {
+            CommandError::failure(format!("cannot write {}", path.display())).because(e)
+        })?;
     } else {
-        {
-            use std::io::Write as _;
-            let mut stdout = std::io::stdout().lock();
-            match stdout
-                .write_all(text.as_bytes())
-                .and_then(|()| stdout.flush())
-            {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    Err((FAILURE, format!("cannot write stdout: {e}")))
-                }
-                _ => Ok(()),
-            }
-        }
+        super::stdout::print(text)?;
     }
+    Ok(ExitStatus::SUCCESS)
 }

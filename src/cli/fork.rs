@@ -2,8 +2,6 @@
 //! up to that event, its artifacts as they were then), driven on with possibly other bindings or
 //! another mock scenario. Exit codes follow the fork's outcome, as `crumb run`'s do.
 
-use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use crate::adapters::mock::Scenario;
@@ -16,7 +14,7 @@ use crate::runtime::run_config::RoleBinding;
 use crate::runtime::session;
 use crate::transcript::Kind;
 
-use super::run::Failure;
+use super::error::{CommandError, ExitStatus};
 
 /// Arguments of `crumb fork`.
 #[derive(Debug, clap::Args)]
@@ -39,39 +37,22 @@ pub struct Args {
     /// Fork even when some artifacts cannot be restored as they were (they are left out).
     #[arg(long)]
     pub allow_missing: bool,
-    /// Keep a fork that waits for a person open (instead of exiting 10).
-    #[arg(long)]
-    pub wait: bool,
-    /// Print the final summary as JSON (and no progress).
-    #[arg(long)]
-    pub json: bool,
-    /// The crumb home (default `$CRUMB_HOME`, else `~/.crumb`).
-    #[arg(long, value_name = "DIR")]
-    pub home: Option<PathBuf>,
+    #[command(flatten)]
+    pub drive: super::run::DriveArgs,
 }
 
-pub fn run(args: &Args) -> ExitCode {
-    Failure::exit("fork", execute(args))
-}
-
-fn execute(args: &Args) -> Result<u8, Failure> {
-    let internal = |e: String| Failure::Internal(e);
-    let home = super::run::home(args.home.as_deref())?;
-    let project =
-        Project::current().map_err(|e| internal(format!("cannot determine the project: {e}")))?;
-    let parent =
-        resolve(&home, Some(&project), &args.session).map_err(|e| Failure::Usage(e.to_string()))?;
-    let meta = parent
-        .read_meta()
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+    let home = super::home_flag::resolve(args.drive.home.as_deref())?;
+    let project = Project::current()
+        .map_err(|e| CommandError::failure("cannot determine the project").because(e))?;
+    let parent = resolve(&home, Some(&project), &args.session)?;
+    // The parent as given cannot be forked: a usage error, whatever the library error's kind.
+    let meta = parent.read_meta().map_err(CommandError::usage_from)?;
     let mut config = parent
         .run_config()
-        .map_err(|e| Failure::Usage(e.to_string()))?
-        .ok_or_else(|| {
-            Failure::Usage("the session has no readable session.start to fork".into())
-        })?;
-    let events =
-        fork::prefix(&parent.transcript(), &args.at).map_err(|e| Failure::Usage(e.to_string()))?;
+        .map_err(CommandError::usage_from)?
+        .ok_or_else(|| CommandError::usage("the session has no readable session.start to fork"))?;
+    let events = fork::prefix(&parent.transcript(), &args.at)?;
     let goal = events
         .iter()
         .find(|e| e.kind == Kind::Goal)
@@ -79,34 +60,33 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         .unwrap_or_default();
     let roles: Vec<String> = config.bindings.keys().cloned().collect();
     let cwd = std::env::current_dir().ok();
-    let binds = parse_binds(&args.binds, &roles, cwd.as_deref())
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let binds = parse_binds(&args.binds, &roles, cwd.as_deref())?;
     for (role, bind) in binds {
         let mut binding = RoleBinding::to_adapter(bind.adapter, "--bind");
         binding.model = bind.model;
         binding.command = bind.command;
         config.bindings.insert(role, binding);
     }
+    // The fork freezes the parent's frozen copy, the same bytes: its table is the parent's.
+    let table = parent.table()?;
     if !args.sets.is_empty() {
-        let table = parent.table().map_err(|e| internal(e.to_string()))?;
-        config.inputs = super::run_inputs::resolve_over(&table.inputs, &config.inputs, &args.sets)
+        config.inputs = super::run::inputs::resolve_over(&table.inputs, &config.inputs, &args.sets)
             .map_err(|problems| {
-                Failure::Usage(format!("invalid inputs (nothing was started):\n{problems}"))
+                CommandError::usage(format!("invalid inputs (nothing was started):\n{problems}"))
             })?;
     }
     if let Some(scenario) = args.mock_scenario {
         config.mock_scenario = Some(scenario.as_str().to_owned());
     }
-    let prepared = session::prepare(&home, &project, &parent.frozen_pipeline(&meta), &goal)
-        .map_err(|e| internal(e.to_string()))?;
+    let prepared = session::prepare(&home, &project, &parent.frozen_pipeline(&meta), &goal)?;
     config.pipeline_hash.clone_from(&prepared.frozen.hash);
     config
         .pipeline_file
         .clone_from(&prepared.frozen.pipeline_file);
     let id = prepared.meta.session_id.clone();
-    let text = fork::lines(&events, &id, parent.id(), &config).map_err(internal)?;
+    let text = fork::lines(&events, &id, parent.id(), &config).map_err(CommandError::failure)?;
     std::fs::write(prepared.building_path().join("transcript.jsonl"), text)
-        .map_err(|e| internal(format!("cannot write the fork's transcript: {e}")))?;
+        .map_err(|e| CommandError::failure("cannot write the fork's transcript").because(e))?;
     let missing = fork::restore(
         parent.path(),
         prepared.building_path(),
@@ -116,21 +96,13 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         eprintln!("crumb fork: cannot restore {path} as it was at the fork point: {why}");
     }
     if !missing.is_empty() && !args.allow_missing {
-        return Err(Failure::Usage(format!(
+        return Err(CommandError::usage(format!(
             "{} artifact(s) cannot be restored as they were; fork at an earlier event, or --allow-missing to go on without them",
             missing.len()
         )));
     }
-    let table = crate::runtime::session_dir::compile_frozen(
-        &prepared
-            .building_path()
-            .join(&prepared.frozen.pipeline_file),
-    )
-    .map_err(|e| internal(e.to_string()))?;
-    let created = prepared
-        .commit(Vec::new())
-        .map_err(|e| internal(e.to_string()))?;
-    if !args.json {
+    let created = prepared.commit(Vec::new())?;
+    if !args.drive.json {
         println!(
             "session  {} (fork of {} at {})",
             created.dir.id(),
@@ -144,5 +116,5 @@ fn execute(args: &Args) -> Result<u8, Failure> {
         table: Arc::new(table),
         config: Arc::new(config),
     };
-    super::run::drive_and_report(session, created.lock, args.wait, args.json)
+    super::run::drive::drive_and_report(session, created.lock, &args.drive)
 }

@@ -1,11 +1,10 @@
 //! `crumb graph <pipeline>`: print the compiled transition table as Mermaid, DOT or JSON.
 
-use std::path::PathBuf;
-use std::process::ExitCode;
-
-use super::output;
+use super::error::{CommandError, ExitStatus};
+use super::{pipeline_file, stdout};
 use crate::pipeline::compile::CompileOptions;
 use crate::pipeline::graph;
+use std::path::PathBuf;
 
 /// Output format of `crumb graph`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -28,12 +27,8 @@ pub struct Args {
     pub format: GraphFormat,
 }
 
-pub fn run(args: &Args) -> ExitCode {
-    let table = match output::compile_or_report("graph", &args.pipeline, CompileOptions::default())
-    {
-        Ok(table) => table,
-        Err(code) => return crate::exit_codes::exit(code),
-    };
+pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+    let table = pipeline_file::compile_or_report(&args.pipeline, CompileOptions::default())?;
     let text = match args.format {
         GraphFormat::Mermaid => graph::mermaid(&table),
         GraphFormat::Dot => graph::dot(&table),
@@ -48,5 +43,6 @@ pub fn run(args: &Args) -> ExitCode {
             text
         }
     };
-    output::print(text, "graph")
+    stdout::print(text)?;
+    Ok(ExitStatus::SUCCESS)
 }

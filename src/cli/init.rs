@@ -6,9 +6,8 @@
 //! time, so `init` works from an installed binary. Nothing that exists is overwritten.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
-use crate::exit_codes::{FAILURE, INVALID_PIPELINE, SUCCESS, USAGE_ERROR, exit};
+use super::error::{CommandError, ExitStatus};
 use crate::pipeline::compile::{CompileOptions, compile_file};
 use crate::pipeline::schema;
 
@@ -147,17 +146,7 @@ jobs:
       - run: crumb check pipelines/
 ";
 
-pub fn run(args: &Args) -> ExitCode {
-    match execute(args) {
-        Ok(code) => exit(code),
-        Err((code, message)) => {
-            eprintln!("crumb init: {message}");
-            exit(code)
-        }
-    }
-}
-
-fn execute(args: &Args) -> Result<u8, (u8, String)> {
+pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let schema_text = schema::render(&schema::pipeline_schema());
     let mut plan: Vec<(&str, &str)> = files(args.from);
     plan.push(("schemas/pipeline.schema.json", &schema_text));
@@ -169,37 +158,31 @@ fn execute(args: &Args) -> Result<u8, (u8, String)> {
         .filter(|path| args.dir.join(path).exists())
         .collect();
     if !existing.is_empty() {
-        return Err((
-            USAGE_ERROR,
-            format!(
-                "{} already holds {}; nothing was written (move them or init another folder)",
-                args.dir.display(),
-                existing.join(", ")
-            ),
-        ));
+        return Err(CommandError::usage(format!(
+            "{} already holds {}; nothing was written (move them or init another folder)",
+            args.dir.display(),
+            existing.join(", ")
+        )));
     }
     for (path, text) in &plan {
         write(&args.dir.join(path), text)
-            .map_err(|e| (FAILURE, format!("cannot write {path}: {e}")))?;
+            .map_err(|e| CommandError::failure(format!("cannot write {path}")).because(e))?;
         println!("created  {}", args.dir.join(path).display());
     }
     let pipeline = args.dir.join(plan[0].0);
     let compiled = compile_file(&pipeline, &CompileOptions::default());
     if compiled.table.is_none() {
-        return Err((
-            INVALID_PIPELINE,
-            format!(
-                "{} does not validate: run `crumb validate` on it",
-                pipeline.display()
-            ),
-        ));
+        return Err(CommandError::invalid_pipeline(format!(
+            "{} does not validate: run `crumb validate` on it",
+            pipeline.display()
+        )));
     }
     println!(
         "valid    {}\nnext     crumb run {} \"<your pitch>\"",
         pipeline.display(),
         pipeline.display()
     );
-    Ok(SUCCESS)
+    Ok(ExitStatus::SUCCESS)
 }
 
 fn write(path: &Path, text: &str) -> std::io::Result<()> {

@@ -1,12 +1,10 @@
 //! `crumb ls`: the sessions of this project (or of every project), newest first.
 
-use std::io::Write;
-use std::process::ExitCode;
-
-use super::output;
-use crate::exit_codes::{FAILURE, USAGE_ERROR, exit};
+use super::error::{CommandError, ExitStatus};
+use super::stdout;
 use crate::runtime::home::{CrumbHome, Project};
 use crate::runtime::listing::{self, SessionSummary};
+use std::io::Write;
 
 /// Longest goal shown in the table; `--json` always has the whole goal.
 const GOAL_WIDTH: usize = 60;
@@ -22,24 +20,15 @@ pub struct Args {
     pub all_projects: bool,
 }
 
-pub fn run(args: &Args) -> ExitCode {
-    let home = match CrumbHome::from_env() {
-        Ok(home) => home,
-        Err(err) => {
-            eprintln!("crumb ls: {err}");
-            return exit(USAGE_ERROR);
-        }
-    };
+pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+    let home = CrumbHome::from_env()?;
     let project = if args.all_projects {
         None
     } else {
-        match Project::current() {
-            Ok(project) => Some(project),
-            Err(err) => {
-                eprintln!("crumb ls: cannot determine the project of the working directory: {err}");
-                return exit(USAGE_ERROR);
-            }
-        }
+        Some(Project::current().map_err(|err| {
+            CommandError::usage("cannot determine the project of the working directory")
+                .because(err)
+        })?)
     };
     let (sessions, unreadable) = listing::list(&home, project.as_ref());
     for problem in &unreadable {
@@ -54,11 +43,9 @@ pub fn run(args: &Args) -> ExitCode {
         write_table(&mut out, &sessions, args.all_projects)
     };
     // Writing into a Vec fails only if serialising does; say so rather than print half a list.
-    if let Err(err) = built {
-        eprintln!("crumb ls: {err}");
-        return exit(FAILURE);
-    }
-    output::print(out, "ls")
+    built.map_err(CommandError::failure_from)?;
+    stdout::print(out)?;
+    Ok(ExitStatus::SUCCESS)
 }
 
 fn write_table(

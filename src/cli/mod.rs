@@ -3,35 +3,34 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+
+use error::{CommandError, ExitStatus};
 
 pub mod batch;
 pub mod check;
 pub mod doctor;
+pub mod error;
 pub mod event;
 pub mod explain;
 pub mod export;
 pub mod fork;
 pub mod graph;
+mod home_flag;
 pub mod init;
 pub mod ls;
 pub mod mock_agent;
-mod output;
+mod pipeline_file;
 pub mod qa;
 pub mod replay;
 pub mod resume;
 pub mod run;
-pub mod run_dry;
-pub mod run_inputs;
-pub mod run_pitch;
-pub mod run_progress;
-mod run_summary;
-pub mod run_verdict;
 pub mod say;
 pub mod schema;
 pub mod signals;
 pub mod status;
 pub mod status_usage;
+mod stdout;
 pub mod studio;
 pub mod validate;
 
@@ -88,10 +87,18 @@ pub enum Command {
     Doctor(doctor::Args),
 }
 
-/// Entry point used by `main`.
+/// Entry point used by `main`: the one place that prints a command's error and exits.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    // The subcommand's name as clap knows it starts every message (`crumb <name>: …`).
+    let parsed = Cli::command().try_get_matches().and_then(|mut matches| {
+        let name = matches.subcommand_name().unwrap_or_default().to_owned();
+        // Formatted against the command, as `Parser::try_parse` does.
+        let cli =
+            Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut Cli::command()))?;
+        Ok((cli, name))
+    });
+    let (cli, name) = match parsed {
+        Ok(parsed) => parsed,
         Err(err) => {
             let _ = err.print();
             // --help and --version print to stdout and succeed; anything else is a usage error.
@@ -102,26 +109,34 @@ pub fn main() -> ExitCode {
             });
         }
     };
-    match cli.command {
-        Command::Run(args) => run::run(&args),
-        Command::Batch(args) => batch::run(&args),
-        Command::Fork(args) => fork::run(&args),
-        Command::Resume(args) => resume::run(&args),
-        Command::MockAgent(args) => mock_agent::run(&args),
-        Command::Validate(args) => validate::run(&args),
-        Command::Check(args) => check::run(&args),
-        Command::Init(args) => init::run(&args),
-        Command::Schema(args) => schema::run(&args),
-        Command::Explain(args) => explain::run(&args),
-        Command::Export(args) => export::run(&args),
-        Command::Graph(args) => graph::run(&args),
-        Command::Event(args) => event::run(&args),
-        Command::Replay(args) => replay::run(&args),
-        Command::Status(args) => status::run(&args),
-        Command::Qa(args) => qa::run(&args),
-        Command::Ls(args) => ls::run(&args),
-        Command::Say(args) => say::run(&args),
-        Command::Studio(args) => studio::run(&args),
-        Command::Doctor(args) => doctor::run(&args),
+    let result: Result<ExitStatus, CommandError> = match &cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Batch(args) => batch::run(args),
+        Command::Fork(args) => fork::run(args),
+        Command::Resume(args) => resume::run(args),
+        // The mock agent is a process of its own (the dispatcher's child) with its own exit.
+        Command::MockAgent(args) => return mock_agent::run(args),
+        Command::Validate(args) => validate::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Init(args) => init::run(args),
+        Command::Schema(args) => schema::run(args),
+        Command::Explain(args) => explain::run(args),
+        Command::Export(args) => export::run(args),
+        Command::Graph(args) => graph::run(args),
+        Command::Event(args) => event::run(args),
+        Command::Replay(args) => replay::run(args),
+        Command::Status(args) => status::run(args),
+        Command::Qa(args) => qa::run(args),
+        Command::Ls(args) => ls::run(args),
+        Command::Say(args) => say::run(args),
+        Command::Studio(args) => studio::run(args),
+        Command::Doctor(args) => doctor::run(args),
+    };
+    match result {
+        Ok(status) => crate::exit_codes::exit(status.code()),
+        Err(error) => {
+            eprint!("{}", error.render(&name));
+            crate::exit_codes::exit(error.exit_code())
+        }
     }
 }

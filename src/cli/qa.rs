@@ -6,10 +6,9 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
-use super::output;
-use crate::exit_codes::{FAILURE, SUCCESS, USAGE_ERROR, exit};
+use super::error::{CommandError, ErrorKind, ExitStatus};
+use super::{pipeline_file, stdout};
 use crate::pipeline::compile::CompileOptions;
 use crate::qa::predicate;
 use crate::qa::report::{AcStatus, QaReport};
@@ -40,34 +39,27 @@ pub struct Args {
     pub out: Option<PathBuf>,
 }
 
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let options = CompileOptions {
         check_templates: false,
     };
-    let table = match output::compile_or_report("qa", &args.pipeline, options) {
-        Ok(table) => table,
-        Err(code) => return exit(code),
-    };
+    let table = pipeline_file::compile_or_report(&args.pipeline, options)?;
     let Some(spec) = table.qa else {
-        eprintln!(
-            "crumb qa: {} declares no `qa:` block",
+        return Err(CommandError::usage(format!(
+            "{} declares no `qa:` block",
             args.pipeline.display()
-        );
-        return exit(USAGE_ERROR);
+        )));
     };
     if !args.artifacts_dir.is_dir() {
-        eprintln!("crumb qa: {} is not a folder", args.artifacts_dir.display());
-        return exit(USAGE_ERROR);
+        return Err(CommandError::usage(format!(
+            "{} is not a folder",
+            args.artifacts_dir.display()
+        )));
     }
     let parsed = match &args.ac {
         None => predicate::Parsed::default(),
-        Some(path) => match read_ac_file(path) {
-            Ok(parsed) => parsed,
-            Err(why) => {
-                eprintln!("crumb qa: --ac {}: {why}", path.display());
-                return exit(USAGE_ERROR);
-            }
-        },
+        Some(path) => read_ac_file(path)
+            .map_err(|why| CommandError::usage(format!("--ac {}: {why}", path.display())))?,
     };
     let out_dir = args
         .out
@@ -102,15 +94,12 @@ pub fn run(args: &Args) -> ExitCode {
     } else {
         human(&report)
     };
-    let printed = output::print(text, "qa");
-    if printed != exit(SUCCESS) {
-        return printed;
+    stdout::print(text)?;
+    if report.exec_exit_code() != 0 {
+        // The report says which check failed.
+        return Err(CommandError::reported(ErrorKind::Failure));
     }
-    exit(if report.exec_exit_code() == 0 {
-        SUCCESS
-    } else {
-        FAILURE
-    })
+    Ok(ExitStatus::SUCCESS)
 }
 
 fn read_ac_file(path: &Path) -> Result<predicate::Parsed, String> {

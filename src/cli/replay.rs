@@ -12,11 +12,10 @@
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use indexmap::IndexMap;
 
-use super::output::print;
+use super::error::{CommandError, ExitStatus};
 use crate::adapters::Usage;
 use crate::engine::Replay;
 use crate::engine::ask::duration;
@@ -44,18 +43,12 @@ pub struct Args {
     pub force: bool,
 }
 
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let chosen = Choice {
         pipeline: args.pipeline.as_deref(),
         force: args.force,
     };
-    let loaded = match load(&args.session, chosen, 0) {
-        Ok(loaded) => loaded,
-        Err(message) => {
-            eprintln!("crumb replay: {message}");
-            return crate::exit_codes::exit(crate::exit_codes::USAGE_ERROR);
-        }
-    };
+    let loaded = load(&args.session, chosen, 0).map_err(CommandError::usage)?;
     let text = if args.json {
         let value =
             serde_json::json!({ "state": loaded.replay.state, "replay": loaded.replay.stats });
@@ -65,7 +58,8 @@ pub fn run(args: &Args) -> ExitCode {
     } else {
         summary(&loaded)
     };
-    print(&text, "replay")
+    super::stdout::print(&text)?;
+    Ok(ExitStatus::SUCCESS)
 }
 
 /// A transcript folded through its table.

@@ -2,10 +2,9 @@
 //! person, or it was killed), replay it, re-issue exactly the effects that have no outcome yet,
 //! apply new inbox lines, and drive it on. Same exit codes as `crumb run`.
 
-use std::path::PathBuf;
-use std::process::ExitCode;
-
-use super::run::{Failure, drive_and_report, home, reopen};
+use super::error::{CommandError, ExitStatus};
+use super::run::drive::drive_and_report;
+use super::run::open::{print_resumed_header, reopen};
 use crate::runtime::home::Project;
 use crate::runtime::lock::CoordinatorLock;
 use crate::runtime::resolve::resolve;
@@ -18,30 +17,18 @@ use crate::runtime::resolve::resolve;
 pub struct Args {
     /// A session id, a unique prefix of one, or a session folder.
     pub session: String,
-    /// Keep a session that waits for a person open (instead of exiting 10).
-    #[arg(long)]
-    pub wait: bool,
-    /// Print the final summary as JSON (and no progress).
-    #[arg(long)]
-    pub json: bool,
-    /// The crumb home (default `$CRUMB_HOME`, else `~/.crumb`).
-    #[arg(long, value_name = "DIR")]
-    pub home: Option<PathBuf>,
+    #[command(flatten)]
+    pub drive: super::run::DriveArgs,
 }
 
-pub fn run(args: &Args) -> ExitCode {
-    Failure::exit("resume", execute(args))
-}
-
-fn execute(args: &Args) -> Result<u8, Failure> {
-    let home = home(args.home.as_deref())?;
+pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+    let home = super::home_flag::resolve(args.drive.home.as_deref())?;
     let project = Project::current().ok();
-    let dir = resolve(&home, project.as_ref(), &args.session)
-        .map_err(|e| Failure::Usage(e.to_string()))?;
-    let lock = CoordinatorLock::acquire(dir.path()).map_err(|e| Failure::Usage(e.to_string()))?;
+    let dir = resolve(&home, project.as_ref(), &args.session)?;
+    let lock = CoordinatorLock::acquire(dir.path())?;
     let session = reopen(&dir)?;
-    if !args.json {
-        super::run::print_resumed_header(&dir);
+    if !args.drive.json {
+        print_resumed_header(&dir);
     }
-    drive_and_report(session, lock, args.wait, args.json)
+    drive_and_report(session, lock, &args.drive)
 }

@@ -5,9 +5,7 @@
 //! recompiling the pipeline. Exit `SUCCESS` when appended, `USAGE_ERROR` when the line or the
 //! session is rejected.
 
-use std::process::ExitCode;
-
-use crate::exit_codes::{USAGE_ERROR, exit};
+use super::error::{CommandError, ExitStatus};
 use crate::runtime::home::{CrumbHome, Project};
 use crate::runtime::inbox::{append_line, parse_line};
 use crate::runtime::lock;
@@ -25,28 +23,29 @@ pub struct Args {
     pub line: Vec<String>,
 }
 
-pub fn run(args: &Args) -> ExitCode {
-    match say(args) {
-        Ok(message) => super::output::print(format!("{message}\n"), "say"),
-        Err(message) => {
-            eprintln!("crumb say: {message}");
-            exit(USAGE_ERROR)
-        }
-    }
+pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+    let message = say(args)?;
+    super::stdout::print(format!("{message}\n"))?;
+    Ok(ExitStatus::SUCCESS)
 }
 
-fn say(args: &Args) -> Result<String, String> {
+/// Every refusal of `say` is a usage error: the session, its meta or the line as given.
+fn say(args: &Args) -> Result<String, CommandError> {
     let line = args.line.join(" ");
-    let home = CrumbHome::from_env().map_err(|err| err.to_string())?;
+    let home = CrumbHome::from_env()?;
     let project = Project::current().ok();
-    let session = resolve(&home, project.as_ref(), &args.session).map_err(|err| err.to_string())?;
-    let meta = session.read_meta().map_err(|err| err.to_string())?;
+    let session = resolve(&home, project.as_ref(), &args.session)?;
+    let meta = session.read_meta().map_err(CommandError::usage_from)?;
     match parse_line(&line, &meta.roles) {
         Ok(Some(_)) => {}
-        Ok(None) => return Err("nothing to say: the line is blank or a comment".to_owned()),
-        Err(err) => return Err(err.to_string()),
+        Ok(None) => {
+            return Err(CommandError::usage(
+                "nothing to say: the line is blank or a comment",
+            ));
+        }
+        Err(err) => return Err(CommandError::usage_from(err)),
     }
-    append_line(&session.inbox(), line.trim()).map_err(|err| err.to_string())?;
+    append_line(&session.inbox(), line.trim()).map_err(CommandError::usage_from)?;
     if meta.status == SessionStatus::Done {
         eprintln!(
             "crumb say: note: session {} is done; the line is recorded but changes nothing",

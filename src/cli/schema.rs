@@ -2,9 +2,8 @@
 //!
 //! The committed copies under `schemas/` are this command's output; a test fails when they drift.
 
-use std::process::ExitCode;
-
-use super::output;
+use super::error::{CommandError, ExitStatus};
+use super::stdout;
 use crate::pipeline::schema;
 
 /// Which schema to print.
@@ -26,11 +25,12 @@ pub struct Args {
     pub which: SchemaName,
 }
 
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let text = match args.which {
         SchemaName::Pipeline => schema::render(&schema::pipeline_schema()),
         SchemaName::Preset => schema::render(&schema::preset_schema()),
         SchemaName::Transcript => crate::transcript::schema::render(),
     };
-    output::print(text, "schema")
+    stdout::print(text)?;
+    Ok(ExitStatus::SUCCESS)
 }

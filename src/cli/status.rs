@@ -4,9 +4,8 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
-use super::output::print;
+use super::error::{CommandError, ExitStatus};
 use super::replay::{load_for_status, outcome};
 use super::status_usage::usage_block;
 use crate::engine::ask::duration;
@@ -31,18 +30,13 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let chosen = super::replay::Choice {
         pipeline: args.pipeline.as_deref(),
         force: false,
     };
-    let (loaded, usage) = match load_for_status(&args.session, chosen, RECENT) {
-        Ok(loaded) => loaded,
-        Err(message) => {
-            eprintln!("crumb status: {message}");
-            return crate::exit_codes::exit(crate::exit_codes::USAGE_ERROR);
-        }
-    };
+    let (loaded, usage) =
+        load_for_status(&args.session, chosen, RECENT).map_err(CommandError::usage)?;
     let state = &loaded.replay.state;
     let inputs = crate::runtime::session_dir::recorded_inputs(&loaded.transcript);
     if args.json {
@@ -55,7 +49,8 @@ pub fn run(args: &Args) -> ExitCode {
         });
         let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
         text.push('\n');
-        return print(&text, "status");
+        super::stdout::print(&text)?;
+        return Ok(ExitStatus::SUCCESS);
     }
     let mut out = String::new();
     let _ = writeln!(
@@ -107,7 +102,8 @@ pub fn run(args: &Args) -> ExitCode {
     out.push_str(&usage_block(&usage));
     out.push('\n');
     out.push_str(&scorecard(state, &loaded.table.scoring.rubric));
-    print(&out, "status")
+    super::stdout::print(&out)?;
+    Ok(ExitStatus::SUCCESS)
 }
 
 /// Which roles have run and what the latest QA run said.

@@ -7,9 +7,8 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
-use crate::exit_codes::{FAILURE, SUCCESS, USAGE_ERROR, exit};
+use super::error::{CommandError, ExitStatus};
 use crate::runtime::home::CrumbHome;
 use crate::studio::{StudioConfig, serve};
 
@@ -38,49 +37,31 @@ pub struct Args {
     pub allow_hosts: Vec<String>,
 }
 
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     if !args.bind.is_loopback() && !args.allow_remote {
-        eprintln!(
-            "crumb studio: refusing to bind {} without --allow-remote (Studio shows every session to whoever can reach it)",
+        return Err(CommandError::usage(format!(
+            "refusing to bind {} without --allow-remote (Studio shows every session to whoever can reach it)",
             args.bind
-        );
-        return exit(USAGE_ERROR);
+        )));
     }
     let home = match args.home.clone() {
         Some(dir) => CrumbHome::at(dir),
-        None => match CrumbHome::from_env() {
-            Ok(home) => home,
-            Err(err) => {
-                eprintln!("crumb studio: {err}");
-                return exit(USAGE_ERROR);
-            }
-        },
+        None => CrumbHome::from_env()?,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("crumb studio: cannot start: {err}");
-            return exit(FAILURE);
-        }
-    };
+        .map_err(|err| CommandError::failure("cannot start").because(err))?;
     runtime.block_on(async {
-        let listener = match tokio::net::TcpListener::bind(SocketAddr::new(args.bind, args.port)).await {
-            Ok(listener) => listener,
-            Err(err) => {
-                eprintln!("crumb studio: cannot listen on {}:{}: {err}", args.bind, args.port);
-                return exit(FAILURE);
-            }
-        };
-        let preview = match tokio::net::TcpListener::bind(SocketAddr::new(args.bind, 0)).await {
-            Ok(listener) => listener,
-            Err(err) => {
-                eprintln!("crumb studio: cannot open the preview port: {err}");
-                return exit(FAILURE);
-            }
-        };
+        let listener = tokio::net::TcpListener::bind(SocketAddr::new(args.bind, args.port))
+            .await
+            .map_err(|err| {
+                CommandError::failure(format!("cannot listen on {}:{}", args.bind, args.port))
+                    .because(err)
+            })?;
+        let preview = tokio::net::TcpListener::bind(SocketAddr::new(args.bind, 0))
+            .await
+            .map_err(|err| CommandError::failure("cannot open the preview port").because(err))?;
         let port = listener.local_addr().map_or(args.port, |a| a.port());
         let mut config = StudioConfig::new(home);
         config.allow_remote = args.allow_remote;
@@ -110,13 +91,10 @@ pub fn run(args: &Args) -> ExitCode {
             let _ = tokio::signal::ctrl_c().await;
             eprintln!("crumb studio: shutting down");
         };
-        match serve(listener, preview, config, shutdown).await {
-            Ok(()) => exit(SUCCESS),
-            Err(err) => {
-                eprintln!("crumb studio: {err}");
-                exit(FAILURE)
-            }
-        }
+        serve(listener, preview, config, shutdown)
+            .await
+            .map_err(CommandError::failure_from)?;
+        Ok(ExitStatus::SUCCESS)
     })
 }
 

@@ -5,12 +5,11 @@
 //! exist or a folder with no YAML in it ([`crate::exit_codes`]).
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use serde_json::Value;
 
-use super::output;
-use crate::exit_codes::{INVALID_PIPELINE, SUCCESS, USAGE_ERROR, exit};
+use super::error::{CommandError, ErrorKind, ExitStatus};
+use super::{pipeline_file, stdout};
 use crate::pipeline::compile::{CompileOptions, compile_bytes};
 use crate::pipeline::loader::MAX_FILE_BYTES;
 use crate::pipeline::located_yaml::load;
@@ -50,14 +49,8 @@ pub struct Args {
     pub deny_warnings: bool,
 }
 
-pub fn run(args: &Args) -> ExitCode {
-    let files = match expand(&args.paths) {
-        Ok(files) => files,
-        Err(message) => {
-            eprintln!("crumb validate: {message}");
-            return exit(USAGE_ERROR);
-        }
-    };
+pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+    let files = expand(&args.paths).map_err(CommandError::usage)?;
     let reports: Vec<FileReport> = files.iter().map(|file| validate_one(file)).collect();
     let format = args.format.map_or_else(
         || {
@@ -70,10 +63,7 @@ pub fn run(args: &Args) -> ExitCode {
         Format::from,
     );
     let text = render(&reports, format);
-    let printed = output::print(text, "validate");
-    if printed != exit(SUCCESS) {
-        return printed;
-    }
+    stdout::print(text)?;
     let (errors, warnings) = totals(&reports);
     let failed = errors > 0 || (args.deny_warnings && warnings > 0);
     eprintln!(
@@ -84,7 +74,11 @@ pub fn run(args: &Args) -> ExitCode {
         plural(warnings),
         if failed { " — invalid" } else { " — ok" },
     );
-    exit(if failed { INVALID_PIPELINE } else { SUCCESS })
+    if failed {
+        // The report and the summary said why.
+        return Err(CommandError::reported(ErrorKind::InvalidPipeline));
+    }
+    Ok(ExitStatus::SUCCESS)
 }
 
 fn plural(n: usize) -> &'static str {
@@ -168,7 +162,7 @@ fn validate_one(file: &Path) -> FileReport {
         }
     };
     if !is_preset(file, &bytes) {
-        return output::report(
+        return pipeline_file::report(
             file,
             compile_bytes(&bytes, file, &CompileOptions::default()),
         );

@@ -5,75 +5,47 @@
 //! `crumb resume` never runs real agents on it), and the summary says so: a dry run is never a
 //! pass of the work.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::run::{Args, Failure};
+use super::args::DryRunArgs;
+use super::plan::Plan;
+use crate::cli::error::{CommandError, ExitStatus};
 use crate::engine::explore::play::{self, Ending};
 use crate::engine::explore::script::{self, Entry};
 use crate::engine::explore::world::{Point, World};
 use crate::engine::explore::{StepLabel, summarise};
 use crate::engine::state::State;
-use crate::exit_codes::{SUCCESS, USAGE_ERROR};
-use crate::pipeline::table::TransitionTable;
-use crate::runtime::home::{CrumbHome, Project};
 use crate::runtime::meta::SessionStatus;
 use crate::runtime::run_config::RunConfig;
 use crate::runtime::session;
 use crate::transcript::writer::Writer;
 use crate::transcript::{Draft, Event, Kind};
 
-/// The dry-run flags of `crumb run`.
-#[derive(Debug, clap::Args)]
-pub struct DryRunArgs {
-    /// Play the pipeline without an agent: each turn writes a placeholder of its `produces`, QA
-    /// passes and verdicts follow `--script`. The session is marked and never a pass of the work.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// The dry run's verdicts and answers, in order: `FAIL:Critical,FAIL:Important,PASS`
-    /// (also `QA:FAIL`, `QA:ERROR`, `APPROVE`, `VETO`, `REDO`).
-    #[arg(
-        long,
-        value_name = "ENTRIES",
-        requires = "dry_run",
-        conflicts_with = "script_file"
-    )]
-    pub script: Option<String>,
-    /// The dry run's script as a YAML list of entries.
-    #[arg(long, value_name = "PATH", requires = "dry_run")]
-    pub script_file: Option<PathBuf>,
-}
-
 /// Most bytes of a `--script-file`.
 const MAX_SCRIPT_BYTES: u64 = 64 * 1024;
 
 /// The script from `--script` or `--script-file` (a YAML list of entries).
-fn script(args: &Args) -> Result<Vec<Entry>, Failure> {
-    if let Some(path) = &args.dry.script_file {
+fn script(args: &DryRunArgs) -> Result<Vec<Entry>, CommandError> {
+    if let Some(path) = &args.script_file {
         let bytes = crumb_core::bounded_read::read(path, MAX_SCRIPT_BYTES)
-            .map_err(|e| Failure::Usage(format!("--script-file {}: {e}", path.display())))?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| Failure::Usage(format!("--script-file {}: not UTF-8", path.display())))?;
+            .map_err(|e| CommandError::usage(format!("--script-file {}: {e}", path.display())))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            CommandError::usage(format!("--script-file {}: not UTF-8", path.display()))
+        })?;
         return script::parse_yaml(&text)
-            .map_err(|e| Failure::Usage(format!("--script-file {}: {e}", path.display())));
+            .map_err(|e| CommandError::usage(format!("--script-file {}: {e}", path.display())));
     }
-    script::parse(args.dry.script.as_deref().unwrap_or(""))
-        .map_err(|e| Failure::Usage(format!("--script: {e}")))
+    script::parse(args.script.as_deref().unwrap_or(""))
+        .map_err(|e| CommandError::usage(format!("--script: {e}")))
 }
 
 /// Create the session, play it by the script, finish it and print the route.
-pub(crate) fn execute(
-    args: &Args,
-    table: &TransitionTable,
-    pitch: &str,
-    inputs: &indexmap::IndexMap<String, Value>,
-    home: &CrumbHome,
-    project: &Project,
-) -> Result<u8, Failure> {
+pub(crate) fn run(plan: &Plan, args: &DryRunArgs, json: bool) -> Result<ExitStatus, CommandError> {
+    let (table, pitch, inputs) = (&plan.table, plan.pitch.as_str(), &plan.inputs);
     let entries = script(args)?;
-    let prepared = session::prepare(home, project, &args.pipeline, pitch)
-        .map_err(|e| Failure::Internal(e.to_string()))?;
+    let prepared = session::prepare(&plan.home, &plan.project, &plan.pipeline, pitch)?;
     let config = RunConfig {
         pipeline: table.name.clone(),
         pipeline_hash: prepared.frozen.hash.clone(),
@@ -85,8 +57,7 @@ pub(crate) fn execute(
         wall_timeout_ms: None,
         inputs: inputs.clone(),
     };
-    let mut header = super::run::header_drafts(&prepared.meta.session_id, &config, pitch)
-        .map_err(Failure::Internal)?;
+    let mut header = super::open::header_drafts(&prepared.meta.session_id, &config, pitch)?;
     if let Some(data) = header[0].data.as_mut() {
         data.insert("dry_run".into(), json!(true));
         data.insert(
@@ -94,13 +65,11 @@ pub(crate) fn execute(
             json!(entries.iter().map(ToString::to_string).collect::<Vec<_>>()),
         );
     }
-    let created = prepared
-        .commit(header)
-        .map_err(|e| Failure::Internal(e.to_string()))?;
+    let created = prepared.commit(header)?;
     let dir = created.dir.clone();
     let written = read_events(&dir.transcript())?;
     let mut writer =
-        Writer::open(dir.transcript(), dir.id()).map_err(|e| Failure::Internal(e.to_string()))?;
+        Writer::open(dir.transcript(), dir.id()).map_err(CommandError::failure_from)?;
     let mut stamp = |draft: Draft, _: &State| -> Result<Event, String> {
         writer.append(draft).map_err(|e| e.to_string())
     };
@@ -111,19 +80,26 @@ pub(crate) fn execute(
     };
     let started = world
         .fold_events(&mut point, written, Vec::new(), &mut stamp)
-        .map_err(Failure::Internal)?;
+        .map_err(CommandError::failure)?;
     let first = StepLabel {
         choice: "goal".to_owned(),
         then: summarise(&started, false, point.state.awaiting.is_some()),
     };
-    let mut played = play::play(&world, point, &entries, &mut stamp).map_err(Failure::Internal)?;
+    let mut played =
+        play::play(&world, point, &entries, &mut stamp).map_err(CommandError::failure)?;
     played.steps.insert(0, first.line());
-    let (outcome, reason, code) = match &played.ending {
-        Ending::Done(outcome, reason) => (outcome.as_str(), reason.clone(), SUCCESS),
-        Ending::Awaiting => ("stopped", "dry_run:awaiting_person".to_owned(), SUCCESS),
-        Ending::Idle => ("stopped", "dry_run:idle".to_owned(), SUCCESS),
-        Ending::ScriptEnded { .. } => ("stopped", "dry_run:script_ended".to_owned(), USAGE_ERROR),
-        Ending::Mismatch { .. } => ("stopped", "dry_run:script_mismatch".to_owned(), USAGE_ERROR),
+    // A script that ran out or did not fit is the request as given: a usage error after the route.
+    let (outcome, reason, script_failed) = match &played.ending {
+        Ending::Done(outcome, reason) => (outcome.as_str(), reason.clone(), false),
+        Ending::Awaiting => ("stopped", "dry_run:awaiting_person".to_owned(), false),
+        Ending::Idle => ("stopped", "dry_run:idle".to_owned(), false),
+        Ending::ScriptEnded { .. } => ("stopped", "dry_run:script_ended".to_owned(), true),
+        Ending::Mismatch { .. } => ("stopped", "dry_run:script_mismatch".to_owned(), true),
+    };
+    let code = if script_failed {
+        crate::exit_codes::USAGE_ERROR
+    } else {
+        crate::exit_codes::SUCCESS
     };
     let why = match &played.ending {
         Ending::Done(..) => format!("the route ends {outcome} ({reason})"),
@@ -142,25 +118,17 @@ pub(crate) fn execute(
     let end = Draft::new("system", Kind::SessionEnd).body("dry run finished");
     writer
         .append_all(vec![done, end])
-        .map_err(|e| Failure::Internal(e.to_string()))?;
+        .map_err(CommandError::failure_from)?;
     let mut meta = created.meta;
     meta.set_status(SessionStatus::Done, None);
-    dir.write_meta(&meta)
-        .map_err(|e| Failure::Internal(e.to_string()))?;
+    dir.write_meta(&meta)?;
     created.lock.release();
 
-    print_summary(
-        args.json,
-        &dir,
-        &played,
-        (outcome, &reason, &why),
-        code,
-        inputs,
-    );
-    if code == USAGE_ERROR {
-        eprintln!("crumb run --dry-run: {why}");
+    print_summary(json, &dir, &played, (outcome, &reason, &why), code, inputs);
+    if script_failed {
+        return Err(CommandError::usage(format!("dry run: {why}")));
     }
-    Ok(code)
+    Ok(ExitStatus::SUCCESS)
 }
 
 /// The route played, as JSON or as lines that say it is a dry run.
@@ -195,7 +163,7 @@ fn print_summary(
             dir.id()
         );
         println!("folder   {}", dir.path().display());
-        for line in super::run_inputs::lines(inputs) {
+        for line in super::inputs::lines(inputs) {
             println!("input    {line}");
         }
         for step in &played.steps {
@@ -208,11 +176,11 @@ fn print_summary(
     }
 }
 
-fn read_events(path: &Path) -> Result<Vec<Event>, Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| Failure::Internal(e.to_string()))?;
+fn read_events(path: &Path) -> Result<Vec<Event>, CommandError> {
+    let text = std::fs::read_to_string(path).map_err(CommandError::failure_from)?;
     text.lines()
         .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).map_err(|e| Failure::Internal(e.to_string())))
+        .map(|l| serde_json::from_str(l).map_err(CommandError::failure_from))
         .collect()
 }
 

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde_json::json;
 
+use crate::cli::error::CommandError;
 use crate::engine::state::MAX_TEXT;
 use crate::runtime::session::SessionDir;
 use crate::transcript::writer::Writer;
@@ -68,7 +69,7 @@ pub fn too_long(pitch: &str) -> Option<String> {
 }
 
 /// Warn on stderr and record a `goal_truncated` hook in the transcript when the goal is too long.
-pub fn warn_if_too_long(dir: &SessionDir, pitch: &str) -> Result<(), String> {
+pub(crate) fn warn_if_too_long(dir: &SessionDir, pitch: &str) -> Result<(), CommandError> {
     let Some(warning) = too_long(pitch) else {
         return Ok(());
     };
@@ -78,7 +79,7 @@ pub fn warn_if_too_long(dir: &SessionDir, pitch: &str) -> Result<(), String> {
         "bytes": pitch.len(),
         "limit": MAX_TEXT,
     })) else {
-        return Err("cannot record the goal warning".into());
+        return Err(CommandError::failure("cannot record the goal warning"));
     };
     let metadata = Metadata {
         deterministic: Some(true),
@@ -95,5 +96,5 @@ pub fn warn_if_too_long(dir: &SessionDir, pitch: &str) -> Result<(), String> {
             )
         })
         .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(CommandError::failure_from)
 }

@@ -31,6 +31,19 @@ pub fn read_file(path: &Path) -> Result<Vec<(String, Value)>, String> {
     }
 }
 
+/// [`resolve`] for `crumb run`: the problems are a usage error, before anything starts.
+pub(crate) fn check(
+    specs: &[InputSpec],
+    sets: &[String],
+    file: Option<&Path>,
+) -> Result<IndexMap<String, Value>, crate::cli::error::CommandError> {
+    resolve(specs, sets, file).map_err(|problems| {
+        crate::cli::error::CommandError::usage(format!(
+            "invalid inputs (nothing was started):\n{problems}"
+        ))
+    })
+}
+
 /// Every input's value from `--input` (first) and `--set` (later, so it wins), checked against
 /// `specs`; `Err` lists every problem, one per line.
 pub fn resolve(

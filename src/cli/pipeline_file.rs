@@ -1,0 +1,45 @@
+//! The pipeline file a command was given: compiled, or the reason it cannot be used.
+
+use std::path::Path;
+
+use super::error::CommandError;
+use crate::pipeline::compile::{CompileOptions, Compiled, compile_file};
+use crate::pipeline::render::{FileReport, Format, render};
+use crate::pipeline::table::TransitionTable;
+
+/// The report `crumb validate` would print for one compiled file.
+pub(crate) fn report(file: &Path, compiled: Compiled) -> FileReport {
+    FileReport {
+        file: file.to_path_buf(),
+        diagnostics: compiled.diagnostics,
+        sources: compiled.sources,
+    }
+}
+
+/// Compile the pipeline a command was given: a usage error when the path does not exist (as
+/// `crumb validate` treats it), an invalid pipeline, its diagnostics printed to stderr first,
+/// when it does not compile.
+pub(crate) fn compile_or_report(
+    path: &Path,
+    options: CompileOptions,
+) -> Result<TransitionTable, CommandError> {
+    if let Err(err) = std::fs::metadata(path) {
+        let missing = err.kind() == std::io::ErrorKind::NotFound;
+        let error = CommandError::usage(path.display().to_string()).because(err);
+        return Err(if missing {
+            error
+                .hint("`crumb init --from casual|doc-review|code` starts a project with a pipeline")
+        } else {
+            error
+        });
+    }
+    let mut compiled = compile_file(path, &options);
+    if let Some(table) = compiled.table.take() {
+        return Ok(table);
+    }
+    eprint!("{}", render(&[report(path, compiled)], Format::Human));
+    Err(CommandError::invalid_pipeline(format!(
+        "{} is not a valid pipeline (see `crumb validate`); nothing was done",
+        path.display()
+    )))
+}

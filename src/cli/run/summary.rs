@@ -1,0 +1,161 @@
+//! The summary at the end of `crumb run`, `crumb resume` and `crumb fork`: how the session
+//! ended, the verdict, swaps, the last agent error, the inputs and where to look next, as the
+//! value `--json` prints ([`of`]) and as lines for people ([`print`]).
+
+use serde_json::{Value, json};
+
+use super::studio_link::StudioLink;
+use crate::runtime::coordinator::Outcome;
+use crate::runtime::run_config::Ending;
+use crate::runtime::session::SessionDir;
+
+/// The summary's lines, from the same value `--json` prints.
+pub(crate) fn print(summary: &Value) {
+    let text = |key: &str| {
+        summary
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    println!();
+    match summary.get("reason").and_then(Value::as_str) {
+        Some(reason) => println!(
+            "ended    {reason} (outcome {}, exit {})",
+            summary
+                .get("outcome")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown"),
+            summary
+                .get("exit_code")
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        ),
+        None if text("status") == "interrupted" => println!(
+            "stopped  interrupted; continue with crumb resume {}",
+            text("session_id")
+        ),
+        None => println!(
+            "waiting  for a person: crumb say {} /approve   (or /veto <why>), then crumb resume {}",
+            text("session_id"),
+            text("session_id")
+        ),
+    }
+    if let Some(verdict) = summary.get("verdict").filter(|v| !v.is_null()) {
+        super::verdict::print_verdict(verdict);
+    }
+    for swap in summary
+        .get("swaps")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let word = |key: &str| swap.get(key).and_then(Value::as_str).unwrap_or("?");
+        println!(
+            "DEGRADED {}: {} → {} ({})",
+            word("role"),
+            word("from"),
+            word("to"),
+            word("cause")
+        );
+    }
+    if let Some(error) = summary.get("agent_error").filter(|e| !e.is_null()) {
+        let word = |key: &str| error.get(key).and_then(Value::as_str).unwrap_or("?");
+        println!(
+            "error    {} ({}): {}",
+            word("role"),
+            word("class"),
+            word("message")
+        );
+        if let Some(hint) = error.get("hint").and_then(Value::as_str) {
+            println!("fix      {hint}");
+        }
+    }
+    if let Some(game) = summary.get("game").and_then(Value::as_str) {
+        println!("game     {game}");
+    }
+    for (name, value) in summary
+        .get("inputs")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        println!("input    {name} = {value}");
+    }
+    if let Some(studio) = summary.get("studio") {
+        let link = StudioLink {
+            url: studio
+                .get("url")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            running: studio
+                .get("running")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        };
+        println!("{}", link.line());
+    }
+}
+
+/// The final summary (also what `--json` prints).
+pub(crate) fn of(dir: &SessionDir, outcome: &Outcome) -> Value {
+    let state = &outcome.state;
+    let verdict = super::verdict::verdict_json(state);
+    let entry = dir.artifacts().join("game/index.html");
+    let (status, ended, reason) = match &outcome.ending {
+        Ending::Done { outcome, reason } => ("done", *outcome, Some(reason.clone())),
+        Ending::Awaiting => ("awaiting", None, None),
+        Ending::Interrupted => ("interrupted", None, None),
+    };
+    json!({
+        "session_id": dir.id(),
+        "folder": dir.path().display().to_string(),
+        "status": status,
+        "outcome": ended,
+        "reason": reason,
+        "exit_code": outcome.ending.exit_code(),
+        "degraded": state.degraded(),
+        "swaps": crate::runtime::run_config::swaps_json(state),
+        "verdict": verdict,
+        "verifications": state.verification.count,
+        "events": state.events,
+        "tokens": state.budgets.tokens,
+        "game": entry.is_file().then(|| entry.display().to_string()),
+        "agent_error": last_agent_error(dir),
+        "studio": StudioLink::probe(dir.id()).to_json(),
+    })
+}
+
+/// The last failed agent turn of a session that did not pass, in the CLI's words with the fix:
+/// what a person reads first when a real agent could not do its work.
+fn last_agent_error(dir: &SessionDir) -> Value {
+    let Ok((events, _)) = crate::transcript::reader::read_path(&dir.transcript()) else {
+        return Value::Null;
+    };
+    let passed = events
+        .iter()
+        .rev()
+        .find(|e| e.kind == crate::transcript::Kind::Done)
+        .and_then(|e| e.data.as_ref())
+        .and_then(|d| d.get("outcome"))
+        .is_some_and(|o| o == "pass");
+    if passed {
+        return Value::Null;
+    }
+    events
+        .iter()
+        .rev()
+        .filter(|e| e.kind == crate::transcript::Kind::Error)
+        .filter_map(|e| e.data.as_ref())
+        .find(|d| d.get("class").is_some())
+        .map_or(Value::Null, |d| {
+            json!({
+                "role": d.get("role"),
+                "adapter": d.get("adapter"),
+                "class": d.get("class"),
+                "message": d.get("message"),
+                "hint": d.get("hint"),
+            })
+        })
+}
