@@ -184,7 +184,11 @@ fn execute(args: &Args) -> Result<u8, (u8, String)> {
         println!("created  {}", args.dir.join(path).display());
     }
     let pipeline = args.dir.join(plan[0].0);
-    let compiled = compile_file(&pipeline, &CompileOptions::default());
+    let compiled = compile_file(
+        &pipeline,
+        &CompileOptions::default(),
+        &crate::fs::real_files(),
+    );
     if compiled.table.is_none() {
         return Err((
             INVALID_PIPELINE,

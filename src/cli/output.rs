@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use crate::exit_codes::{self, FAILURE, INVALID_PIPELINE, SUCCESS, USAGE_ERROR};
 use crate::pipeline::compile::{CompileOptions, Compiled, compile_file};
-use crate::pipeline::render::{FileReport, Format, render};
+use crate::pipeline::diagnostic_render::{FileReport, Format, render};
 use crate::pipeline::table::TransitionTable;
 
 /// Write `text` to stdout and flush. A closed pipe (`crumb … | head`) is not an error: the reader
@@ -46,7 +46,7 @@ pub(crate) fn compile_or_report(
         eprintln!("crumb {command}: {}: {err}", path.display());
         return Err(USAGE_ERROR);
     }
-    let mut compiled = compile_file(path, &options);
+    let mut compiled = compile_file(path, &options, &crate::fs::real_files());
     if let Some(table) = compiled.table.take() {
         return Ok(table);
     }

@@ -10,8 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::pipeline::choices::Guard;
 use crate::pipeline::rubric::{DimensionSource, DimensionSpec};
-use crate::pipeline::table::Guard;
 use crate::pipeline::table::ScoringSpec;
 use crate::vocab::Verdict;
 

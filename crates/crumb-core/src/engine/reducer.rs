@@ -2,7 +2,7 @@
 //!
 //! Every event goes through the same fixed stages, in this order:
 //! 0. **authority** — an event from a role of a kind the role may not write (see
-//!    [`crate::pipeline::authority`]), or a `goal` from anyone but the person or the runner, is
+//!    [`crate::pipeline::role_authority`]), or a `goal` from anyone but the person or the runner, is
 //!    counted in `refused_events` and otherwise ignored: an agent that appends to the file
 //!    directly gets no further than one that goes through `crumb event`;
 //! 1. **bookkeeping** — counters, clock, snapshots (the plan and build slots, QA), spawn outcomes;
@@ -33,8 +33,8 @@ use super::state::{
     BuildSnapshot, EventSummary, MAX_LIST, MAX_TEXT, PREVIEW, PlanSnapshot, QaSnapshot, State,
     Terminal, clip,
 };
-use crate::pipeline::authority;
 use crate::pipeline::kinds::Slot;
+use crate::pipeline::role_authority;
 use crate::pipeline::table::TransitionTable;
 use crate::transcript::payload::{data, data_str};
 use crate::transcript::{Draft, Event, Kind, Metadata};
@@ -134,7 +134,7 @@ impl Step<'_> {
         }
         self.table
             .role(&event.from)
-            .is_some_and(|role| !authority::accepts_from_role(&role.produces, event.kind))
+            .is_some_and(|role| !role_authority::accepts_from_role(&role.produces, event.kind))
     }
 
     // ---- ids and effect builders -------------------------------------------------------------

@@ -56,7 +56,7 @@ pub struct State {
     /// Events of kinds no route, command or bookkeeping uses (counted, not kept).
     pub unrouted_events: u64,
     /// Events the engine refused to act on: a role writing a kind it may not write, or a `goal`
-    /// not from the person or the runner (see `pipeline::authority`).
+    /// not from the person or the runner (see `pipeline::role_authority`).
     pub refused_events: u64,
     /// `verify.result` events: recorded, never counted as verifications.
     pub verify_aliases: u64,

@@ -6,10 +6,10 @@ use serde_json::{Map, Value, json};
 
 use super::effect::{Effect, Spawn};
 use super::state::State;
+use crate::pipeline::choices::{CircuitAction, Guard};
 use crate::pipeline::table::{
     Action, CompiledRoute, LimitsSpec, RoleSpec, ScoringSpec, TransitionTable, Trigger,
 };
-use crate::pipeline::table::{CircuitAction, Guard};
 use crate::transcript::{Deviation, Dimension, Draft, Event, Kind, Metadata, ScoreSource, Scores};
 use crate::vocab::{Outcome, Severity, Verdict};
 
@@ -22,6 +22,7 @@ pub fn casual() -> TransitionTable {
         &crate::pipeline::compile::CompileOptions {
             check_templates: false,
         },
+        &crate::pipeline::source::InMemory::new().shared(),
     );
     compiled.table.unwrap_or_else(|| {
         panic!(

@@ -4,7 +4,22 @@
 //! here and never built from strings elsewhere. A test checks that every code literal used in
 //! the pipeline module is listed in [`ALL`].
 
-use crate::pipeline::diagnostic::Level;
+/// How bad a diagnostic is. Warnings fail validation only with `--deny-warnings`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Error,
+    Warning,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Error => "error",
+            Level::Warning => "warning",
+        }
+    }
+}
 
 /// A diagnostic code and its documentation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::vocab::{Outcome, Severity, Verdict};
 
-pub use crate::pipeline::table::{CircuitAction, Guard};
+use crate::pipeline::choices::{CircuitAction, Guard};
 
 /// A crumb pipeline: roles, QA checks, scoring, routes and limits.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -495,10 +495,10 @@ pub struct Route {
     /// Collect the branches of the latest fan-out (`on:` their kind, `judge.score`): fire once
     /// `all` reported, on the first (`any`), or once `{ quorum: n }` did. Needs `combine:`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub join: Option<crate::pipeline::table::JoinMode>,
+    pub join: Option<crate::pipeline::choices::JoinMode>,
     /// How a join combines its branches' corrected verdicts into the one the verdict routes see.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub combine: Option<crate::pipeline::table::Combine>,
+    pub combine: Option<crate::pipeline::choices::Combine>,
     /// Run a built-in step. Only `qa` exists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<RunStep>,

@@ -11,7 +11,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::pipeline::table::Guard;
+use crate::pipeline::choices::Guard;
 
 /// Ids a judge can send as top-level keys of `scores` (the transcript format's fixed slots,
 /// each 0–5). Any other declared id is read from `scores.dims`.
@@ -183,10 +183,10 @@ pub fn compile(decls: &[DimensionDecl], guards: &[Guard], declared: bool) -> Vec
         .collect()
 }
 
-/// The table's rubric for a pipeline's `scoring:` under `guards` (what applies, see
-/// [`crate::pipeline::model::Scoring::guards_for`]): the declared one, else the default.
-pub fn lower(scoring: &crate::pipeline::model::Scoring, guards: &[Guard]) -> Vec<DimensionSpec> {
-    match &scoring.rubric {
+/// The table's rubric for a pipeline's `scoring.rubric` under `guards` (what applies, see
+/// `Scoring::guards_for` in the model): the declared one, else the default.
+pub fn lower(declared: Option<&[DimensionDecl]>, guards: &[Guard]) -> Vec<DimensionSpec> {
+    match declared {
         Some(declared) => compile(declared, guards, true),
         None => compile(&default_rubric(), guards, false),
     }

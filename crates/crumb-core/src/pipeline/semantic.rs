@@ -6,11 +6,12 @@ use std::collections::HashMap;
 use globset::GlobBuilder;
 
 use crate::pipeline::codes::{self, KNOWN_ADAPTERS};
-use crate::pipeline::compile::{Ctx, VERDICT_TRIGGER};
 use crate::pipeline::located_yaml::escape_segment;
 use crate::pipeline::model::{Check, DoneSpec, OneOrMany, Pipeline, Qa, RoleAdapter};
+use crate::pipeline::pass_context::Ctx;
 use crate::pipeline::suggest;
 use crate::pipeline::table::{CheckKindSpec, CheckSpec, TransitionTable};
+use crate::pipeline::triggers::VERDICT_TRIGGER;
 use crate::transcript::Kind;
 use crate::vocab::{Outcome, RESERVED_ACTORS};
 

@@ -187,7 +187,7 @@ impl<'a> World<'a> {
         if let Some(awaiting) = &point.state.awaiting {
             choices.extend([Choice::Approve, Choice::Veto]);
             // Anywhere else `/redo` is only a message for the next prompt, not a move.
-            if awaiting.on == crate::pipeline::compile::QA_ERROR_TRIGGER {
+            if awaiting.on == crate::pipeline::triggers::QA_ERROR_TRIGGER {
                 choices.push(Choice::Redo);
             }
         }
