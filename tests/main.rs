@@ -5,6 +5,7 @@
 mod support;
 
 mod agents;
+mod architecture;
 mod batch;
 mod check;
 mod code_pipeline;
