@@ -9,6 +9,8 @@
 //! `std::net` besides, and the files the pipeline compiler reads come in through
 //! [`pipeline::source::SourceFiles`]. The `crumb` crate carries the effects out.
 
+#![deny(unreachable_pub)]
+
 pub mod digest;
 pub mod engine;
 pub mod pipeline;

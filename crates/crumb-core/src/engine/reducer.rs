@@ -41,7 +41,7 @@ use crate::transcript::{Draft, Event, Kind, Metadata};
 use crate::vocab::{Outcome, Severity, Verdict};
 
 /// `metadata.tool` of every event the engine composes.
-pub const ENGINE_TOOL: &str = "crumb-engine@v1";
+pub(crate) const ENGINE_TOOL: &str = "crumb-engine@v1";
 
 /// Fold `event` into a copy of `state`: the pure form, for callers that keep the old state.
 pub fn reduce(table: &TransitionTable, state: &State, event: &Event) -> (State, Vec<Effect>) {
@@ -65,7 +65,7 @@ impl State {
     /// [`State::apply`], also pushing onto `fired` the index of every route the event fired
     /// (matched, whether its action ran or its budget stopped the session): how `crumb check`
     /// finds routes no path ever takes. Replay passes `None` and pays nothing for it.
-    pub fn apply_traced(
+    pub(crate) fn apply_traced(
         &mut self,
         table: &TransitionTable,
         event: &Event,

@@ -27,8 +27,8 @@ use crate::pipeline::loader::{self, FileKind};
 use crate::pipeline::located_yaml::{Document, Span, SpanIndex, escape_segment};
 use crate::pipeline::source::{Entry, SourceFiles, stays_inside};
 
-pub const EXTENDS: &str = "extends";
-pub const INCLUDE: &str = "include";
+pub(crate) const EXTENDS: &str = "extends";
+pub(crate) const INCLUDE: &str = "include";
 /// Sections merged by name.
 const NAMED: [&str; 3] = ["roles", "kinds", "inputs"];
 /// What a fragment may hold.
@@ -37,7 +37,7 @@ const FRAGMENT_KEYS: [&str; 5] = ["roles", "kinds", "inputs", "routes", INCLUDE]
 const MAX_FILES: usize = 64;
 
 /// Whether `document` names other files at all (the common case does not, and skips all this).
-pub fn uses_other_files(document: &Document) -> bool {
+pub(crate) fn uses_other_files(document: &Document) -> bool {
     document
         .value
         .as_object()
@@ -50,7 +50,7 @@ pub struct Assembled {
     /// Each other file as diagnostics show it, with its text (for snippets).
     pub sources: Vec<(PathBuf, String)>,
     /// Each other file's real path (what freezing copies).
-    pub real_paths: Vec<PathBuf>,
+    pub(crate) real_paths: Vec<PathBuf>,
 }
 
 /// Replace `document` by the pipeline it assembles to; problems go to `out`, attributed to the

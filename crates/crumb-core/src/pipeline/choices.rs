@@ -28,7 +28,7 @@ pub enum Guard {
 impl Guard {
     /// Whether the guard acts on a QA run's evidence (a pass, the exit code, the acceptance
     /// predicates), so that without `qa:` it could only fail verdicts or do nothing.
-    pub fn needs_qa(self) -> bool {
+    pub(crate) fn needs_qa(self) -> bool {
         matches!(
             self,
             Guard::PassRequiresQa | Guard::ExecFromQa | Guard::AcFailureCapsSpecFit
@@ -61,7 +61,7 @@ pub enum JoinWord {
 #[serde(deny_unknown_fields)]
 pub struct Quorum {
     /// How many branches must have reported.
-    pub quorum: u32,
+    pub(crate) quorum: u32,
 }
 
 impl JoinMode {

@@ -36,7 +36,7 @@ macro_rules! codes {
     ($($ident:ident = $name:literal, $level:ident, $summary:literal, $fix:literal;)*) => {
         $(
             #[doc = $summary]
-            pub const $ident: Code = Code { name: $name, level: Level::$level, summary: $summary, fix: $fix };
+            pub(crate) const $ident: Code = Code { name: $name, level: Level::$level, summary: $summary, fix: $fix };
         )*
         /// Every code, in the order they are documented.
         pub const ALL: &[Code] = &[$($ident),*];
@@ -221,7 +221,8 @@ codes! {
 }
 
 /// Adapters a preset or a role's `fallback` may name.
-pub const KNOWN_ADAPTERS: &[&str] = &["mock", "claude-code", "codex", "gemini-cli", "command"];
+pub(crate) const KNOWN_ADAPTERS: &[&str] =
+    &["mock", "claude-code", "codex", "gemini-cli", "command"];
 
 /// The code called `name`, if there is one.
 pub fn find(name: &str) -> Option<&'static Code> {

@@ -66,7 +66,7 @@ impl Diagnostic {
     }
 
     #[must_use]
-    pub fn maybe_hint(mut self, hint: Option<String>) -> Self {
+    pub(crate) fn maybe_hint(mut self, hint: Option<String>) -> Self {
         self.hint = hint;
         self
     }

@@ -66,7 +66,7 @@ struct Edge {
 }
 
 /// The text on a route's edge: `#index trigger[ · feedback]`.
-pub fn route_label(route: &CompiledRoute) -> String {
+pub(crate) fn route_label(route: &CompiledRoute) -> String {
     let trigger = match &route.trigger {
         Trigger::Kind {
             kind,

@@ -75,7 +75,7 @@ pub struct InputSpec {
 
 impl InputSpec {
     /// `an integer`, or `one of a, b, c` for an enum: how errors name the type.
-    pub fn type_words(&self) -> String {
+    pub(crate) fn type_words(&self) -> String {
         match self.kind {
             InputType::Enum => format!("one of {}", self.values.join(", ")),
             InputType::Integer => "an integer".to_owned(),
@@ -170,7 +170,7 @@ fn value_word(value: &Value) -> &'static str {
 }
 
 /// Whether `name` can be read in a template as `inputs.<name>`.
-pub fn is_identifier(name: &str) -> bool {
+pub(crate) fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     chars
         .next()

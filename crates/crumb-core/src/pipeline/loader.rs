@@ -34,7 +34,7 @@ pub struct Front<T> {
     /// The typed model; after schema errors, of the parts that typed (see `salvage`).
     pub model: Option<T>,
     /// What was cut from the document so the rest could be typed.
-    pub salvage: Salvage,
+    pub(crate) salvage: Salvage,
 }
 
 /// Read a pipeline or preset through `files`: a FIFO, a device or a file over
@@ -117,7 +117,11 @@ pub fn parse<T: DeserializeOwned>(
 }
 
 /// Pass 1 alone: the located document, or `None` after reporting why there is none.
-pub fn load_document(text: &str, file: &Path, out: &mut Vec<Diagnostic>) -> Option<Document> {
+pub(crate) fn load_document(
+    text: &str,
+    file: &Path,
+    out: &mut Vec<Diagnostic>,
+) -> Option<Document> {
     let document = match located_yaml::load(text) {
         Ok(document) => document,
         Err(err) => {
@@ -137,7 +141,7 @@ pub fn load_document(text: &str, file: &Path, out: &mut Vec<Diagnostic>) -> Opti
 }
 
 /// Pass 2 on a loaded (possibly assembled) document: duplicate keys, the schema, typing.
-pub fn parse_document<T: DeserializeOwned>(
+pub(crate) fn parse_document<T: DeserializeOwned>(
     document: Document,
     file: &Path,
     kind: FileKind,

@@ -437,7 +437,7 @@ pub struct Scoring {
 impl Scoring {
     /// The guards that apply: the listed ones, else the default for a pipeline with or without
     /// `qa:` (see [`Scoring::guards`]).
-    pub fn guards_for(&self, has_qa: bool) -> Vec<Guard> {
+    pub(crate) fn guards_for(&self, has_qa: bool) -> Vec<Guard> {
         match &self.guards {
             Some(listed) => listed.clone(),
             None => default_guards()
@@ -594,7 +594,7 @@ impl DoneSpec {
 
 /// The reason a `done:` records when it names none: `verdict_pass` for pass (what transcripts
 /// have always said), else the outcome word.
-pub fn default_reason(outcome: Outcome) -> &'static str {
+pub(crate) fn default_reason(outcome: Outcome) -> &'static str {
     match outcome {
         Outcome::Pass => "verdict_pass",
         other => other.as_str(),

@@ -16,28 +16,33 @@ pub(crate) struct Ctx<'a> {
     pub index: &'a SpanIndex,
     pub diagnostics: Vec<Diagnostic>,
     /// Parts of the file cut after schema errors; pointers into the model are mapped back.
-    pub salvage: Salvage,
+    pub(crate) salvage: Salvage,
 }
 
 impl Ctx<'_> {
     /// A diagnostic pointing at the value at `pointer` (into the model).
-    pub fn at(&self, code: &Code, pointer: &str, message: impl Into<String>) -> Diagnostic {
+    pub(crate) fn at(&self, code: &Code, pointer: &str, message: impl Into<String>) -> Diagnostic {
         let pointer = self.salvage.original(pointer);
         Diagnostic::new(code, self.file, message).at(self.index.value_span(&pointer))
     }
 
     /// A diagnostic pointing at the key of `pointer` (e.g. a role's id).
-    pub fn at_key(&self, code: &Code, pointer: &str, message: impl Into<String>) -> Diagnostic {
+    pub(crate) fn at_key(
+        &self,
+        code: &Code,
+        pointer: &str,
+        message: impl Into<String>,
+    ) -> Diagnostic {
         let pointer = self.salvage.original(pointer);
         Diagnostic::new(code, self.file, message).at(self.index.key_span(&pointer))
     }
 
-    pub fn emit(&mut self, diagnostic: Diagnostic) {
+    pub(crate) fn emit(&mut self, diagnostic: Diagnostic) {
         self.diagnostics.push(diagnostic);
     }
 
     /// Milliseconds of a duration; reports malformed or zero values (and returns 0).
-    pub fn duration(&mut self, pointer: &str, text: &str) -> u64 {
+    pub(crate) fn duration(&mut self, pointer: &str, text: &str) -> u64 {
         match parse_duration_ms(text) {
             Ok(0) => {
                 self.emit(
@@ -67,7 +72,7 @@ impl Ctx<'_> {
     }
 
     /// Bytes of a size; reports malformed or zero values (and returns 0).
-    pub fn size(&mut self, pointer: &str, text: &str) -> u64 {
+    pub(crate) fn size(&mut self, pointer: &str, text: &str) -> u64 {
         match parse_size_bytes(text) {
             Ok(0) => {
                 self.emit(

@@ -82,7 +82,7 @@ pub(crate) struct Renderer<'a> {
 }
 
 impl<'a> Renderer<'a> {
-    pub fn new(
+    pub(crate) fn new(
         root: &Path,
         pipeline: &'a Pipeline,
         shown: &'a BTreeMap<PathBuf, PathBuf>,
@@ -142,7 +142,7 @@ impl<'a> Renderer<'a> {
     }
 
     /// Render the template at `real` once; a failure as a diagnostic located where it happened.
-    pub fn render(&self, real: &Path, role: &str) -> Option<Diagnostic> {
+    pub(crate) fn render(&self, real: &Path, role: &str) -> Option<Diagnostic> {
         let name = real.to_string_lossy();
         let outer = match self.env.get_template(&name) {
             Ok(template) => template.render(self.sample_for(role)).err()?,

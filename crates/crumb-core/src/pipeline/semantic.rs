@@ -107,7 +107,7 @@ fn role_adapter(adapter: &RoleAdapter, pointer: &str, ctx: &mut Ctx<'_>) {
 }
 
 /// `did you mean` plus the list of adapters.
-pub fn adapter_hint(adapter: &str) -> String {
+pub(crate) fn adapter_hint(adapter: &str) -> String {
     match suggest::closest(adapter, KNOWN_ADAPTERS.iter().copied()) {
         Some(s) => format!(
             "did you mean `{s}`? adapters: {}",

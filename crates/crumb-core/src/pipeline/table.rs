@@ -131,7 +131,7 @@ pub struct QaSpec {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 pub struct QaRetrySpec {
     pub max: u32,
-    pub backoff_ms: u64,
+    pub(crate) backoff_ms: u64,
 }
 
 impl Default for QaRetrySpec {
@@ -216,13 +216,13 @@ pub struct ScoringSpec {
 pub struct LimitsSpec {
     pub max_respec: u32,
     pub max_verify: u32,
-    pub tokens_warn: u64,
+    pub(crate) tokens_warn: u64,
     pub tokens_hard: u64,
-    pub wall_clock_warn_ms: u64,
+    pub(crate) wall_clock_warn_ms: u64,
     pub wall_clock_hard_ms: u64,
     pub stuck_after_errors: u32,
-    pub circuit_open_after: u32,
-    pub circuit_then: CircuitAction,
+    pub(crate) circuit_open_after: u32,
+    pub(crate) circuit_then: CircuitAction,
 }
 
 impl TransitionTable {
@@ -265,14 +265,14 @@ impl TransitionTable {
     }
 
     /// Whether `role` produces a kind that fills `slot`.
-    pub fn produces_slot(&self, role: &str, slot: crate::pipeline::kinds::Slot) -> bool {
+    pub(crate) fn produces_slot(&self, role: &str, slot: crate::pipeline::kinds::Slot) -> bool {
         self.role(role)
             .is_some_and(|r| r.produces.iter().any(|k| self.slot(k) == Some(slot)))
     }
 
     /// The route for a plan-slot event without a route of its own: the route of the first plan
     /// kind that has one (a revised plan goes where the plan went).
-    pub fn plan_route_for(&self, kind: &str, from: &str) -> Option<&CompiledRoute> {
+    pub(crate) fn plan_route_for(&self, kind: &str, from: &str) -> Option<&CompiledRoute> {
         if self.slot(kind) != Some(crate::pipeline::kinds::Slot::Plan) {
             return None;
         }
