@@ -107,7 +107,8 @@ pub(crate) fn check(
         pipeline_dir
     };
     let Some(canonical_dir) = files.canonicalize(&pipeline_dir) else {
-        // The file is not on disk (compiled from memory); nothing to resolve against.
+        // The pipeline's folder is not among the files (compiled from memory); nothing to resolve
+        // against.
         return Vec::new();
     };
     // The project is the folder holding the pipeline's folder (`pipelines/` → the repo).
