@@ -26,9 +26,13 @@ fn main() {
     pipelines.sort();
     report::conditions("before");
     for pipeline in pipelines {
-        let table = compile_file(&pipeline, &CompileOptions::default())
-            .table
-            .expect("a shipped pipeline compiles");
+        let table = compile_file(
+            &pipeline,
+            &CompileOptions::default(),
+            &crumb::fs::real_files(),
+        )
+        .table
+        .expect("a shipped pipeline compiles");
         let mut states = 0;
         let mut times: Vec<Duration> = (0..RUNS)
             .map(|_| {

@@ -43,7 +43,7 @@ fn main() {
     let in_process: Vec<Duration> = (0..RUNS)
         .map(|_| {
             let start = Instant::now();
-            let compiled = compile_file(&pipeline, &options);
+            let compiled = compile_file(&pipeline, &options, &crumb::fs::real_files());
             assert!(compiled.table.is_some(), "casual.yaml must compile");
             start.elapsed()
         })

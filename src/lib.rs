@@ -11,6 +11,7 @@ pub mod cli;
 pub mod doctor;
 pub mod exit_codes;
 pub mod export;
+pub mod fs;
 pub mod process;
 pub mod qa;
 pub mod runtime;

@@ -9,6 +9,7 @@
 mod support;
 
 mod agents;
+mod architecture;
 mod batch;
 mod check;
 mod cli_errors;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crumb::exit_codes::INVALID_PIPELINE;
 use crumb::pipeline::compile::{CompileOptions, compile_bytes, compile_file, compile_str};
-use crumb::pipeline::preset::check_preset_bytes;
+use crumb::pipeline::preset_check::check_preset_bytes;
 use crumb::pipeline::table::{Action, Trigger};
 use crumb::pipeline::units::{parse_duration_ms, parse_size_bytes};
 use crumb::vocab::{Severity, Verdict};

@@ -392,9 +392,13 @@ impl Fixture {
         )
         .expect("session");
         let writer = Writer::open(session.dir.transcript(), session.dir.id()).expect("writer");
-        let table = compile_file(&pipeline, &CompileOptions::default())
-            .table
-            .expect("casual compiles");
+        let table = compile_file(
+            &pipeline,
+            &CompileOptions::default(),
+            &crumb::fs::real_files(),
+        )
+        .table
+        .expect("casual compiles");
         Fixture {
             session,
             writer,

@@ -47,7 +47,7 @@ pub fn read(path: &Path) -> Result<Vec<Pitch>, PlanError> {
         line: 0,
         message,
     };
-    let bytes = crumb_core::bounded_read::read(path, MAX_PITCHES_BYTES)
+    let bytes = crate::fs::bounded_read::read(path, MAX_PITCHES_BYTES)
         .map_err(|e| located(e.to_string()))?;
     let text = String::from_utf8(bytes).map_err(|_| located("not valid UTF-8".into()))?;
     parse(&text, &origin)

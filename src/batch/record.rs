@@ -54,7 +54,7 @@ impl BatchDir {
 
     /// An existing batch folder.
     pub fn open(root: PathBuf) -> std::io::Result<(BatchDir, BatchFile)> {
-        let bytes = crumb_core::bounded_read::read(&root.join("batch.json"), 16 << 20)
+        let bytes = crate::fs::bounded_read::read(&root.join("batch.json"), 16 << 20)
             .map_err(std::io::Error::other)?;
         let file = serde_json::from_slice(&bytes).map_err(std::io::Error::other)?;
         Ok((BatchDir { root }, file))
@@ -70,7 +70,7 @@ impl BatchDir {
 
     /// The record of pitch `index` (empty when none was written).
     pub fn pitch(&self, index: usize) -> PitchRecord {
-        crumb_core::bounded_read::read(&self.pitch_path(index), 1 << 16)
+        crate::fs::bounded_read::read(&self.pitch_path(index), 1 << 16)
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .unwrap_or_default()

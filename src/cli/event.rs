@@ -2,7 +2,7 @@
 //! to the session's transcript.
 //!
 //! The firewall: an agent may only speak as itself (`from` must equal `CRUMB_ACTOR`), may write
-//! only the kinds its role `produces` plus the common set (`pipeline::authority`, learnt from the
+//! only the kinds its role `produces` plus the common set (`pipeline::role_authority`, learnt from the
 //! session's `authority.json`), and may not write runner-owned kinds or metadata (provenance and
 //! usage: token counts come only from the adapter's usage tap). A refused draft is never written; an `audit` event
 //! records the attempt instead. Exit codes: `SUCCESS` written, `FAILURE` malformed or invalid
@@ -32,7 +32,7 @@ const ATTEMPTED_BODY_CHARS: usize = 200;
 /// Largest stdin accepted (pretty-printed input may be larger than the compact line).
 const MAX_STDIN_BYTES: u64 = 4 * MAX_LINE_BYTES as u64;
 
-use crate::pipeline::authority::is_runner_metadata;
+use crate::pipeline::role_authority::is_runner_metadata;
 use crate::qa::confine;
 use crate::runtime::authority::AuthorityRecord;
 

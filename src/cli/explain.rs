@@ -41,7 +41,7 @@ pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     if let Some(text) = crate::transcript::explain(name) {
         let authority = name
             .parse()
-            .map(crate::pipeline::authority::describe)
+            .map(crate::pipeline::role_authority::describe)
             .unwrap_or_default();
         stdout::print(format!("{}\n{authority}\n", text.trim_end()))?;
         return Ok(ExitStatus::SUCCESS);

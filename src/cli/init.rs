@@ -170,7 +170,11 @@ pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
         println!("created  {}", args.dir.join(path).display());
     }
     let pipeline = args.dir.join(plan[0].0);
-    let compiled = compile_file(&pipeline, &CompileOptions::default());
+    let compiled = compile_file(
+        &pipeline,
+        &CompileOptions::default(),
+        &crate::fs::real_files(),
+    );
     if compiled.table.is_none() {
         return Err(CommandError::invalid_pipeline(format!(
             "{} does not validate: run `crumb validate` on it",

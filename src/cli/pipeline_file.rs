@@ -4,7 +4,7 @@ use std::path::Path;
 
 use super::error::CommandError;
 use crate::pipeline::compile::{CompileOptions, Compiled, compile_file};
-use crate::pipeline::render::{FileReport, Format, render};
+use crate::pipeline::diagnostic_render::{FileReport, Format, render};
 use crate::pipeline::table::TransitionTable;
 
 /// The report `crumb validate` would print for one compiled file.
@@ -33,7 +33,7 @@ pub(crate) fn compile_or_report(
             error
         });
     }
-    let mut compiled = compile_file(path, &options);
+    let mut compiled = compile_file(path, &options, &crate::fs::real_files());
     if let Some(table) = compiled.table.take() {
         return Ok(table);
     }

@@ -11,10 +11,10 @@ use serde_json::Value;
 use super::error::{CommandError, ErrorKind, ExitStatus};
 use super::{pipeline_file, stdout};
 use crate::pipeline::compile::{CompileOptions, compile_bytes};
+use crate::pipeline::diagnostic_render::{FileReport, Format, render, totals};
 use crate::pipeline::loader::MAX_FILE_BYTES;
 use crate::pipeline::located_yaml::load;
-use crate::pipeline::preset::check_preset_bytes;
-use crate::pipeline::render::{FileReport, Format, render, totals};
+use crate::pipeline::preset_check::check_preset_bytes;
 
 /// `--format` as clap reads it (the core's [`Format`] knows nothing of clap).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -151,7 +151,7 @@ fn looks_like_preset(bytes: &[u8]) -> bool {
 }
 
 fn validate_one(file: &Path) -> FileReport {
-    let bytes = match crate::pipeline::loader::read_file(file) {
+    let bytes = match crate::pipeline::loader::read_file(&crate::fs::FsSource, file) {
         Ok(bytes) => bytes,
         Err(diagnostic) => {
             return FileReport {
@@ -164,7 +164,12 @@ fn validate_one(file: &Path) -> FileReport {
     if !is_preset(file, &bytes) {
         return pipeline_file::report(
             file,
-            compile_bytes(&bytes, file, &CompileOptions::default()),
+            compile_bytes(
+                &bytes,
+                file,
+                &CompileOptions::default(),
+                &crate::fs::real_files(),
+            ),
         );
     }
     let (_, diagnostics) = check_preset_bytes(&bytes, file);

@@ -198,9 +198,8 @@ fn qa(out: &mut String, session: &Loaded) {
 
 /// A PNG of the session as a `data:` URI, only if it is the file the event recorded.
 fn inline_png(dir: &Path, path: &str, sha256: &str) -> Result<String, String> {
-    let file = crumb_core::confine::resolve_inside(dir, path).map_err(|e| e.to_string())?;
-    let bytes =
-        crumb_core::bounded_read::read(&file, MAX_IMAGE_BYTES).map_err(|e| e.to_string())?;
+    let file = crate::fs::confine::resolve_inside(dir, path).map_err(|e| e.to_string())?;
+    let bytes = crate::fs::bounded_read::read(&file, MAX_IMAGE_BYTES).map_err(|e| e.to_string())?;
     if crumb_core::digest::sha256_hex(&bytes) != sha256 {
         return Err("the file changed since it was recorded".into());
     }
@@ -221,7 +220,7 @@ fn prompts(out: &mut String, session: &Loaded) {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let text = crumb_core::bounded_read::read(&file, MAX_PROMPT_BYTES).map_or_else(
+        let text = crate::fs::bounded_read::read(&file, MAX_PROMPT_BYTES).map_or_else(
             |e| format!("(not readable: {e})"),
             |b| String::from_utf8_lossy(&b).into_owned(),
         );

@@ -47,7 +47,7 @@
 pub mod browser;
 pub mod command_check;
 /// Path confinement lives in the core, shared with the Studio and the template loader.
-pub use crumb_core::confine;
+pub use crate::fs::confine;
 pub mod file_check;
 pub mod html_check;
 pub mod html_scan;

@@ -2,7 +2,7 @@
 //! is created so `crumb event` (run for every event an agent writes, and benchmarked as a whole
 //! process) learns it with one small read instead of compiling the pipeline.
 //!
-//! The rule itself lives in [`crate::pipeline::authority`]; this file only carries each role's
+//! The rule itself lives in [`crate::pipeline::role_authority`]; this file only carries each role's
 //! `produces` and, for people reading the folder, the common set. A session created before the
 //! record existed has none: its frozen pipeline is compiled instead.
 
@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::meta::write_atomically;
 use super::session::{META_FILE, SessionDir};
-use crate::pipeline::authority::COMMON;
+use crate::pipeline::role_authority::COMMON;
 use crate::pipeline::table::TransitionTable;
 use crate::transcript::Kind;
 
@@ -129,7 +129,7 @@ impl AuthorityRecord {
     pub fn may_write(&self, actor: &str, kind: Kind) -> Option<bool> {
         self.roles
             .get(actor)
-            .map(|produces| crate::pipeline::authority::may_write(produces, kind))
+            .map(|produces| crate::pipeline::role_authority::may_write(produces, kind))
     }
 }
 
@@ -194,7 +194,7 @@ mod tests {
     /// common kind and every kind the role produces.
     #[test]
     fn the_event_protocol_names_only_kinds_the_firewall_accepts() {
-        use crate::pipeline::template_render::template_value;
+        use crate::pipeline::prompt_render::template_value;
         use crate::runtime::prompt::{PromptInputs, context};
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let partial =
@@ -208,10 +208,13 @@ mod tests {
             if file.extension().and_then(|e| e.to_str()) != Some("yaml") {
                 continue;
             }
-            let table =
-                crate::pipeline::compile_file(&file, &crate::pipeline::CompileOptions::default())
-                    .table
-                    .unwrap_or_else(|| panic!("{} compiles", file.display()));
+            let table = crate::pipeline::compile_file(
+                &file,
+                &crate::pipeline::CompileOptions::default(),
+                &crate::fs::real_files(),
+            )
+            .table
+            .unwrap_or_else(|| panic!("{} compiles", file.display()));
             let record = AuthorityRecord::of(&table);
             for role in &table.roles {
                 let inputs = PromptInputs {

@@ -97,7 +97,7 @@ const HEAD_EVENTS: usize = 16;
 /// Why the transcript at `path` cannot be taken over, if it cannot: without `session.start` there
 /// is no run configuration, and without `goal` a resumed session could only stall.
 pub fn unresumable(path: &Path) -> Option<String> {
-    let file = match crumb_core::bounded_read::open_regular(path) {
+    let file = match crate::fs::bounded_read::open_regular(path) {
         Ok(file) => file,
         Err(err) => return Some(format!("its transcript cannot be read: {err}")),
     };
@@ -123,7 +123,7 @@ pub fn unresumable(path: &Path) -> Option<String> {
 /// Reads only the file's last few KiB.
 pub fn has_ended(path: &Path) -> bool {
     const TAIL: u64 = 4096;
-    let Ok(mut file) = crumb_core::bounded_read::open_regular(path) else {
+    let Ok(mut file) = crate::fs::bounded_read::open_regular(path) else {
         return false;
     };
     let Ok(len) = file.seek(SeekFrom::End(0)) else {

@@ -118,10 +118,10 @@ pub fn restore(parent: &Path, fork: &Path, wanted: &[(String, String)]) -> Vec<(
     for (path, sha) in wanted {
         let outcome = (|| {
             let from =
-                crumb_core::confine::resolve_inside(parent, path).map_err(|e| e.to_string())?;
-            let to = crumb_core::confine::join_inside(fork, path).map_err(|e| e.to_string())?;
+                crate::fs::confine::resolve_inside(parent, path).map_err(|e| e.to_string())?;
+            let to = crate::fs::confine::join_inside(fork, path).map_err(|e| e.to_string())?;
             let bytes =
-                crumb_core::bounded_read::read(&from, 256 << 20).map_err(|e| e.to_string())?;
+                crate::fs::bounded_read::read(&from, 256 << 20).map_err(|e| e.to_string())?;
             if crumb_core::digest::sha256_hex(&bytes) != *sha {
                 return Err("the parent's file changed after the fork point".to_owned());
             }

@@ -109,8 +109,9 @@ fn freeze_into(
     };
     // Assembled as the compiler assembles it: the fragments travel with the pipeline, and
     // their roles' paths are already relative to it.
-    let (value, fragments) = crumb_core::pipeline::assemble::assembled_file(&pipeline_path)
-        .ok_or_else(|| parse_err("not readable as YAML".into()))?;
+    let (value, fragments) =
+        crumb_core::pipeline::assemble::assembled_file(&pipeline_path, &crate::fs::FsSource)
+            .ok_or_else(|| parse_err("not readable as YAML".into()))?;
     let outline: Outline =
         serde_json::from_value(value).map_err(|err| parse_err(err.to_string()))?;
     let pipeline_dir = pipeline_path
@@ -349,8 +350,11 @@ mod tests {
         assert!(paths.contains(&"pipelines/shared/extra.yaml"), "{paths:?}");
         // The frozen copy resolves its include and the fragment's template on its own.
         let copy = session.path().join(&frozen.pipeline_file);
-        let compiled =
-            crate::pipeline::compile_file(&copy, &crate::pipeline::CompileOptions::default());
+        let compiled = crate::pipeline::compile_file(
+            &copy,
+            &crate::pipeline::CompileOptions::default(),
+            &crate::fs::real_files(),
+        );
         // (`routes: []` has its own errors; none is about finding a file.)
         let about_files: Vec<&str> = compiled
             .diagnostics

@@ -1,5 +1,5 @@
 //! Prior outputs a prompt may quote (`outputs.by_kind`, `outputs.by_role` in
-//! [`crate::pipeline::context`]): the latest event of each kind an agent wrote, and the latest
+//! [`crate::pipeline::template_variables`]): the latest event of each kind an agent wrote, and the latest
 //! from each role. Every value is bounded so a chatty agent cannot bloat the next prompt.
 
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
 //! Rendering a role's prompt: its template (from the session's frozen pipeline copy, never the
-//! working tree) with exactly the variables of [`crate::pipeline::context`], strict undefined.
+//! working tree) with exactly the variables of [`crate::pipeline::template_variables`], strict undefined.
 //!
 //! Every key a template may read is always present (absent things are `none`), because strict
 //! undefined turns a missing attribute into a render error rather than an empty string.
@@ -9,8 +9,8 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::engine::{Feedback, Intervention};
+use crate::pipeline::prompt_render;
 use crate::pipeline::table::{RoleSpec, TransitionTable};
-use crate::pipeline::template_render;
 
 /// A prompt could not be rendered.
 #[derive(Debug, thiserror::Error)]
@@ -103,7 +103,7 @@ pub fn render(
     // Templates may include siblings and parents, but never leave the frozen folder's root.
     let root = frozen_root(pipeline_file);
     // The same environment `crumb validate` rendered with: strict, fuel- and recursion-bounded.
-    let env = template_render::environment(root);
+    let env = prompt_render::environment(root, crate::fs::real_files());
     let shown = || main.display().to_string();
     let template =
         env.get_template(&main.to_string_lossy())
@@ -112,7 +112,7 @@ pub fn render(
                 message: describe(&e),
             })?;
     template
-        .render(template_render::template_value(context))
+        .render(prompt_render::template_value(context))
         .map_err(|e| PromptError::Template {
             path: shown(),
             message: describe(&e),
@@ -189,10 +189,13 @@ mod tests {
 
     fn casual() -> (PathBuf, TransitionTable) {
         let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/casual.yaml");
-        let table =
-            crate::pipeline::compile_file(&file, &crate::pipeline::CompileOptions::default())
-                .table
-                .expect("casual compiles");
+        let table = crate::pipeline::compile_file(
+            &file,
+            &crate::pipeline::CompileOptions::default(),
+            &crate::fs::real_files(),
+        )
+        .table
+        .expect("casual compiles");
         (file, table)
     }
 

@@ -154,9 +154,14 @@ mod tests {
         let options = crate::pipeline::CompileOptions {
             check_templates: false,
         };
-        crate::pipeline::compile_str(source, std::path::Path::new("casual-static.yaml"), &options)
-            .table
-            .expect("the fixture compiles")
+        crate::pipeline::compile_str(
+            source,
+            std::path::Path::new("casual-static.yaml"),
+            &options,
+            &crate::fs::real_files(),
+        )
+        .table
+        .expect("the fixture compiles")
     }
 
     proptest! {

@@ -58,7 +58,7 @@ pub enum OpenError {
 /// Compile the pipeline at `path` as a frozen copy is compiled.
 pub fn compile_frozen(path: &Path) -> Result<TransitionTable, OpenError> {
     table_of(
-        compile_file(path, &READ_OPTIONS),
+        compile_file(path, &READ_OPTIONS, &crate::fs::real_files()),
         path.display().to_string(),
     )
 }
@@ -66,7 +66,7 @@ pub fn compile_frozen(path: &Path) -> Result<TransitionTable, OpenError> {
 /// Compile a pipeline held in memory the same way (tests).
 pub fn compile_source(source: &str, origin: &Path) -> Result<TransitionTable, OpenError> {
     table_of(
-        compile_str(source, origin, &READ_OPTIONS),
+        compile_str(source, origin, &READ_OPTIONS, &crate::fs::real_files()),
         origin.display().to_string(),
     )
 }

@@ -185,7 +185,7 @@ enum Discard {
 
 fn read_valid(path: &Path, file: &File, len: u64, digest: &str) -> Result<Snapshot, Discard> {
     let because = |why: String| Discard::Because(why);
-    let bytes = match crumb_core::bounded_read::read(path, MAX_SNAPSHOT_BYTES) {
+    let bytes = match crate::fs::bounded_read::read(path, MAX_SNAPSHOT_BYTES) {
         Ok(bytes) => bytes,
         Err(err) if err.is_not_found() => return Err(Discard::Absent),
         Err(err) => return Err(because(format!("cannot read it: {err}"))),

@@ -8,6 +8,7 @@ fn casual_compiles_to_the_expected_table() {
     let compiled = compile_file(
         &repo_root().join("pipelines/casual.yaml"),
         &CompileOptions::default(),
+        &crumb::fs::real_files(),
     );
     assert!(
         compiled.diagnostics.is_empty(),
@@ -80,11 +81,13 @@ fn compile_str_without_templates_needs_no_files() {
         &CompileOptions {
             check_templates: false,
         },
+        &crumb::fs::real_files(),
     );
     assert!(compiled.table.is_some(), "{:?}", compiled.diagnostics);
     let same = compile_file(
         &repo_root().join("pipelines/casual.yaml"),
         &CompileOptions::default(),
+        &crumb::fs::real_files(),
     );
     assert_eq!(compiled.table, same.table, "one compiler, one meaning");
     assert_eq!(compiled.source_hash, same.source_hash);
@@ -104,7 +107,11 @@ fn template_escape_is_refused_even_through_a_symlink() {
         "version: 1\nname: p\nroles:\n  w: { template: ../link.md.j2, produces: [build] }\nroutes:\n  - { on: goal, spawn: w }\n  - { on: build, done: { outcome: pass, reason: ok } }\n",
     )
     .expect("write");
-    let compiled = compile_file(&pipeline, &CompileOptions::default());
+    let compiled = compile_file(
+        &pipeline,
+        &CompileOptions::default(),
+        &crumb::fs::real_files(),
+    );
     assert!(
         compiled
             .diagnostics
@@ -122,7 +129,7 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_never_panic_the_loader(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
-        let compiled = compile_bytes(&bytes, Path::new("fuzz.yaml"), &CompileOptions { check_templates: false });
+        let compiled = compile_bytes(&bytes, Path::new("fuzz.yaml"), &CompileOptions { check_templates: false }, &crumb::fs::real_files());
         prop_assert!(compiled.table.is_none() || compiled.diagnostics.iter().all(|d| !d.is_error()));
         let _ = check_preset_bytes(&bytes, Path::new("fuzz.preset.yaml"));
     }
@@ -147,7 +154,7 @@ proptest! {
 
     #[test]
     fn yaml_ish_text_never_panics_the_loader(text in "[a-z_:{}\\[\\], \\-\\n\\t#'\"&*!|>%@.0-9]{0,400}") {
-        let compiled = compile_str(&text, Path::new("fuzz.yaml"), &CompileOptions { check_templates: false });
+        let compiled = compile_str(&text, Path::new("fuzz.yaml"), &CompileOptions { check_templates: false }, &crumb::fs::real_files());
         prop_assert!(compiled.has_errors() || compiled.table.is_some());
     }
 
@@ -160,7 +167,7 @@ proptest! {
         let start = (0..=at).rev().find(|i| CASUAL.is_char_boundary(*i)).unwrap_or(0);
         let end = (start + cut..=CASUAL.len()).find(|i| CASUAL.is_char_boundary(*i)).unwrap_or(CASUAL.len());
         let text = format!("{}{insert}{}", &CASUAL[..start], &CASUAL[end..]);
-        let compiled = compile_str(&text, Path::new("mutant.yaml"), &CompileOptions { check_templates: false });
+        let compiled = compile_str(&text, Path::new("mutant.yaml"), &CompileOptions { check_templates: false }, &crumb::fs::real_files());
         for diagnostic in &compiled.diagnostics {
             // Whole-file problems are the only ones allowed to lack a position.
             let whole_file = ["crumb::empty-file", "crumb::wrong-type"].contains(&diagnostic.code);

@@ -5,10 +5,12 @@
 //! through a compiled [`pipeline::table::TransitionTable`] into state and effects. This crate has no
 //! async runtime, process, signal or browser code, no clock and no id generator in its
 //! dependencies, so the compiler keeps the engine from doing I/O, reading the time or drawing
-//! random numbers. The `crumb` crate carries the effects out.
+//! random numbers; `clippy.toml` disallows `std::fs`, `std::env`, `std::process`, the clocks and
+//! `std::net` besides, and the files the pipeline compiler reads come in through
+//! [`pipeline::source::SourceFiles`]. The `crumb` crate carries the effects out.
 
-pub mod bounded_read;
-pub mod confine;
+#![deny(unreachable_pub)]
+
 pub mod digest;
 pub mod engine;
 pub mod pipeline;

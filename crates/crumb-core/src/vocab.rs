@@ -110,7 +110,7 @@ impl Outcome {
         Outcome::Stopped,
     ];
     /// The outcomes a `done:` route may declare (`stopped` is the engine's alone).
-    pub const DECLARABLE: [Outcome; 4] = [
+    pub(crate) const DECLARABLE: [Outcome; 4] = [
         Outcome::Pass,
         Outcome::Fail,
         Outcome::Partial,

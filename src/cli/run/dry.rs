@@ -29,7 +29,7 @@ const MAX_SCRIPT_BYTES: u64 = 64 * 1024;
 /// The script from `--script` or `--script-file` (a YAML list of entries).
 fn script(args: &DryRunArgs) -> Result<Vec<Entry>, CommandError> {
     if let Some(path) = &args.script_file {
-        let bytes = crumb_core::bounded_read::read(path, MAX_SCRIPT_BYTES)
+        let bytes = crate::fs::bounded_read::read(path, MAX_SCRIPT_BYTES)
             .map_err(|e| CommandError::usage(format!("--script-file {}: {e}", path.display())))?;
         let text = String::from_utf8(bytes).map_err(|_| {
             CommandError::usage(format!("--script-file {}: not UTF-8", path.display()))

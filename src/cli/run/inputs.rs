@@ -16,7 +16,7 @@ pub const MAX_INPUT_FILE_BYTES: u64 = 256 * 1024;
 /// The `name=value` pairs of an `--input` file (a YAML or JSON mapping), in file order.
 pub fn read_file(path: &Path) -> Result<Vec<(String, Value)>, String> {
     let shown = path.display();
-    let bytes = crumb_core::bounded_read::read(path, MAX_INPUT_FILE_BYTES)
+    let bytes = crate::fs::bounded_read::read(path, MAX_INPUT_FILE_BYTES)
         .map_err(|e| format!("--input {shown}: {e}"))?;
     let text = String::from_utf8(bytes).map_err(|_| format!("--input {shown}: not valid UTF-8"))?;
     // JSON is YAML, so one parser reads both.

@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::engine::State;
 use crate::engine::state::{MOCK_ADAPTER, Swap};
-use crate::pipeline::authority::{self, COMMON};
+use crate::pipeline::role_authority::{self, COMMON};
 use crate::pipeline::table::TransitionTable;
 use crate::runtime::coordinator::Observer;
 use crate::transcript::{Event, Kind};
@@ -89,7 +89,7 @@ fn describe(event: &Event, produces: &[Vec<String>]) -> Option<String> {
         | Kind::Done
         | Kind::SessionAwaiting => Some(format!("{} {}: {clipped}", event.from, event.kind)),
         kind if !COMMON.contains(&kind)
-            && produces.iter().any(|p| authority::may_write(p, kind)) =>
+            && produces.iter().any(|p| role_authority::may_write(p, kind)) =>
         {
             Some(format!("{} {}: {clipped}", event.from, event.kind))
         }

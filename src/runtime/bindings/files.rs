@@ -52,15 +52,15 @@ pub enum FileError {
 
 fn read_yaml<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, FileError> {
     let shown = || path.display().to_string();
-    let bytes = crumb_core::bounded_read::read(path, MAX_FILE_BYTES).map_err(|err| match err {
-        crumb_core::bounded_read::BoundedReadError::TooLarge { .. } => {
+    let bytes = crate::fs::bounded_read::read(path, MAX_FILE_BYTES).map_err(|err| match err {
+        crumb_core::pipeline::source::ReadError::TooLarge { .. } => {
             FileError::TooLarge { path: shown() }
         }
-        crumb_core::bounded_read::BoundedReadError::Io(source) => FileError::Read {
+        crumb_core::pipeline::source::ReadError::Io(source) => FileError::Read {
             path: shown(),
             source,
         },
-        other @ crumb_core::bounded_read::BoundedReadError::NotRegular(_) => FileError::Read {
+        other @ crumb_core::pipeline::source::ReadError::NotRegular(_) => FileError::Read {
             path: shown(),
             source: std::io::Error::other(other.to_string()),
         },

@@ -43,10 +43,10 @@ pub fn read_after(path: &Path, offset: u64) -> Result<Vec<InboxLine>, ReadError>
         source,
     };
     // A FIFO or device in the inbox's place would block or never end: refused before reading.
-    let mut file = match crumb_core::bounded_read::open_regular(path) {
+    let mut file = match crate::fs::bounded_read::open_regular(path) {
         Ok(file) => file,
         Err(err) if err.is_not_found() => return Ok(Vec::new()),
-        Err(crumb_core::bounded_read::BoundedReadError::Io(err)) => return Err(io(err)),
+        Err(crumb_core::pipeline::source::ReadError::Io(err)) => return Err(io(err)),
         Err(other) => return Err(io(std::io::Error::other(other.to_string()))),
     };
     let len = file.metadata().map_err(io)?.len();

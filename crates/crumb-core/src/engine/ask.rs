@@ -8,7 +8,7 @@ use crate::pipeline::table::TransitionTable;
 use crate::transcript::{Event, Kind};
 
 /// The topics `/ask` understands.
-pub const TOPICS: [&str; 5] = ["status", "cost", "next", "stuck", "scorecard"];
+pub(crate) const TOPICS: [&str; 5] = ["status", "cost", "next", "stuck", "scorecard"];
 
 /// The answer to a `user.intervene` carrying `data.ask`, if it asks a known topic.
 pub(super) fn pending_answer(

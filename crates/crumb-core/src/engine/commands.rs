@@ -28,8 +28,8 @@ use super::ask::TOPICS;
 use super::effect::{Cancel, Effect, Feedback, SpawnCause};
 use super::reducer::{Step, VETO_CELL};
 use super::state::{MAX_TEXT, clip};
-use crate::pipeline::compile::QA_ERROR_TRIGGER;
 use crate::pipeline::table::{Action, CompiledRoute};
+use crate::pipeline::triggers::QA_ERROR_TRIGGER;
 use crate::transcript::payload::{data, data_str};
 use crate::transcript::{Draft, Kind, Metadata};
 

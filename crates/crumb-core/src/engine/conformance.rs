@@ -9,10 +9,10 @@
 
 use crate::transcript::Metadata;
 
-mod authority;
 mod commands;
 mod declared;
 mod fatal;
+mod forged_events;
 mod kinds;
 mod outcomes;
 mod parallel;
@@ -21,14 +21,16 @@ mod routes;
 mod stops;
 
 /// The casual table without one of its guards.
-fn without_guard(guard: crate::pipeline::table::Guard) -> crate::pipeline::table::TransitionTable {
+fn without_guard(
+    guard: crate::pipeline::choices::Guard,
+) -> crate::pipeline::table::TransitionTable {
     let mut table = crate::engine::testkit::casual();
     table.scoring.guards.retain(|g| *g != guard);
     // casual.yaml declares its rubric: drop the property the guard acted on, as a pipeline
     // without the guard would have to.
     for dim in &mut table.scoring.rubric {
+        use crate::pipeline::choices::Guard;
         use crate::pipeline::rubric::DimensionSource;
-        use crate::pipeline::table::Guard;
         match guard {
             Guard::ExecFromQa if dim.source == DimensionSource::Qa => {
                 dim.source = DimensionSource::Judge;

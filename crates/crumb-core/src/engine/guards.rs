@@ -10,8 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::pipeline::choices::Guard;
 use crate::pipeline::rubric::{DimensionSource, DimensionSpec};
-use crate::pipeline::table::Guard;
 use crate::pipeline::table::ScoringSpec;
 use crate::vocab::Verdict;
 
@@ -33,13 +33,13 @@ pub struct RawScores {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Evidence<'a> {
     /// `data.exec_exit_code` of the latest `qa.result`; `None` when there was no QA run or no code.
-    pub qa_exit_code: Option<i64>,
+    pub(crate) qa_exit_code: Option<i64>,
     /// Whether any acceptance predicate failed in that `qa.result`.
     pub ac_failed: bool,
     /// `metadata.provider` of the judging event.
-    pub judge_provider: Option<&'a str>,
+    pub(crate) judge_provider: Option<&'a str>,
     /// `metadata.provider` of the latest build.
-    pub builder_provider: Option<&'a str>,
+    pub(crate) builder_provider: Option<&'a str>,
     /// How much the session has had to redo so far.
     pub rework: Rework,
 }
@@ -52,14 +52,14 @@ pub struct Rework {
     /// Builds (the declared build counter).
     pub builds: u32,
     /// `user.veto` events.
-    pub vetoes: u32,
+    pub(crate) vetoes: u32,
 }
 
 impl Rework {
     /// The highest share of the scale this much rework allows (the convergence rule): all of it
     /// with none; re-planning 1–2 times → 3/5, 3–4 → 2/5, 5+ → 1/5; rebuilding 1–2 times → at
     /// most 4/5, 3+ → at most 2/5; 3+ vetoes → at most 2/5.
-    pub fn convergence_share(self) -> f64 {
+    pub(crate) fn convergence_share(self) -> f64 {
         let mut share: f64 = match self.respecs {
             0 => 1.0,
             1..=2 => 0.6,
@@ -141,7 +141,7 @@ pub struct Judgement {
 }
 
 /// Whether a provider name identifies a real model vendor (not `none`, `mock`, empty or absent).
-pub fn is_real_provider(provider: Option<&str>) -> bool {
+pub(crate) fn is_real_provider(provider: Option<&str>) -> bool {
     provider.is_some_and(|p| {
         let p = p.trim();
         !p.is_empty() && !p.eq_ignore_ascii_case("none") && !p.eq_ignore_ascii_case("mock")
@@ -149,7 +149,7 @@ pub fn is_real_provider(provider: Option<&str>) -> bool {
 }
 
 /// The verdict band of an aggregate: `pass_at` and above PASS, `partial_at` and above PARTIAL, else FAIL.
-pub fn verdict_for(scoring: &ScoringSpec, aggregate: f64) -> Verdict {
+pub(crate) fn verdict_for(scoring: &ScoringSpec, aggregate: f64) -> Verdict {
     if aggregate >= scoring.pass_at {
         Verdict::Pass
     } else if aggregate >= scoring.partial_at {

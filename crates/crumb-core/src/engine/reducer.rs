@@ -2,7 +2,7 @@
 //!
 //! Every event goes through the same fixed stages, in this order:
 //! 0. **authority** — an event from a role of a kind the role may not write (see
-//!    [`crate::pipeline::authority`]), or a `goal` from anyone but the person or the runner, is
+//!    [`crate::pipeline::role_authority`]), or a `goal` from anyone but the person or the runner, is
 //!    counted in `refused_events` and otherwise ignored: an agent that appends to the file
 //!    directly gets no further than one that goes through `crumb event`;
 //! 1. **bookkeeping** — counters, clock, snapshots (the plan and build slots, QA), spawn outcomes;
@@ -33,15 +33,15 @@ use super::state::{
     BuildSnapshot, EventSummary, MAX_LIST, MAX_TEXT, PREVIEW, PlanSnapshot, QaSnapshot, State,
     Terminal, clip,
 };
-use crate::pipeline::authority;
 use crate::pipeline::kinds::Slot;
+use crate::pipeline::role_authority;
 use crate::pipeline::table::TransitionTable;
 use crate::transcript::payload::{data, data_str};
 use crate::transcript::{Draft, Event, Kind, Metadata};
 use crate::vocab::{Outcome, Severity, Verdict};
 
 /// `metadata.tool` of every event the engine composes.
-pub const ENGINE_TOOL: &str = "crumb-engine@v1";
+pub(crate) const ENGINE_TOOL: &str = "crumb-engine@v1";
 
 /// Fold `event` into a copy of `state`: the pure form, for callers that keep the old state.
 pub fn reduce(table: &TransitionTable, state: &State, event: &Event) -> (State, Vec<Effect>) {
@@ -65,7 +65,7 @@ impl State {
     /// [`State::apply`], also pushing onto `fired` the index of every route the event fired
     /// (matched, whether its action ran or its budget stopped the session): how `crumb check`
     /// finds routes no path ever takes. Replay passes `None` and pays nothing for it.
-    pub fn apply_traced(
+    pub(crate) fn apply_traced(
         &mut self,
         table: &TransitionTable,
         event: &Event,
@@ -134,7 +134,7 @@ impl Step<'_> {
         }
         self.table
             .role(&event.from)
-            .is_some_and(|role| !authority::accepts_from_role(&role.produces, event.kind))
+            .is_some_and(|role| !role_authority::accepts_from_role(&role.produces, event.kind))
     }
 
     // ---- ids and effect builders -------------------------------------------------------------

@@ -22,7 +22,12 @@ fn looper() -> Script {
     let options = CompileOptions {
         check_templates: false,
     };
-    let compiled = compile_str(LOOPER, Path::new("looper.yaml"), &options);
+    let compiled = compile_str(
+        LOOPER,
+        Path::new("looper.yaml"),
+        &options,
+        &crate::pipeline::source::InMemory::new().shared(),
+    );
     assert!(!compiled.has_errors(), "{:#?}", compiled.diagnostics);
     Script::with(compiled.table.expect("a clean pipeline has a table"))
 }

@@ -17,11 +17,11 @@ use crate::vocab::{Outcome, Severity, Verdict};
 /// Longest text kept from a body, feedback or intervention (bytes, cut at a char boundary).
 pub const MAX_TEXT: usize = 8 * 1024;
 /// Most interventions waiting for one role; older ones are dropped first.
-pub const MAX_PENDING_INTERVENTIONS: usize = 32;
+pub(crate) const MAX_PENDING_INTERVENTIONS: usize = 32;
 /// Most acceptance criteria, predicates or artifacts kept from one event.
-pub const MAX_LIST: usize = 256;
+pub(crate) const MAX_LIST: usize = 256;
 /// Longest preview of a body kept for `/ask` and `crumb status`.
-pub const PREVIEW: usize = 120;
+pub(crate) const PREVIEW: usize = 120;
 
 /// The folded transcript.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -56,7 +56,7 @@ pub struct State {
     /// Events of kinds no route, command or bookkeeping uses (counted, not kept).
     pub unrouted_events: u64,
     /// Events the engine refused to act on: a role writing a kind it may not write, or a `goal`
-    /// not from the person or the runner (see `pipeline::authority`).
+    /// not from the person or the runner (see `pipeline::role_authority`).
     pub refused_events: u64,
     /// `verify.result` events: recorded, never counted as verifications.
     pub verify_aliases: u64,
@@ -190,23 +190,23 @@ pub struct EventSummary {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Clock {
     /// `ts` of the first event with a valid timestamp.
-    pub started_at: Option<String>,
+    pub(crate) started_at: Option<String>,
     /// Milliseconds since the Unix epoch of `started_at`.
-    pub started_ms: Option<i64>,
+    pub(crate) started_ms: Option<i64>,
     /// Latest event time seen (timestamps that go backwards never shorten the session).
     pub latest_ms: Option<i64>,
     /// Events whose `ts` did not parse.
-    pub bad_timestamps: u64,
+    pub(crate) bad_timestamps: u64,
     /// A fork's fork point (`session.start`'s `data.fork.at`) until it is folded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fork_at: Option<String>,
+    pub(crate) fork_at: Option<String>,
     /// The fork point was the last event folded: the gap to the next one is not session time.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub after_fork_point: bool,
+    pub(crate) after_fork_point: bool,
     /// Time left out: between a fork's last inherited event and its own first, which can be days
     /// (a fork of last week's session must not start out of wall-clock budget).
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub excluded_ms: u64,
+    pub(crate) excluded_ms: u64,
 }
 
 impl Clock {
@@ -252,9 +252,9 @@ pub struct QaSnapshot {
     pub build_event_id: Option<String>,
     /// `data.exec_exit_code`; `None` when absent or not an integer (counts as failed).
     pub exec_exit_code: Option<i64>,
-    pub ac_passed: u32,
+    pub(crate) ac_passed: u32,
     pub ac_failed: u32,
-    pub ac_skipped: u32,
+    pub(crate) ac_skipped: u32,
     /// `data.status` was `error`: the checks could not run, so the result says nothing about
     /// the build (never a pass, never a failed build).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -304,7 +304,7 @@ pub struct Budgets {
     /// Builds (kinds declared `slot: build`): the rework a `source: rework` dimension counts.
     pub builds: u32,
     /// `user.veto` events.
-    pub vetoes: u32,
+    pub(crate) vetoes: u32,
     /// Σ `metadata.tokens_in + tokens_out`.
     pub tokens: u64,
     pub tokens_warned: bool,
@@ -312,12 +312,12 @@ pub struct Budgets {
     /// `error` events since the last progress (a `produces` kind or a `qa.result`).
     pub errors_in_a_row: u32,
     /// Whether the current run of errors was already reported as stuck.
-    pub stuck_reported: bool,
-    pub errors_total: u32,
+    pub(crate) stuck_reported: bool,
+    pub(crate) errors_total: u32,
     /// `qa.result`s in a row whose checks could not run (status `error`), since the last build
     /// or the last run that did check: what `qa.retry.max` bounds.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub qa_errors_in_a_row: u32,
+    pub(crate) qa_errors_in_a_row: u32,
 }
 
 fn is_zero<T: Default + PartialEq>(n: &T) -> bool {

@@ -1,17 +1,21 @@
 //! Test helpers: the casual pipeline's table and a small script runner that numbers events.
 
+#[cfg(test)]
 use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
 use super::effect::{Effect, Spawn};
 use super::state::State;
-use crate::pipeline::table::{
-    Action, CompiledRoute, LimitsSpec, RoleSpec, ScoringSpec, TransitionTable, Trigger,
-};
-use crate::pipeline::table::{CircuitAction, Guard};
+#[cfg(test)]
+use crate::pipeline::choices::{CircuitAction, Guard};
+use crate::pipeline::table::TransitionTable;
+#[cfg(test)]
+use crate::pipeline::table::{Action, CompiledRoute, LimitsSpec, RoleSpec, ScoringSpec, Trigger};
 use crate::transcript::{Deviation, Dimension, Draft, Event, Kind, Metadata, ScoreSource, Scores};
-use crate::vocab::{Outcome, Severity, Verdict};
+#[cfg(test)]
+use crate::vocab::Outcome;
+use crate::vocab::{Severity, Verdict};
 
 /// The table `pipelines/casual.yaml` compiles to: the conformance suite runs against the real
 /// shipped pipeline.
@@ -22,6 +26,7 @@ pub fn casual() -> TransitionTable {
         &crate::pipeline::compile::CompileOptions {
             check_templates: false,
         },
+        &crate::pipeline::source::InMemory::new().shared(),
     );
     compiled.table.unwrap_or_else(|| {
         panic!(
@@ -31,12 +36,13 @@ pub fn casual() -> TransitionTable {
     })
 }
 
+#[cfg(test)]
 /// The same table written out by hand, to pin what the suite assumes the file says.
 #[allow(
     clippy::too_many_lines,
     reason = "one literal table, easier to check in one piece"
 )]
-pub fn casual_by_hand() -> TransitionTable {
+pub(crate) fn casual_by_hand() -> TransitionTable {
     let role = |id: &str, produces: &str, fallback: &[&str]| RoleSpec {
         adapter: None,
         id: id.to_owned(),
@@ -209,7 +215,7 @@ pub fn id(n: u32) -> String {
 }
 
 /// `2026-05-01T00:00:00.000Z` plus `ms`.
-pub fn ts_ms(ms: i64) -> String {
+pub(crate) fn ts_ms(ms: i64) -> String {
     let base = chrono::DateTime::parse_from_rfc3339("2026-05-01T00:00:00.000Z").expect("base ts");
     (base + chrono::Duration::milliseconds(ms))
         .to_utc()
@@ -258,12 +264,15 @@ pub fn scores(
     }
 }
 
+#[cfg(test)]
 /// Dimensions of an honest PASS (aggregate 27).
-pub const PASS_DIMS: [f64; 6] = [5.0, 5.0, 4.0, 5.0, 4.0, 4.0];
+pub(crate) const PASS_DIMS: [f64; 6] = [5.0, 5.0, 4.0, 5.0, 4.0, 4.0];
+#[cfg(test)]
 /// Dimensions of an honest PARTIAL (aggregate 20).
-pub const PARTIAL_DIMS: [f64; 6] = [3.0, 5.0, 3.0, 3.0, 3.0, 3.0];
+pub(crate) const PARTIAL_DIMS: [f64; 6] = [3.0, 5.0, 3.0, 3.0, 3.0, 3.0];
+#[cfg(test)]
 /// Dimensions of an honest FAIL (aggregate 12, D2 consistent with a passing QA run).
-pub const FAIL_DIMS: [f64; 6] = [1.0, 5.0, 2.0, 2.0, 1.0, 1.0];
+pub(crate) const FAIL_DIMS: [f64; 6] = [1.0, 5.0, 2.0, 2.0, 1.0, 1.0];
 
 /// A running session: numbers events and keeps the state.
 pub struct Script {
@@ -363,8 +372,9 @@ impl Script {
         })
     }
 
+    #[cfg(test)]
     /// Goal, spec, build and a QA run with `exit`: the verifier has just been spawned.
-    pub fn up_to_verifier(&mut self, exit: i64) {
+    pub(crate) fn up_to_verifier(&mut self, exit: i64) {
         self.goal();
         self.spec();
         self.build(None);
@@ -406,8 +416,9 @@ pub fn appended(effects: &[Effect], kind: Kind) -> Vec<&crate::transcript::Draft
         .collect()
 }
 
+#[cfg(test)]
 /// The `done` outcome among `effects`.
-pub fn done_outcome(effects: &[Effect]) -> Option<Outcome> {
+pub(crate) fn done_outcome(effects: &[Effect]) -> Option<Outcome> {
     effects.iter().find_map(|e| {
         if let Effect::Done(d) = e {
             Some(d.outcome)
@@ -417,8 +428,9 @@ pub fn done_outcome(effects: &[Effect]) -> Option<Outcome> {
     })
 }
 
+#[cfg(test)]
 /// The `done` reason among `effects`.
-pub fn done_reason(effects: &[Effect]) -> Option<&str> {
+pub(crate) fn done_reason(effects: &[Effect]) -> Option<&str> {
     effects.iter().find_map(|e| {
         if let Effect::Done(d) = e {
             Some(d.reason.as_str())
@@ -428,8 +440,9 @@ pub fn done_reason(effects: &[Effect]) -> Option<&str> {
     })
 }
 
+#[cfg(test)]
 /// Non-ack effects.
-pub fn without_acks(effects: &[Effect]) -> Vec<&Effect> {
+pub(crate) fn without_acks(effects: &[Effect]) -> Vec<&Effect> {
     effects
         .iter()
         .filter(|e| !matches!(e, Effect::Append(a) if a.draft.kind == Kind::Ack))

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::pipeline::templates::normalize;
+use crate::pipeline::lexical_path::normalize;
 
 /// Whether an argv element is a file path: it contains `/` and is neither an option (`-x`,
 /// `--flag=a/b`) nor a placeholder (`{prompt_file}`). A bare name (`python3`) is looked up on

@@ -22,12 +22,13 @@ use serde_json::{Map, Value};
 
 use crate::pipeline::codes;
 use crate::pipeline::diagnostic::Diagnostic;
+use crate::pipeline::lexical_path::normalize;
 use crate::pipeline::loader::{self, FileKind};
 use crate::pipeline::located_yaml::{Document, Span, SpanIndex, escape_segment};
-use crate::pipeline::templates::normalize;
+use crate::pipeline::source::{Entry, SourceFiles, stays_inside};
 
-pub const EXTENDS: &str = "extends";
-pub const INCLUDE: &str = "include";
+pub(crate) const EXTENDS: &str = "extends";
+pub(crate) const INCLUDE: &str = "include";
 /// Sections merged by name.
 const NAMED: [&str; 3] = ["roles", "kinds", "inputs"];
 /// What a fragment may hold.
@@ -36,7 +37,7 @@ const FRAGMENT_KEYS: [&str; 5] = ["roles", "kinds", "inputs", "routes", INCLUDE]
 const MAX_FILES: usize = 64;
 
 /// Whether `document` names other files at all (the common case does not, and skips all this).
-pub fn uses_other_files(document: &Document) -> bool {
+pub(crate) fn uses_other_files(document: &Document) -> bool {
     document
         .value
         .as_object()
@@ -49,13 +50,19 @@ pub struct Assembled {
     /// Each other file as diagnostics show it, with its text (for snippets).
     pub sources: Vec<(PathBuf, String)>,
     /// Each other file's real path (what freezing copies).
-    pub real_paths: Vec<PathBuf>,
+    pub(crate) real_paths: Vec<PathBuf>,
 }
 
 /// Replace `document` by the pipeline it assembles to; problems go to `out`, attributed to the
 /// file they are in.
-pub fn assemble(document: &mut Document, origin: &Path, out: &mut Vec<Diagnostic>) -> Assembled {
+pub fn assemble(
+    document: &mut Document,
+    origin: &Path,
+    out: &mut Vec<Diagnostic>,
+    files: &dyn SourceFiles,
+) -> Assembled {
     let mut assembler = Assembler {
+        source: files,
         origin: origin.to_path_buf(),
         main_dir: None,
         root: None,
@@ -63,7 +70,7 @@ pub fn assemble(document: &mut Document, origin: &Path, out: &mut Vec<Diagnostic
         assembled: Assembled::default(),
         out,
     };
-    let main_real = origin.canonicalize().ok();
+    let main_real = files.canonicalize(origin);
     if let Some(real) = &main_real {
         let dir = real.parent().map(Path::to_path_buf);
         assembler.root = dir.as_deref().map(|d| {
@@ -84,13 +91,13 @@ pub fn assemble(document: &mut Document, origin: &Path, out: &mut Vec<Diagnostic
 /// The pipeline at `path` as one value (its `extends`/`include` resolved) and the real paths of
 /// the other files it is made of; `None` when it cannot be read or parsed at all (compiling it
 /// says why).
-pub fn assembled_file(path: &Path) -> Option<(Value, Vec<PathBuf>)> {
-    let bytes = loader::read_file(path).ok()?;
+pub fn assembled_file(path: &Path, files: &dyn SourceFiles) -> Option<(Value, Vec<PathBuf>)> {
+    let bytes = loader::read_file(files, path).ok()?;
     let mut ignored = Vec::new();
     let text = loader::decode(&bytes, path, &mut ignored)?;
     let mut document = loader::load_document(text, path, &mut ignored)?;
     let assembled = if uses_other_files(&document) {
-        assemble(&mut document, path, &mut ignored)
+        assemble(&mut document, path, &mut ignored, files)
     } else {
         Assembled::default()
     };
@@ -98,6 +105,7 @@ pub fn assembled_file(path: &Path) -> Option<(Value, Vec<PathBuf>)> {
 }
 
 struct Assembler<'a> {
+    source: &'a dyn SourceFiles,
     origin: PathBuf,
     /// The compiled file's real folder, which rewritten paths are relative to.
     main_dir: Option<PathBuf>,
@@ -260,7 +268,7 @@ impl Assembler<'_> {
         };
         let real = normalize(&including_dir.join(name));
         let shown = normalize(&shown_dir.join(name));
-        if Path::new(name).is_absolute() || !crate::confine::stays_inside(&root, &real) {
+        if Path::new(name).is_absolute() || !stays_inside(self.source, &root, &real) {
             return problem(
                 self,
                 format!("`{name}` is outside the project"),
@@ -268,7 +276,7 @@ impl Assembler<'_> {
                 "keep pipeline fragments inside the project, relative to the file naming them",
             );
         }
-        if !real.is_file() {
+        if self.source.entry(&real) != Entry::File {
             return problem(
                 self,
                 format!("`{name}` not found"),
@@ -276,7 +284,7 @@ impl Assembler<'_> {
                 "paths are relative to the file that names them",
             );
         }
-        let real = real.canonicalize().unwrap_or(real);
+        let real = self.source.canonicalize(&real).unwrap_or(real);
         if let Some(at) = stack.iter().position(|p| p == &real) {
             let mut names: Vec<String> = chain[at..]
                 .iter()
@@ -303,7 +311,7 @@ impl Assembler<'_> {
                 "a pipeline is a few files; is an include repeated?",
             );
         }
-        let bytes = match loader::read_file(&real) {
+        let bytes = match loader::read_file(self.source, &real) {
             Ok(bytes) => bytes,
             Err(diagnostic) => {
                 let mut diagnostic = *diagnostic;

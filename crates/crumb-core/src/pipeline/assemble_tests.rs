@@ -3,28 +3,24 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::pipeline::source::InMemory;
 use crate::pipeline::{CompileOptions, Compiled, compile_file};
 
 /// A project: `pipelines/` with the given files, and a template every role can use.
-fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::create_dir_all(dir.path().join("templates")).expect("mkdir");
-    std::fs::write(
-        dir.path().join("templates/w.md.j2"),
+fn project(files: &[(&str, &str)]) -> (InMemory, PathBuf) {
+    let root = Path::new("/project");
+    let mut project = InMemory::new().with(
+        root.join("templates/w.md.j2"),
         "{{ goal }} for {{ inputs.audience }}",
-    )
-    .expect("write");
+    );
     for (path, text) in files {
-        let path = dir.path().join("pipelines").join(path);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
+        project = project.with(root.join("pipelines").join(path), *text);
     }
-    let main = dir.path().join("pipelines/main.yaml");
-    (dir, main)
+    (project, root.join("pipelines/main.yaml"))
 }
 
-fn compile(main: &Path) -> Compiled {
-    compile_file(main, &CompileOptions::default())
+fn compile(project: InMemory, main: &Path) -> Compiled {
+    compile_file(main, &CompileOptions::default(), &project.shared())
 }
 
 /// `code file:line:col` of every diagnostic, file relative to `pipelines/`.
@@ -51,8 +47,8 @@ const MAIN: &str = "version: 1\nname: main\ninputs:\n  audience: { default: engi
 
 #[test]
 fn include_adds_roles_and_appends_routes_with_paths_rewritten() {
-    let (_dir, main) = project(&[("main.yaml", MAIN), ("shared/roles.yaml", SHARED)]);
-    let compiled = compile(&main);
+    let (files, main) = project(&[("main.yaml", MAIN), ("shared/roles.yaml", SHARED)]);
+    let compiled = compile(files, &main);
     assert!(
         compiled.diagnostics.is_empty(),
         "{:#?}",
@@ -72,8 +68,8 @@ fn include_adds_roles_and_appends_routes_with_paths_rewritten() {
 #[test]
 fn an_error_inside_a_fragment_points_at_the_fragment() {
     let bad = SHARED.replace("produces: [build] }", "produces: [build], tmeout: 3 }");
-    let (_dir, main) = project(&[("main.yaml", MAIN), ("shared/roles.yaml", &bad)]);
-    let compiled = compile(&main);
+    let (files, main) = project(&[("main.yaml", MAIN), ("shared/roles.yaml", &bad)]);
+    let compiled = compile(files, &main);
     assert_eq!(
         located(&compiled, &main),
         ["crumb::unknown-key shared/roles.yaml:2:67"]
@@ -86,8 +82,8 @@ fn a_role_defined_twice_points_at_the_second_and_names_the_first() {
         "roles: {}",
         "roles:\n  writer: { template: ../templates/w.md.j2, produces: [build] }",
     );
-    let (_dir, main) = project(&[("main.yaml", &main_text), ("shared/roles.yaml", SHARED)]);
-    let compiled = compile(&main);
+    let (files, main) = project(&[("main.yaml", &main_text), ("shared/roles.yaml", SHARED)]);
+    let compiled = compile(files, &main);
     assert_eq!(
         located(&compiled, &main),
         ["crumb::duplicate-role shared/roles.yaml:2:3"]
@@ -100,8 +96,8 @@ fn a_role_defined_twice_points_at_the_second_and_names_the_first() {
 fn extends_merges_named_sections_and_replaces_the_rest() {
     let base = "version: 1\nname: base\ninputs:\n  audience: { default: everyone }\nroles:\n  writer: { template: ../templates/w.md.j2, produces: [build] }\nroutes:\n  - { on: goal, spawn: writer }\n  - { on: build, done: pass }\n";
     let child = "extends: base.yaml\nname: child\nroles:\n  checker: { template: ../templates/w.md.j2, produces: [build] }\n";
-    let (_dir, main) = project(&[("main.yaml", child), ("base.yaml", base)]);
-    let compiled = compile(&main);
+    let (files, main) = project(&[("main.yaml", child), ("base.yaml", base)]);
+    let compiled = compile(files, &main);
     // `checker` is declared but no route spawns it: the warning points at the child.
     assert_eq!(
         located(&compiled, &main),
@@ -118,12 +114,12 @@ fn extends_merges_named_sections_and_replaces_the_rest() {
 fn a_cycle_is_an_error_showing_the_chain() {
     let a = "include: [b.yaml]\nroles: {}\n";
     let b = "include: [a.yaml]\n";
-    let (_dir, main) = project(&[
+    let (files, main) = project(&[
         ("main.yaml", &MAIN.replace("shared/roles.yaml", "a.yaml")),
         ("a.yaml", a),
         ("b.yaml", b),
     ]);
-    let compiled = compile(&main);
+    let compiled = compile(files, &main);
     let cycle = compiled
         .diagnostics
         .iter()
@@ -139,7 +135,7 @@ fn a_cycle_is_an_error_showing_the_chain() {
 
 #[test]
 fn fragments_stay_in_the_project_and_hold_only_fragment_keys() {
-    let (_dir, main) = project(&[
+    let (files, main) = project(&[
         (
             "main.yaml",
             &MAIN.replace(
@@ -152,7 +148,7 @@ fn fragments_stay_in_the_project_and_hold_only_fragment_keys() {
             &format!("{SHARED}limits: {{ max_verify: 2 }}\n"),
         ),
     ]);
-    let compiled = compile(&main);
+    let compiled = compile(files, &main);
     let codes: Vec<&str> = compiled.diagnostics.iter().map(|d| d.code).collect();
     assert_eq!(
         codes,
@@ -172,8 +168,8 @@ fn an_input_a_template_reads_must_be_declared() {
         "  audience: { default: engineers }\n",
         "  audiense: { default: engineers }\n",
     );
-    let (_dir, main) = project(&[("main.yaml", &main_text), ("shared/roles.yaml", SHARED)]);
-    let compiled = compile(&main);
+    let (files, main) = project(&[("main.yaml", &main_text), ("shared/roles.yaml", SHARED)]);
+    let compiled = compile(files, &main);
     let d = &compiled.diagnostics[0];
     assert_eq!(d.code, "crumb::unknown-template-variable", "{d:#?}");
     assert!(
@@ -191,8 +187,8 @@ fn bad_input_declarations_are_each_reported() {
         "  audience: { default: engineers }\n",
         "  audience: { default: engineers }\n  count: { type: integer, default: many }\n  goal: { type: integer }\n  size: { type: enum }\n",
     );
-    let (_dir, main) = project(&[("main.yaml", &main_text), ("shared/roles.yaml", SHARED)]);
-    let compiled = compile(&main);
+    let (files, main) = project(&[("main.yaml", &main_text), ("shared/roles.yaml", SHARED)]);
+    let compiled = compile(files, &main);
     assert_eq!(
         located(&compiled, &main),
         [

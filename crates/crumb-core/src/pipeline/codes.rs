@@ -4,7 +4,22 @@
 //! here and never built from strings elsewhere. A test checks that every code literal used in
 //! the pipeline module is listed in [`ALL`].
 
-use crate::pipeline::diagnostic::Level;
+/// How bad a diagnostic is. Warnings fail validation only with `--deny-warnings`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Error,
+    Warning,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Error => "error",
+            Level::Warning => "warning",
+        }
+    }
+}
 
 /// A diagnostic code and its documentation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,7 +36,7 @@ macro_rules! codes {
     ($($ident:ident = $name:literal, $level:ident, $summary:literal, $fix:literal;)*) => {
         $(
             #[doc = $summary]
-            pub const $ident: Code = Code { name: $name, level: Level::$level, summary: $summary, fix: $fix };
+            pub(crate) const $ident: Code = Code { name: $name, level: Level::$level, summary: $summary, fix: $fix };
         )*
         /// Every code, in the order they are documented.
         pub const ALL: &[Code] = &[$($ident),*];
@@ -206,7 +221,8 @@ codes! {
 }
 
 /// Adapters a preset or a role's `fallback` may name.
-pub const KNOWN_ADAPTERS: &[&str] = &["mock", "claude-code", "codex", "gemini-cli", "command"];
+pub(crate) const KNOWN_ADAPTERS: &[&str] =
+    &["mock", "claude-code", "codex", "gemini-cli", "command"];
 
 /// The code called `name`, if there is one.
 pub fn find(name: &str) -> Option<&'static Code> {

@@ -6,25 +6,25 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use crate::pipeline::codes::{self, Code};
 use crate::pipeline::diagnostic::Diagnostic;
 use crate::pipeline::loader::{self, FileKind};
-use crate::pipeline::located_yaml::SpanIndex;
 use crate::pipeline::model::{AwaitWho, Check, OneOrMany, Pipeline, Route, RunStep, With};
-use crate::pipeline::salvage::Salvage;
+use crate::pipeline::pass_context::Ctx;
+use crate::pipeline::source::SourceFiles;
 use crate::pipeline::table::{
     Action, CheckKindSpec, CheckSpec, CompiledRoute, LimitsSpec, QaRetrySpec, QaSpec, RoleSpec,
     ScoringSpec, TransitionTable, Trigger,
 };
-use crate::pipeline::units::{parse_duration_ms, parse_size_bytes};
+use crate::pipeline::triggers::VERDICT_TRIGGER;
 use crate::pipeline::{assemble, routing, rubric, semantic, templates};
 use crate::vocab::{Outcome, Severity, Verdict};
 
 /// What to check besides the file itself.
 #[derive(Debug, Clone, Copy)]
 pub struct CompileOptions {
-    /// Load and check the role templates from disk. Off when compiling a copy frozen into a
+    /// Load and check the role templates. Off when compiling a copy frozen into a
     /// session (replay), whose templates are not next to it.
     pub check_templates: bool,
 }
@@ -56,10 +56,14 @@ impl Compiled {
     }
 }
 
-/// Compile the pipeline at `path`. Unreadable files are diagnostics too.
-pub fn compile_file(path: &Path, options: &CompileOptions) -> Compiled {
-    match loader::read_file(path) {
-        Ok(bytes) => compile_bytes(&bytes, path, options),
+/// Compile the pipeline at `path`, read through `files`. Unreadable files are diagnostics too.
+pub fn compile_file(
+    path: &Path,
+    options: &CompileOptions,
+    files: &Arc<dyn SourceFiles>,
+) -> Compiled {
+    match loader::read_file(files.as_ref(), path) {
+        Ok(bytes) => compile_bytes(&bytes, path, options, files),
         Err(diagnostic) => Compiled {
             table: None,
             diagnostics: vec![*diagnostic],
@@ -69,8 +73,14 @@ pub fn compile_file(path: &Path, options: &CompileOptions) -> Compiled {
     }
 }
 
-/// Compile raw file content; `origin` is where it came from (templates resolve against it).
-pub fn compile_bytes(bytes: &[u8], origin: &Path, options: &CompileOptions) -> Compiled {
+/// Compile raw file content; `origin` is where it came from (templates, `extends:` and
+/// `include:` resolve against it, through `files`).
+pub fn compile_bytes(
+    bytes: &[u8],
+    origin: &Path,
+    options: &CompileOptions,
+    files: &Arc<dyn SourceFiles>,
+) -> Compiled {
     let source_hash = crate::digest::sha256_hex(bytes);
     let mut diagnostics = Vec::new();
     let Some(text) = loader::decode(bytes, origin, &mut diagnostics) else {
@@ -81,17 +91,38 @@ pub fn compile_bytes(bytes: &[u8], origin: &Path, options: &CompileOptions) -> C
             sources: Vec::new(),
         };
     };
-    let mut compiled = compile_text(text, origin, *options);
+    let mut compiled = compile_text(text, origin, *options, files);
     compiled.source_hash = source_hash;
     compiled
 }
 
 /// Compile pipeline YAML held in memory; `origin` is the path it stands for.
-pub fn compile_str(source: &str, origin: &Path, options: &CompileOptions) -> Compiled {
-    compile_bytes(source.as_bytes(), origin, options)
+pub fn compile_str(
+    source: &str,
+    origin: &Path,
+    options: &CompileOptions,
+    files: &Arc<dyn SourceFiles>,
+) -> Compiled {
+    compile_bytes(source.as_bytes(), origin, options, files)
 }
 
-fn compile_text(text: &str, origin: &Path, options: CompileOptions) -> Compiled {
+/// `source` compiled as `t.yaml` with no files around it and no template checks: what the core's
+/// own tests of the passes compile.
+#[cfg(test)]
+pub(crate) fn compile_alone(source: &str) -> Compiled {
+    let options = CompileOptions {
+        check_templates: false,
+    };
+    let files = crate::pipeline::source::InMemory::new().shared();
+    compile_str(source, Path::new("t.yaml"), &options, &files)
+}
+
+fn compile_text(
+    text: &str,
+    origin: &Path,
+    options: CompileOptions,
+    files: &Arc<dyn SourceFiles>,
+) -> Compiled {
     let mut diagnostics = Vec::new();
     let mut sources = vec![(origin.to_path_buf(), text.to_string())];
     let Some(mut document) = loader::load_document(text, origin, &mut diagnostics) else {
@@ -103,17 +134,17 @@ fn compile_text(text: &str, origin: &Path, options: CompileOptions) -> Compiled 
         };
     };
     if assemble::uses_other_files(&document) {
-        let assembled = assemble::assemble(&mut document, origin, &mut diagnostics);
+        let assembled = assemble::assemble(&mut document, origin, &mut diagnostics, files.as_ref());
         sources.extend(assembled.sources);
     }
-    let files = document.index.files.clone();
-    let mut compiled = compile_document(document, origin, options, diagnostics, sources);
+    let other_files = document.index.files.clone();
+    let mut compiled = compile_document(document, origin, options, diagnostics, sources, files);
     // A span in another file of an assembled pipeline names that file.
     for diagnostic in &mut compiled.diagnostics {
         if let Some(n) = diagnostic
             .span
             .and_then(|s| usize::try_from(s.file).ok()?.checked_sub(1))
-            && let Some(file) = files.get(n)
+            && let Some(file) = other_files.get(n)
         {
             diagnostic.file.clone_from(file);
         }
@@ -127,6 +158,7 @@ fn compile_document(
     options: CompileOptions,
     mut diagnostics: Vec<Diagnostic>,
     mut sources: Vec<(PathBuf, String)>,
+    files: &Arc<dyn SourceFiles>,
 ) -> Compiled {
     let parsed =
         loader::parse_document::<Pipeline>(document, origin, FileKind::Pipeline, &mut diagnostics);
@@ -146,10 +178,10 @@ fn compile_document(
     };
     let table = lower(&pipeline, &mut ctx);
     semantic::check(&pipeline, &table, &mut ctx);
-    crate::pipeline::inputs::check(&pipeline, &mut ctx);
+    crate::pipeline::inputs::check(&pipeline.inputs, &mut ctx);
     routing::check(&pipeline, &table, &mut ctx);
     if options.check_templates {
-        sources.extend(templates::check(&pipeline, &mut ctx));
+        sources.extend(templates::check(&pipeline, &mut ctx, files));
     }
     let diagnostics = ctx.diagnostics;
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
@@ -158,89 +190,6 @@ fn compile_document(
         diagnostics,
         source_hash: String::new(),
         sources,
-    }
-}
-
-/// Shared state of pass 3: where we are and what we found.
-pub(crate) struct Ctx<'a> {
-    pub file: &'a Path,
-    pub index: &'a SpanIndex,
-    pub diagnostics: Vec<Diagnostic>,
-    /// Parts of the file cut after schema errors; pointers into the model are mapped back.
-    pub salvage: Salvage,
-}
-
-impl Ctx<'_> {
-    /// A diagnostic pointing at the value at `pointer` (into the model).
-    pub fn at(&self, code: &Code, pointer: &str, message: impl Into<String>) -> Diagnostic {
-        let pointer = self.salvage.original(pointer);
-        Diagnostic::new(code, self.file, message).at(self.index.value_span(&pointer))
-    }
-
-    /// A diagnostic pointing at the key of `pointer` (e.g. a role's id).
-    pub fn at_key(&self, code: &Code, pointer: &str, message: impl Into<String>) -> Diagnostic {
-        let pointer = self.salvage.original(pointer);
-        Diagnostic::new(code, self.file, message).at(self.index.key_span(&pointer))
-    }
-
-    pub fn emit(&mut self, diagnostic: Diagnostic) {
-        self.diagnostics.push(diagnostic);
-    }
-
-    /// Milliseconds of a duration; reports malformed or zero values (and returns 0).
-    pub fn duration(&mut self, pointer: &str, text: &str) -> u64 {
-        match parse_duration_ms(text) {
-            Ok(0) => {
-                self.emit(
-                    self.at(
-                        &codes::BAD_DURATION,
-                        pointer,
-                        format!("duration `{text}` is zero"),
-                    )
-                    .label("zero"),
-                );
-                0
-            }
-            Ok(ms) => ms,
-            Err(err) => {
-                let d = self
-                    .at(
-                        &codes::BAD_DURATION,
-                        pointer,
-                        format!("bad duration `{text}`: {err}"),
-                    )
-                    .label("not a duration")
-                    .hint("write a whole number and a unit, e.g. `1500ms`, `30s`, `20m`, `1h30m`");
-                self.emit(d);
-                0
-            }
-        }
-    }
-
-    /// Bytes of a size; reports malformed or zero values (and returns 0).
-    pub fn size(&mut self, pointer: &str, text: &str) -> u64 {
-        match parse_size_bytes(text) {
-            Ok(0) => {
-                self.emit(
-                    self.at(&codes::BAD_SIZE, pointer, format!("size `{text}` is zero"))
-                        .label("zero"),
-                );
-                0
-            }
-            Ok(bytes) => bytes,
-            Err(err) => {
-                let d = self
-                    .at(
-                        &codes::BAD_SIZE,
-                        pointer,
-                        format!("bad size `{text}`: {err}"),
-                    )
-                    .label("not a size")
-                    .hint("write a whole number and a unit, e.g. `512KB`, `5MB`, `2MiB`");
-                self.emit(d);
-                0
-            }
-        }
     }
 }
 
@@ -339,24 +288,18 @@ fn lower(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> TransitionTable {
         scoring: {
             let guards = pipeline.scoring.guards_for(pipeline.qa.is_some());
             ScoringSpec {
-                rubric: rubric::lower(&pipeline.scoring, &guards),
+                rubric: rubric::lower(pipeline.scoring.rubric.as_deref(), &guards),
                 pass_at: pipeline.scoring.pass_at,
                 partial_at: pipeline.scoring.partial_at,
                 guards,
             }
         },
         limits,
-        inputs: crate::pipeline::inputs::lower(pipeline),
+        inputs: crate::pipeline::inputs::lower(&pipeline.inputs),
         by_kind,
         verdict_matrix,
     }
 }
-
-/// The word `on:` uses for the corrected verdict of a `judge.score`.
-pub const VERDICT_TRIGGER: &str = "verdict";
-/// The word `on:` uses for a `qa.result` whose checks could not run (status `error`), once
-/// `qa.retry` is spent. Not an event kind: the event is the `qa.result`.
-pub const QA_ERROR_TRIGGER: &str = "qa.error";
 
 /// Lower one route. Malformed combinations (several actions, `when` off a verdict route) are
 /// reported by [`semantic`]; here the first action in a fixed order is taken.

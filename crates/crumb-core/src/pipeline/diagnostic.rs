@@ -7,25 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::pipeline::codes::Code;
+use crate::pipeline::codes::{Code, Level};
 use crate::pipeline::located_yaml::Span;
-
-/// How bad a diagnostic is. Warnings fail validation only with `--deny-warnings`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    Error,
-    Warning,
-}
-
-impl Level {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Error => "error",
-            Level::Warning => "warning",
-        }
-    }
-}
 
 /// A located, coded problem.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
@@ -83,7 +66,7 @@ impl Diagnostic {
     }
 
     #[must_use]
-    pub fn maybe_hint(mut self, hint: Option<String>) -> Self {
+    pub(crate) fn maybe_hint(mut self, hint: Option<String>) -> Self {
         self.hint = hint;
         self
     }

@@ -3,11 +3,11 @@
 
 use std::collections::HashSet;
 
+use crate::pipeline::choices::{JoinMode, Quorum};
 use crate::pipeline::codes;
-use crate::pipeline::compile::Ctx;
 use crate::pipeline::model::{OneOrMany, Pipeline, Route};
-use crate::pipeline::routing::JUDGE_SCORE_KIND;
-use crate::pipeline::table::{JoinMode, Quorum};
+use crate::pipeline::pass_context::Ctx;
+use crate::pipeline::triggers::JUDGE_SCORE_KIND;
 
 /// Check route `i`'s fan-out and join keys.
 pub(crate) fn check_route(pipeline: &Pipeline, i: usize, route: &Route, ctx: &mut Ctx<'_>) {

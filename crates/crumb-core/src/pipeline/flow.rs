@@ -10,10 +10,10 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::pipeline::codes;
-use crate::pipeline::compile::Ctx;
 use crate::pipeline::located_yaml::escape_segment;
-use crate::pipeline::routing::{GOAL_KIND, JUDGE_SCORE_KIND, QA_RESULT_KIND};
+use crate::pipeline::pass_context::Ctx;
 use crate::pipeline::table::{Action, TransitionTable, Trigger};
+use crate::pipeline::triggers::{GOAL_KIND, JUDGE_SCORE_KIND, QA_RESULT_KIND};
 use crate::transcript::Kind;
 
 /// An event the engine may see: its kind and who wrote it (`None`: the runner or a person, so any
@@ -223,7 +223,7 @@ impl<'t> Graph<'t> {
 fn trigger_word(trigger: &Trigger) -> String {
     match trigger {
         Trigger::Kind { kind, .. } => kind.clone(),
-        Trigger::Verdict { .. } => crate::pipeline::compile::VERDICT_TRIGGER.into(),
+        Trigger::Verdict { .. } => crate::pipeline::triggers::VERDICT_TRIGGER.into(),
     }
 }
 
@@ -241,10 +241,10 @@ fn produced(table: &TransitionTable, action: &Action) -> Vec<Event> {
             .flat_map(|role| produced(table, &Action::Spawn { role: role.clone() }))
             .collect(),
         // The combined verdict takes the verdict routes.
-        Action::Join { .. } => vec![(crate::pipeline::compile::VERDICT_TRIGGER.into(), None)],
+        Action::Join { .. } => vec![(crate::pipeline::triggers::VERDICT_TRIGGER.into(), None)],
         Action::RunQa => vec![
             (QA_RESULT_KIND.into(), None),
-            (crate::pipeline::compile::QA_ERROR_TRIGGER.into(), None),
+            (crate::pipeline::triggers::QA_ERROR_TRIGGER.into(), None),
         ],
         Action::Done { .. } | Action::AwaitHuman => Vec::new(),
     }
@@ -262,7 +262,7 @@ pub(crate) fn spawned_roles(action: &Action) -> Vec<&str> {
 /// The routes an event can fire, as the engine picks them (first match wins).
 fn fires(table: &TransitionTable, (kind, from): &Event) -> BTreeSet<usize> {
     let mut out = BTreeSet::new();
-    if kind == crate::pipeline::compile::VERDICT_TRIGGER {
+    if kind == crate::pipeline::triggers::VERDICT_TRIGGER {
         out.extend(table.verdict_matrix.iter().flatten().flatten().copied());
         return out;
     }

@@ -1,9 +1,8 @@
 //! The route graph's verdicts on small pipelines: unbounded loops, roles no reachable route
 //! spawns, and one error per root cause.
 
-use std::path::Path;
-
-use crate::pipeline::{CompileOptions, Diagnostic, compile_str};
+use crate::pipeline::Diagnostic;
+use crate::pipeline::compile::compile_alone;
 
 /// The codes `crumb validate` reports for `routes` over a writer (→ build, note) and a looper
 /// (→ note), in order.
@@ -11,10 +10,7 @@ fn codes(routes: &str) -> Vec<&'static str> {
     let source = format!(
         "version: 1\nname: t\nroles:\n  writer: {{ template: w.j2, produces: [build, note] }}\n  looper: {{ template: w.j2, produces: [note] }}\nroutes:\n{routes}"
     );
-    let options = CompileOptions {
-        check_templates: false,
-    };
-    compile_str(&source, Path::new("t.yaml"), &options)
+    compile_alone(&source)
         .diagnostics
         .iter()
         .map(|d| d.code)
@@ -23,10 +19,7 @@ fn codes(routes: &str) -> Vec<&'static str> {
 
 /// The `unbounded-loop` diagnostics of a whole pipeline file.
 fn loops(source: &str) -> Vec<Diagnostic> {
-    let options = CompileOptions {
-        check_templates: false,
-    };
-    compile_str(source, Path::new("t.yaml"), &options)
+    compile_alone(source)
         .diagnostics
         .into_iter()
         .filter(|d| d.code == "crumb::unbounded-loop")
@@ -111,11 +104,8 @@ fn qa_error_is_a_trigger_of_run_qa_and_its_loop_needs_a_budget() {
             "version: 1\nname: t\nroles:\n  writer: {{ template: w.j2, produces: [build] }}\nqa:\n  checks: [{{ id: f, kind: file, path: x }}]\n  retry: {{ max: 0 }}\nroutes:\n  - {{ on: goal, spawn: writer }}\n  - {{ on: build, run: qa }}\n  - {{ on: qa.result, done: pass }}\n{route}"
         )
     };
-    let options = CompileOptions {
-        check_templates: false,
-    };
     let codes = |source: &str| -> Vec<&'static str> {
-        compile_str(source, Path::new("t.yaml"), &options)
+        compile_alone(source)
             .diagnostics
             .iter()
             .map(|d| d.code)

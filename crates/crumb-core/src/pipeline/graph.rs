@@ -6,8 +6,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-use crate::pipeline::routing::{GOAL_KIND, JUDGE_SCORE_KIND, QA_RESULT_KIND};
-use crate::pipeline::table::{Action, Combine, CompiledRoute, JoinMode, TransitionTable, Trigger};
+use crate::pipeline::choices::{Combine, JoinMode};
+use crate::pipeline::table::{Action, CompiledRoute, TransitionTable, Trigger};
+use crate::pipeline::triggers::{GOAL_KIND, JUDGE_SCORE_KIND, QA_RESULT_KIND};
 use crate::vocab::{Severity, Verdict};
 
 /// A node of the graph.
@@ -65,7 +66,7 @@ struct Edge {
 }
 
 /// The text on a route's edge: `#index trigger[ · feedback]`.
-pub fn route_label(route: &CompiledRoute) -> String {
+pub(crate) fn route_label(route: &CompiledRoute) -> String {
     let trigger = match &route.trigger {
         Trigger::Kind {
             kind,
@@ -138,7 +139,7 @@ fn sources(table: &TransitionTable, kind: &str, from: Option<&str>) -> Vec<Node>
     if kind == GOAL_KIND {
         out.insert(0, Node::Goal);
     }
-    let from_qa = [QA_RESULT_KIND, crate::pipeline::compile::QA_ERROR_TRIGGER];
+    let from_qa = [QA_RESULT_KIND, crate::pipeline::triggers::QA_ERROR_TRIGGER];
     if from_qa.contains(&kind) && table.qa.is_some() {
         out.push(Node::Qa);
     }

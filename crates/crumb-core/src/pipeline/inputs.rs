@@ -5,14 +5,14 @@
 //! The goal is the one built-in input: always a string, filled by `crumb run`'s positional
 //! pitch. A pipeline may declare `goal` to describe it or give it a default, never to retype it.
 
+use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
 
 use crate::pipeline::codes;
-use crate::pipeline::compile::Ctx;
 use crate::pipeline::located_yaml::escape_segment;
-use crate::pipeline::model::Pipeline;
+use crate::pipeline::pass_context::Ctx;
 
 /// The name of the built-in input the positional pitch fills.
 pub const GOAL: &str = "goal";
@@ -75,7 +75,7 @@ pub struct InputSpec {
 
 impl InputSpec {
     /// `an integer`, or `one of a, b, c` for an enum: how errors name the type.
-    pub fn type_words(&self) -> String {
+    pub(crate) fn type_words(&self) -> String {
         match self.kind {
             InputType::Enum => format!("one of {}", self.values.join(", ")),
             InputType::Integer => "an integer".to_owned(),
@@ -170,7 +170,7 @@ fn value_word(value: &Value) -> &'static str {
 }
 
 /// Whether `name` can be read in a template as `inputs.<name>`.
-pub fn is_identifier(name: &str) -> bool {
+pub(crate) fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     chars
         .next()
@@ -179,9 +179,8 @@ pub fn is_identifier(name: &str) -> bool {
 }
 
 /// The table's inputs, in declaration order.
-pub fn lower(pipeline: &Pipeline) -> Vec<InputSpec> {
-    pipeline
-        .inputs
+pub fn lower(declared: &IndexMap<String, InputDecl>) -> Vec<InputSpec> {
+    declared
         .iter()
         .map(|(name, decl)| InputSpec {
             name: name.clone(),
@@ -194,8 +193,8 @@ pub fn lower(pipeline: &Pipeline) -> Vec<InputSpec> {
 }
 
 /// Check every declaration: its name, its type's extras and its default.
-pub(crate) fn check(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
-    for spec in lower(pipeline) {
+pub(crate) fn check(declared: &IndexMap<String, InputDecl>, ctx: &mut Ctx<'_>) {
+    for spec in lower(declared) {
         let base = format!("/inputs/{}", escape_segment(&spec.name));
         if !is_identifier(&spec.name) {
             let d = ctx

@@ -36,7 +36,7 @@ pub enum Slot {
 }
 
 /// The kinds of a pipeline that declares none.
-pub fn default_kinds() -> IndexMap<String, KindDecl> {
+pub(crate) fn default_kinds() -> IndexMap<String, KindDecl> {
     [
         ("spec", Slot::Plan),
         ("spec.update", Slot::Plan),
@@ -66,7 +66,7 @@ pub fn lower(declared: Option<&IndexMap<String, KindDecl>>) -> Vec<(String, Slot
 }
 
 /// The declared names outside the transcript vocabulary (a pipeline's own kinds), in order.
-pub fn declared_names(declared: Option<&IndexMap<String, KindDecl>>) -> Vec<String> {
+pub(crate) fn declared_names(declared: Option<&IndexMap<String, KindDecl>>) -> Vec<String> {
     declared
         .into_iter()
         .flatten()
@@ -87,7 +87,7 @@ pub fn schemas(
 }
 
 /// Kinds the engine itself acts on (the fixed core), which no declaration may reassign.
-pub const CORE_KINDS: &[&str] = &[
+pub(crate) const CORE_KINDS: &[&str] = &[
     "session.start",
     "session.end",
     "goal",

@@ -14,6 +14,7 @@ use crate::pipeline::diagnostic::Diagnostic;
 use crate::pipeline::located_yaml::{self, Document, Span};
 use crate::pipeline::salvage::Salvage;
 use crate::pipeline::schema;
+use crate::pipeline::source::{ReadError, SourceFiles};
 
 /// Largest file accepted. Pipelines and presets are a few KB; anything near this is a mistake
 /// (or an attack), and refusing early keeps validation fast and memory bounded.
@@ -33,15 +34,15 @@ pub struct Front<T> {
     /// The typed model; after schema errors, of the parts that typed (see `salvage`).
     pub model: Option<T>,
     /// What was cut from the document so the rest could be typed.
-    pub salvage: Salvage,
+    pub(crate) salvage: Salvage,
 }
 
-/// Read a pipeline or preset through [`crate::bounded_read`]: a FIFO, a device or a file over
+/// Read a pipeline or preset through `files`: a FIFO, a device or a file over
 /// [`MAX_FILE_BYTES`] is refused before it can block or exhaust memory. `None` after reporting why.
-pub fn read_file(file: &Path) -> Result<Vec<u8>, Box<Diagnostic>> {
-    crate::bounded_read::read(file, MAX_FILE_BYTES as u64).map_err(|err| {
+pub fn read_file(files: &dyn SourceFiles, file: &Path) -> Result<Vec<u8>, Box<Diagnostic>> {
+    files.read(file, MAX_FILE_BYTES as u64).map_err(|err| {
         Box::new(match err {
-            crate::bounded_read::BoundedReadError::TooLarge { .. } => Diagnostic::new(
+            ReadError::TooLarge { .. } => Diagnostic::new(
                 &codes::FILE_TOO_LARGE,
                 file,
                 format!("file is larger than the limit of {MAX_FILE_BYTES} bytes"),
@@ -116,7 +117,11 @@ pub fn parse<T: DeserializeOwned>(
 }
 
 /// Pass 1 alone: the located document, or `None` after reporting why there is none.
-pub fn load_document(text: &str, file: &Path, out: &mut Vec<Diagnostic>) -> Option<Document> {
+pub(crate) fn load_document(
+    text: &str,
+    file: &Path,
+    out: &mut Vec<Diagnostic>,
+) -> Option<Document> {
     let document = match located_yaml::load(text) {
         Ok(document) => document,
         Err(err) => {
@@ -136,7 +141,7 @@ pub fn load_document(text: &str, file: &Path, out: &mut Vec<Diagnostic>) -> Opti
 }
 
 /// Pass 2 on a loaded (possibly assembled) document: duplicate keys, the schema, typing.
-pub fn parse_document<T: DeserializeOwned>(
+pub(crate) fn parse_document<T: DeserializeOwned>(
     document: Document,
     file: &Path,
     kind: FileKind,

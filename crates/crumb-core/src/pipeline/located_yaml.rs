@@ -26,7 +26,7 @@ pub struct Span {
 
 impl Span {
     /// Span of a serde-saphyr location; `None` when the parser did not know where it was.
-    pub fn from_location(location: &serde_saphyr::Location) -> Option<Span> {
+    pub(crate) fn from_location(location: &serde_saphyr::Location) -> Option<Span> {
         let line = u32::try_from(location.line()).ok()?;
         let col = u32::try_from(location.column()).ok()?;
         if line == 0 {
@@ -79,12 +79,6 @@ pub struct SpanIndex {
 }
 
 impl SpanIndex {
-    /// The file a span points into, when it is not the document's own.
-    pub fn file_of(&self, span: &Span) -> Option<&std::path::Path> {
-        let n = usize::try_from(span.file).ok()?.checked_sub(1)?;
-        self.files.get(n).map(std::path::PathBuf::as_path)
-    }
-
     /// Mark every span as being in file `file`.
     pub(crate) fn retag(&mut self, file: u32) {
         for located in self.entries.values_mut() {
@@ -120,12 +114,12 @@ impl SpanIndex {
     }
 
     /// Span of the value at `pointer`, or of its nearest ancestor that has one.
-    pub fn value_span(&self, pointer: &str) -> Option<Span> {
+    pub(crate) fn value_span(&self, pointer: &str) -> Option<Span> {
         self.nearest(pointer, |l| l.value)
     }
 
     /// Span of the key at `pointer` (falling back to its value, then to ancestors).
-    pub fn key_span(&self, pointer: &str) -> Option<Span> {
+    pub(crate) fn key_span(&self, pointer: &str) -> Option<Span> {
         self.nearest(pointer, |l| l.key.or(l.value))
     }
 
@@ -144,7 +138,7 @@ impl SpanIndex {
 }
 
 /// Escape one JSON pointer segment (RFC 6901).
-pub fn escape_segment(segment: &str) -> String {
+pub(crate) fn escape_segment(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 

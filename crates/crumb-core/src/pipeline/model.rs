@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::vocab::{Outcome, Severity, Verdict};
 
-pub use crate::pipeline::table::{CircuitAction, Guard};
+use crate::pipeline::choices::{CircuitAction, Guard};
 
 /// A crumb pipeline: roles, QA checks, scoring, routes and limits.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -437,7 +437,7 @@ pub struct Scoring {
 impl Scoring {
     /// The guards that apply: the listed ones, else the default for a pipeline with or without
     /// `qa:` (see [`Scoring::guards`]).
-    pub fn guards_for(&self, has_qa: bool) -> Vec<Guard> {
+    pub(crate) fn guards_for(&self, has_qa: bool) -> Vec<Guard> {
         match &self.guards {
             Some(listed) => listed.clone(),
             None => default_guards()
@@ -495,10 +495,10 @@ pub struct Route {
     /// Collect the branches of the latest fan-out (`on:` their kind, `judge.score`): fire once
     /// `all` reported, on the first (`any`), or once `{ quorum: n }` did. Needs `combine:`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub join: Option<crate::pipeline::table::JoinMode>,
+    pub join: Option<crate::pipeline::choices::JoinMode>,
     /// How a join combines its branches' corrected verdicts into the one the verdict routes see.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub combine: Option<crate::pipeline::table::Combine>,
+    pub combine: Option<crate::pipeline::choices::Combine>,
     /// Run a built-in step. Only `qa` exists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<RunStep>,
@@ -594,7 +594,7 @@ impl DoneSpec {
 
 /// The reason a `done:` records when it names none: `verdict_pass` for pass (what transcripts
 /// have always said), else the outcome word.
-pub fn default_reason(outcome: Outcome) -> &'static str {
+pub(crate) fn default_reason(outcome: Outcome) -> &'static str {
     match outcome {
         Outcome::Pass => "verdict_pass",
         other => other.as_str(),

@@ -1,15 +1,10 @@
 //! Validation collects across passes: a shape error, a schema error and meaning errors in one
 //! file are all reported by one compile, each at its own line.
 
-use std::path::Path;
-
-use crate::pipeline::{CompileOptions, compile_str};
+use crate::pipeline::compile::compile_alone;
 
 fn report(source: &str) -> Vec<(&'static str, u32)> {
-    let options = CompileOptions {
-        check_templates: false,
-    };
-    compile_str(source, Path::new("t.yaml"), &options)
+    compile_alone(source)
         .diagnostics
         .iter()
         .map(|d| (d.code, d.span.map_or(0, |s| s.line)))
@@ -132,8 +127,7 @@ proptest::proptest! {
         }
         let text = serde_json::to_string_pretty(&value).expect("serialises");
         let lines = u32::try_from(text.lines().count()).unwrap_or(u32::MAX);
-        let options = CompileOptions { check_templates: false };
-        let compiled = compile_str(&text, Path::new("t.yaml"), &options);
+        let compiled = compile_alone(&text);
         for d in &compiled.diagnostics {
             if let Some(span) = d.span {
                 proptest::prop_assert!(span.line >= 1 && span.line <= lines, "{d:?}");

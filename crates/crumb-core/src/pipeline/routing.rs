@@ -6,23 +6,17 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use crate::pipeline::authority;
 use crate::pipeline::codes;
-use crate::pipeline::compile::Ctx;
 use crate::pipeline::diagnostic::Diagnostic;
 use crate::pipeline::flow;
 use crate::pipeline::model::{OneOrMany, Pipeline};
+use crate::pipeline::pass_context::Ctx;
+use crate::pipeline::role_authority;
 use crate::pipeline::suggest;
 use crate::pipeline::table::{Action, TransitionTable, Trigger};
+use crate::pipeline::triggers::{JUDGE_SCORE_KIND, QA_RESULT_KIND};
 use crate::transcript::Kind;
 use crate::vocab::{RESERVED_ACTORS, Severity, Verdict};
-
-/// The kind a person's pitch arrives as; every run starts with it.
-pub const GOAL_KIND: &str = "goal";
-/// The kind QA writes when `run: qa` finishes.
-pub const QA_RESULT_KIND: &str = "qa.result";
-/// The kind whose corrected verdict `on: verdict` routes handle.
-pub const JUDGE_SCORE_KIND: &str = "judge.score";
 
 pub(crate) fn check(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
     let before = ctx.diagnostics.len();
@@ -76,8 +70,8 @@ fn unknown_kinds(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> bool {
     }
     for (i, route) in pipeline.routes.iter().enumerate() {
         let pseudo = [
-            crate::pipeline::compile::VERDICT_TRIGGER,
-            crate::pipeline::compile::QA_ERROR_TRIGGER,
+            crate::pipeline::triggers::VERDICT_TRIGGER,
+            crate::pipeline::triggers::QA_ERROR_TRIGGER,
         ];
         if !pseudo.contains(&route.on.as_str()) {
             named.push((format!("/routes/{i}/on"), route.on.as_str()));
@@ -198,7 +192,7 @@ fn from_cannot_produce(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut C
         let Ok(kind) = route.on.parse::<Kind>() else {
             continue; // a verdict route, or an unknown kind reported elsewhere
         };
-        if authority::accepts_from_role(&role.produces, kind) {
+        if role_authority::accepts_from_role(&role.produces, kind) {
             continue;
         }
         let d = ctx

@@ -11,13 +11,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::pipeline::table::Guard;
+use crate::pipeline::choices::Guard;
 
 /// Ids a judge can send as top-level keys of `scores` (the transcript format's fixed slots,
 /// each 0–5). Any other declared id is read from `scores.dims`.
 pub use crate::transcript::scores::SLOT_IDS;
 /// Highest scale of a dimension stored in one of the [`SLOT_IDS`].
-pub const SLOT_MAX: f64 = 5.0;
+pub(crate) const SLOT_MAX: f64 = 5.0;
 
 /// One rubric dimension as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -39,11 +39,11 @@ pub struct DimensionDecl {
     pub source: DimensionSource,
     /// Ceiling of the score when an acceptance predicate failed (guard `ac_failure_caps_spec_fit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ac_failure_cap: Option<f64>,
+    pub(crate) ac_failure_cap: Option<f64>,
     /// Multiplier applied when judge and builder share a real provider (guard
     /// `same_provider_discount`), e.g. 0.85.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub same_provider_discount: Option<f64>,
+    pub(crate) same_provider_discount: Option<f64>,
 }
 
 fn default_scale() -> f64 {
@@ -88,20 +88,20 @@ pub struct DimensionSpec {
     pub weight: f64,
     pub source: DimensionSource,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ac_failure_cap: Option<f64>,
+    pub(crate) ac_failure_cap: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub same_provider_discount: Option<f64>,
+    pub(crate) same_provider_discount: Option<f64>,
 }
 
 impl DimensionSpec {
     /// Highest weighted contribution to the aggregate.
-    pub fn max_points(&self) -> f64 {
+    pub(crate) fn max_points(&self) -> f64 {
         self.scale * self.weight
     }
 }
 
 /// The rubric of a pipeline that declares none: D1–D6, each 0–5 with weight 1 (out of 30).
-pub fn default_rubric() -> Vec<DimensionDecl> {
+pub(crate) fn default_rubric() -> Vec<DimensionDecl> {
     let dim = |id: &str, label: &str| DimensionDecl {
         id: id.to_owned(),
         label: label.to_owned(),
@@ -138,7 +138,7 @@ pub fn default_rubric() -> Vec<DimensionDecl> {
 }
 
 /// The guard that switches a dimension property on, for each property a dimension can declare.
-pub fn property_guards(decl: &DimensionDecl) -> Vec<(Guard, &'static str)> {
+pub(crate) fn property_guards(decl: &DimensionDecl) -> Vec<(Guard, &'static str)> {
     let mut out = Vec::new();
     match decl.source {
         DimensionSource::Judge => {}
@@ -183,17 +183,17 @@ pub fn compile(decls: &[DimensionDecl], guards: &[Guard], declared: bool) -> Vec
         .collect()
 }
 
-/// The table's rubric for a pipeline's `scoring:` under `guards` (what applies, see
-/// [`crate::pipeline::model::Scoring::guards_for`]): the declared one, else the default.
-pub fn lower(scoring: &crate::pipeline::model::Scoring, guards: &[Guard]) -> Vec<DimensionSpec> {
-    match &scoring.rubric {
+/// The table's rubric for a pipeline's `scoring.rubric` under `guards` (what applies, see
+/// `Scoring::guards_for` in the model): the declared one, else the default.
+pub fn lower(declared: Option<&[DimensionDecl]>, guards: &[Guard]) -> Vec<DimensionSpec> {
+    match declared {
         Some(declared) => compile(declared, guards, true),
         None => compile(&default_rubric(), guards, false),
     }
 }
 
 /// Whether a guard acts on dimensions (and so needs a dimension that declares its property).
-pub fn is_dimension_guard(guard: Guard) -> bool {
+pub(crate) fn is_dimension_guard(guard: Guard) -> bool {
     !matches!(guard, Guard::PassRequiresQa)
 }
 

@@ -3,12 +3,12 @@
 
 use std::collections::HashSet;
 
+use crate::pipeline::choices::Guard;
 use crate::pipeline::codes;
-use crate::pipeline::compile::Ctx;
+use crate::pipeline::pass_context::Ctx;
 use crate::pipeline::rubric::{
     DimensionDecl, SLOT_IDS, SLOT_MAX, is_dimension_guard, property_guards,
 };
-use crate::pipeline::table::Guard;
 
 /// Check a declared rubric against itself and the guards.
 pub(crate) fn check(declared: &[DimensionDecl], guards: &[Guard], ctx: &mut Ctx<'_>) {

@@ -16,7 +16,7 @@ const MAX_ROUNDS: usize = 64;
 
 /// What was cut from a document before it could be typed. Empty when it typed as written.
 #[derive(Debug, Default, Clone)]
-pub struct Salvage {
+pub(crate) struct Salvage {
     /// Pointers (into the file as written) of the items cut.
     pub cut: Vec<String>,
     /// For each list that lost elements: its pointer and, per remaining element, its index in
@@ -26,17 +26,17 @@ pub struct Salvage {
 
 impl Salvage {
     /// Whether anything was cut (the model is then only part of the file).
-    pub fn is_partial(&self) -> bool {
+    pub(crate) fn is_partial(&self) -> bool {
         !self.cut.is_empty()
     }
 
     /// Whether the item at `pointer` (as written) was cut.
-    pub fn was_cut(&self, pointer: &str) -> bool {
+    pub(crate) fn was_cut(&self, pointer: &str) -> bool {
         self.cut.iter().any(|c| c == pointer)
     }
 
     /// `pointer` into the typed model, as a pointer into the file.
-    pub fn original(&self, pointer: &str) -> String {
+    pub(crate) fn original(&self, pointer: &str) -> String {
         for (list, indexes) in &self.remap {
             let Some(rest) = pointer
                 .strip_prefix(list.as_str())
@@ -56,7 +56,7 @@ impl Salvage {
     /// Cut `value` until `valid` holds, or give up (`None`) when an error has nothing to cut.
     /// `errors` lists each violation's instance pointer and, for unknown top-level keys, their
     /// names.
-    pub fn cut_until_valid(
+    pub(crate) fn cut_until_valid(
         mut value: Value,
         errors: impl Fn(&Value) -> Vec<(String, Vec<String>)>,
     ) -> Option<(Value, Salvage)> {

@@ -99,7 +99,7 @@ fn typos(found: &[Diagnostic]) -> HashSet<String> {
 }
 
 /// A JSON pointer as people read it: `roles.builder.produces[0]`, or `the file` for the root.
-pub fn display_pointer(pointer: &str) -> String {
+pub(crate) fn display_pointer(pointer: &str) -> String {
     if pointer.is_empty() {
         return "the top level".into();
     }

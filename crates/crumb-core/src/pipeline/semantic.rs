@@ -6,11 +6,12 @@ use std::collections::HashMap;
 use globset::GlobBuilder;
 
 use crate::pipeline::codes::{self, KNOWN_ADAPTERS};
-use crate::pipeline::compile::{Ctx, VERDICT_TRIGGER};
 use crate::pipeline::located_yaml::escape_segment;
 use crate::pipeline::model::{Check, DoneSpec, OneOrMany, Pipeline, Qa, RoleAdapter};
+use crate::pipeline::pass_context::Ctx;
 use crate::pipeline::suggest;
 use crate::pipeline::table::{CheckKindSpec, CheckSpec, TransitionTable};
+use crate::pipeline::triggers::VERDICT_TRIGGER;
 use crate::transcript::Kind;
 use crate::vocab::{Outcome, RESERVED_ACTORS};
 
@@ -106,7 +107,7 @@ fn role_adapter(adapter: &RoleAdapter, pointer: &str, ctx: &mut Ctx<'_>) {
 }
 
 /// `did you mean` plus the list of adapters.
-pub fn adapter_hint(adapter: &str) -> String {
+pub(crate) fn adapter_hint(adapter: &str) -> String {
     match suggest::closest(adapter, KNOWN_ADAPTERS.iter().copied()) {
         Some(s) => format!(
             "did you mean `{s}`? adapters: {}",

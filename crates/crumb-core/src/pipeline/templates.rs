@@ -5,18 +5,21 @@
 //! literal names, resolved next to the including file) are checked the same way.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use minijinja::Environment;
 
-use crate::confine::stays_inside;
 use crate::pipeline::codes;
-use crate::pipeline::compile::Ctx;
-use crate::pipeline::context::{is_provided, missing_field};
 use crate::pipeline::diagnostic::Diagnostic;
+use crate::pipeline::lexical_path::normalize;
 use crate::pipeline::located_yaml::{Span, escape_segment};
 use crate::pipeline::model::Pipeline;
-use crate::pipeline::template_render::Renderer;
+use crate::pipeline::pass_context::Ctx;
+use crate::pipeline::prompt_render::Renderer;
+use crate::pipeline::source::{Entry, SourceFiles, stays_inside};
+use crate::pipeline::template_text::{located, read_limited, span_of};
+use crate::pipeline::template_variables::{is_provided, missing_field};
 
 /// Every variable `compiled` reads that the context lacks, with why when the top-level name
 /// exists but a field does not (`feedback.txt`). One report per top-level name.
@@ -88,11 +91,12 @@ const TEMPLATE_BUILTINS: &[&str] = &[
     "kwargs",
 ];
 
-/// Largest template read (prompts are a few KB).
-const MAX_TEMPLATE_BYTES: u64 = 1024 * 1024;
-
 /// Check every role's template. Returns the texts of the templates read, for snippets.
-pub(crate) fn check(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> Vec<(PathBuf, String)> {
+pub(crate) fn check(
+    pipeline: &Pipeline,
+    ctx: &mut Ctx<'_>,
+    files: &Arc<dyn SourceFiles>,
+) -> Vec<(PathBuf, String)> {
     let pipeline_dir = ctx
         .file
         .parent()
@@ -102,8 +106,9 @@ pub(crate) fn check(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> Vec<(PathBuf, Str
     } else {
         pipeline_dir
     };
-    let Ok(canonical_dir) = pipeline_dir.canonicalize() else {
-        // The file is not on disk (compiled from memory); nothing to resolve against.
+    let Some(canonical_dir) = files.canonicalize(&pipeline_dir) else {
+        // The pipeline's folder is not among the files (compiled from memory); nothing to resolve
+        // against.
         return Vec::new();
     };
     // The project is the folder holding the pipeline's folder (`pipelines/` → the repo).
@@ -111,6 +116,7 @@ pub(crate) fn check(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> Vec<(PathBuf, Str
         .parent()
         .map_or_else(|| canonical_dir.clone(), Path::to_path_buf);
     let mut checker = Checker {
+        files: files.as_ref(),
         inputs: pipeline.inputs.keys().cloned().collect(),
         root,
         sources: Vec::new(),
@@ -126,7 +132,7 @@ pub(crate) fn check(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> Vec<(PathBuf, Str
         if let Some(real) = real
             && ctx.diagnostics.len() == before
         {
-            let renderer = Renderer::new(&checker.root, pipeline, &checker.shown);
+            let renderer = Renderer::new(&checker.root, pipeline, &checker.shown, files);
             if let Some(d) = renderer.render(&real, id) {
                 ctx.emit(d);
             }
@@ -139,7 +145,8 @@ pub(crate) fn check(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> Vec<(PathBuf, Str
     checker.sources
 }
 
-struct Checker {
+struct Checker<'f> {
+    files: &'f dyn SourceFiles,
     /// Declared input names (`inputs.<name>` in templates).
     inputs: Vec<String>,
     root: PathBuf,
@@ -149,7 +156,7 @@ struct Checker {
     shown: BTreeMap<PathBuf, PathBuf>,
 }
 
-impl Checker {
+impl Checker<'_> {
     fn role_template(
         &mut self,
         shown_dir: &Path,
@@ -178,9 +185,10 @@ impl Checker {
             return None;
         }
         let shown = normalize(&shown_dir.join(written));
-        if !real.is_file() {
+        let entry = self.files.entry(&real);
+        if entry != Entry::File {
             // A FIFO would block the read and a device never end: refused at the role's line.
-            let (code, message, label, hint) = if real.exists() {
+            let (code, message, label, hint) = if entry == Entry::Other {
                 (
                     &codes::FILE_UNREADABLE,
                     format!("template `{template}` is not a regular file"),
@@ -213,7 +221,7 @@ impl Checker {
             let real = normalize(&real_dir.join(arg));
             let problem = if Path::new(arg).is_absolute() || !self.inside_root(&real) {
                 Some(("is outside the project", "leaves the project folder"))
-            } else if !real.is_file() {
+            } else if self.files.entry(&real) != Entry::File {
                 Some(("not found", "no such file"))
             } else {
                 None
@@ -235,7 +243,7 @@ impl Checker {
     }
 
     fn inside_root(&self, real: &Path) -> bool {
-        stays_inside(&self.root, real)
+        stays_inside(self.files, &self.root, real)
     }
 
     /// Compile one template file and check its variables, then follow its includes.
@@ -243,7 +251,7 @@ impl Checker {
         if !self.visited.insert(real.to_path_buf()) {
             return;
         }
-        let text = match read_limited(real) {
+        let text = match read_limited(self.files, real) {
             Ok(text) => text,
             Err(failure) => {
                 ctx.emit(
@@ -313,7 +321,7 @@ impl Checker {
                     .at(span)
                     .label("leaves the project folder"),
                 );
-            } else if real_child.exists() && !real_child.is_file() {
+            } else if self.files.entry(&real_child) == Entry::Other {
                 ctx.emit(
                     Diagnostic::new(
                         &codes::FILE_UNREADABLE,
@@ -323,7 +331,7 @@ impl Checker {
                     .at(span)
                     .label(format!("{} is not a regular file", shown_child.display())),
                 );
-            } else if !real_child.is_file() {
+            } else if self.files.entry(&real_child) == Entry::Missing {
                 ctx.emit(
                     Diagnostic::new(
                         &codes::MISSING_TEMPLATE,
@@ -342,80 +350,13 @@ impl Checker {
 }
 
 fn variable_hint(name: &str) -> String {
-    let provided: Vec<&str> = crate::pipeline::context::PROVIDED_VARIABLES
+    let provided: Vec<&str> = crate::pipeline::template_variables::PROVIDED_VARIABLES
         .iter()
         .map(|(n, _)| *n)
         .collect();
     match crate::pipeline::suggest::closest(name, provided.iter().copied()) {
         Some(s) => format!("did you mean `{s}`? provided: {}", provided.join(", ")),
         None => format!("provided: {}", provided.join(", ")),
-    }
-}
-
-/// A template that could not be read, with where in it the problem is when it has a place (the
-/// first byte that is not UTF-8).
-#[derive(Debug)]
-pub(crate) struct ReadFailure {
-    pub(crate) message: String,
-    pub(crate) span: Option<Span>,
-}
-
-impl std::fmt::Display for ReadFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-/// Read a template through [`crate::bounded_read`] (no FIFO, device or oversized file).
-pub(crate) fn read_limited(path: &Path) -> Result<String, ReadFailure> {
-    let unlocated = |message| ReadFailure {
-        message,
-        span: None,
-    };
-    let bytes = crate::bounded_read::read(path, MAX_TEMPLATE_BYTES).map_err(|e| match e {
-        crate::bounded_read::BoundedReadError::TooLarge { .. } => unlocated(format!(
-            "template is larger than the limit of {MAX_TEMPLATE_BYTES} bytes"
-        )),
-        other => unlocated(format!("cannot read template: {other}")),
-    })?;
-    String::from_utf8(bytes).map_err(|err| {
-        let at = err.utf8_error().valid_up_to();
-        let text = String::from_utf8_lossy(&err.as_bytes()[..at]);
-        let line = text.matches('\n').count() + 1;
-        let col = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        ReadFailure {
-            message: format!("template is not valid UTF-8 (byte {at})"),
-            span: Some(Span {
-                line: u32::try_from(line).unwrap_or(u32::MAX),
-                col: u32::try_from(col).unwrap_or(u32::MAX),
-                len: 1,
-                file: 0,
-            }),
-        }
-    })
-}
-
-/// Resolve `.` and `..` without touching the file system (the file may not exist).
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                let last = out.components().next_back();
-                if matches!(last, Some(Component::Normal(_))) {
-                    out.pop();
-                } else if !matches!(last, Some(Component::RootDir | Component::Prefix(_))) {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    if out.as_os_str().is_empty() {
-        PathBuf::from(".")
-    } else {
-        out
     }
 }
 
@@ -459,53 +400,6 @@ fn referenced_templates(text: &str) -> Vec<(String, usize)> {
         rest = start + close + 2;
     }
     out
-}
-
-/// Where in `text` a minijinja error happened, and what it says.
-pub(crate) fn located(err: &minijinja::Error, text: &str) -> (Option<Span>, String) {
-    let span = err
-        .range()
-        .map(|r| span_of(text, r.start, r.end))
-        .or_else(|| {
-            err.line().map(|line| Span {
-                line: u32::try_from(line).unwrap_or(u32::MAX),
-                col: 1,
-                len: 1,
-                file: 0,
-            })
-        });
-    let detail = err
-        .detail()
-        .map_or_else(|| err.kind().to_string(), str::to_string);
-    (span, detail)
-}
-
-/// Line/column span of a byte range.
-fn span_of(text: &str, start: usize, end: usize) -> Span {
-    let start = floor_char_boundary(text, start.min(text.len()));
-    let end = floor_char_boundary(text, end.min(text.len()).max(start));
-    let before = &text[..start];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let col = text[line_start..start].chars().count() + 1;
-    let len = text[start..end]
-        .lines()
-        .next()
-        .map_or(1, |l| l.chars().count())
-        .max(1);
-    Span {
-        line: u32::try_from(line).unwrap_or(u32::MAX),
-        col: u32::try_from(col).unwrap_or(u32::MAX),
-        len: u32::try_from(len).unwrap_or(1),
-        file: 0,
-    }
-}
-
-fn floor_char_boundary(text: &str, mut index: usize) -> usize {
-    while index > 0 && !text.is_char_boundary(index) {
-        index -= 1;
-    }
-    index
 }
 
 /// First use of `name` as a whole identifier inside a `{{ }}` or `{% %}` tag.

@@ -59,6 +59,7 @@ pub(super) fn table(yaml: &str) -> TransitionTable {
         &crate::pipeline::compile::CompileOptions {
             check_templates: false,
         },
+        &crate::pipeline::source::InMemory::new().shared(),
     );
     compiled
         .table

@@ -193,7 +193,7 @@ fn approving_with_blocking_qa_failed_ends_fail_with_one_audit() {
 
 #[test]
 fn pass_requires_qa_is_declarable() {
-    let table = super::without_guard(crate::pipeline::table::Guard::PassRequiresQa);
+    let table = super::without_guard(crate::pipeline::choices::Guard::PassRequiresQa);
     let mut s = awaiting_partial(table, 1);
     let effects = s.user(Kind::UserApprove, "", Value::Null);
     assert_eq!(done_outcome(&effects), Some(Outcome::Pass));

@@ -156,7 +156,7 @@ fn c6_pass_without_qa_is_corrected_in_one_audit_and_routed_as_corrected() {
 
 #[test]
 fn pass_band_without_a_successful_qa_run_fails() {
-    let table = super::without_guard(crate::pipeline::table::Guard::ExecFromQa);
+    let table = super::without_guard(crate::pipeline::choices::Guard::ExecFromQa);
     let mut s = Script::with(table);
     s.up_to_verifier(1);
     let effects = s.judge(scores([5.0; 6], Verdict::Pass, None, Some("looks great")));

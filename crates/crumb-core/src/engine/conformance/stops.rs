@@ -8,7 +8,7 @@ use crate::engine::effect::SpawnCause;
 use crate::engine::testkit::{
     FAIL_DIMS, PASS_DIMS, Script, appended, data, done_reason, scores, spawned, spawns,
 };
-use crate::pipeline::table::CircuitAction;
+use crate::pipeline::choices::CircuitAction;
 use crate::transcript::Kind;
 use crate::vocab::{Severity, Verdict};
 

@@ -30,29 +30,29 @@ impl StepLabel {
 
 /// An edge of the graph.
 #[derive(Debug, Clone, Copy)]
-pub struct Edge {
+pub(crate) struct Edge {
     pub to: u32,
     pub label: u32,
     /// The role whose turn this step ended, as an index into the table's roles.
-    pub turn_of: Option<u16>,
-    pub by_person: bool,
+    pub(crate) turn_of: Option<u16>,
+    pub(crate) by_person: bool,
 }
 
 /// One point of the graph (its state is dropped once expanded).
 #[derive(Debug, Clone)]
-pub struct Node {
+pub(crate) struct Node {
     /// The node it was first reached from and the step that reached it (none for the start).
     pub parent: Option<(u32, u32)>,
     pub end: Option<(Outcome, String)>,
     /// Not ended, nothing pending, and no choice moves it on.
-    pub dead_end: bool,
+    pub(crate) dead_end: bool,
     /// Waiting for a person when it became a dead end.
     pub awaiting: bool,
     pub edges: Vec<Edge>,
 }
 
 /// The explored graph.
-pub struct Graph {
+pub(super) struct Graph {
     pub nodes: Vec<Node>,
     pub labels: Vec<StepLabel>,
     /// The exploration stopped at the state limit: what is below is incomplete.
@@ -65,7 +65,7 @@ pub struct Graph {
 
 impl Graph {
     /// The steps from the start to `node`.
-    pub fn path_to(&self, node: u32) -> Vec<String> {
+    pub(crate) fn path_to(&self, node: u32) -> Vec<String> {
         let mut steps = Vec::new();
         let mut at = node;
         while let Some((parent, label)) = self.nodes[at as usize].parent {
@@ -96,7 +96,7 @@ pub fn summarise(effects: &[Effect], awaiting_before: bool, awaiting_after: bool
 }
 
 /// Explore every point reachable from the goal, up to `max_states` points.
-pub fn build(world: &World<'_>, max_states: usize) -> Graph {
+pub(super) fn build(world: &World<'_>, max_states: usize) -> Graph {
     let (start_point, start_effects) = world.start("(goal)", serde_json::Map::new());
     let start = StepLabel {
         choice: "goal".to_owned(),

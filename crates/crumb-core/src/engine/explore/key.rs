@@ -54,7 +54,7 @@ const HISTORY_ONLY: &[&str] = &[
 const UNORDERED: &[&str] = &["results", "branches"];
 
 /// The 64-bit key of `point`.
-pub fn key(point: &Point) -> u64 {
+pub(super) fn key(point: &Point) -> u64 {
     let mut hasher = DefaultHasher::new();
     hash_into(
         &point.state,

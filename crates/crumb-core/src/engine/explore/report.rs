@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::vocab::Outcome;
 
 /// At most this many dead ends are listed (each with its path); one is enough to fix the first.
-pub const MAX_FINDINGS: usize = 20;
+pub(crate) const MAX_FINDINGS: usize = 20;
 
 /// The result of exploring a pipeline.
 #[derive(Debug, Clone, Serialize)]
@@ -16,21 +16,21 @@ pub struct Report {
     pub pipeline: String,
     /// Distinct states explored.
     pub states: usize,
-    pub transitions: usize,
+    pub(crate) transitions: usize,
     /// Every terminal outcome reachable, each with a shortest path to it.
     pub outcomes: Vec<Reached>,
     /// `done:` routes no explored path ends in (a PASS route may be reachable only as its
     /// downgrade, e.g. `pass_without_qa`), and routes no explored step fires at all (on an event
     /// the explorer does not play, such as `artifact.created`, or truly dead).
-    pub declared_unreached: Vec<String>,
+    pub(crate) declared_unreached: Vec<String>,
     /// The most agent turns any path takes before it ends (loops a person drives not counted).
-    pub longest_turns: u32,
-    pub longest_path: Vec<String>,
+    pub(crate) longest_turns: u32,
+    pub(crate) longest_path: Vec<String>,
     /// The most turns of each role on any one path (worst-case spawns).
-    pub max_turns_per_role: BTreeMap<String, u32>,
+    pub(crate) max_turns_per_role: BTreeMap<String, u32>,
     /// Some loop goes round only while a person keeps answering (`/veto`, `/redo`): bounded by
     /// the person, not by a budget.
-    pub person_loops: bool,
+    pub(crate) person_loops: bool,
     /// Violations: dead ends, unbounded loops, a state space past the limit.
     pub findings: Vec<Finding>,
 }

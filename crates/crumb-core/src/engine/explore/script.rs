@@ -106,7 +106,7 @@ pub fn parse(text: &str) -> Result<Vec<Entry>, ScriptError> {
 }
 
 /// Parse a list of entries (a script file's YAML list).
-pub fn parse_entries<'a>(
+pub(crate) fn parse_entries<'a>(
     entries: impl IntoIterator<Item = &'a str>,
 ) -> Result<Vec<Entry>, ScriptError> {
     entries

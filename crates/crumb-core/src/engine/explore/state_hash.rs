@@ -12,13 +12,17 @@ use serde::ser::{self, Serialize};
 
 /// Which struct fields a hash skips or treats as an unordered collection.
 #[derive(Clone, Copy)]
-pub struct Rules {
+pub(crate) struct Rules {
     pub skip: &'static [&'static str],
-    pub unordered: &'static [&'static str],
+    pub(crate) unordered: &'static [&'static str],
 }
 
 /// Feed `value` into `hasher` under `rules`.
-pub fn hash_into<T: Serialize + ?Sized>(value: &T, rules: Rules, hasher: &mut DefaultHasher) {
+pub(crate) fn hash_into<T: Serialize + ?Sized>(
+    value: &T,
+    rules: Rules,
+    hasher: &mut DefaultHasher,
+) {
     // Our own serializer never fails; a foreign impl that reports an error only makes the hash
     // coarser (its remaining fields are not fed), never wrong for equal states.
     let _ = value.serialize(HashSer {
@@ -31,7 +35,7 @@ pub fn hash_into<T: Serialize + ?Sized>(value: &T, rules: Rules, hasher: &mut De
 /// The error a foreign `Serialize` impl may raise through us.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct HashError(String);
+pub(crate) struct HashError(String);
 
 impl ser::Error for HashError {
     fn custom<T: std::fmt::Display>(msg: T) -> Self {

@@ -10,6 +10,7 @@ fn table(yaml: &str) -> TransitionTable {
         &CompileOptions {
             check_templates: false,
         },
+        &crate::pipeline::source::InMemory::new().shared(),
     );
     compiled
         .table

@@ -62,12 +62,12 @@ pub enum Choice {
 
 impl Choice {
     /// Whether a person made this choice (a loop through one is a person's, not the engine's).
-    pub fn by_person(&self) -> bool {
+    pub(crate) fn by_person(&self) -> bool {
         matches!(self, Choice::Approve | Choice::Veto | Choice::Redo)
     }
 
     /// The role whose turn this choice ends, if any.
-    pub fn turn_of(&self) -> Option<&str> {
+    pub(crate) fn turn_of(&self) -> Option<&str> {
         match self {
             Choice::Writes { role, .. } | Choice::Judges { role, .. } | Choice::Fails { role } => {
                 Some(role)
@@ -86,7 +86,7 @@ impl Choice {
 
     /// [`Choice::describe`], told with the state after the step: a judge's claim that the guards
     /// corrected says what the routes saw (`judges PASS × Important, corrected to FAIL`).
-    pub fn describe_in(&self, after: &State) -> String {
+    pub(crate) fn describe_in(&self, after: &State) -> String {
         let text = self.describe();
         match (self, after.verification.latest.as_ref()) {
             (Choice::Judges { verdict, .. }, Some(latest))
@@ -145,7 +145,7 @@ impl<'a> World<'a> {
     }
 
     /// The routes fired by the steps since the last call, in order (repeats kept).
-    pub fn take_fired(&self) -> Vec<usize> {
+    pub(crate) fn take_fired(&self) -> Vec<usize> {
         std::mem::take(&mut *self.fired.borrow_mut())
     }
 
@@ -164,7 +164,7 @@ impl<'a> World<'a> {
     }
 
     /// Every choice the world may make at `point`, in a fixed order.
-    pub fn choices(&self, point: &Point) -> Vec<Choice> {
+    pub(crate) fn choices(&self, point: &Point) -> Vec<Choice> {
         let mut choices = Vec::new();
         if point.state.done.is_some() {
             return choices;
@@ -187,7 +187,7 @@ impl<'a> World<'a> {
         if let Some(awaiting) = &point.state.awaiting {
             choices.extend([Choice::Approve, Choice::Veto]);
             // Anywhere else `/redo` is only a message for the next prompt, not a move.
-            if awaiting.on == crate::pipeline::compile::QA_ERROR_TRIGGER {
+            if awaiting.on == crate::pipeline::triggers::QA_ERROR_TRIGGER {
                 choices.push(Choice::Redo);
             }
         }
@@ -234,7 +234,7 @@ impl<'a> World<'a> {
 
     /// [`World::step`] with every event stamped by `stamp` (a dry run appends each to a real
     /// transcript and folds the event as written).
-    pub fn step_with<E>(
+    pub(crate) fn step_with<E>(
         &self,
         point: &mut Point,
         choice: &Choice,
@@ -250,7 +250,7 @@ impl<'a> World<'a> {
     }
 
     /// The event a choice writes, shaped as the dispatcher, QA or `crumb say` would write it.
-    pub fn event_for(&self, point: &Point, choice: &Choice) -> Draft {
+    pub(crate) fn event_for(&self, point: &Point, choice: &Choice) -> Draft {
         match choice {
             Choice::Writes { role, kind } => Draft::new(role.clone(), *kind)
                 .body(format!("(placeholder {} from {role})", kind.as_str())),
@@ -351,7 +351,7 @@ impl<'a> World<'a> {
     }
 
     /// `World::fold` with every event stamped by `stamp`.
-    pub fn fold_with<E>(
+    pub(crate) fn fold_with<E>(
         &self,
         point: &mut Point,
         first: Draft,

@@ -10,7 +10,8 @@ use super::Step;
 use crate::engine::effect::{Feedback, SpawnCause};
 use crate::engine::guards::verdict_for;
 use crate::engine::state::{BranchResult, FanOut, Joined, MAX_TEXT, QaSnapshot, clip};
-use crate::pipeline::table::{Combine, CompiledRoute, Guard, JoinMode};
+use crate::pipeline::choices::{Combine, Guard, JoinMode};
+use crate::pipeline::table::CompiledRoute;
 use crate::vocab::{Severity, Verdict};
 
 impl Step<'_> {

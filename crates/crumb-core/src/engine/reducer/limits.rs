@@ -8,7 +8,7 @@ use super::Step;
 use crate::engine::ask;
 use crate::engine::effect::{Effect, Intervention, SpawnCause};
 use crate::engine::state::{MAX_PENDING_INTERVENTIONS, MAX_TEXT, SpawnContext, State, clip};
-use crate::pipeline::table::CircuitAction;
+use crate::pipeline::choices::CircuitAction;
 use crate::transcript::{Draft, Kind};
 
 impl Step<'_> {

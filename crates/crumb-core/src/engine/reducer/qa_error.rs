@@ -10,7 +10,7 @@
 
 use super::Step;
 use crate::engine::effect::SpawnCause;
-use crate::pipeline::compile::QA_ERROR_TRIGGER;
+use crate::pipeline::triggers::QA_ERROR_TRIGGER;
 
 /// `data.status` of a `qa.result` whose checks could not run.
 pub const QA_STATUS_ERROR: &str = "error";

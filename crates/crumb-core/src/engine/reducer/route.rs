@@ -9,9 +9,10 @@ use super::Step;
 use crate::engine::effect::{Effect, Feedback, RunQa, SpawnCause};
 use crate::engine::guards::{self, Evidence, RawScores};
 use crate::engine::state::{Awaiting, MAX_TEXT, QaSnapshot, VerdictRecord, clip};
-use crate::pipeline::compile::QA_ERROR_TRIGGER;
+use crate::pipeline::choices::Guard;
 use crate::pipeline::kinds::Slot;
-use crate::pipeline::table::{Action, CompiledRoute, Guard, Trigger};
+use crate::pipeline::table::{Action, CompiledRoute, Trigger};
+use crate::pipeline::triggers::QA_ERROR_TRIGGER;
 use crate::transcript::{Draft, Kind, Metadata};
 use crate::vocab::{Outcome, Severity, Verdict};
 

@@ -1,4 +1,4 @@
-//! The one way pipelines, presets, templates, config and inbox files are read: refuse anything
+//! The one way pipelines, presets, templates, config and inbox files are read from disk: refuse anything
 //! that is not a regular file before reading (a FIFO would block forever, `/dev/zero` never ends)
 //! and read at most the limit plus one byte, so an oversized file costs no more than the limit.
 
@@ -6,40 +6,24 @@ use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::path::Path;
 
-/// Why a file was not read.
-#[derive(Debug, thiserror::Error)]
-pub enum BoundedReadError {
-    #[error("not a regular file (a {0})")]
-    NotRegular(&'static str),
-    #[error("file is larger than {limit} bytes")]
-    TooLarge { limit: u64 },
-    #[error("{0}")]
-    Io(#[from] std::io::Error),
-}
-
-impl BoundedReadError {
-    /// Whether the file is simply absent (callers that treat a missing file as empty).
-    pub fn is_not_found(&self) -> bool {
-        matches!(self, BoundedReadError::Io(err) if err.kind() == std::io::ErrorKind::NotFound)
-    }
-}
+use crumb_core::pipeline::source::ReadError;
 
 /// Read the regular file at `path`, at most `limit` bytes.
-pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
+pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     let mut file = open_regular(path)?;
     let mut bytes = Vec::new();
     (&mut file)
         .take(limit.saturating_add(1))
         .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
-        return Err(BoundedReadError::TooLarge { limit });
+        return Err(ReadError::TooLarge { limit });
     }
     Ok(bytes)
 }
 
 /// Open `path` for reading only if it is a regular file. The path is checked before opening (so
 /// a FIFO's open never blocks), and the opened handle again (so a swap in between is caught).
-pub fn open_regular(path: &Path) -> Result<File, BoundedReadError> {
+pub fn open_regular(path: &Path) -> Result<File, ReadError> {
     refuse_irregular(&std::fs::metadata(path)?)?;
     let mut options = OpenOptions::new();
     options.read(true);
@@ -55,7 +39,7 @@ pub fn open_regular(path: &Path) -> Result<File, BoundedReadError> {
     Ok(file)
 }
 
-fn refuse_irregular(meta: &std::fs::Metadata) -> Result<(), BoundedReadError> {
+fn refuse_irregular(meta: &std::fs::Metadata) -> Result<(), ReadError> {
     let kind = meta.file_type();
     if kind.is_file() {
         return Ok(());
@@ -64,19 +48,19 @@ fn refuse_irregular(meta: &std::fs::Metadata) -> Result<(), BoundedReadError> {
     {
         use std::os::unix::fs::FileTypeExt;
         if kind.is_fifo() {
-            return Err(BoundedReadError::NotRegular("FIFO"));
+            return Err(ReadError::NotRegular("FIFO"));
         }
         if kind.is_char_device() || kind.is_block_device() {
-            return Err(BoundedReadError::NotRegular("device"));
+            return Err(ReadError::NotRegular("device"));
         }
         if kind.is_socket() {
-            return Err(BoundedReadError::NotRegular("socket"));
+            return Err(ReadError::NotRegular("socket"));
         }
     }
     if kind.is_dir() {
-        return Err(BoundedReadError::NotRegular("directory"));
+        return Err(ReadError::NotRegular("directory"));
     }
-    Err(BoundedReadError::NotRegular("special file"))
+    Err(ReadError::NotRegular("special file"))
 }
 
 #[cfg(test)]
@@ -87,19 +71,19 @@ mod tests {
     fn devices_and_folders_are_refused_and_size_is_bounded() {
         assert!(matches!(
             read(Path::new("/dev/zero"), 16),
-            Err(BoundedReadError::NotRegular("device"))
+            Err(ReadError::NotRegular("device"))
         ));
         let dir = tempfile::tempdir().unwrap();
         assert!(matches!(
             read(dir.path(), 16),
-            Err(BoundedReadError::NotRegular("directory"))
+            Err(ReadError::NotRegular("directory"))
         ));
         let file = dir.path().join("f");
         std::fs::write(&file, b"0123456789").unwrap();
         assert_eq!(read(&file, 10).unwrap(), b"0123456789");
         assert!(matches!(
             read(&file, 9),
-            Err(BoundedReadError::TooLarge { limit: 9 })
+            Err(ReadError::TooLarge { limit: 9 })
         ));
         assert!(
             read(&dir.path().join("none"), 9)

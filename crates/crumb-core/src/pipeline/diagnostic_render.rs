@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::pipeline::diagnostic::{Diagnostic, Level};
+use crate::pipeline::codes::Level;
+use crate::pipeline::diagnostic::Diagnostic;
 use crate::pipeline::located_yaml::Span;
 
 /// Output format of `crumb validate`.

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 /// What a template value holds, as deep as validation can check it.
 #[derive(Debug, Clone, Copy)]
-pub enum Shape {
+pub(crate) enum Shape {
     Text,
     Number,
     Bool,
@@ -83,7 +83,7 @@ const OUTPUTS: Shape =
 /// role since its last spawn; `attempt` counts this role's earlier spawns from 0; `inputs` holds
 /// the run's declared inputs and `goal` (names are checked against the pipeline's `inputs:`).
 #[rustfmt::skip]
-pub const PROVIDED_VARIABLES: &[(&str, Shape)] = &[
+pub(crate) const PROVIDED_VARIABLES: &[(&str, Shape)] = &[
     ("goal", TEXT), ("goal_truncated", Shape::Bool), ("role", ROLE), ("pipeline", PIPELINE),
     ("session", SESSION), ("spec", SPEC), ("build", BUILD), ("qa", QA), ("verdict", VERDICT),
     ("feedback", FEEDBACK), ("outputs", OUTPUTS), ("interventions", LIST), ("attempt", NUMBER),
@@ -92,18 +92,18 @@ pub const PROVIDED_VARIABLES: &[(&str, Shape)] = &[
 
 /// Most instructions one render may run: far above any prompt (a few thousand), far below a
 /// runaway loop. The runtime uses the same limit, so what validates also renders.
-pub const TEMPLATE_FUEL: u64 = 2_000_000;
+pub(crate) const TEMPLATE_FUEL: u64 = 2_000_000;
 
 /// Deepest include/macro nesting a render may reach.
-pub const TEMPLATE_RECURSION_LIMIT: usize = 64;
+pub(crate) const TEMPLATE_RECURSION_LIMIT: usize = 64;
 
 /// Whether `name` is a variable templates may use.
-pub fn is_provided(name: &str) -> bool {
+pub(crate) fn is_provided(name: &str) -> bool {
     shape_of(name).is_some()
 }
 
 /// The shape of the top-level variable `name`.
-pub fn shape_of(name: &str) -> Option<Shape> {
+pub(crate) fn shape_of(name: &str) -> Option<Shape> {
     PROVIDED_VARIABLES
         .iter()
         .find(|(n, _)| *n == name)
@@ -112,7 +112,7 @@ pub fn shape_of(name: &str) -> Option<Shape> {
 
 /// Why the dotted path `a.b.c` does not exist in the context, or `None` when it does.
 /// The first segment must already be a provided variable.
-pub fn missing_field(path: &str) -> Option<String> {
+pub(crate) fn missing_field(path: &str) -> Option<String> {
     let mut segments = path.split('.');
     let top = segments.next()?;
     let mut shape = shape_of(top)?;

@@ -2,24 +2,28 @@
 //! undefined, bounded fuel and recursion, includes resolved next to the including file and
 //! confined to a root.
 //!
-//! Validation renders each role's template once against [`context::sample`], so what static
+//! Validation renders each role's template once against [`template_variables::sample`], so what static
 //! checks cannot see — a self-include, a recursive macro, a runaway `range`, an include whose
 //! name is not a template path — is an error at its line and column instead of a failed turn.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use minijinja::{Environment, ErrorKind, UndefinedBehavior};
 use serde_json::{Value, json};
 
 use crate::pipeline::codes;
-use crate::pipeline::context::{self, TEMPLATE_FUEL, TEMPLATE_RECURSION_LIMIT};
 use crate::pipeline::diagnostic::Diagnostic;
+use crate::pipeline::lexical_path::normalize;
 use crate::pipeline::model::Pipeline;
-use crate::pipeline::templates::{located, normalize, read_limited};
+use crate::pipeline::source::{SourceFiles, stays_inside};
+use crate::pipeline::template_text::{located, read_limited};
+use crate::pipeline::template_variables::{self, TEMPLATE_FUEL, TEMPLATE_RECURSION_LIMIT};
 
-/// An environment whose template names are absolute paths, loaded only from inside `root`.
-pub fn environment(root: PathBuf) -> Environment<'static> {
+/// An environment whose template names are absolute paths, loaded through `files` only from
+/// inside `root`.
+pub fn environment(root: PathBuf, files: Arc<dyn SourceFiles>) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_fuel(Some(TEMPLATE_FUEL));
@@ -27,10 +31,10 @@ pub fn environment(root: PathBuf) -> Environment<'static> {
     env.set_loader(move |name| {
         let path = normalize(Path::new(name));
         // Lexically and through symlinks: an include can never lead out of the project.
-        if !path.is_absolute() || !crate::confine::stays_inside(&root, &path) {
+        if !path.is_absolute() || !stays_inside(files.as_ref(), &root, &path) {
             return Ok(None);
         }
-        read_limited(&path)
+        read_limited(files.as_ref(), &path)
             .map(Some)
             .map_err(|failure| minijinja::Error::new(ErrorKind::TemplateNotFound, failure.message))
     });
@@ -69,15 +73,21 @@ pub fn template_value(value: &Value) -> minijinja::Value {
 /// Renders a pipeline's templates against the sample context.
 pub(crate) struct Renderer<'a> {
     env: Environment<'static>,
-    /// [`context::sample`] with this pipeline's record filled in as the runtime fills it.
+    /// [`template_variables::sample`] with this pipeline's record filled in as the runtime fills it.
     sample: Value,
     pipeline: &'a Pipeline,
     /// Real path → the path diagnostics show.
     shown: &'a BTreeMap<PathBuf, PathBuf>,
+    files: &'a Arc<dyn SourceFiles>,
 }
 
 impl<'a> Renderer<'a> {
-    pub fn new(root: &Path, pipeline: &'a Pipeline, shown: &'a BTreeMap<PathBuf, PathBuf>) -> Self {
+    pub(crate) fn new(
+        root: &Path,
+        pipeline: &'a Pipeline,
+        shown: &'a BTreeMap<PathBuf, PathBuf>,
+        files: &'a Arc<dyn SourceFiles>,
+    ) -> Self {
         let mut kinds: Vec<&str> = pipeline
             .roles
             .values()
@@ -86,7 +96,7 @@ impl<'a> Renderer<'a> {
         kinds.sort_unstable();
         kinds.dedup();
         let roles: Vec<&str> = pipeline.roles.keys().map(String::as_str).collect();
-        let mut sample = context::sample(&kinds, &roles);
+        let mut sample = template_variables::sample(&kinds, &roles);
         sample["pipeline"] = json!({
             "name": pipeline.name,
             "description": pipeline.description.as_deref().unwrap_or(""),
@@ -94,24 +104,26 @@ impl<'a> Renderer<'a> {
             "pass_at": pipeline.scoring.pass_at,
             "partial_at": pipeline.scoring.partial_at,
             "rubric": crate::pipeline::rubric::template_value(&crate::pipeline::rubric::lower(
-                &pipeline.scoring,
+                pipeline.scoring.rubric.as_deref(),
                 &pipeline.scoring.guards_for(pipeline.qa.is_some()),
             )),
         });
-        let mut inputs: serde_json::Map<String, Value> = crate::pipeline::inputs::lower(pipeline)
-            .iter()
-            .map(|spec| (spec.name.clone(), spec.sample()))
-            .collect();
+        let mut inputs: serde_json::Map<String, Value> =
+            crate::pipeline::inputs::lower(&pipeline.inputs)
+                .iter()
+                .map(|spec| (spec.name.clone(), spec.sample()))
+                .collect();
         inputs.insert(
             crate::pipeline::inputs::GOAL.to_owned(),
             sample["goal"].clone(),
         );
         sample["inputs"] = Value::Object(inputs);
         Renderer {
-            env: environment(root.to_path_buf()),
+            env: environment(root.to_path_buf(), Arc::clone(files)),
             sample,
             pipeline,
             shown,
+            files,
         }
     }
 
@@ -130,7 +142,7 @@ impl<'a> Renderer<'a> {
     }
 
     /// Render the template at `real` once; a failure as a diagnostic located where it happened.
-    pub fn render(&self, real: &Path, role: &str) -> Option<Diagnostic> {
+    pub(crate) fn render(&self, real: &Path, role: &str) -> Option<Diagnostic> {
         let name = real.to_string_lossy();
         let outer = match self.env.get_template(&name) {
             Ok(template) => template.render(self.sample_for(role)).err()?,
@@ -150,7 +162,7 @@ impl<'a> Renderer<'a> {
         }
         let at = err.name().map_or_else(|| real.to_path_buf(), PathBuf::from);
         let shown = self.shown.get(&at).cloned().unwrap_or(at.clone());
-        let text = read_limited(&at).unwrap_or_default();
+        let text = read_limited(self.files.as_ref(), &at).unwrap_or_default();
         let (span, detail) = located(err, &text);
         let hint = match err.kind() {
             _ if detail.contains("recursion") => {
@@ -180,17 +192,18 @@ impl<'a> Renderer<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::source::InMemory;
 
+    /// Render `text` as `/project/t.j2`, with a file outside the project an include could reach.
     fn render(text: &str) -> Result<String, minijinja::Error> {
-        let dir = tempfile::tempdir()
-            .map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
-        let root = dir.path().to_path_buf();
-        let file = root.join("t.j2");
-        std::fs::write(&file, text)
-            .map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
-        let env = environment(root);
-        let sample = template_value(&context::sample(&["spec"], &["writer"]));
-        env.get_template(&file.to_string_lossy())?.render(&sample)
+        let files = InMemory::new()
+            .with("/project/t.j2", text)
+            .with("/project/part.j2", "inside")
+            .with("/etc/hostname", "outside")
+            .shared();
+        let env = environment(PathBuf::from("/project"), files);
+        let sample = template_value(&template_variables::sample(&["spec"], &["writer"]));
+        env.get_template("/project/t.j2")?.render(&sample)
     }
 
     #[test]
@@ -212,28 +225,38 @@ mod tests {
     fn includes_cannot_leave_the_root() {
         assert!(render("{% include \"/etc/hostname\" %}").is_err());
         assert!(render("{% include \"../../../../etc/hostname\" %}").is_err());
+        assert_eq!(
+            render("{% include \"part.j2\" %}").ok().as_deref(),
+            Some("inside")
+        );
     }
 
     #[test]
-    fn an_include_built_from_the_role_id_resolves_as_at_run_time() -> Result<(), std::io::Error> {
-        let dir = tempfile::tempdir()?;
-        std::fs::create_dir_all(dir.path().join("pipelines"))?;
-        std::fs::create_dir_all(dir.path().join("templates/parts"))?;
-        let pipeline = dir.path().join("pipelines/p.yaml");
-        std::fs::write(
-            &pipeline,
-            "version: 1\nname: p\nroles:\n  writer: { template: ../templates/w.j2, produces: [build] }\nroutes:\n  - { on: goal, spawn: writer }\n  - { on: build, done: { outcome: pass, reason: built } }\n",
-        )?;
-        let main = dir.path().join("templates/w.j2");
-        std::fs::write(&main, "{% include \"parts/\" ~ role.id ~ \".j2\" %}")?;
-        std::fs::write(dir.path().join("templates/parts/writer.j2"), "{{ goal }}")?;
+    fn an_include_built_from_the_role_id_resolves_as_at_run_time() {
+        let pipeline = Path::new("/project/pipelines/p.yaml");
+        let project = |main: &str| {
+            InMemory::new()
+                .with(
+                    pipeline,
+                    "version: 1\nname: p\nroles:\n  writer: { template: ../templates/w.j2, produces: [build] }\nroutes:\n  - { on: goal, spawn: writer }\n  - { on: build, done: { outcome: pass, reason: built } }\n",
+                )
+                .with("/project/templates/w.j2", main)
+                .with("/project/templates/parts/writer.j2", "{{ goal }}")
+                .shared()
+        };
         let options = crate::pipeline::CompileOptions::default();
-        let clean = crate::pipeline::compile_file(&pipeline, &options);
+        let clean = crate::pipeline::compile_file(
+            pipeline,
+            &options,
+            &project("{% include \"parts/\" ~ role.id ~ \".j2\" %}"),
+        );
         assert!(clean.diagnostics.is_empty(), "{:#?}", clean.diagnostics);
-        std::fs::write(&main, "{% include \"parts/\" ~ goal ~ \".j2\" %}")?;
-        let broken = crate::pipeline::compile_file(&pipeline, &options);
+        let broken = crate::pipeline::compile_file(
+            pipeline,
+            &options,
+            &project("{% include \"parts/\" ~ goal ~ \".j2\" %}"),
+        );
         let codes: Vec<&str> = broken.diagnostics.iter().map(|d| d.code).collect();
         assert_eq!(codes, ["crumb::template-render"]);
-        Ok(())
     }
 }

@@ -1,5 +1,6 @@
-//! Keeping an untrusted path inside its folder: QA's artifacts, the Studio's session files and a
-//! pipeline's templates all resolve through here.
+//! Keeping an untrusted path inside its folder: QA's artifacts, the Studio's session files and
+//! forks resolve through here (the compiler's template checks ask the same of
+//! [`crumb_core::pipeline::source::stays_inside`] over [`super::source_files::FsSource`]).
 //!
 //! A path from a pipeline, an agent or a browser is untrusted: `..`, an absolute path or a symlink
 //! pointing outside would read (or run in) files that were never meant to be reached. Such a path is
@@ -93,17 +94,6 @@ pub fn real_location(real_root: &Path, path: &Path) -> Location {
     }
 }
 
-/// Whether `path` (absolute, already normalised) is under `root`, both as written and, when it
-/// exists, once symlinks are resolved: how both template loaders (the compiler's check and the
-/// runtime's renderer) keep includes inside their folder.
-pub fn stays_inside(root: &Path, path: &Path) -> bool {
-    if !path.starts_with(root) {
-        return false;
-    }
-    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    real_location(&real_root, path) != Location::Outside
-}
-
 /// Whether `path` (already under `root`) really lives under `root` after resolving symlinks.
 pub fn really_inside(real_root: &Path, path: &Path) -> bool {
     matches!(real_location(real_root, path), Location::Inside(_))
@@ -160,20 +150,6 @@ mod tests {
             resolve_inside(dir.path(), ".").is_ok(),
             "folders have many links"
         );
-    }
-
-    #[test]
-    fn stays_inside_checks_the_written_path_and_the_real_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        std::fs::write(outside.path().join("t.j2"), "x").unwrap();
-        std::fs::write(dir.path().join("own.j2"), "x").unwrap();
-        std::os::unix::fs::symlink(outside.path().join("t.j2"), dir.path().join("link.j2"))
-            .unwrap();
-        assert!(stays_inside(dir.path(), &dir.path().join("own.j2")));
-        assert!(stays_inside(dir.path(), &dir.path().join("not-yet.j2")));
-        assert!(!stays_inside(dir.path(), &dir.path().join("link.j2")));
-        assert!(!stays_inside(dir.path(), &outside.path().join("t.j2")));
     }
 
     proptest::proptest! {

@@ -19,7 +19,7 @@ pub const COMMON: [Kind; 2] = [Kind::Note, Kind::AgentThoughtSummary];
 /// (which carries the adapter's usage tap) and the tool calls its stream tap observes. Agents
 /// cannot write them through `crumb event` (they are runner-owned or refused there), but the
 /// reducer must accept them from a role.
-pub const ON_BEHALF: [Kind; 4] = [
+pub(crate) const ON_BEHALF: [Kind; 4] = [
     Kind::AgentWake,
     Kind::AgentStop,
     Kind::ToolCall,
@@ -48,7 +48,7 @@ pub fn may_write<S: AsRef<str>>(produces: &[S], kind: Kind) -> bool {
 
 /// Whether the engine acts on an event of `kind` whose `from` is a role declaring `produces`:
 /// what the role may write, plus what the runner writes on its behalf.
-pub fn accepts_from_role<S: AsRef<str>>(produces: &[S], kind: Kind) -> bool {
+pub(crate) fn accepts_from_role<S: AsRef<str>>(produces: &[S], kind: Kind) -> bool {
     ON_BEHALF.contains(&kind) || may_write(produces, kind)
 }
 

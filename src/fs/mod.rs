@@ -1,0 +1,9 @@
+//! The file system as the rest of the crate reads it: bounded reads of regular files, paths kept
+//! inside their folder, and the real files the core's compiler reads through
+//! ([`source_files::FsSource`]). The core itself never touches the file system.
+
+pub mod bounded_read;
+pub mod confine;
+pub mod source_files;
+
+pub use source_files::{FsSource, real_files};
