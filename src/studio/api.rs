@@ -28,7 +28,7 @@ const MAX_SESSIONS: usize = 500;
 /// Lines read per batch while text-filtering.
 const SCAN_BATCH: usize = 1024;
 /// Most bytes of events in one page past its first line (a line may be as long as the one
-/// transcript line limit, `transcript::reader::MAX_LINE_BYTES`).
+/// transcript line limit, `transcript::framer::MAX_LINE_BYTES`).
 const PAGE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// An API error: a status and a message, as `{"error": …}`.
