@@ -17,6 +17,7 @@ use super::index::{BATCH_BYTES, IndexedLine, read_lines};
 use super::server::Shared;
 use super::sessions::{self, SessionRow};
 use crate::runtime::lock;
+use crate::transcript::parse::{Parsed, parse_line};
 use crate::transcript::{Event, ScoreSource};
 
 /// Default and largest page of events.
@@ -297,12 +298,15 @@ fn scorecard(hub: &Hub, inner: &super::hub::Inner, rubric: &[super::rubric::Dime
     })
 }
 
-/// Read one event by id through the index.
+/// Read one event by id through the index, with the rules every reader shares ([`parse_line`]).
 fn event_by_id(hub: &Hub, inner: &super::hub::Inner, id: &str) -> Option<Event> {
     let seq = inner.index.position(id)?;
     let line = *inner.index.get(seq)?;
     let text = read_lines(&hub.dir().transcript(), &[line]).ok()?.pop()??;
-    serde_json::from_str(&text).ok()
+    match parse_line(text.as_bytes()) {
+        Parsed::Event(event) | Parsed::Mapped(event, _) => Some(event),
+        Parsed::Blank | Parsed::Skip(_) => None,
+    }
 }
 
 #[derive(Debug, Deserialize, Default)]

@@ -12,8 +12,8 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::framer::{Frame, LineFramer, too_long};
-use super::reader::{LineDecoder, LineIssue, Typed, decode_line};
+use super::framer::LineFramer;
+use super::reader::{LineDecoder, LineIssue, Typed, decode_frame};
 
 /// Most bytes one poll reads, so catching up with a long transcript (Studio opening a session,
 /// a coordinator resuming one) never holds more than this of the file at once; [`Batch::more`]
@@ -123,19 +123,7 @@ impl<D: LineDecoder> Tail<D> {
         let mut fresh = file.take(want);
         while let Some(frames) = self.framer.read(&mut fresh)? {
             for frame in frames.iter() {
-                let item = match frame {
-                    Frame::TooLong { line, offset, len } => Some(Err(LineIssue {
-                        line,
-                        byte_offset: offset,
-                        message: too_long(len),
-                    })),
-                    Frame::Line {
-                        line,
-                        offset,
-                        bytes,
-                    } => decode_line::<D>(bytes, line, offset),
-                };
-                if let Some(item) = item {
+                if let Some(item) = decode_frame::<D>(frame) {
                     batch.lines.push(frame.line());
                     batch.items.push(item);
                 }

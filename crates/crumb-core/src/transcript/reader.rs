@@ -106,18 +106,36 @@ fn decode_json<T: DeserializeOwned>(line: &[u8]) -> Result<T, String> {
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Strip a line terminator (`\n` or `\r\n`); the decoders strip a leading BOM.
-pub fn clean_line(line: &[u8]) -> &[u8] {
+fn clean_line(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 /// Whether a line holds nothing but whitespace.
-pub fn is_blank(line: &[u8]) -> bool {
+fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
 }
 
+/// Decode one line the framer cut ([`super::framer`]): `None` for a blank line, an issue for a line
+/// over the limit or one `D` refuses. The one way from a framed line to an item, shared by this
+/// reader and the live tail.
+pub fn decode_frame<D: LineDecoder>(frame: Frame<'_>) -> Option<Result<D::Item, LineIssue>> {
+    match frame {
+        Frame::TooLong { line, offset, len } => Some(Err(LineIssue {
+            line,
+            byte_offset: offset,
+            message: too_long(len),
+        })),
+        Frame::Line {
+            line,
+            offset,
+            bytes,
+        } => decode_line::<D>(bytes, line, offset),
+    }
+}
+
 /// Decode one complete line; `None` for a blank line.
-pub fn decode_line<D: LineDecoder>(
+fn decode_line<D: LineDecoder>(
     raw: &[u8],
     line: u64,
     byte_offset: u64,
@@ -227,17 +245,10 @@ impl<R: Read, D: LineDecoder> Reader<R, D> {
         while !self.done {
             let item = match self.next_frame()? {
                 Err(issue) => Some(Err(issue)),
-                Ok(Frame::TooLong { line, offset, len }) => Some(Err(LineIssue {
-                    line,
-                    byte_offset: offset,
-                    message: too_long(len),
-                })),
-                Ok(Frame::Line {
-                    line,
-                    offset,
-                    bytes,
-                }) => decode_line::<D>(bytes, line, offset)
-                    .map(|decoded| decoded.map(|item| (line, offset, item))),
+                Ok(frame) => {
+                    let (line, offset) = (frame.line(), frame.offset());
+                    decode_frame::<D>(frame).map(|decoded| decoded.map(|item| (line, offset, item)))
+                }
             };
             if item.is_some() {
                 return item;
