@@ -36,9 +36,6 @@ const REEXPORTED_CORE: &[&str] = &["engine", "pipeline", "vocab"];
 /// Both ends are siblings of one folder (`folder::*`: from any of them). An entry that matches no
 /// arrow any more fails the test, so it is deleted once fixed.
 const ALLOWED: &[(&str, &str)] = &[
-    // The duplicate-id rule and the line reader's kind table move into the transcript layer.
-    ("crumb_core::transcript → crumb_core::engine", "framer"),
-    ("crumb_core::transcript → crumb_core::pipeline", "framer"),
     // Sibling cycles inside the transcript layer: `DeclaredKind` ↔ the kind table, and the
     // schema's `Violation` ↔ `validate` locating through the schema.
     (

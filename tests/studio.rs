@@ -480,7 +480,7 @@ impl Fixture {
         let (events, _) = read_path(&self.session.dir.transcript()).unwrap();
         let mut replay = Replay::new();
         for event in &events {
-            replay.feed_event(&self.table, event);
+            replay.fold_event(&self.table, event);
         }
         let roles: Vec<String> = self.table.roles.iter().map(|r| r.id.clone()).collect();
         let consumed = crumb::runtime::inbox::consumed_offset(&events);

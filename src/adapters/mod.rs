@@ -23,6 +23,7 @@ pub mod command;
 pub mod diagnosis;
 pub mod gemini_cli;
 pub mod mock;
+pub mod problem;
 pub mod registry;
 pub mod turn;
 

@@ -11,7 +11,7 @@ use crate::process::{LineFlow, Outcome};
 use crate::transcript::Metadata;
 
 use super::AdapterKind;
-use super::diagnosis::Problem;
+use super::problem::Problem;
 
 /// One turn of one role.
 #[derive(Debug, Clone)]

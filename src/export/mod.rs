@@ -43,7 +43,7 @@ pub fn load(dir: &SessionDir) -> Result<Loaded, String> {
         |event: Event| {
             // A kind the session's pipeline does not declare is skipped, as every fold skips it.
             if table.accepts_kind(event.kind) {
-                replay.feed_event(&table, &event);
+                replay.fold_event(&table, &event);
                 events.push(event);
             }
         },

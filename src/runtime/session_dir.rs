@@ -30,7 +30,7 @@ use crate::transcript::reader::{Reader, Tolerant};
 use crate::transcript::tail::Tail;
 use crate::transcript::{Event, Kind};
 
-pub use crate::transcript::reader::MAX_LINE_BYTES;
+pub use crate::transcript::framer::MAX_LINE_BYTES;
 
 /// How a frozen pipeline compiles. Templates are not checked: they were checked when the
 /// pipeline was frozen, and a replay needs only the table (a broken template fails its spawn).
@@ -382,7 +382,7 @@ mod tests {
             let batch = tail.poll().expect("poll");
             for (line, item) in batch.lines.into_iter().zip(batch.items) {
                 let parsed = item.unwrap_or_else(|issue| crate::engine::replay::Parsed::Skip(issue.message));
-                let _ = tailed.fold_line(&table, line, parsed);
+                let _ = tailed.fold_parsed(&table, line, parsed);
             }
             prop_assert_eq!(
                 serde_json::to_value(&chunked.state).expect("state"),

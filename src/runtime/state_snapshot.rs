@@ -278,7 +278,7 @@ mod tests {
             let line = format!(
                 r#"{{"id":"01JZ0000000000000000{n:06}","ts":"2026-05-01T10:00:00.000Z","session_id":"s","from":"system","kind":"note","body":"n"}}"#
             );
-            replay.feed_line(&table, n + 1, line.as_bytes());
+            replay.fold_line(&table, n + 1, line.as_bytes());
             writeln!(file, "{line}").expect("write");
         }
         let file = std::fs::File::open(&transcript).expect("open");

@@ -13,10 +13,10 @@ use super::session_dir::{OpenError, fold_resuming};
 use super::state_snapshot::{self, RECENT_KEPT, Snapshot};
 use crate::adapters::Usage;
 use crate::engine::Replay;
-use crate::engine::replay::RecentIds;
 use crate::engine::state::EventSummary;
 use crate::pipeline::table::TransitionTable;
 use crate::transcript::reader::each_event_after;
+use crate::transcript::recent_ids::RecentIds;
 use crate::transcript::{Event, Kind};
 
 /// What `crumb status` shows of a session.

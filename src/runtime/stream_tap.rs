@@ -6,7 +6,7 @@ use serde_json::{Map, json};
 
 use crate::adapters::{AdapterKind, StreamParser, ToolCall, TurnSummary};
 use crate::process::LineFlow;
-use crate::transcript::metadata::Visibility;
+use crate::transcript::Visibility;
 use crate::transcript::{Draft, Kind, Metadata};
 
 /// Most `tool.call` events written for one turn; the rest are only counted.

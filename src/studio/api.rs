@@ -17,6 +17,7 @@ use super::index::{BATCH_BYTES, IndexedLine, read_lines};
 use super::server::Shared;
 use super::sessions::{self, SessionRow};
 use crate::runtime::lock;
+use crate::transcript::parse::{Parsed, parse_line};
 use crate::transcript::{Event, ScoreSource};
 
 /// Default and largest page of events.
@@ -28,7 +29,7 @@ const MAX_SESSIONS: usize = 500;
 /// Lines read per batch while text-filtering.
 const SCAN_BATCH: usize = 1024;
 /// Most bytes of events in one page past its first line (a line may be as long as the one
-/// transcript line limit, `transcript::reader::MAX_LINE_BYTES`).
+/// transcript line limit, `transcript::framer::MAX_LINE_BYTES`).
 const PAGE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// An API error: a status and a message, as `{"error": …}`.
@@ -297,12 +298,15 @@ fn scorecard(hub: &Hub, inner: &super::hub::Inner, rubric: &[super::rubric::Dime
     })
 }
 
-/// Read one event by id through the index.
+/// Read one event by id through the index, with the rules every reader shares ([`parse_line`]).
 fn event_by_id(hub: &Hub, inner: &super::hub::Inner, id: &str) -> Option<Event> {
     let seq = inner.index.position(id)?;
     let line = *inner.index.get(seq)?;
     let text = read_lines(&hub.dir().transcript(), &[line]).ok()?.pop()??;
-    serde_json::from_str(&text).ok()
+    match parse_line(text.as_bytes()) {
+        Parsed::Event(event) | Parsed::Mapped(event, _) => Some(event),
+        Parsed::Blank | Parsed::Skip(_) => None,
+    }
 }
 
 #[derive(Debug, Deserialize, Default)]

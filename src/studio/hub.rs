@@ -232,7 +232,7 @@ impl Inner {
             return;
         };
         let parsed = item.unwrap_or_else(|issue| Parsed::Skip(issue.message));
-        if let Some(event) = self.replay.fold_parsed(&table, line_no, parsed) {
+        if let Ok(Some((event, _))) = self.replay.fold_parsed(&table, line_no, parsed) {
             if let Some(key) = self.route_taken(&table, &event) {
                 *self.route_counts.entry(key).or_default() += 1;
             }
@@ -333,6 +333,7 @@ mod tests {
     use crate::engine::Replay;
     use crate::runtime::home::{CrumbHome, Project};
     use crate::runtime::session;
+    use crate::transcript::framer::{Frame, FramedInput};
 
     fn repo(path: &str) -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
@@ -364,9 +365,13 @@ mod tests {
                 .clone()
                 .expect("the frozen casual pipeline compiles");
             let mut replay = Replay::new();
-            let body = transcript.strip_suffix(b"\n").unwrap_or(&transcript);
-            for (n, line) in (1..).zip(body.split(|b| *b == b'\n')) {
-                replay.feed_line(&table, n, line);
+            let mut framed = FramedInput::new(transcript.as_slice());
+            while let Some(frames) = framed.next_frames().expect("in memory") {
+                for frame in frames.iter() {
+                    if let Frame::Line { line, bytes, .. } = frame {
+                        replay.fold_line(&table, line, bytes);
+                    }
+                }
             }
             assert_eq!(
                 serde_json::to_value(&hub.lock().replay.state).expect("state"),

@@ -2,10 +2,11 @@
 //!
 //! Paging through a 100,000-event session must not re-read the file: each complete line is
 //! recorded with its byte offset, length, id, kind and sender (kinds and senders interned), so a
-//! page is a few positioned reads and a kind/role filter never touches the disk. A line without
-//! its newline yet is left for the next extension; a line that is not an event (torn, garbage,
-//! oversized) is counted and skipped; a file shorter than what was indexed means it was replaced,
-//! and the index starts over.
+//! page is a few positioned reads and a kind/role filter never touches the disk. Lines are cut by
+//! the one line framer ([`crate::transcript::framer`]). A line without its newline yet is left for
+//! the next extension; a line that is not an event (torn, garbage, over the framer's limit) is
+//! counted and skipped; a file shorter than what was indexed means it was replaced, and the index
+//! starts over.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -14,12 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-/// Longest line indexed: the one transcript line limit every reader shares. Longer lines are
-/// skipped without buffering.
-pub use crate::transcript::reader::MAX_LINE_BYTES as MAX_INDEXED_LINE;
-
-/// Bytes read from the file per read call while extending.
-const READ_CHUNK: usize = 1 << 20;
+use crate::transcript::framer::{Frame, LineFramer};
 
 /// One indexed event line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,10 +64,8 @@ struct Header<'a> {
 pub struct LineIndex {
     path: PathBuf,
     lines: Vec<IndexedLine>,
-    /// Bytes consumed: everything before this offset is indexed or skipped.
-    consumed: u64,
-    /// Inside an oversized line: drop bytes until its newline.
-    skipping: bool,
+    /// Cuts the file into lines; everything before its offset is indexed or skipped.
+    framer: LineFramer,
     /// Lines that were not events.
     pub skipped: u64,
     /// Ids increased strictly in file order so far (lookups may binary-search).
@@ -86,8 +80,7 @@ impl LineIndex {
         LineIndex {
             path: path.as_ref().to_path_buf(),
             lines: Vec::new(),
-            consumed: 0,
-            skipping: false,
+            framer: LineFramer::default(),
             skipped: 0,
             sorted: true,
             names: Vec::new(),
@@ -126,7 +119,7 @@ impl LineIndex {
 
     /// Bytes consumed so far.
     pub fn consumed(&self) -> u64 {
-        self.consumed
+        self.framer.offset()
     }
 
     /// The sequence number of the first event after the one with `id`: exactly what a client
@@ -168,7 +161,7 @@ impl LineIndex {
         let mut file = match File::open(&self.path) {
             Ok(file) => file,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                if self.consumed > 0 || !self.lines.is_empty() {
+                if self.consumed() > 0 || !self.lines.is_empty() {
                     self.reset();
                     extension.truncated = true;
                     extension.added = 0..0;
@@ -178,61 +171,26 @@ impl LineIndex {
             Err(e) => return Err(e),
         };
         let len = file.metadata()?.len();
-        if len < self.consumed {
+        if len < self.consumed() {
             self.reset();
             extension.truncated = true;
         }
-        if len == self.consumed {
+        if len == self.consumed() {
             extension.added = self.lines.len()..self.lines.len();
             if extension.truncated {
                 extension.added = 0..0;
             }
             return Ok(extension);
         }
-        file.seek(SeekFrom::Start(self.consumed))?;
-        let mut reader = file.take(len - self.consumed);
-        let mut pending: Vec<u8> = Vec::new();
-        let mut chunk = vec![0u8; READ_CHUNK];
-        // Offset of `pending[0]` in the file.
-        let mut pending_at = self.consumed;
-        loop {
-            let read = match reader.read(&mut chunk) {
-                Ok(0) => break,
-                Ok(read) => read,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            let mut fresh = &chunk[..read];
-            while let Some(newline) = fresh.iter().position(|&b| b == b'\n') {
-                let (head, rest) = fresh.split_at(newline + 1);
-                fresh = rest;
-                if self.skipping {
-                    // The end of an oversized line: its earlier bytes were already passed over.
-                    self.skipping = false;
-                    self.skipped += 1;
-                    pending_at += head.len() as u64;
-                } else if pending.len() + head.len() > MAX_INDEXED_LINE + 2 {
-                    self.skipped += 1;
-                    pending_at += (pending.len() + head.len()) as u64;
-                } else {
-                    pending.extend_from_slice(head);
-                    self.record(&pending, pending_at);
-                    pending_at += pending.len() as u64;
-                }
-                pending.clear();
-                self.consumed = pending_at;
-            }
-            if !fresh.is_empty() {
-                if self.skipping {
-                    pending_at += fresh.len() as u64;
-                    self.consumed = pending_at;
-                } else if pending.len() + fresh.len() > MAX_INDEXED_LINE {
-                    self.skipping = true;
-                    pending_at += (pending.len() + fresh.len()) as u64;
-                    pending.clear();
-                    self.consumed = pending_at;
-                } else {
-                    pending.extend_from_slice(fresh);
+        // A line without its newline is read again: the writer may have cut it back since.
+        self.framer.forget_pending();
+        file.seek(SeekFrom::Start(self.consumed()))?;
+        let mut reader = file.take(len - self.consumed());
+        while let Some(frames) = self.framer.read(&mut reader)? {
+            for frame in frames.iter() {
+                match frame {
+                    Frame::Line { offset, bytes, .. } => self.record(bytes, offset),
+                    Frame::TooLong { .. } => self.skipped += 1,
                 }
             }
         }
@@ -246,8 +204,7 @@ impl LineIndex {
 
     fn reset(&mut self) {
         self.lines.clear();
-        self.consumed = 0;
-        self.skipping = false;
+        self.framer = LineFramer::default();
         self.skipped = 0;
         self.sorted = true;
     }
@@ -264,10 +221,9 @@ impl LineIndex {
         id
     }
 
-    /// Record one complete line (with its terminator) found at `offset`.
+    /// Record one complete line (without its newline) found at `offset`.
     fn record(&mut self, raw: &[u8], offset: u64) {
-        let mut line = raw.strip_suffix(b"\n").unwrap_or(raw);
-        line = line.strip_suffix(b"\r").unwrap_or(line);
+        let line = raw.strip_suffix(b"\r").unwrap_or(raw);
         let mut start = 0usize;
         if offset == 0 && line.starts_with(b"\xEF\xBB\xBF") {
             start = 3;
@@ -311,7 +267,7 @@ impl LineIndex {
 }
 
 /// Most bytes one read call (and one batch of lines) holds in memory: lines can be up to
-/// [`MAX_INDEXED_LINE`] long, so batches are bounded by bytes as well as by count.
+/// [`crate::transcript::framer::MAX_LINE_BYTES`] long, so batches are bounded by bytes as well as by count.
 pub const BATCH_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The end of a batch starting at `start`: at most `max_lines` lines and, past the first line,
@@ -553,7 +509,7 @@ mod tests {
     fn an_oversized_line_is_skipped_without_buffering_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
-        let mut bytes = vec![b'x'; MAX_INDEXED_LINE + 10];
+        let mut bytes = vec![b'x'; crate::transcript::framer::MAX_LINE_BYTES + 10];
         bytes.push(b'\n');
         let (tail, ids) = render(&[Piece::Event {
             kind: 0,

@@ -14,6 +14,7 @@ use crate::runtime::home::CrumbHome;
 use crate::runtime::listing::{SessionSummary, list};
 use crate::runtime::session::{SessionDir, TRANSCRIPT_FILE};
 use crate::transcript::Event;
+use crate::transcript::reader::each_event;
 use crate::transcript::validate::is_ulid;
 
 /// Transcripts up to this size are folded while a list row is built; longer ones in the
@@ -216,7 +217,9 @@ fn is_swap(event: &Event) -> bool {
     }
 }
 
-/// The transcript's size and the events in its last [`TAIL_BYTES`] (first partial line dropped).
+/// The transcript's size and the events in its last [`TAIL_BYTES`] (first partial line dropped),
+/// read with the rules every reader shares ([`each_event`]: legacy lines mapped, torn lines and
+/// duplicates skipped).
 fn tail_events(path: &Path) -> (u64, Vec<Event>) {
     let Ok(mut file) = std::fs::File::open(path) else {
         return (0, Vec::new());
@@ -237,9 +240,7 @@ fn tail_events(path: &Path) -> (u64, Vec<Event>) {
             None => return (len, Vec::new()),
         }
     }
-    let events = text
-        .split(|&b| b == b'\n')
-        .filter_map(|line| serde_json::from_slice::<Event>(line).ok())
-        .collect();
+    let mut events = Vec::new();
+    each_event(text, |event| events.push(event), |_| {});
     (len, events)
 }

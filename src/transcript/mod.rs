@@ -1,8 +1,11 @@
-//! The transcript on disk: the core's format ([`crumb_core::transcript`]) plus the locked appender
-//! and the live tail, which need the file system and the clock.
+//! The transcript on disk: the core's format ([`crumb_core::transcript`]) plus what needs the file
+//! system and the clock — opening a transcript to read it, the chunked parallel reader, the
+//! locked appender and the live tail. Every reader here cuts lines with the core's one framer
+//! ([`crumb_core::transcript::framer`]).
 
 pub use crumb_core::transcript::*;
 
 pub mod chunked;
+pub mod reader;
 pub mod tail;
 pub mod writer;

@@ -12,7 +12,8 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::reader::{LineDecoder, LineIssue, MAX_LINE_BYTES, Typed, decode_line, too_long};
+use super::framer::LineFramer;
+use super::reader::{LineDecoder, LineIssue, Typed, decode_frame};
 
 /// Most bytes one poll reads, so catching up with a long transcript (Studio opening a session,
 /// a coordinator resuming one) never holds more than this of the file at once; [`Batch::more`]
@@ -46,16 +47,9 @@ impl<T> Batch<T> {
 /// Follows appends to one file.
 pub struct Tail<D: LineDecoder = Typed> {
     path: PathBuf,
-    /// Offset of the first byte not yet consumed (the start of `partial`).
-    offset: u64,
-    /// Line number of the last complete line consumed.
-    line: u64,
-    /// Bytes of a line whose newline has not arrived yet.
-    partial: Vec<u8>,
-    /// The partial line exceeded the limit: drop bytes until its newline.
-    skipping: bool,
-    /// Where the line being skipped started, and its line number is `line + 1`.
-    skip_start: u64,
+    /// Cuts what each poll reads into lines, keeping a line whose newline has not arrived yet
+    /// (or dropping one over the limit) across polls.
+    framer: LineFramer,
     poll_interval: Duration,
     decoder: std::marker::PhantomData<D>,
 }
@@ -73,11 +67,7 @@ impl<D: LineDecoder> Tail<D> {
     pub fn resume(path: impl AsRef<Path>, offset: u64, lines_before: u64) -> Self {
         Tail {
             path: path.as_ref().to_path_buf(),
-            offset,
-            line: lines_before,
-            partial: Vec::new(),
-            skipping: false,
-            skip_start: 0,
+            framer: LineFramer::resume(offset, lines_before),
             poll_interval: DEFAULT_POLL_INTERVAL,
             decoder: std::marker::PhantomData,
         }
@@ -92,7 +82,7 @@ impl<D: LineDecoder> Tail<D> {
 
     /// Offset of the next byte to read that is not part of a kept partial line.
     pub fn offset(&self) -> u64 {
-        self.offset
+        self.framer.offset()
     }
 
     /// Read what was appended since the last poll. A missing file counts as empty.
@@ -106,7 +96,7 @@ impl<D: LineDecoder> Tail<D> {
         let mut file = match File::open(&self.path) {
             Ok(file) => file,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                if self.offset > 0 || !self.partial.is_empty() {
+                if self.framer.consumed() > 0 {
                     self.restart();
                     batch.truncated = true;
                 }
@@ -115,24 +105,30 @@ impl<D: LineDecoder> Tail<D> {
             Err(e) => return Err(e),
         };
         let len = file.metadata()?.len();
-        if len < self.offset {
+        if len < self.framer.offset() {
             self.restart();
             batch.truncated = true;
-        } else if !self.partial.is_empty()
-            && !still_there(&mut file, self.offset, &self.partial, len)?
+        } else if !self.framer.pending().is_empty()
+            && !still_there(&mut file, self.framer.offset(), self.framer.pending(), len)?
         {
-            self.partial.clear();
+            self.framer.forget_pending();
         }
-        let read_from = self.offset + self.partial.len() as u64;
+        let read_from = self.framer.consumed();
         if len == read_from {
             return Ok(batch);
         }
         file.seek(SeekFrom::Start(read_from))?;
         let want = (len - read_from).min(POLL_MAX_BYTES);
         batch.more = want < len - read_from;
-        let mut fresh = Vec::new();
-        file.take(want).read_to_end(&mut fresh)?;
-        self.consume(&fresh, &mut batch.items, &mut batch.lines);
+        let mut fresh = file.take(want);
+        while let Some(frames) = self.framer.read(&mut fresh)? {
+            for frame in frames.iter() {
+                if let Some(item) = decode_frame::<D>(frame) {
+                    batch.lines.push(frame.line());
+                    batch.items.push(item);
+                }
+            }
+        }
         Ok(batch)
     }
 
@@ -148,59 +144,7 @@ impl<D: LineDecoder> Tail<D> {
     }
 
     fn restart(&mut self) {
-        self.offset = 0;
-        self.line = 0;
-        self.partial.clear();
-        self.skipping = false;
-    }
-
-    fn consume(
-        &mut self,
-        mut fresh: &[u8],
-        items: &mut Vec<Result<D::Item, LineIssue>>,
-        lines: &mut Vec<u64>,
-    ) {
-        while let Some(newline) = fresh.iter().position(|&b| b == b'\n') {
-            let (head, rest) = fresh.split_at(newline + 1);
-            fresh = rest;
-            let start = self.offset;
-            let length = self.partial.len() + head.len();
-            self.line += 1;
-            self.offset += length as u64;
-            if self.skipping {
-                self.skipping = false;
-                self.partial.clear();
-                lines.push(self.line);
-                items.push(Err(LineIssue {
-                    line: self.line,
-                    byte_offset: self.skip_start,
-                    message: too_long(self.offset - self.skip_start),
-                }));
-                continue;
-            }
-            let decoded = if self.partial.is_empty() {
-                decode_line::<D>(head, self.line, start)
-            } else {
-                self.partial.extend_from_slice(head);
-                let line = std::mem::take(&mut self.partial);
-                decode_line::<D>(&line, self.line, start)
-            };
-            if let Some(item) = decoded {
-                lines.push(self.line);
-                items.push(item);
-            }
-        }
-        if self.skipping {
-            self.offset += fresh.len() as u64;
-            self.partial.clear();
-        } else if self.partial.len() + fresh.len() > MAX_LINE_BYTES {
-            self.skipping = true;
-            self.skip_start = self.offset;
-            self.offset += (self.partial.len() + fresh.len()) as u64;
-            self.partial.clear();
-        } else {
-            self.partial.extend_from_slice(fresh);
-        }
+        self.framer = LineFramer::resume(0, 0);
     }
 }
 

@@ -155,7 +155,7 @@ pub(super) fn fold_item(
         Ok(parsed) => parsed,
         Err(issue) => Parsed::Skip(issue.message),
     };
-    match replay.fold_line(table, line, parsed) {
+    match replay.fold_parsed(table, line, parsed) {
         Ok(folded) => folded,
         Err(reason) => {
             observer.warn(&format!(

@@ -1,14 +1,16 @@
 //! Reading the inbox incrementally: the whole lines appended after a byte offset.
 //!
-//! A last line without its newline is still being written, so it is left for the next read and
-//! the returned offset stops before it. Lines longer than [`MAX_LINE_BYTES`] are skipped whole
-//! (reported as [`InboxLine::too_long`]) so one hostile line can neither exhaust memory nor stall
-//! the reader forever.
+//! Lines are cut by the transcript's line framer ([`crate::transcript::framer`]) with the inbox's
+//! own limit. A last line without its newline is still being written, so it is left for the next
+//! read and the returned offset stops before it. Lines longer than [`MAX_LINE_BYTES`] are skipped
+//! whole (reported as [`InboxLine::too_long`]) so one hostile line can neither exhaust memory nor
+//! stall the reader forever.
 
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{Seek, SeekFrom};
 use std::path::Path;
 
 use super::command::MAX_LINE_BYTES;
+use crate::transcript::framer::{Frame, LineFramer};
 
 /// One complete inbox line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,67 +60,26 @@ pub fn read_after(path: &Path, offset: u64) -> Result<Vec<InboxLine>, ReadError>
         });
     }
     file.seek(SeekFrom::Start(offset)).map_err(io)?;
-    let mut reader = BufReader::new(file);
+    let mut framer = LineFramer::resume(offset, 0).with_max_line(MAX_LINE_BYTES);
     let mut lines = Vec::new();
-    let mut position = offset;
-    let mut buffer = Vec::new();
-    loop {
-        buffer.clear();
-        let limit = u64::try_from(MAX_LINE_BYTES).unwrap_or(u64::MAX) + 1;
-        let read = (&mut reader)
-            .take(limit)
-            .read_until(b'\n', &mut buffer)
-            .map_err(io)?;
-        if read == 0 {
-            break;
-        }
-        if buffer.last() == Some(&b'\n') {
-            buffer.pop();
-            if buffer.last() == Some(&b'\r') {
-                buffer.pop();
-            }
-            let start = position;
-            position += read as u64;
-            lines.push(InboxLine {
-                text: String::from_utf8_lossy(&buffer).into_owned(),
-                start,
-                end: position,
-                too_long: false,
-            });
-            continue;
-        }
-        if buffer.len() <= MAX_LINE_BYTES {
-            break; // a partial last line: wait for its newline
-        }
-        // Oversized: discard up to the newline, if it has arrived.
-        let start = position;
-        let mut skipped = read as u64;
-        let mut found_newline = false;
-        loop {
-            let chunk = reader.fill_buf().map_err(io)?;
-            if chunk.is_empty() {
-                break;
-            }
-            if let Some(at) = chunk.iter().position(|&byte| byte == b'\n') {
-                reader.consume(at + 1);
-                skipped += at as u64 + 1;
-                found_newline = true;
-                break;
-            }
-            let n = chunk.len();
-            reader.consume(n);
-            skipped += n as u64;
-        }
-        if !found_newline {
-            break; // still being written; re-examined on the next read
-        }
-        position += skipped;
-        lines.push(InboxLine {
-            text: String::new(),
-            start,
-            end: position,
-            too_long: true,
-        });
+    while let Some(frames) = framer.read(&mut file).map_err(io)? {
+        lines.extend(
+            frames.iter().map(|frame| match frame {
+                Frame::Line { offset, bytes, .. } => InboxLine {
+                    text: String::from_utf8_lossy(bytes.strip_suffix(b"\r").unwrap_or(bytes))
+                        .into_owned(),
+                    start: offset,
+                    end: offset + bytes.len() as u64 + 1,
+                    too_long: false,
+                },
+                Frame::TooLong { offset, len, .. } => InboxLine {
+                    text: String::new(),
+                    start: offset,
+                    end: offset + len,
+                    too_long: true,
+                },
+            }),
+        );
     }
     Ok(lines)
 }

@@ -9,8 +9,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::replay::{RecentIds, Replay, ReplayStats};
+use super::replay::{Replay, ReplayStats};
 use super::state::State;
+use crate::transcript::recent_ids::RecentIds;
 
 /// A [`Replay`] frozen between two lines.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,7 +45,7 @@ impl FoldSnapshot {
 mod tests {
     use super::FoldSnapshot;
     use crate::engine::Replay;
-    use crate::engine::replay::RecentIds;
+    use crate::transcript::recent_ids::RecentIds;
 
     #[test]
     fn an_inconsistent_id_window_is_refused() {

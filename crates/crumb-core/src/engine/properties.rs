@@ -226,8 +226,8 @@ proptest! {
             let n = u32::try_from(i).unwrap_or(0);
             let line = line_for(&build(n, spec), bend, cut);
             let line_no = u64::from(n) + 1;
-            let a = fast.feed_line(&table, line_no, &line);
-            let b = strict.feed_parsed(&table, line_no, super::replay::parse_line(&line));
+            let a = fast.fold_line(&table, line_no, &line);
+            let b = strict.fold_parsed(&table, line_no, super::replay::parse_line(&line)).is_ok_and(|folded| folded.is_some());
             prop_assert_eq!(a, b, "line {}: {}", line_no, String::from_utf8_lossy(&line));
         }
         prop_assert_eq!(
@@ -253,8 +253,8 @@ proptest! {
         let mut fast = super::Replay::new();
         let mut strict = super::Replay::new();
         for (n, line) in (1u64..).zip(&lines) {
-            let a = fast.feed_line(&table, n, line);
-            let b = strict.feed_parsed(&table, n, super::replay::parse_line(line));
+            let a = fast.fold_line(&table, n, line);
+            let b = strict.fold_parsed(&table, n, super::replay::parse_line(line)).is_ok_and(|folded| folded.is_some());
             prop_assert_eq!(a, b);
         }
         prop_assert_eq!(
@@ -285,8 +285,10 @@ fn fast_replay_path_matches_the_strict_parser_on_the_reference_transcripts() {
         let mut fast = super::Replay::new();
         let mut strict = super::Replay::new();
         for (n, line) in (1u64..).zip(file.lines()) {
-            let a = fast.feed_line(&table, n, line.as_bytes());
-            let b = strict.feed_parsed(&table, n, super::replay::parse_line(line.as_bytes()));
+            let a = fast.fold_line(&table, n, line.as_bytes());
+            let b = strict
+                .fold_parsed(&table, n, super::replay::parse_line(line.as_bytes()))
+                .is_ok_and(|folded| folded.is_some());
             assert_eq!(a, b, "line {n}: {line}");
         }
         assert!(fast.stats.mapped > 0, "the fixtures hold legacy lines");
@@ -331,11 +333,11 @@ proptest! {
         let cut = cut.min(lines.len());
         let mut whole = super::Replay::new();
         for (n, line) in (1u64..).zip(&lines) {
-            whole.feed_line(&table, n, line);
+            whole.fold_line(&table, n, line);
         }
         let mut prefix = super::Replay::new();
         for (n, line) in (1u64..).zip(&lines[..cut]) {
-            prefix.feed_line(&table, n, line);
+            prefix.fold_line(&table, n, line);
         }
         let saved = serde_json::to_string(&super::fold_snapshot::FoldSnapshot::of(&prefix))
             .expect("serialises");
@@ -344,7 +346,7 @@ proptest! {
         prop_assert_eq!(&loaded, &super::fold_snapshot::FoldSnapshot::of(&prefix));
         let mut resumed = loaded.into_replay().expect("a fold's own window is consistent");
         for (n, line) in (1u64..).zip(&lines).skip(cut) {
-            resumed.feed_line(&table, n, line);
+            resumed.fold_line(&table, n, line);
         }
         prop_assert_eq!(
             serde_json::to_string(&resumed).expect("serialises"),

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::effect::{Feedback, Intervention, SpawnCause};
 use super::guards::{Correction, RawScores, Scorecard};
+pub use crate::transcript::clip::clip;
 use crate::vocab::{Outcome, Severity, Verdict};
 
 /// Longest text kept from a body, feedback or intervention (bytes, cut at a char boundary).
@@ -417,29 +418,5 @@ impl EventSummary {
             (Some(body), Some(kept)) if body.len() <= PREVIEW => kept.clone_from(body),
             (Some(body), slot) => *slot = Some(clip(body, PREVIEW)),
         }
-    }
-}
-
-/// Cut `text` to at most `max` bytes at a char boundary, marking the cut with `…`.
-pub fn clip(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn clip_respects_char_boundaries() {
-        assert_eq!(clip("héllo", 2), "h…");
-        assert_eq!(clip("abc", 3), "abc");
-        assert_eq!(clip("", 0), "");
     }
 }

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::event_kind::Kind;
-use super::metadata::Metadata;
+use super::event_metadata::Metadata;
 use super::scores::Scores;
 
 /// Free-form payload of an event (`data`). Routing keys of specific kinds live here.
@@ -287,6 +287,6 @@ impl Event {
     pub fn is_private(&self) -> bool {
         self.metadata
             .as_ref()
-            .is_some_and(|m| m.visibility == Some(super::metadata::Visibility::Private))
+            .is_some_and(|m| m.visibility == Some(super::event_metadata::Visibility::Private))
     }
 }

@@ -4,10 +4,10 @@
 //! Both are pure and allocate as little as they can; a property test in the engine holds the two
 //! ways to the same fold.
 
-use crate::pipeline::table::TransitionTable;
 use crate::transcript::Event;
 use crate::transcript::borrowed_line::{self, LineSpans};
-use crate::transcript::{legacy, payload};
+use crate::transcript::legacy;
+use crate::transcript::payload::{self, SlotKinds};
 
 /// One line, read.
 #[derive(Debug, Clone)]
@@ -26,7 +26,7 @@ pub enum Parsed {
     Skip(String),
 }
 
-/// A line as [`prepare_line`] left it for `Replay::feed_prepared`.
+/// A line as [`prepare_line`] left it for `Replay::fold_prepared`.
 #[derive(Debug, Clone)]
 #[allow(
     clippy::large_enum_variant,
@@ -47,16 +47,16 @@ pub enum Prepared {
 
 /// Look at one transcript line (without its newline) the fast way: check it and note where its
 /// fields lie ([`borrowed_line::spans`]), building only the `data` the engine reads in a session
-/// of `table`. Anything the fast path does not accept goes through [`parse_line`] here, so both
+/// whose pipeline declares `slots`. Anything the fast path does not accept goes through [`parse_line`] here, so both
 /// ways fold exactly the same events. Pure, so replay reads lines on several threads and folds
 /// them in order on one.
-pub fn prepare_line(line: &str, table: &TransitionTable) -> Prepared {
+pub fn prepare_line(line: &str, slots: &impl SlotKinds) -> Prepared {
     let trimmed = line.strip_prefix('\u{feff}').unwrap_or(line);
     let trimmed = trimmed.strip_suffix('\r').unwrap_or(trimmed);
     if trimmed.bytes().all(|b| b.is_ascii_whitespace()) {
         return Prepared::Blank;
     }
-    borrowed_line::spans(line, trimmed, |kind| payload::reads_data_for(table, kind)).map_or_else(
+    borrowed_line::spans(line, trimmed, |kind| payload::reads_data_for(slots, kind)).map_or_else(
         || Prepared::Parsed(Box::new(parse_line(line.as_bytes()))),
         Prepared::Spans,
     )

@@ -35,11 +35,19 @@ pub fn reads_data(kind: Kind) -> bool {
     ) || kind.as_str().starts_with("user.")
 }
 
-/// Whether the engine reads `data` of events of this kind in a session of `table`: the kinds it
-/// always reads, and of those listed only because a pipeline may declare them as its plan or
-/// build (`kinds:`), the ones `table` does declare so. Replay builds `data` only for these; the
-/// engine reads such a kind's `data` only through its slot (`plan_snapshot`).
-pub fn reads_data_for(table: &crate::pipeline::table::TransitionTable, kind: Kind) -> bool {
+/// What [`reads_data_for`] needs to know of a session's pipeline: whether it declares a kind as
+/// its plan or build (`kinds:`). A trait, implemented by the compiled table, so the transcript
+/// layer reads lines without depending on the pipeline.
+pub trait SlotKinds {
+    /// Whether the session's pipeline declares `kind` to fill a slot (plan or build).
+    fn fills_slot(&self, kind: &str) -> bool;
+}
+
+/// Whether the engine reads `data` of events of this kind in a session whose pipeline is
+/// `slots`: the kinds it always reads, and of those listed only because a pipeline may declare
+/// them as its plan or build (`kinds:`), the ones `slots` does declare so. Replay builds `data`
+/// only for these; the engine reads such a kind's `data` only through its slot (`plan_snapshot`).
+pub fn reads_data_for(slots: &impl SlotKinds, kind: Kind) -> bool {
     let always = matches!(
         kind,
         Kind::QaResult
@@ -49,7 +57,7 @@ pub fn reads_data_for(table: &crate::pipeline::table::TransitionTable, kind: Kin
             | Kind::Error
             | Kind::SessionStart
     ) || kind.as_str().starts_with("user.");
-    reads_data(kind) && (always || table.slot(kind.as_str()).is_some())
+    reads_data(kind) && (always || slots.fills_slot(kind.as_str()))
 }
 
 /// `event.data`, for a kind listed in [`reads_data`].

@@ -11,8 +11,8 @@ use serde::de::{self, Deserialize, Deserializer, Visitor};
 
 use crate::transcript::{Kind, Metadata};
 
-mod metadata;
-pub use metadata::metadata;
+mod metadata_scan;
+pub use metadata_scan::metadata;
 
 /// Deepest nesting followed (the line's own object is 1); `serde_json` stops at 128, so a line
 /// this deep goes to the strict parser.

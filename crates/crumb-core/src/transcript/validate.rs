@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::event::{ArtifactRef, Data, Draft, Event};
 use super::event_kind::Kind;
-use super::metadata::Metadata;
+use super::event_metadata::Metadata;
 use super::scores::{DIMENSION_MAX, Scores};
 
 /// Longest accepted `from` / `to` actor name.

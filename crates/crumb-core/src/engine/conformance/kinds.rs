@@ -108,11 +108,15 @@ fn c38_replay_skips_a_kind_the_pipeline_does_not_declare() {
             r#"{{"id":"01KQMWN9DSF17TZJEXA3JF7R{n:02}","ts":"2026-05-02T17:40:00.000Z","session_id":"s","from":"researcher","kind":"{kind}","body":"b"}}"#
         )
     };
-    assert!(replay.feed_line(&table, 1, line(1, "research.note").as_bytes()));
-    assert!(!replay.feed_line(&table, 2, line(2, "research.memo").as_bytes()));
+    assert!(replay.fold_line(&table, 1, line(1, "research.note").as_bytes()));
+    assert!(!replay.fold_line(&table, 2, line(2, "research.memo").as_bytes()));
     // The strict parser's way (a line the fast path leaves to it) skips it the same.
     let parsed = crate::engine::replay::parse_line(line(3, "research.memo").as_bytes());
-    assert!(!replay.feed_parsed(&table, 3, parsed));
+    assert!(
+        !replay
+            .fold_parsed(&table, 3, parsed)
+            .is_ok_and(|folded| folded.is_some())
+    );
     assert_eq!(replay.stats.skipped, 2);
     assert!(
         replay.stats.skipped_lines[0]

@@ -3,7 +3,7 @@
 
 use super::Cursor;
 use crate::transcript::Metadata;
-use crate::transcript::metadata::{EvidenceKind, Visibility};
+use crate::transcript::event_metadata::{EvidenceKind, Visibility};
 
 /// `metadata` (its JSON text, checked by the scan) read as serde's derived `Metadata` reads it,
 /// without serde's field-by-field matching; `None` leaves it to serde (an escaped, repeated or
