@@ -28,7 +28,7 @@ lint:
 
 # Benches are `harness = false` programs that time release builds; `make bench` runs them and
 # prints one table of their medians with the machine gauge and load (`make bench-readme` also puts
-# that table into README.md). Clippy above still compiles them on every run.
+# that table into docs/performance.md). Clippy above still compiles them on every run.
 unit:
 	$(CARGO) test --locked --workspace --lib --bins --tests
 
@@ -58,9 +58,9 @@ bench: release
 bench-readme: release
 	CARGO=$(CARGO) ./scripts/bench-table.sh --readme
 
-# The long chaos soak (see README, "Crash safety"): hundreds of seeded random SIGKILLs across every
-# phase of a run, each recovered and checked (same outcome, nothing lost or repeated, no process
-# left), then 20 browser sessions at once through kills. `make test` runs a CI-sized slice.
+# The long chaos soak (see docs/sessions.md, "The chaos suite"): hundreds of seeded random
+# SIGKILLs across every phase of a run, each recovered and checked (same outcome, nothing lost or
+# repeated, no process left), then 20 browser sessions at once through kills. `make test` runs a CI-sized slice.
 SOAK_KILLS ?= 200
 SOAK_CONCURRENT ?= 20
 SOAK_SEED ?= $(shell date +%s)
@@ -68,7 +68,8 @@ soak: deps
 	CRUMB_CHAOS_KILLS=$(SOAK_KILLS) CRUMB_CHAOS_CONCURRENT=$(SOAK_CONCURRENT) CRUMB_CHAOS_SEED=$(SOAK_SEED) \
 		$(CARGO) test --locked -p crumb --test main run::chaos -- --nocapture --test-threads=1
 
-# The README's Studio screenshots (docs/screens/*.png), written by the e2e test that checks every
-# outcome's appearance, so they can never show a Studio that no longer exists.
+# The Studio screenshots of docs/studio.md (docs/screens/*.png), written by the e2e test that
+# checks every outcome's appearance, so they can never show a Studio that no longer exists.
 screens: deps
 	CRUMB_STUDIO_SCREENS=1 $(CARGO) test --locked -p crumb --test main studio::outcomes
+
