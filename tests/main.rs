@@ -10,6 +10,7 @@ mod check;
 mod code_pipeline;
 mod command_adapter;
 mod declared;
+mod docs;
 mod doctor;
 mod dry_run;
 mod engine;
