@@ -1,11 +1,14 @@
 # crumb — the two commands a newcomer needs:
 #   make demo   run the main job
 #   make test   everything CI runs (fmt, clippy, tests, schema drift)
+# and the others (CONTRIBUTING.md lists them all): lint, unit, bench, bench-readme, soak,
+# test-agents, screens, deps, release, docs (the book in docs/), deny (licences, bans, sources,
+# advisories).
 
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test fmt lint unit schemas check bench bench-readme deps release soak test-agents screens
+.PHONY: demo test fmt lint unit schemas check bench bench-readme deps release soak test-agents screens docs deny
 
 deps:
 	@./scripts/ensure-chromium.sh
@@ -28,7 +31,7 @@ lint:
 
 # Benches are `harness = false` programs that time release builds; `make bench` runs them and
 # prints one table of their medians with the machine gauge and load (`make bench-readme` also puts
-# that table into README.md). Clippy above still compiles them on every run.
+# that table into docs/performance.md). Clippy above still compiles them on every run.
 unit:
 	$(CARGO) test --locked --workspace --lib --bins --tests
 
@@ -58,9 +61,9 @@ bench: release
 bench-readme: release
 	CARGO=$(CARGO) ./scripts/bench-table.sh --readme
 
-# The long chaos soak (see README, "Crash safety"): hundreds of seeded random SIGKILLs across every
-# phase of a run, each recovered and checked (same outcome, nothing lost or repeated, no process
-# left), then 20 browser sessions at once through kills. `make test` runs a CI-sized slice.
+# The long chaos soak (see docs/sessions.md, "The chaos suite"): hundreds of seeded random
+# SIGKILLs across every phase of a run, each recovered and checked (same outcome, nothing lost or
+# repeated, no process left), then 20 browser sessions at once through kills. `make test` runs a CI-sized slice.
 SOAK_KILLS ?= 200
 SOAK_CONCURRENT ?= 20
 SOAK_SEED ?= $(shell date +%s)
@@ -68,7 +71,25 @@ soak: deps
 	CRUMB_CHAOS_KILLS=$(SOAK_KILLS) CRUMB_CHAOS_CONCURRENT=$(SOAK_CONCURRENT) CRUMB_CHAOS_SEED=$(SOAK_SEED) \
 		$(CARGO) test --locked -p crumb --test main run::chaos -- --nocapture --test-threads=1
 
-# The README's Studio screenshots (docs/screens/*.png), written by the e2e test that checks every
-# outcome's appearance, so they can never show a Studio that no longer exists.
+# The Studio screenshots of docs/studio.md (docs/screens/*.png), written by the e2e test that
+# checks every outcome's appearance, so they can never show a Studio that no longer exists.
 screens: deps
 	CRUMB_STUDIO_SCREENS=1 $(CARGO) test --locked -p crumb --test main studio::outcomes
+
+# Tools the project installs for itself (cargo-deny), kept out of the repository and reused.
+CRUMB_TOOLS ?= $(HOME)/.cache/crumb-tools
+
+# The documents in docs/ as a book (book.toml; built into target/book). mdBook is not a
+# dependency of `make test`: without it this says so and succeeds, and the pages read as they are.
+docs:
+	@mdbook=$$(command -v mdbook || { test -x "$(CRUMB_TOOLS)/bin/mdbook" && echo "$(CRUMB_TOOLS)/bin/mdbook"; }); \
+	if [ -n "$$mdbook" ]; then "$$mdbook" build; \
+	else echo "make docs: mdbook is not installed, so the book was not built (install it with \`cargo install mdbook --locked\`; the pages in docs/ read as plain Markdown)"; fi
+
+# Licences, bans and sources of every dependency (deny.toml), then the security advisories,
+# which need RustSec's database from GitHub: when it cannot be fetched, that part is skipped and
+# says why. cargo-deny is installed into $(CRUMB_TOOLS) the first time (a long compile).
+deny:
+	@test -x "$(CRUMB_TOOLS)/bin/cargo-deny" || { echo "make deny: installing cargo-deny into $(CRUMB_TOOLS) (once)"; \
+		$(CARGO) install --locked cargo-deny --root "$(CRUMB_TOOLS)"; }
+	CARGO=$(CARGO) CRUMB_TOOLS="$(CRUMB_TOOLS)" ./scripts/deny.sh

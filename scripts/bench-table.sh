@@ -1,13 +1,15 @@
 #!/bin/sh
 # Run every benchmark (`cargo bench`), show its output, then print one table of the figures the
 # benches report (their `TABLE` lines, see benches/support/report.rs) with each bench's machine
-# gauge and load average. With `--readme`, also put that table into README.md between the
-# `bench-table` markers, so the README's figures are never typed by hand.
+# gauge and load average. With `--readme`, also put that table into docs/performance.md (the
+# performance page the README links to) between the `bench-table` markers, so its figures are
+# never typed by hand.
 set -eu
 cd "$(dirname "$0")/.."
 out=$(mktemp)
 table=$(mktemp)
-trap 'rm -f "$out" "$table" README.md.new' EXIT INT TERM
+page=docs/performance.md
+trap 'rm -f "$out" "$table" "$page.new"' EXIT INT TERM
 ${CARGO:-cargo} bench --locked --no-fail-fast 2>&1 | tee "$out" | grep -v '^TABLE'
 awk -F '\t' '
 /Running benches\// {
@@ -38,7 +40,8 @@ if [ "${1:-}" = "--readme" ]; then
     awk -v table="$table" '
     /<!-- bench-table:start -->/ { print; print ""; while ((getline line < table) > 0) print line; print ""; skip = 1; next }
     /<!-- bench-table:end -->/ { skip = 0 }
-    !skip { print }' README.md > README.md.new
-    mv README.md.new README.md
-    echo "README.md: performance table rewritten"
+    !skip { print }' "$page" > "$page.new"
+    grep -q '<!-- bench-table:start -->' "$page.new" || { echo "$page: no bench-table markers" >&2; exit 1; }
+    mv "$page.new" "$page"
+    echo "$page: performance table rewritten"
 fi

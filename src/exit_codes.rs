@@ -1,7 +1,7 @@
 //! Exit codes of every `crumb` command, named: scripts and CI branch on them, so they are an API.
 //!
-//! Each code means one thing across commands; README's "CLI and exit codes" table lists every code
-//! here and every subcommand, and `tests/exit_codes.rs` fails when the two drift apart.
+//! Each code means one thing across commands; the tables of `docs/cli.md` list every code here and
+//! every subcommand, and `tests/exit_codes.rs` fails when the two drift apart.
 //!
 //! Commands never exit themselves: a command's error carries its code by its kind
 //! ([`crate::cli::error::ErrorKind::exit_code`]), an outcome that is not an error (a session that
@@ -10,8 +10,8 @@
 
 use std::process::ExitCode;
 
-/// Declares the codes and [`ALL`] together, so no code can be left out of the list the README is
-/// checked against.
+/// Declares the codes and [`ALL`] together, so no code can be left out of the list `docs/cli.md`
+/// is checked against.
 macro_rules! exit_codes {
     ($($(#[$doc:meta])* $name:ident = $value:literal;)*) => {
         $($(#[$doc])* pub const $name: u8 = $value;)*

@@ -100,7 +100,7 @@ impl Project {
     }
 
     /// `crumb run` of the casual pipeline with every role on `cli`, pointed at `api_url` by a
-    /// preset (`presets/local.yaml`, as README's "Local models" shows).
+    /// preset (`presets/local.yaml`, as `docs/agents.md`'s "Local models" shows).
     pub fn run(&self, installed: &Installed, cli: Cli, api_url: &str) -> Crumb {
         setup::write_preset(&self.dir.path().join("presets"), cli, api_url);
         let command = crumb()

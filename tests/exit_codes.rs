@@ -1,4 +1,4 @@
-//! Exit codes are an API: README's table must list every code of `crumb::exit_codes` and every
+//! Exit codes are an API: the CLI reference's tables (`docs/cli.md`) must list every code of `crumb::exit_codes` and every
 //! subcommand of the CLI, and the commands that compile a pipeline must agree on what an invalid
 //! one exits with.
 
@@ -12,15 +12,9 @@ use crumb::exit_codes::{ALL, INVALID_PIPELINE, USAGE_ERROR};
 
 use crate::support::{crumb_bin, repo_root};
 
-/// The "CLI and exit codes" section of README.md.
+/// The CLI reference, `docs/cli.md`.
 fn cli_section() -> String {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README.md");
-    let start = readme
-        .find("## CLI and exit codes")
-        .expect("README has a \"CLI and exit codes\" section");
-    let rest = &readme[start..];
-    let end = rest[2..].find("\n## ").map_or(rest.len(), |i| i + 2);
-    rest[..end].to_owned()
+    std::fs::read_to_string(repo_root().join("docs/cli.md")).expect("docs/cli.md")
 }
 
 /// The rows (cells, trimmed) of the table whose header row starts with `header`.
@@ -28,7 +22,7 @@ fn table(section: &str, header: &str) -> Vec<Vec<String>> {
     let mut lines = section.lines().skip_while(|l| !l.starts_with(header));
     assert!(
         lines.next().is_some(),
-        "README's CLI section has no table headed `{header}`"
+        "docs/cli.md has no table headed `{header}`"
     );
     lines
         .skip(1) // the |---| line
@@ -53,7 +47,7 @@ fn subcommands() -> BTreeSet<String> {
 }
 
 #[test]
-fn readme_lists_every_exit_code_by_number_and_name() {
+fn cli_reference_lists_every_exit_code_by_number_and_name() {
     let rows = table(&cli_section(), "| code | name | when |");
     let documented: BTreeMap<String, u8> = rows
         .iter()
@@ -70,26 +64,26 @@ fn readme_lists_every_exit_code_by_number_and_name() {
         assert_eq!(
             documented.get(name),
             Some(value),
-            "src/exit_codes.rs has {name} = {value}; README's exit-code table must list it with that number"
+            "src/exit_codes.rs has {name} = {value}; docs/cli.md's exit-code table must list it with that number"
         );
     }
     for (name, value) in &documented {
         assert!(
             module.contains_key(name),
-            "README lists {value} `{name}`, which src/exit_codes.rs does not define"
+            "docs/cli.md lists {value} `{name}`, which src/exit_codes.rs does not define"
         );
     }
     for row in &rows {
         assert!(
             !row[2].is_empty(),
-            "README does not say when {} is used",
+            "docs/cli.md does not say when {} is used",
             row[1]
         );
     }
 }
 
 #[test]
-fn readme_lists_every_subcommand_with_documented_codes() {
+fn cli_reference_lists_every_subcommand_with_documented_codes() {
     let rows = table(&cli_section(), "| command | what it does | exits with |");
     let codes: BTreeSet<u8> = ALL.iter().map(|(_, v)| *v).collect();
     let mut listed = BTreeSet::new();
@@ -126,12 +120,12 @@ fn readme_lists_every_subcommand_with_documented_codes() {
     let undocumented: Vec<_> = real.difference(&listed).collect();
     assert!(
         undocumented.is_empty(),
-        "subcommands missing from README's command table: {undocumented:?}"
+        "subcommands missing from docs/cli.md's command table: {undocumented:?}"
     );
     let stale: Vec<_> = listed.difference(&real).collect();
     assert!(
         stale.is_empty(),
-        "README's command table lists commands the CLI does not have: {stale:?}"
+        "docs/cli.md's command table lists commands the CLI does not have: {stale:?}"
     );
 }
 

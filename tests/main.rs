@@ -16,6 +16,7 @@ mod cli_errors;
 mod code_pipeline;
 mod command_adapter;
 mod declared;
+mod docs;
 mod doctor;
 mod dry_run;
 mod engine;

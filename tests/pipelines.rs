@@ -462,9 +462,9 @@ fn every_code_has_an_explain_entry() {
     );
 }
 
-/// README's table of diagnostic codes is `crumb explain`'s list, row for row (code, level, meaning).
+/// The table of diagnostic codes in `docs/validation.md` is `crumb explain`'s list, row for row (code, level, meaning).
 #[test]
-fn readme_lists_every_diagnostic_code_as_explain_does() {
+fn validation_page_lists_every_diagnostic_code_as_explain_does() {
     let list = crumb().arg("explain").run().expect_code(0);
     let explained: Vec<String> = list
         .stdout
@@ -478,17 +478,17 @@ fn readme_lists_every_diagnostic_code_as_explain_does() {
             format!("| `{code}` | {level} | {} |", meaning.trim())
         })
         .collect();
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
-    let table: Vec<&str> = readme
+    let page = std::fs::read_to_string(repo_root().join("docs/validation.md")).unwrap();
+    let table: Vec<&str> = page
         .split_once("| code | level | meaning |\n|---|---|---|\n")
-        .expect("README has the diagnostic code table")
+        .expect("docs/validation.md has the diagnostic code table")
         .1
         .lines()
         .take_while(|l| l.starts_with('|'))
         .collect();
     assert_eq!(
         table, explained,
-        "README's code table differs from `crumb explain`"
+        "docs/validation.md's code table differs from `crumb explain`"
     );
 }
 

@@ -1,9 +1,10 @@
 //! A long transcript shaped like the reference's own logs, the way its baseline measured replay
-//! (`/work/shared/reference/baseline.md` §5): the reference's 38-event mock session
-//! (`tests/fixtures/transcripts/legacy/mock-run-1.jsonl`) cycled as blocks, every event with a
-//! fresh monotonic ULID (its timestamp becomes `ts`), every in-block id reference rewritten, one
-//! session id everywhere (also inside paths), and the block's own spacing of `ts` kept. About
-//! 347 bytes an event, all in the reference's shapes (replay maps many of them).
+//! (the TypeScript reference's baseline notes, §5, which are not part of this repository): its
+//! 38-event mock session (`tests/fixtures/transcripts/legacy/mock-run-1.jsonl`) cycled as blocks,
+//! every event with a fresh monotonic ULID (its timestamp becomes `ts`), every in-block id
+//! reference rewritten, one session id everywhere (also inside paths), and the block's own spacing
+//! of `ts` kept. About 347 bytes an event, all in the reference's shapes (replay maps many of
+//! them).
 
 use std::io::{BufWriter, Write};
 use std::path::Path;

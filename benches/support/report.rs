@@ -1,6 +1,6 @@
 //! What every bench prints next to its figures, so figures taken on this shared machine at
 //! different hours can be compared: a machine-speed gauge and the load average, and one
-//! tab-separated `TABLE` row per figure that `scripts/bench-table.sh` gathers into the README.
+//! tab-separated `TABLE` row per figure that `scripts/bench-table.sh` gathers into `docs/performance.md`.
 
 use std::time::{Duration, Instant};
 
@@ -37,7 +37,7 @@ pub fn conditions(when: &str) {
     println!("TABLE\tgauge\t{:.3} s\tload {}", g.as_secs_f64(), load());
 }
 
-/// One row of the README's table: what was measured, its median, and what else to know.
+/// One row of the performance table (`docs/performance.md`): what was measured, its median, and what else to know.
 pub fn row(what: &str, median: &str, note: &str) {
     println!("TABLE\t{what}\t{median}\t{note}");
 }

@@ -1,5 +1,5 @@
 //! Command-line interface: one file per command. Exit codes are a documented API: the named codes
-//! of [`crate::exit_codes`], listed in README's "CLI and exit codes".
+//! of [`crate::exit_codes`], listed in `docs/cli.md`.
 
 use std::process::ExitCode;
 

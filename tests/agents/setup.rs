@@ -1,5 +1,5 @@
 //! Installing the real CLIs into the cache folder, and pointing each at a model API the way
-//! /work/shared/notes/agent-clis.md §9 verified (and README's "Running with real agents" tells
+//! each CLI's own documentation describes (and `docs/agents.md`, "Local models", tells
 //! users with a local model).
 
 use std::path::{Path, PathBuf};

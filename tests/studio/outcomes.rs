@@ -1,7 +1,7 @@
 //! Each outcome looks the same in the list, the header, the banner and the tab title, in a real
 //! headless Chromium at 1280×720: passed, failed by verdict, circuit open, stopped by a budget,
-//! waiting for a person, degraded. With `CRUMB_STUDIO_SCREENS=1` the README's screenshots are
-//! written to `docs/screens/` (`make screens`), so they never go stale.
+//! waiting for a person, degraded. With `CRUMB_STUDIO_SCREENS=1` the screenshots that
+//! `docs/studio.md` shows are written to `docs/screens/` (`make screens`), so they never go stale.
 
 use super::browser::{browser_runtime, open_studio, page_failure, page_text, wait_in_page};
 use super::*;
@@ -14,7 +14,7 @@ pub async fn laptop(page: &chromiumoxide::Page) {
         .expect("viewport");
 }
 
-/// Write a README screenshot when `CRUMB_STUDIO_SCREENS` is set.
+/// Write a screenshot of `docs/studio.md` when `CRUMB_STUDIO_SCREENS` is set.
 pub async fn screen(page: &chromiumoxide::Page, name: &str) {
     use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
     use chromiumoxide::page::ScreenshotParams;
