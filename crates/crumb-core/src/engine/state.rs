@@ -70,7 +70,7 @@ pub struct State {
     /// Each role's adapter as `session.start` bound it (what a swap moves away from).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub bound_adapters: BTreeMap<String, String>,
-    /// Adapter swaps, oldest first (at most [`MAX_LIST`]): a session with any is degraded.
+    /// Adapter swaps, oldest first (at most `MAX_LIST`): a session with any is degraded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub swaps: Vec<Swap>,
 }

@@ -4,7 +4,7 @@
 //! (each one counts as rework for `source: rework` dimensions; its provider feeds the
 //! same-provider guard; QA runs on it). The engine reads only the slot, never a kind's name.
 //!
-//! A pipeline without `kinds:` gets [`default_kinds`] (`spec`/`spec.update` → plan, `build` →
+//! A pipeline without `kinds:` gets `default_kinds` (`spec`/`spec.update` → plan, `build` →
 //! build), kept here as data.
 
 use indexmap::IndexMap;
@@ -55,7 +55,7 @@ pub(crate) fn default_kinds() -> IndexMap<String, KindDecl> {
     .collect()
 }
 
-/// The table's kind → slot list: the declared kinds, else [`default_kinds`].
+/// The table's kind → slot list: the declared kinds, else `default_kinds`.
 pub fn lower(declared: Option<&IndexMap<String, KindDecl>>) -> Vec<(String, Slot)> {
     declared
         .cloned()

@@ -2,7 +2,7 @@
 //! guard touches which dimension. The engine knows no dimension by name; it works from the
 //! compiled [`DimensionSpec`] list only.
 //!
-//! A pipeline without `scoring.rubric` gets [`default_rubric`] (the D1–D6 of casual game work),
+//! A pipeline without `scoring.rubric` gets `default_rubric` (the D1–D6 of casual game work),
 //! kept here as data so the engine stays free of it; the listed `scoring.guards` then decide which
 //! of its dimension properties apply. A declared rubric must be consistent with the guards: every
 //! property a dimension declares needs its guard listed, and every listed dimension guard needs a

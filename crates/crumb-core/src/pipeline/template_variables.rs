@@ -3,7 +3,7 @@
 //! The runtime renders every template with exactly these names (strict undefined), and
 //! `crumb validate` checks every use against this table down to the field
 //! (`{{ feedback.txt }}` is `crumb::unknown-template-variable`), then renders each template once
-//! against [`sample`] under [`TEMPLATE_FUEL`] and [`TEMPLATE_RECURSION_LIMIT`]. Keeping the table
+//! against [`sample`] under `TEMPLATE_FUEL` and `TEMPLATE_RECURSION_LIMIT`. Keeping the table
 //! here makes both sides agree.
 
 use serde_json::{Map, Value, json};
