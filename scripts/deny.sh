@@ -16,6 +16,6 @@ if deny fetch db > "$log" 2>&1; then
     deny check --disable-fetch advisories
 else
     echo "make deny: advisories NOT checked: RustSec's advisory database could not be fetched:" >&2
-    tail -n 3 "$log" | sed 's/^/  /' >&2
+    grep -v '^[[:space:]]*$' "$log" | tail -n 3 | sed 's/^/  /' >&2
     echo "  (licences, bans and sources passed; run \`make deny\` where GitHub is reachable for advisories)" >&2
 fi
