@@ -3,8 +3,8 @@
 //! each problem with its fix. `crumb run` runs the agent part for the adapters its roles are bound
 //! to ([`preflight`]) before the first spawn.
 
-pub mod agents;
-pub mod machine;
+pub(crate) mod agents;
+pub(crate) mod machine;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,18 +13,18 @@ use serde::Serialize;
 
 use crate::adapters::AdapterKind;
 use crate::runtime::bindings::{Environment, ambient};
-pub use agents::{AgentCheck, Login};
+pub(crate) use agents::{AgentCheck, Login};
 
 /// One thing that stops a default run, and what to do about it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Problem {
+pub(crate) struct Problem {
     pub what: String,
     pub fix: String,
 }
 
 /// Everything `crumb doctor` found.
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// Whether a default `crumb run` can work here.
     pub ok: bool,
     /// The adapter a default run binds its roles to (ambient detection), `mock` when none.
@@ -39,7 +39,7 @@ pub struct Report {
 }
 
 /// Check the whole machine, with `home` as the crumb home.
-pub fn run(env: &Environment, home: &Path) -> Report {
+pub(crate) fn run(env: &Environment, home: &Path) -> Report {
     let agents: Vec<AgentCheck> = agents::agents()
         .map(|kind| agents::check(kind, env))
         .collect();
@@ -114,7 +114,7 @@ pub fn run(env: &Environment, home: &Path) -> Report {
 }
 
 /// The human report.
-pub fn render(report: &Report) -> String {
+pub(crate) fn render(report: &Report) -> String {
     let mut out = String::new();
     let mut line = |text: String| {
         out.push_str(&text);
@@ -196,7 +196,10 @@ pub fn render(report: &Report) -> String {
 /// installed but reports itself logged out is a problem for each role on it that has no
 /// fallback on another adapter (a missing CLI is left to the dispatcher, which fails at once and
 /// swaps to the fallback as declared). `roles`: role, adapter, fallbacks.
-pub fn preflight(roles: &[(String, AdapterKind, Vec<String>)], env: &Environment) -> Vec<Problem> {
+pub(crate) fn preflight(
+    roles: &[(String, AdapterKind, Vec<String>)],
+    env: &Environment,
+) -> Vec<Problem> {
     let mut checked: BTreeMap<AdapterKind, AgentCheck> = BTreeMap::new();
     let mut problems = Vec::new();
     for (role, adapter, fallbacks) in roles {

@@ -63,16 +63,8 @@ exit_codes! {
 
 /// The process exit status for one of the codes above.
 #[must_use]
-pub fn exit(code: u8) -> ExitCode {
+pub(crate) fn exit(code: u8) -> ExitCode {
     ExitCode::from(code)
-}
-
-/// The name of a code, for messages and tests.
-#[must_use]
-pub fn name(code: u8) -> Option<&'static str> {
-    ALL.iter()
-        .find(|(_, value)| *value == code)
-        .map(|(name, _)| *name)
 }
 
 #[cfg(test)]
@@ -83,6 +75,5 @@ mod tests {
     fn codes_are_distinct_and_ascending() {
         let values: Vec<u8> = ALL.iter().map(|(_, v)| *v).collect();
         assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
-        assert_eq!(name(INVALID_PIPELINE), Some("INVALID_PIPELINE"));
     }
 }

@@ -5,12 +5,14 @@
 //! ([`engine`]) folds the append-only JSONL transcript ([`transcript`]) through that table into
 //! state and effects; everything that touches the world lives outside the engine.
 
+#![deny(unreachable_pub)]
+
 pub mod adapters;
-pub mod batch;
+pub(crate) mod batch;
 pub mod cli;
-pub mod doctor;
+pub(crate) mod doctor;
 pub mod exit_codes;
-pub mod export;
+pub(crate) mod export;
 pub mod fs;
 pub mod process;
 pub mod qa;

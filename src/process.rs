@@ -9,10 +9,10 @@
 //! before the process starts: the group is founded by a holder first ([`held`]), so no instant
 //! of the turn runs unrecorded.
 
-pub mod agent_env;
-pub mod command;
-pub mod group;
-pub mod held;
+pub(crate) mod agent_env;
+pub(crate) mod command;
+pub(crate) mod group;
+pub(crate) mod held;
 mod lines;
 
 use std::ffi::OsString;
@@ -59,9 +59,9 @@ pub struct SpawnSpec {
 }
 
 /// How much of the end of stdout a report keeps (for usage and end-of-turn parsing).
-pub const STDOUT_TAIL_BYTES: usize = 256 * 1024;
+pub(crate) const STDOUT_TAIL_BYTES: usize = 256 * 1024;
 /// How much of the end of stderr a report keeps (for error events).
-pub const STDERR_TAIL_BYTES: usize = 4 * 1024;
+pub(crate) const STDERR_TAIL_BYTES: usize = 4 * 1024;
 
 /// Which stream a line came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

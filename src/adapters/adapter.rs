@@ -99,7 +99,7 @@ pub(crate) trait VarSource {
 /// Whether a CLI can call its model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Login {
+pub(crate) enum Login {
     Yes,
     No,
     /// The CLI has no way to tell without spending a request.

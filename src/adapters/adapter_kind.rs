@@ -14,15 +14,15 @@ pub use super::registry::AdapterKind;
 
 impl AdapterKind {
     /// The adapter a role runs on when nothing binds it: needs no agent CLI and no network.
-    pub const FALLBACK: AdapterKind = AdapterKind::Mock;
+    pub(crate) const FALLBACK: AdapterKind = AdapterKind::Mock;
 
     /// The name used in flags, presets, config files and events.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         self.adapter().name()
     }
 
     /// The executable an agent adapter runs, `None` for adapters that are not an agent CLI.
-    pub fn binary(self) -> Option<&'static str> {
+    pub(crate) fn binary(self) -> Option<&'static str> {
         self.adapter().binary()
     }
 

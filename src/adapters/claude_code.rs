@@ -27,7 +27,7 @@ use crate::process::LineFlow;
 
 /// Tools pre-approved for an unattended turn (Claude Code 2.1.3xx: `MultiEdit`, `LS` and
 /// `TodoWrite` are gone, and unknown names are ignored silently).
-pub const ALLOWED_TOOLS: &str = "Bash,Read,Write,Edit,Glob,Grep";
+pub(crate) const ALLOWED_TOOLS: &str = "Bash,Read,Write,Edit,Glob,Grep";
 
 /// Claude Code's nesting guard (see the module docs).
 const NESTING_GUARDS: &[&str] = &["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"];
@@ -149,7 +149,7 @@ fn invocation(request: &TurnRequest) -> Invocation {
 
 /// Parser of `--output-format stream-json` lines.
 #[derive(Debug, Default)]
-pub struct Parser {
+pub(crate) struct Parser {
     summary: TurnSummary,
     init_model: Option<String>,
     flow: LineFlow,
@@ -508,7 +508,7 @@ mod tests {
     fn rate_limit_retries_are_chatter_until_the_cap() {
         let mut parser = Parser::default();
         let line = r#"{"type":"system","subtype":"api_retry","attempt":1,"error_status":429,"error":"rate_limit"}"#;
-        for _ in 1..crate::adapters::diagnosis::MAX_RETRY_NOTICES {
+        for _ in 1..crate::adapters::problem::MAX_RETRY_NOTICES {
             parser.line(line);
             assert_eq!(parser.flow(), LineFlow::Chatter);
         }

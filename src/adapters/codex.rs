@@ -32,11 +32,11 @@ use crate::process::LineFlow;
 
 /// The codex `model_provider` crumb defines for a binding's `base_url`, and the variable that
 /// carries its key.
-pub const ENDPOINT_PROVIDER: &str = "crumb-endpoint";
-pub const ENDPOINT_KEY_ENV: &str = "CRUMB_ENDPOINT_API_KEY";
+pub(crate) const ENDPOINT_PROVIDER: &str = "crumb-endpoint";
+pub(crate) const ENDPOINT_KEY_ENV: &str = "CRUMB_ENDPOINT_API_KEY";
 
 /// Codex refuses input over this many characters (`input_too_large`).
-pub const MAX_INPUT_CHARS: usize = 1_048_576;
+pub(crate) const MAX_INPUT_CHARS: usize = 1_048_576;
 
 /// The codex adapter.
 pub(crate) struct Codex;
@@ -187,7 +187,7 @@ fn prompt_within_limit(request: &TurnRequest) -> String {
 
 /// Parser of `codex exec --json` lines.
 #[derive(Debug, Default)]
-pub struct Parser {
+pub(crate) struct Parser {
     summary: TurnSummary,
     seen_items: HashSet<String>,
     flow: LineFlow,

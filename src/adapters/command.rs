@@ -68,7 +68,7 @@ fn invocation(request: &TurnRequest) -> Result<Invocation, InvocationError> {
 
 /// Reads `{"usage": {…}}` lines; everything else is free text.
 #[derive(Debug)]
-pub struct Parser {
+pub(crate) struct Parser {
     summary: TurnSummary,
 }
 

@@ -9,15 +9,13 @@
 //! retried: the role stops with the CLI's message and a hint.
 
 use super::AdapterKind;
-pub use super::problem::{
-    FailureClass, MAX_RETRY_NOTICES, MAX_WORDS, Problem, RetryNotices, class_of_text,
-};
+pub(crate) use super::problem::{FailureClass, MAX_WORDS, Problem, RetryNotices, class_of_text};
 use super::turn::{Terminal, TurnSummary};
 use crate::process::Outcome;
 
 /// One failed turn, classified.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TurnFailure {
+pub(crate) struct TurnFailure {
     pub class: FailureClass,
     /// The CLI's own words when it gave any, else crumb's account of the outcome.
     pub message: String,
@@ -26,7 +24,7 @@ pub struct TurnFailure {
 }
 
 /// The fix to suggest for `class` on `kind`.
-pub fn hint(kind: AdapterKind, class: FailureClass) -> Option<String> {
+pub(crate) fn hint(kind: AdapterKind, class: FailureClass) -> Option<String> {
     let text = match class {
         FailureClass::Auth => return kind.adapter().auth_hint().map(str::to_owned),
         FailureClass::Quota => {
@@ -48,7 +46,7 @@ pub fn hint(kind: AdapterKind, class: FailureClass) -> Option<String> {
 
 /// Classify a failed turn from the process outcome and what the CLI said; `None` when the turn
 /// succeeded. `produced`: whether the role emitted one of its `produces` kinds.
-pub fn diagnose(
+pub(crate) fn diagnose(
     kind: AdapterKind,
     outcome: &Outcome,
     summary: &TurnSummary,

@@ -28,7 +28,7 @@ use super::turn::{
 use crate::process::LineFlow;
 
 /// The `-p` text: the real instructions are in the system prompt.
-pub const KICKOFF: &str = "Begin your turn now. Follow the system instructions exactly, write your results back with `crumb event`, and stop when your turn is complete.";
+pub(crate) const KICKOFF: &str = "Begin your turn now. Follow the system instructions exactly, write your results back with `crumb event`, and stop when your turn is complete.";
 
 /// The gemini-cli adapter.
 pub(crate) struct GeminiCli;
@@ -178,11 +178,11 @@ fn invocation(request: &TurnRequest) -> Invocation {
 }
 
 /// Gemini CLI's model aliases: names of a choice, not of a model.
-pub const MODEL_ALIASES: [&str; 4] = ["auto", "pro", "flash", "flash-lite"];
+pub(crate) const MODEL_ALIASES: [&str; 4] = ["auto", "pro", "flash", "flash-lite"];
 
 /// Parser of `--output-format stream-json` lines.
 #[derive(Debug, Default)]
-pub struct Parser {
+pub(crate) struct Parser {
     summary: TurnSummary,
     init_model: Option<String>,
     retries: RetryNotices,
@@ -405,7 +405,10 @@ mod tests {
             problem.words,
             "exception TypeError: fetch failed sending request"
         );
-        assert_eq!(problem.class, Some(crate::adapters::FailureClass::Network));
+        assert_eq!(
+            problem.class,
+            Some(crate::adapters::problem::FailureClass::Network)
+        );
     }
 
     #[test]

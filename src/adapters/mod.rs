@@ -15,21 +15,21 @@
 //!    fake of it in `tests/fixtures/fake-clis/` driven by `tests/runtime/fake_clis.rs`, and its
 //!    cases against the real CLI in `tests/agents/`.
 
-pub mod adapter;
-pub mod adapter_kind;
-pub mod claude_code;
-pub mod codex;
-pub mod command;
-pub mod diagnosis;
-pub mod gemini_cli;
+pub(crate) mod adapter;
+pub(crate) mod adapter_kind;
+pub(crate) mod claude_code;
+pub(crate) mod codex;
+pub(crate) mod command;
+pub(crate) mod diagnosis;
+pub(crate) mod gemini_cli;
 pub mod mock;
-pub mod problem;
-pub mod registry;
-pub mod turn;
+pub(crate) mod problem;
+pub(crate) mod registry;
+pub(crate) mod turn;
 
-pub use adapter::Login;
+pub(crate) use adapter::Login;
 pub use adapter_kind::{AdapterKind, UnknownAdapter};
-pub use diagnosis::{FailureClass, Problem, TurnFailure, diagnose};
+pub(crate) use diagnosis::{TurnFailure, diagnose};
 pub use turn::{
     Endpoint, Invocation, InvocationError, StreamParser, Terminal, ToolCall, TurnRequest,
     TurnSummary, Usage, turn_failure,

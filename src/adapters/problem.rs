@@ -32,7 +32,7 @@ pub enum FailureClass {
 }
 
 impl FailureClass {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             FailureClass::Auth => "auth",
             FailureClass::Quota => "quota",
@@ -46,7 +46,7 @@ impl FailureClass {
     }
 
     /// Whether another try (or another adapter of the same kind) could succeed.
-    pub fn retryable(self) -> bool {
+    pub(crate) fn retryable(self) -> bool {
         !matches!(
             self,
             FailureClass::Auth | FailureClass::InputTooLarge | FailureClass::Network
@@ -70,7 +70,7 @@ pub struct Problem {
 }
 
 /// Longest CLI message kept (far above any real one; a bound against a hostile stream).
-pub const MAX_WORDS: usize = 2000;
+pub(crate) const MAX_WORDS: usize = 2000;
 
 impl Problem {
     pub fn new(class: Option<FailureClass>, words: &str) -> Self {
@@ -84,11 +84,11 @@ impl Problem {
 /// Retry notices of one class after which a turn is given up: a network that stayed down or a
 /// rate limit that stayed on through this many of the CLI's own retries (its backoff would
 /// otherwise run for minutes; crumb's retries and fallbacks take over, visibly).
-pub const MAX_RETRY_NOTICES: u32 = 2;
+pub(crate) const MAX_RETRY_NOTICES: u32 = 2;
 
 /// Counts a CLI's retry notices and says when to stop waiting for them.
 #[derive(Debug, Default, Clone)]
-pub struct RetryNotices {
+pub(crate) struct RetryNotices {
     network: u32,
     quota: u32,
 }
@@ -97,7 +97,7 @@ impl RetryNotices {
     /// How a retry notice whose cause is `class` counts: auth and input-too-large end the turn
     /// now (no retry fixes them), network and quota after [`MAX_RETRY_NOTICES`], anything else is
     /// chatter.
-    pub fn notice(&mut self, class: Option<FailureClass>) -> LineFlow {
+    pub(crate) fn notice(&mut self, class: Option<FailureClass>) -> LineFlow {
         let count = match class {
             Some(FailureClass::Auth | FailureClass::InputTooLarge) => return LineFlow::GiveUp,
             Some(FailureClass::Network) => &mut self.network,
@@ -115,7 +115,7 @@ impl RetryNotices {
 
 /// The class a CLI's error text implies, from words all three CLIs (and the HTTP APIs behind
 /// them) use. Auth is checked first: a 401 is auth even when the text also says "retrying".
-pub fn class_of_text(text: &str) -> Option<FailureClass> {
+pub(crate) fn class_of_text(text: &str) -> Option<FailureClass> {
     let text = text.to_lowercase();
     // A needle of digits is an HTTP status: it must stand alone (not part of a token count).
     let any = |needles: &[&str]| {

@@ -85,7 +85,7 @@ pub struct Usage {
 
 impl Usage {
     /// Record this usage in an `agent.stop`'s metadata (the model only when the CLI named one).
-    pub fn write_to(&self, metadata: &mut Metadata) {
+    pub(crate) fn write_to(&self, metadata: &mut Metadata) {
         metadata.tokens_in = self.tokens_in;
         metadata.tokens_out = self.tokens_out;
         metadata.thinking_tokens = self.thinking_tokens;
@@ -98,7 +98,7 @@ impl Usage {
     }
 
     /// The usage an `agent.stop` recorded.
-    pub fn from_metadata(metadata: &Metadata) -> Usage {
+    pub(crate) fn from_metadata(metadata: &Metadata) -> Usage {
         Usage {
             tokens_in: metadata.tokens_in,
             tokens_out: metadata.tokens_out,
@@ -111,7 +111,7 @@ impl Usage {
     }
 
     /// Add `other` (the later turn's model wins).
-    pub fn absorb(&mut self, other: &Usage) {
+    pub(crate) fn absorb(&mut self, other: &Usage) {
         self.tokens_in = add(self.tokens_in, other.tokens_in);
         self.tokens_out = add(self.tokens_out, other.tokens_out);
         self.thinking_tokens = add(self.thinking_tokens, other.thinking_tokens);
@@ -138,7 +138,7 @@ pub struct ToolCall {
 
 impl ToolCall {
     /// `Tool target`, at most 200 characters.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let text = match &self.target {
             Some(target) => format!("{} {target}", self.tool),
             None => self.tool.clone(),
@@ -235,7 +235,7 @@ pub fn turn_failure(kind: AdapterKind, outcome: &Outcome, summary: &TurnSummary)
 
 /// The documented meaning of a CLI's exit code (agent-clis notes): the signals every CLI dies
 /// of, then the CLI's own codes.
-pub fn exit_meaning(kind: AdapterKind, code: i32) -> Option<&'static str> {
+pub(crate) fn exit_meaning(kind: AdapterKind, code: i32) -> Option<&'static str> {
     match code {
         143 => Some("terminated by SIGTERM"),
         137 => Some("killed by SIGKILL"),

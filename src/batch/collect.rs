@@ -11,7 +11,7 @@ use crate::runtime::home::CrumbHome;
 use crate::runtime::listing;
 
 /// One row per pitch, from the sessions under `home`.
-pub fn collect(home: &Path, pitches: &[Pitch], pipeline_name: Option<&str>) -> Vec<Row> {
+pub(crate) fn collect(home: &Path, pitches: &[Pitch], pipeline_name: Option<&str>) -> Vec<Row> {
     let (sessions, _) = listing::list(&CrumbHome::at(home), None);
     pitches
         .iter()

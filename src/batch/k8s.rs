@@ -14,7 +14,7 @@ const PITCHES_KEY: &str = "pitches.yaml";
 
 /// What the manifests are made from.
 #[derive(Debug, Clone)]
-pub struct Emit<'a> {
+pub(crate) struct Emit<'a> {
     pub batch_id: &'a str,
     /// The pipeline path as given, relative to the project folder in the image.
     pub pipeline: &'a str,
@@ -36,7 +36,7 @@ fn name(batch_id: &str) -> String {
 }
 
 /// The `ConfigMap` holding the pitches and the Indexed `Job` running them.
-pub fn manifests(emit: &Emit<'_>) -> Result<Vec<Value>, String> {
+pub(crate) fn manifests(emit: &Emit<'_>) -> Result<Vec<Value>, String> {
     let name = name(emit.batch_id);
     let pitches = serde_saphyr::to_string(&emit.pitches).map_err(|e| e.to_string())?;
     let config_map = json!({
@@ -101,7 +101,7 @@ pub fn manifests(emit: &Emit<'_>) -> Result<Vec<Value>, String> {
 }
 
 /// The manifests as one multi-document YAML file (`kubectl apply -f -`).
-pub fn yaml(emit: &Emit<'_>) -> Result<String, String> {
+pub(crate) fn yaml(emit: &Emit<'_>) -> Result<String, String> {
     let docs = manifests(emit)?;
     serde_saphyr::to_string_multiple(&docs).map_err(|e| e.to_string())
 }

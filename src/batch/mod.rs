@@ -2,9 +2,9 @@
 //! ([`run`]), or as a Kubernetes Indexed Job ([`k8s`]) whose shared home is summarised by
 //! [`collect`]. The summary is built from session folders alone ([`summary`]).
 
-pub mod collect;
-pub mod k8s;
-pub mod plan;
-pub mod record;
-pub mod run;
-pub mod summary;
+pub(crate) mod collect;
+pub(crate) mod k8s;
+pub(crate) mod plan;
+pub(crate) mod record;
+pub(crate) mod run;
+pub(crate) mod summary;

@@ -6,11 +6,15 @@ use std::path::Path;
 use serde::Deserialize;
 
 /// The largest pitches file read (a batch is a list of one-liners, not a corpus).
-pub const MAX_PITCHES_BYTES: u64 = 4 * 1024 * 1024;
+pub(crate) const MAX_PITCHES_BYTES: u64 = 4 * 1024 * 1024;
 
 /// One pitch of a batch and the per-pitch `--bind` values its `crumb run` gets.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
-pub struct Pitch {
+#[allow(
+    clippy::struct_field_names,
+    reason = "the keys of a batch file's entries"
+)]
+pub(crate) struct Pitch {
     pub pitch: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bind: Vec<String>,
@@ -22,7 +26,7 @@ pub struct Pitch {
 /// A pitches file that cannot be used, with where.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("{origin}:{line}: {message}")]
-pub struct PlanError {
+pub(crate) struct PlanError {
     pub origin: String,
     pub line: usize,
     pub message: String,
@@ -40,7 +44,7 @@ struct Full {
 }
 
 /// Read and parse the pitches file at `path`.
-pub fn read(path: &Path) -> Result<Vec<Pitch>, PlanError> {
+pub(crate) fn read(path: &Path) -> Result<Vec<Pitch>, PlanError> {
     let origin = path.display().to_string();
     let located = |message: String| PlanError {
         origin: origin.clone(),
@@ -54,7 +58,7 @@ pub fn read(path: &Path) -> Result<Vec<Pitch>, PlanError> {
 }
 
 /// Parse pitches from `text`; `origin` names the file in errors.
-pub fn parse(text: &str, origin: &str) -> Result<Vec<Pitch>, PlanError> {
+pub(crate) fn parse(text: &str, origin: &str) -> Result<Vec<Pitch>, PlanError> {
     let error = |line: usize, message: String| PlanError {
         origin: origin.to_owned(),
         line,

@@ -11,7 +11,7 @@ use super::plan::Pitch;
 
 /// What `batch.json` holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BatchFile {
+pub(crate) struct BatchFile {
     pub id: String,
     pub pipeline: PathBuf,
     pub pitches: Vec<Pitch>,
@@ -19,7 +19,7 @@ pub struct BatchFile {
 
 /// What one pitch's record holds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PitchRecord {
+pub(crate) struct PitchRecord {
     pub session: Option<String>,
     /// The child `crumb run`/`crumb resume` driving it, while it runs (a batch killed before it
     /// exited leaves it recorded, and the next run of the batch stops it before taking over).
@@ -31,19 +31,19 @@ pub struct PitchRecord {
 
 /// A batch folder.
 #[derive(Debug, Clone)]
-pub struct BatchDir {
+pub(crate) struct BatchDir {
     root: PathBuf,
 }
 
 /// The id of a batch: the same pipeline file and the same pitches are the same batch.
-pub fn batch_id(pipeline: &Path, pitches: &[Pitch]) -> String {
+pub(crate) fn batch_id(pipeline: &Path, pitches: &[Pitch]) -> String {
     let key = serde_json::json!({ "pipeline": pipeline, "pitches": pitches }).to_string();
     crumb_core::digest::sha256_hex(key.as_bytes())[..16].to_owned()
 }
 
 impl BatchDir {
     /// Open (creating if needed) the folder of `batch` under `home`.
-    pub fn create(home: &Path, batch: &BatchFile) -> std::io::Result<BatchDir> {
+    pub(crate) fn create(home: &Path, batch: &BatchFile) -> std::io::Result<BatchDir> {
         let root = home.join("batches").join(&batch.id);
         std::fs::create_dir_all(root.join("pitches"))?;
         let dir = BatchDir { root };
@@ -53,14 +53,14 @@ impl BatchDir {
     }
 
     /// An existing batch folder.
-    pub fn open(root: PathBuf) -> std::io::Result<(BatchDir, BatchFile)> {
+    pub(crate) fn open(root: PathBuf) -> std::io::Result<(BatchDir, BatchFile)> {
         let bytes = crate::fs::bounded_read::read(&root.join("batch.json"), 16 << 20)
             .map_err(std::io::Error::other)?;
         let file = serde_json::from_slice(&bytes).map_err(std::io::Error::other)?;
         Ok((BatchDir { root }, file))
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.root
     }
 
@@ -69,14 +69,14 @@ impl BatchDir {
     }
 
     /// The record of pitch `index` (empty when none was written).
-    pub fn pitch(&self, index: usize) -> PitchRecord {
+    pub(crate) fn pitch(&self, index: usize) -> PitchRecord {
         crate::fs::bounded_read::read(&self.pitch_path(index), 1 << 16)
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .unwrap_or_default()
     }
 
-    pub fn set_pitch(&self, index: usize, record: &PitchRecord) -> std::io::Result<()> {
+    pub(crate) fn set_pitch(&self, index: usize, record: &PitchRecord) -> std::io::Result<()> {
         let text = serde_json::to_vec(record).map_err(std::io::Error::other)?;
         write_whole(&self.pitch_path(index), &text)
     }

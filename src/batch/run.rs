@@ -17,7 +17,7 @@ use crate::exit_codes::INTERRUPTED;
 
 /// How a batch runs.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     /// The crumb home every child uses.
     pub home: PathBuf,
     pub jobs: usize,
@@ -45,7 +45,7 @@ fn settled(dir: &BatchDir, index: usize) -> Option<String> {
 }
 
 /// The session folder of `session` under `home`, in any project.
-pub fn session_path(home: &std::path::Path, session: &str) -> Option<PathBuf> {
+pub(crate) fn session_path(home: &std::path::Path, session: &str) -> Option<PathBuf> {
     std::fs::read_dir(home.join("projects"))
         .ok()?
         .flatten()
@@ -70,7 +70,11 @@ struct Shared<'a> {
 }
 
 /// Run the pitches of `batch` that are not settled yet and return every pitch's row.
-pub fn run(dir: &BatchDir, batch: &BatchFile, options: &Options) -> Result<Vec<Row>, String> {
+pub(crate) fn run(
+    dir: &BatchDir,
+    batch: &BatchFile,
+    options: &Options,
+) -> Result<Vec<Row>, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the crumb binary: {e}"))?;
     let indices: Vec<usize> = match options.only {
         Some(index) => vec![index],

@@ -14,7 +14,7 @@ use crate::transcript::{Event, Kind};
 
 /// One pitch's line of the summary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Row {
+pub(crate) struct Row {
     pub index: usize,
     pub pitch: String,
     /// The session that ran the pitch, once known.
@@ -36,7 +36,7 @@ pub struct Row {
 
 impl Row {
     /// A pitch with no session (yet).
-    pub fn not_run(index: usize, pitch: &str, note: impl Into<String>) -> Row {
+    pub(crate) fn not_run(index: usize, pitch: &str, note: impl Into<String>) -> Row {
         Row {
             index,
             pitch: pitch.to_owned(),
@@ -51,12 +51,12 @@ impl Row {
         }
     }
 
-    pub fn passed(&self) -> bool {
+    pub(crate) fn passed(&self) -> bool {
         self.outcome == "pass"
     }
 
     /// The row of the session at `path`, folded through its frozen pipeline.
-    pub fn of_session(index: usize, pitch: &str, path: &Path) -> Row {
+    pub(crate) fn of_session(index: usize, pitch: &str, path: &Path) -> Row {
         let fail = |note: String| Row {
             session: path.file_name().map(|n| n.to_string_lossy().into_owned()),
             outcome: "unreadable".into(),
@@ -127,7 +127,7 @@ fn wall(row: &Row) -> String {
 }
 
 /// The human table, one line per pitch and a totals line.
-pub fn human(rows: &[Row]) -> String {
+pub(crate) fn human(rows: &[Row]) -> String {
     let width = rows
         .iter()
         .map(|r| r.pitch.chars().count().min(40))
@@ -169,7 +169,7 @@ pub fn human(rows: &[Row]) -> String {
 }
 
 /// CSV with a header row (RFC 4180 quoting by the `csv` crate).
-pub fn csv(rows: &[Row]) -> Result<String, String> {
+pub(crate) fn csv(rows: &[Row]) -> Result<String, String> {
     let mut writer = ::csv::Writer::from_writer(Vec::new());
     let header = [
         "index", "pitch", "session", "outcome", "score", "turns", "tokens", "cost_usd", "wall_ms",

@@ -75,7 +75,7 @@ pub struct Args {
     pub collect: Option<PathBuf>,
 }
 
-pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     if let Some(home) = &args.collect {
         return collect_home(args, home);
     }

@@ -34,7 +34,7 @@ pub struct Args {
     pub max_states: usize,
 }
 
-pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let files = super::validate::expand(&args.paths).map_err(CommandError::usage)?;
     let options = Options {
         max_states: args.max_states,

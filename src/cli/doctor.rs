@@ -17,7 +17,7 @@ pub struct Args {
     pub home: Option<PathBuf>,
 }
 
-pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let home = super::home_flag::resolve(args.home.as_deref()).map_err(|_| {
         CommandError::usage("no crumb home: set CRUMB_HOME or HOME, or pass --home")
     })?;

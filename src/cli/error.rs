@@ -23,20 +23,20 @@ impl ExitStatus {
 
     /// The code of an outcome (`Ending::exit_code`, a batch's verdict): one of
     /// [`crate::exit_codes`].
-    pub(crate) fn outcome(code: u8) -> Self {
+    pub fn outcome(code: u8) -> Self {
         ExitStatus(code)
     }
 
     /// The process exit code.
     #[must_use]
-    pub fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         self.0
     }
 }
 
 /// Which kind of failure, which decides the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
+pub(crate) enum ErrorKind {
     /// [`USAGE_ERROR`]: the request cannot be carried out as given (a path, session, input or
     /// environment that does not resolve, a refusal).
     Usage,
@@ -49,7 +49,7 @@ pub enum ErrorKind {
 impl ErrorKind {
     /// The process exit code of this kind.
     #[must_use]
-    pub fn exit_code(self) -> u8 {
+    pub(crate) fn exit_code(self) -> u8 {
         match self {
             ErrorKind::Usage => USAGE_ERROR,
             ErrorKind::Failure => FAILURE,
@@ -142,14 +142,14 @@ impl CommandError {
 
     /// The process exit code: [`ErrorKind::exit_code`].
     #[must_use]
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         self.kind.exit_code()
     }
 
     /// What `main` prints to stderr for `crumb <command>`: the message line and the hint lines;
     /// nothing for an error already reported.
     #[must_use]
-    pub fn render(&self, command: &str) -> String {
+    pub(crate) fn render(&self, command: &str) -> String {
         if self.context.is_none() && self.source.is_none() {
             return String::new();
         }

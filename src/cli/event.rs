@@ -24,7 +24,7 @@ use crate::transcript::{Draft, Kind, Metadata};
 pub struct Args {}
 
 /// Tool id recorded on the firewall's audit events.
-pub const FIREWALL_TOOL: &str = "crumb-event-firewall@v1";
+pub(crate) const FIREWALL_TOOL: &str = "crumb-event-firewall@v1";
 
 /// How much of a refused body the audit keeps.
 const ATTEMPTED_BODY_CHARS: usize = 200;
@@ -47,7 +47,7 @@ struct SpawnEnv {
 
 /// Why `crumb event` stopped without writing the draft: a `CommandError::failure` when the
 /// input is not a valid event, a `CommandError::usage` for the environment, the firewall or I/O.
-pub fn run(_args: &Args) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(_args: &Args) -> Result<ExitStatus, CommandError> {
     let printed = execute()?;
     print_line(&printed);
     Ok(ExitStatus::SUCCESS)

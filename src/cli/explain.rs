@@ -55,7 +55,7 @@ pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
 }
 
 /// The text `crumb explain` prints for a code.
-pub fn explain_code(code: &Code) -> String {
+pub(crate) fn explain_code(code: &Code) -> String {
     format!(
         "{} ({})\n\n{}\n\nHow to fix: {}\n",
         code.name,

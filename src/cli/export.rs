@@ -34,7 +34,10 @@ pub struct Args {
 }
 
 /// The export of `session` in `format`, as text.
-pub fn render(session: &export::Loaded, format: Format) -> Result<String, serde_json::Error> {
+pub(crate) fn render(
+    session: &export::Loaded,
+    format: Format,
+) -> Result<String, serde_json::Error> {
     Ok(match format {
         Format::Html => export::html::report(session),
         Format::Md => export::markdown::summary(session),
@@ -43,7 +46,7 @@ pub fn render(session: &export::Loaded, format: Format) -> Result<String, serde_
     })
 }
 
-pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let home = super::home_flag::resolve(args.home.as_deref()).map_err(|_| {
         CommandError::usage("no crumb home: set CRUMB_HOME or HOME, or pass --home")
     })?;

@@ -41,7 +41,7 @@ pub struct Args {
     pub drive: super::run::DriveArgs,
 }
 
-pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let home = super::home_flag::resolve(args.drive.home.as_deref())?;
     let project = Project::current()
         .map_err(|e| CommandError::failure("cannot determine the project").because(e))?;

@@ -27,7 +27,7 @@ pub struct Args {
     pub format: GraphFormat,
 }
 
-pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let table = pipeline_file::compile_or_report(&args.pipeline, CompileOptions::default())?;
     let text = match args.format {
         GraphFormat::Mermaid => graph::mermaid(&table),

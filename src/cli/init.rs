@@ -146,7 +146,7 @@ jobs:
       - run: crumb check pipelines/
 ";
 
-pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let schema_text = schema::render(&schema::pipeline_schema());
     let mut plan: Vec<(&str, &str)> = files(args.from);
     plan.push(("schemas/pipeline.schema.json", &schema_text));

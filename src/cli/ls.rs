@@ -20,7 +20,7 @@ pub struct Args {
     pub all_projects: bool,
 }
 
-pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let home = CrumbHome::from_env()?;
     let project = if args.all_projects {
         None

@@ -7,6 +7,6 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
-pub fn run(_args: &Args) -> ExitCode {
+pub(crate) fn run(_args: &Args) -> ExitCode {
     crate::adapters::mock::agent::run()
 }

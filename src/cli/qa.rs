@@ -39,7 +39,7 @@ pub struct Args {
     pub out: Option<PathBuf>,
 }
 
-pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let options = CompileOptions {
         check_templates: false,
     };

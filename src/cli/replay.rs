@@ -43,7 +43,7 @@ pub struct Args {
     pub force: bool,
 }
 
-pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let chosen = Choice {
         pipeline: args.pipeline.as_deref(),
         force: args.force,

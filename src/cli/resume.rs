@@ -21,7 +21,7 @@ pub struct Args {
     pub drive: super::run::DriveArgs,
 }
 
-pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let home = super::home_flag::resolve(args.drive.home.as_deref())?;
     let project = Project::current().ok();
     let dir = resolve(&home, project.as_ref(), &args.session)?;

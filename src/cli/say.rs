@@ -23,7 +23,7 @@ pub struct Args {
     pub line: Vec<String>,
 }
 
-pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let message = say(args)?;
     super::stdout::print(format!("{message}\n"))?;
     Ok(ExitStatus::SUCCESS)

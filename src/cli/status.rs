@@ -30,7 +30,7 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let chosen = super::replay::Choice {
         pipeline: args.pipeline.as_deref(),
         force: false,

@@ -9,7 +9,7 @@ use indexmap::IndexMap;
 use crate::adapters::Usage;
 
 /// The usage block: each role's usage and the total.
-pub fn usage_block(by_role: &IndexMap<String, Usage>) -> String {
+pub(crate) fn usage_block(by_role: &IndexMap<String, Usage>) -> String {
     if by_role.is_empty() {
         return "usage      no agent turns yet\n".to_owned();
     }

@@ -37,7 +37,7 @@ pub struct Args {
     pub allow_hosts: Vec<String>,
 }
 
-pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     if !args.bind.is_loopback() && !args.allow_remote {
         return Err(CommandError::usage(format!(
             "refusing to bind {} without --allow-remote (Studio shows every session to whoever can reach it)",

@@ -49,7 +49,7 @@ pub struct Args {
     pub deny_warnings: bool,
 }
 
-pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let files = expand(&args.paths).map_err(CommandError::usage)?;
     let reports: Vec<FileReport> = files.iter().map(|file| validate_one(file)).collect();
     let format = args.format.map_or_else(

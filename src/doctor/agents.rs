@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::adapters::AdapterKind;
-pub use crate::adapters::Login;
+pub(crate) use crate::adapters::Login;
 use crate::adapters::adapter::LoginCheck;
 use crate::runtime::bindings::Environment;
 
@@ -19,7 +19,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// One agent CLI as found on this machine.
 #[derive(Debug, Clone, Serialize)]
-pub struct AgentCheck {
+pub(crate) struct AgentCheck {
     pub adapter: AdapterKind,
     pub binary: &'static str,
     /// `None`: not on `PATH`.
@@ -33,15 +33,8 @@ pub struct AgentCheck {
     pub fix: Option<String>,
 }
 
-impl AgentCheck {
-    /// Installed and not known to be logged out.
-    pub fn usable(&self) -> bool {
-        self.path.is_some() && self.logged_in != Some(Login::No)
-    }
-}
-
 /// The agent adapters crumb runs as CLIs (those with a binary), in the order people see them.
-pub fn agents() -> impl Iterator<Item = AdapterKind> {
+pub(crate) fn agents() -> impl Iterator<Item = AdapterKind> {
     AdapterKind::ALL
         .iter()
         .copied()
@@ -49,7 +42,7 @@ pub fn agents() -> impl Iterator<Item = AdapterKind> {
 }
 
 /// Check `kind`'s CLI in `env` (its `PATH` and variables).
-pub fn check(kind: AdapterKind, env: &Environment) -> AgentCheck {
+pub(crate) fn check(kind: AdapterKind, env: &Environment) -> AgentCheck {
     let adapter = kind.adapter();
     let binary = adapter.binary().unwrap_or("none");
     let Some(path) = env.which(binary) else {
@@ -84,7 +77,7 @@ pub fn check(kind: AdapterKind, env: &Environment) -> AgentCheck {
 }
 
 /// The fix for a CLI that is installed but cannot call its model.
-pub fn login_fix(kind: AdapterKind) -> &'static str {
+pub(crate) fn login_fix(kind: AdapterKind) -> &'static str {
     kind.adapter().login_hint().unwrap_or_default()
 }
 
@@ -174,7 +167,6 @@ mod tests {
         let env = Environment::from_pairs([("PATH", "/nonexistent")]);
         let check = check(AdapterKind::Codex, &env);
         assert_eq!(check.path, None);
-        assert!(!check.usable());
         assert_eq!(check.fix.as_deref(), Some("npm install -g @openai/codex"));
     }
 }

@@ -10,14 +10,14 @@ use crate::qa::browser::launch::Chromium;
 use crate::qa::browser::locate;
 
 /// Free space below which the crumb home is a problem (sessions keep logs, games, screenshots).
-pub const MIN_FREE_BYTES: u64 = 200 * 1024 * 1024;
+pub(crate) const MIN_FREE_BYTES: u64 = 200 * 1024 * 1024;
 /// An open-files limit below this cannot hold a browser and an agent CLI at once.
-pub const MIN_OPEN_FILES: u64 = 256;
+pub(crate) const MIN_OPEN_FILES: u64 = 256;
 /// How long Chromium gets to start.
 const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Clone, Serialize)]
-pub struct ChromiumCheck {
+pub(crate) struct ChromiumCheck {
     pub path: Option<PathBuf>,
     pub starts: bool,
     pub version: Option<String>,
@@ -28,7 +28,7 @@ pub struct ChromiumCheck {
 }
 
 /// Find Chromium and start it headless once, the way QA does.
-pub fn chromium() -> ChromiumCheck {
+pub(crate) fn chromium() -> ChromiumCheck {
     let exe = match locate::locate() {
         Ok(exe) => exe,
         Err(why) => {
@@ -79,7 +79,7 @@ pub fn chromium() -> ChromiumCheck {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct HomeCheck {
+pub(crate) struct HomeCheck {
     pub path: PathBuf,
     pub writable: bool,
     pub free_bytes: Option<u64>,
@@ -90,7 +90,7 @@ pub struct HomeCheck {
 }
 
 /// Write (and remove) a probe file in the crumb home, and measure the free space there.
-pub fn home(root: &Path) -> HomeCheck {
+pub(crate) fn home(root: &Path) -> HomeCheck {
     let probe = root.join(format!(".doctor-{}", std::process::id()));
     let written = std::fs::create_dir_all(root)
         .and_then(|()| std::fs::write(&probe, b"crumb doctor"))
@@ -122,7 +122,7 @@ pub fn home(root: &Path) -> HomeCheck {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// `ARG_MAX`: the most bytes of argv + environment a process can start with.
     pub arg_max: Option<u64>,
     pub open_files_soft: Option<u64>,
@@ -132,7 +132,7 @@ pub struct Limits {
 }
 
 /// The shared limits.
-pub fn limits() -> Limits {
+pub(crate) fn limits() -> Limits {
     let arg_max = nix::unistd::sysconf(nix::unistd::SysconfVar::ARG_MAX)
         .ok()
         .flatten()

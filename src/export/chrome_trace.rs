@@ -18,7 +18,7 @@ const PID: u32 = 1;
 /// `{"traceEvents": [...], "displayTimeUnit": "ms"}`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Trace<'a> {
+pub(crate) struct Trace<'a> {
     trace_events: Vec<TraceEvent<'a>>,
     display_time_unit: &'static str,
 }
@@ -81,7 +81,7 @@ fn metadata(name: &str, tid: u32, value: String) -> TraceEvent<'static> {
 }
 
 /// The trace, ready to serialise.
-pub fn trace(session: &Loaded) -> Trace<'_> {
+pub(crate) fn trace(session: &Loaded) -> Trace<'_> {
     let origin = session.origin_ms();
     let mut tids: BTreeMap<&str, u32> = BTreeMap::new();
     for span in &session.spans {

@@ -28,7 +28,7 @@ pre{white-space:pre-wrap;background:#f6f6f6;padding:.5rem;max-height:30rem;overf
 img{max-width:100%;border:1px solid #ccc}code{font-size:.9em}";
 
 /// Escape text for HTML element content and attribute values.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -44,7 +44,7 @@ pub fn escape(text: &str) -> String {
 }
 
 /// The report.
-pub fn report(session: &Loaded) -> String {
+pub(crate) fn report(session: &Loaded) -> String {
     let mut out = String::with_capacity(64 * 1024);
     let outcome = session.outcome();
     let _ = write!(

@@ -7,7 +7,7 @@ use super::Loaded;
 use super::spans::SpanKind;
 
 /// Escape text for a Markdown table cell or line.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -29,7 +29,7 @@ fn seconds(ms: i64) -> String {
 }
 
 /// The summary.
-pub fn summary(session: &Loaded) -> String {
+pub(crate) fn summary(session: &Loaded) -> String {
     let mut out = String::new();
     let goal = session.state.goal.as_deref().unwrap_or("");
     let _ = writeln!(out, "# crumb session {}\n", session.id);

@@ -2,11 +2,11 @@
 //! for someone who has no crumb. Every format is built from one load of the transcript (the
 //! events and the engine's fold of them) and one list of [`spans::Span`]s.
 
-pub mod chrome_trace;
-pub mod html;
-pub mod markdown;
-pub mod otlp;
-pub mod spans;
+pub(crate) mod chrome_trace;
+pub(crate) mod html;
+pub(crate) mod markdown;
+pub(crate) mod otlp;
+pub(crate) mod spans;
 
 use std::path::PathBuf;
 
@@ -16,7 +16,7 @@ use crate::transcript::Event;
 use crate::transcript::reader::each_event;
 
 /// A session as the exporters see it.
-pub struct Loaded {
+pub(crate) struct Loaded {
     pub id: String,
     pub dir: PathBuf,
     /// The pipeline's name.
@@ -32,7 +32,7 @@ pub struct Loaded {
 
 /// Read the session once: every event (the folding readers' rules: bad lines and duplicated ids
 /// skipped) and the state its frozen pipeline folds them into.
-pub fn load(dir: &SessionDir) -> Result<Loaded, String> {
+pub(crate) fn load(dir: &SessionDir) -> Result<Loaded, String> {
     let table = dir.table().map_err(|e| e.to_string())?;
     let file = std::fs::File::open(dir.transcript())
         .map_err(|e| format!("cannot read {}: {e}", dir.transcript().display()))?;
@@ -64,7 +64,7 @@ pub fn load(dir: &SessionDir) -> Result<Loaded, String> {
 
 impl Loaded {
     /// `pass`, `fail`, … or `awaiting` / `unfinished` for a session that has not ended.
-    pub fn outcome(&self) -> String {
+    pub(crate) fn outcome(&self) -> String {
         match (&self.state.done, &self.state.awaiting) {
             (Some(done), _) => done.outcome.map_or("unknown", |o| o.as_str()).to_owned(),
             (None, Some(_)) => "awaiting".to_owned(),
@@ -73,7 +73,7 @@ impl Loaded {
     }
 
     /// `name = value` for each input recorded in `session.start`, in declaration order.
-    pub fn inputs(&self) -> Vec<String> {
+    pub(crate) fn inputs(&self) -> Vec<String> {
         self.events
             .iter()
             .find(|e| e.kind == crate::transcript::Kind::SessionStart)
@@ -84,12 +84,12 @@ impl Loaded {
             .collect()
     }
 
-    pub fn reason(&self) -> Option<&str> {
+    pub(crate) fn reason(&self) -> Option<&str> {
         self.state.done.as_ref().map(|d| d.reason.as_str())
     }
 
     /// The time of the first event, in Unix milliseconds (0 for an empty transcript).
-    pub fn origin_ms(&self) -> i64 {
+    pub(crate) fn origin_ms(&self) -> i64 {
         self.events
             .iter()
             .find_map(|e| spans::unix_ms(&e.ts))
@@ -98,7 +98,7 @@ impl Loaded {
 }
 
 /// One line of the scorecard: a dimension, the verifier's score and the corrected one.
-pub struct ScoreLine {
+pub(crate) struct ScoreLine {
     pub dimension: String,
     pub raw: Option<f64>,
     pub corrected: f64,
@@ -106,7 +106,7 @@ pub struct ScoreLine {
 
 impl Loaded {
     /// The latest verdict's declared dimensions, raw beside corrected.
-    pub fn scorecard(&self) -> Vec<ScoreLine> {
+    pub(crate) fn scorecard(&self) -> Vec<ScoreLine> {
         let Some(latest) = &self.state.verification.latest else {
             return Vec::new();
         };
@@ -130,7 +130,7 @@ impl Loaded {
 
     /// `(verdict, aggregate)` the routes acted on: a join's combined verdict, else the latest
     /// judge's, corrected.
-    pub fn verdict(&self) -> Option<(String, f64)> {
+    pub(crate) fn verdict(&self) -> Option<(String, f64)> {
         if let Some(joined) = &self.state.verification.routed_join {
             return Some((joined.verdict.to_string(), joined.aggregate));
         }
@@ -142,7 +142,7 @@ impl Loaded {
     }
 
     /// Every file an event recorded, latest record per path: `(path, sha256, role)`.
-    pub fn artifacts(&self) -> Vec<(String, String, Option<String>)> {
+    pub(crate) fn artifacts(&self) -> Vec<(String, String, Option<String>)> {
         let mut seen: indexmap::IndexMap<String, (String, Option<String>)> =
             indexmap::IndexMap::new();
         for event in &self.events {
@@ -160,7 +160,7 @@ impl Loaded {
     }
 
     /// The prompt files of the session (`prompts/<role>-<n>.md`), sorted.
-    pub fn prompts(&self) -> Vec<PathBuf> {
+    pub(crate) fn prompts(&self) -> Vec<PathBuf> {
         let mut found: Vec<PathBuf> = std::fs::read_dir(self.dir.join("prompts"))
             .map(|entries| entries.flatten().map(|e| e.path()).collect())
             .unwrap_or_default();
@@ -169,7 +169,7 @@ impl Loaded {
     }
 
     /// Σ tokens in and out, and cost, over every turn.
-    pub fn usage(&self) -> (u64, u64, Option<f64>) {
+    pub(crate) fn usage(&self) -> (u64, u64, Option<f64>) {
         let mut cost: Option<f64> = None;
         let (mut input, mut output) = (0, 0);
         for span in &self.spans {

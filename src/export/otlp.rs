@@ -19,7 +19,7 @@ const STATUS_ERROR: u8 = 2;
 /// `ExportTraceServiceRequest`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Request {
+pub(crate) struct Request {
     resource_spans: [ResourceSpans; 1],
 }
 
@@ -168,7 +168,7 @@ fn turn_attributes(span: &Span) -> Vec<KeyValue> {
 }
 
 /// The export request, ready to serialise.
-pub fn request(session: &Loaded) -> Request {
+pub(crate) fn request(session: &Loaded) -> Request {
     let trace = trace_id(&session.id);
     let root = span_id(&session.id);
     let origin = session.origin_ms();

@@ -8,7 +8,7 @@ use crate::transcript::{Event, Kind};
 
 /// What an interval is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpanKind {
+pub(crate) enum SpanKind {
     Turn,
     Qa,
     Wait,
@@ -16,7 +16,7 @@ pub enum SpanKind {
 
 /// A tool call inside a turn.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolCall {
+pub(crate) struct ToolCall {
     pub event_id: String,
     pub name: String,
     pub start_ms: i64,
@@ -25,7 +25,7 @@ pub struct ToolCall {
 
 /// One interval.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Span {
+pub(crate) struct Span {
     pub kind: SpanKind,
     /// The role of a turn, `qa`, or `person`.
     pub track: String,
@@ -46,7 +46,7 @@ pub struct Span {
 }
 
 /// Unix milliseconds of an RFC 3339 timestamp.
-pub fn unix_ms(ts: &str) -> Option<i64> {
+pub(crate) fn unix_ms(ts: &str) -> Option<i64> {
     chrono::DateTime::parse_from_rfc3339(ts)
         .ok()
         .map(|t| t.timestamp_millis())
@@ -81,7 +81,7 @@ fn open(kind: SpanKind, track: &str, name: String, event: &Event, at: i64) -> Sp
 }
 
 /// Every span of `events`, ordered by start (turns still open at the end close at the last event).
-pub fn spans(events: &[Event]) -> Vec<Span> {
+pub(crate) fn spans(events: &[Event]) -> Vec<Span> {
     let mut done = Vec::new();
     let mut turns: HashMap<String, Span> = HashMap::new();
     let mut wait: Option<Span> = None;
@@ -202,7 +202,7 @@ fn close_tools(span: &mut Span, at: i64) {
     }
 }
 
-pub fn clip(text: &str, n: usize) -> String {
+pub(crate) fn clip(text: &str, n: usize) -> String {
     let first = text.lines().next().unwrap_or("");
     if first.chars().count() > n {
         format!("{}…", first.chars().take(n).collect::<String>())

@@ -9,7 +9,7 @@ use std::path::Path;
 use crumb_core::pipeline::source::ReadError;
 
 /// Read the regular file at `path`, at most `limit` bytes.
-pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+pub(crate) fn read(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     let mut file = open_regular(path)?;
     let mut bytes = Vec::new();
     (&mut file)
@@ -23,7 +23,7 @@ pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
 
 /// Open `path` for reading only if it is a regular file. The path is checked before opening (so
 /// a FIFO's open never blocks), and the opened handle again (so a swap in between is caught).
-pub fn open_regular(path: &Path) -> Result<File, ReadError> {
+pub(crate) fn open_regular(path: &Path) -> Result<File, ReadError> {
     refuse_irregular(&std::fs::metadata(path)?)?;
     let mut options = OpenOptions::new();
     options.read(true);

@@ -15,7 +15,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Why a path was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Escape {
+pub(crate) enum Escape {
     #[error("path `{0}` is absolute; paths are relative to the artifacts folder")]
     Absolute(String),
     #[error("path `{0}` climbs out of the artifacts folder with `..`")]
@@ -29,14 +29,12 @@ pub enum Escape {
 }
 
 impl Escape {
-    /// Stable finding code.
-    pub fn code(&self) -> &'static str {
-        "path_escape"
-    }
+    /// Stable finding code, the same for every way out.
+    pub(crate) const CODE: &'static str = "path_escape";
 }
 
 /// Join `relative` onto `root` lexically, refusing absolute paths and `..`.
-pub fn join_inside(root: &Path, relative: &str) -> Result<PathBuf, Escape> {
+pub(crate) fn join_inside(root: &Path, relative: &str) -> Result<PathBuf, Escape> {
     let shown: String = relative.chars().take(200).collect();
     if relative.is_empty() || relative.contains('\0') {
         return Err(Escape::Malformed(shown));
@@ -56,7 +54,7 @@ pub fn join_inside(root: &Path, relative: &str) -> Result<PathBuf, Escape> {
 
 /// [`join_inside`], then, if the path exists, check that its real location is still under the real
 /// root (so a symlink cannot lead out). A path that does not exist is returned as joined.
-pub fn resolve_inside(root: &Path, relative: &str) -> Result<PathBuf, Escape> {
+pub(crate) fn resolve_inside(root: &Path, relative: &str) -> Result<PathBuf, Escape> {
     let joined = join_inside(root, relative)?;
     let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     match real_location(&real_root, &joined) {
@@ -69,14 +67,14 @@ pub fn resolve_inside(root: &Path, relative: &str) -> Result<PathBuf, Escape> {
 }
 
 /// Whether `path` is a non-directory with more than one hard link (see the module docs).
-pub fn hard_linked(path: &Path) -> bool {
+pub(crate) fn hard_linked(path: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(path).is_ok_and(|meta| !meta.is_dir() && meta.nlink() > 1)
 }
 
 /// Where a path really is once symlinks are resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Location {
+pub(crate) enum Location {
     /// It exists, and its canonical path (held here) is under the root.
     Inside(PathBuf),
     /// It exists, but resolves outside the root.
@@ -86,7 +84,7 @@ pub enum Location {
 }
 
 /// The one symlink check: where `path` really is relative to `real_root` (already canonical).
-pub fn real_location(real_root: &Path, path: &Path) -> Location {
+pub(crate) fn real_location(real_root: &Path, path: &Path) -> Location {
     match path.canonicalize() {
         Ok(real) if real.starts_with(real_root) => Location::Inside(real),
         Ok(_) => Location::Outside,
@@ -95,7 +93,7 @@ pub fn real_location(real_root: &Path, path: &Path) -> Location {
 }
 
 /// Whether `path` (already under `root`) really lives under `root` after resolving symlinks.
-pub fn really_inside(real_root: &Path, path: &Path) -> bool {
+pub(crate) fn really_inside(real_root: &Path, path: &Path) -> bool {
     matches!(real_location(real_root, path), Location::Inside(_))
 }
 

@@ -2,8 +2,8 @@
 //! inside their folder, and the real files the core's compiler reads through
 //! ([`source_files::FsSource`]). The core itself never touches the file system.
 
-pub mod bounded_read;
-pub mod confine;
-pub mod source_files;
+pub(crate) mod bounded_read;
+pub(crate) mod confine;
+pub(crate) mod source_files;
 
 pub use source_files::{FsSource, real_files};

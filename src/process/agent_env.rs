@@ -2,7 +2,7 @@
 //! `PATH`, so `printf '{…}' | crumb event` works from inside any agent CLI.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The identity and location variables of one spawn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,14 +21,6 @@ pub struct AgentEnv {
 }
 
 impl AgentEnv {
-    /// The directory of the running executable: the right `crumb_dir` when the caller *is* crumb.
-    pub fn current_exe_dir() -> Option<PathBuf> {
-        std::env::current_exe()
-            .ok()?
-            .parent()
-            .map(Path::to_path_buf)
-    }
-
     /// The variables to set, given the `PATH` the child would otherwise inherit.
     pub fn vars(&self, inherited_path: Option<&OsString>) -> Vec<(OsString, OsString)> {
         let mut vars: Vec<(OsString, OsString)> = vec![

@@ -14,14 +14,14 @@ use std::ffi::OsStr;
 use std::process::Stdio;
 
 /// A blocking command with stdin closed (probes, the desktop opener, the mock agent's helpers).
-pub fn blocking(program: impl AsRef<OsStr>) -> std::process::Command {
+pub(crate) fn blocking(program: impl AsRef<OsStr>) -> std::process::Command {
     let mut command = std::process::Command::new(program);
     command.stdin(Stdio::null());
     command
 }
 
 /// An async command with stdin closed and killed when its handle is dropped.
-pub fn spawned(program: impl AsRef<OsStr>) -> tokio::process::Command {
+pub(crate) fn spawned(program: impl AsRef<OsStr>) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(program);
     command.stdin(Stdio::null()).kill_on_drop(true);
     command

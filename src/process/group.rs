@@ -11,19 +11,19 @@ fn group(pgid: i32) -> Option<Pid> {
 }
 
 /// Whether any process of the group is still alive.
-pub fn alive(pgid: i32) -> bool {
+pub(crate) fn alive(pgid: i32) -> bool {
     group(pgid).is_some_and(|pid| killpg(pid, None).is_ok())
 }
 
 /// Ask every process of the group to stop (SIGTERM). Harmless if the group is gone.
-pub fn terminate(pgid: i32) {
+pub(crate) fn terminate(pgid: i32) {
     if let Some(pid) = group(pgid) {
         let _ = killpg(pid, Signal::SIGTERM);
     }
 }
 
 /// SIGKILL every process of the group now. Harmless if the group is already gone.
-pub fn kill(pgid: i32) {
+pub(crate) fn kill(pgid: i32) {
     if let Some(pid) = group(pgid) {
         let _ = killpg(pid, Signal::SIGKILL);
     }
@@ -31,32 +31,32 @@ pub fn kill(pgid: i32) {
 
 /// Kills a process group with SIGKILL when dropped (unless [`GroupGuard::disarm`]ed).
 #[derive(Debug)]
-pub struct GroupGuard {
+pub(crate) struct GroupGuard {
     pgid: Option<i32>,
 }
 
 impl GroupGuard {
     /// Guard the group led by `pid` (a child spawned with `process_group(0)`).
-    pub fn new(pid: Option<u32>) -> Self {
+    pub(crate) fn new(pid: Option<u32>) -> Self {
         GroupGuard {
             pgid: pid.and_then(|p| i32::try_from(p).ok()).filter(|&p| p > 1),
         }
     }
 
     /// The group id, if any.
-    pub fn pgid(&self) -> Option<i32> {
+    pub(crate) fn pgid(&self) -> Option<i32> {
         self.pgid
     }
 
     /// SIGKILL every process of the group now. Harmless if the group is already gone.
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         if let Some(pgid) = self.pgid {
             kill(pgid);
         }
     }
 
     /// Stop guarding (the group was reaped and its id may be reused).
-    pub fn disarm(&mut self) {
+    pub(crate) fn disarm(&mut self) {
         self.pgid = None;
     }
 }
@@ -69,7 +69,7 @@ impl Drop for GroupGuard {
 
 /// Ask one process to stop (SIGTERM): `crumb batch` stopping a child `crumb run` at its wall
 /// budget, which then stops its own groups and stays resumable. Harmless if it is gone.
-pub fn terminate_process(pid: u32) {
+pub(crate) fn terminate_process(pid: u32) {
     if let Ok(raw) = i32::try_from(pid)
         && raw > 1
     {

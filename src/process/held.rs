@@ -19,7 +19,7 @@ const HOLDERS: [&str; 2] = ["/usr/bin/cat", "/bin/cat"];
 
 /// A process group founded by a holder and recorded on disk.
 #[derive(Debug)]
-pub struct HeldGroup {
+pub(crate) struct HeldGroup {
     holder: tokio::process::Child,
     pgid: i32,
     record: PathBuf,
@@ -28,7 +28,7 @@ pub struct HeldGroup {
 impl HeldGroup {
     /// Found a group and write `<pgid>\n<extra>` to `record` (synced) before returning. `env`
     /// is given to the holder too, so the group carries its markers from its first process.
-    pub fn found(
+    pub(crate) fn found(
         record: &Path,
         extra: &str,
         env: &[(OsString, OsString)],
@@ -65,34 +65,34 @@ impl HeldGroup {
     }
 
     /// The group id the real command must join (`process_group(pgid)`).
-    pub fn pgid(&self) -> i32 {
+    pub(crate) fn pgid(&self) -> i32 {
         self.pgid
     }
 
     /// Where the group is recorded.
-    pub fn record(&self) -> &Path {
+    pub(crate) fn record(&self) -> &Path {
         &self.record
     }
 
     /// The real command joined (or could not start): stop and reap the holder, so the group
     /// lives exactly as long as the processes doing the work.
-    pub async fn release(mut self) {
+    pub(crate) async fn release(mut self) {
         let _ = self.holder.start_kill();
         let _ = self.holder.wait().await;
     }
 }
 
 /// Set on a recorded group's command when nothing else marks it as ours: the record's path.
-pub const RECORD_ENV: &str = "CRUMB_GROUP_RECORD";
+pub(crate) const RECORD_ENV: &str = "CRUMB_GROUP_RECORD";
 
 /// The marker [`RECORD_ENV`] gives a group recorded in `record`, for [`reap_recorded`].
-pub fn record_marker(record: &Path) -> String {
+pub(crate) fn record_marker(record: &Path) -> String {
     format!("{RECORD_ENV}={}", record.display())
 }
 
 /// A group record, removed when dropped unless taken (every exit path of its owner).
 #[derive(Debug, Default)]
-pub struct RecordGuard(pub Option<PathBuf>);
+pub(crate) struct RecordGuard(pub Option<PathBuf>);
 
 impl Drop for RecordGuard {
     fn drop(&mut self) {
@@ -115,7 +115,7 @@ fn write_synced(path: &Path, text: &str) -> std::io::Result<()> {
 /// Kill the group recorded in `record` if one of its processes still carries `marker`
 /// (`KEY=value`) in its environment: checked through `/proc`, so a reused id is never hit. The
 /// record is removed either way. Returns whether a group was killed.
-pub fn reap_recorded(record: &Path, marker: &str) -> bool {
+pub(crate) fn reap_recorded(record: &Path, marker: &str) -> bool {
     let Ok(text) = std::fs::read_to_string(record) else {
         return false;
     };
@@ -142,7 +142,7 @@ pub fn reap_recorded(record: &Path, marker: &str) -> bool {
 }
 
 /// The second line of a record (what [`HeldGroup::found`] wrote after the group id).
-pub fn recorded_extra(record: &Path) -> Option<String> {
+pub(crate) fn recorded_extra(record: &Path) -> Option<String> {
     let text = std::fs::read_to_string(record).ok()?;
     text.lines()
         .nth(1)

@@ -2,17 +2,17 @@
 
 /// Longest line kept whole; a longer one is delivered in pieces of this size (agent CLIs can emit
 /// multi-megabyte JSON lines, which must not stall the stream nor exhaust memory).
-pub const MAX_LINE_BYTES: usize = 8 << 20;
+pub(super) const MAX_LINE_BYTES: usize = 8 << 20;
 
 /// Accumulates bytes and yields complete lines (without `\n` or a trailing `\r`).
 #[derive(Debug, Default)]
-pub struct LineSplitter {
+pub(super) struct LineSplitter {
     partial: Vec<u8>,
 }
 
 impl LineSplitter {
     /// Feed bytes; returns the lines they completed.
-    pub fn push(&mut self, mut bytes: &[u8]) -> Vec<Vec<u8>> {
+    pub(super) fn push(&mut self, mut bytes: &[u8]) -> Vec<Vec<u8>> {
         let mut lines = Vec::new();
         while let Some(at) = bytes.iter().position(|&byte| byte == b'\n') {
             self.partial.extend_from_slice(&bytes[..at]);
@@ -28,7 +28,7 @@ impl LineSplitter {
     }
 
     /// The last line, if the stream ended without a newline.
-    pub fn finish(self) -> Option<Vec<u8>> {
+    pub(super) fn finish(self) -> Option<Vec<u8>> {
         (!self.partial.is_empty()).then(|| trim_cr(self.partial))
     }
 }

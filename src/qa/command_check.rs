@@ -25,7 +25,7 @@ const KEEP_TAIL: usize = 8 * 1024;
 
 /// What to run.
 #[derive(Debug, Clone)]
-pub struct CommandCheck<'a> {
+pub(crate) struct CommandCheck<'a> {
     pub id: &'a str,
     pub blocking: bool,
     pub argv: &'a [String],
@@ -38,7 +38,7 @@ pub struct CommandCheck<'a> {
 }
 
 /// Run a `command` check against `root`.
-pub async fn run(check: &CommandCheck<'_>, root: &Path) -> CheckResult {
+pub(crate) async fn run(check: &CommandCheck<'_>, root: &Path) -> CheckResult {
     let mut result = CheckResult::new(check.id, "command", check.blocking, CheckStatus::Pass);
     let Some((program, args)) = check.argv.split_first() else {
         result.fail(Finding::new("empty_argv", "`argv` is empty"));
@@ -49,7 +49,7 @@ pub async fn run(check: &CommandCheck<'_>, root: &Path) -> CheckResult {
         Some(rel) => match confine::resolve_inside(root, rel) {
             Ok(p) => p,
             Err(escape) => {
-                result.fail(Finding::new(escape.code(), escape.to_string()));
+                result.fail(Finding::new(confine::Escape::CODE, escape.to_string()));
                 return result;
             }
         },

@@ -8,7 +8,7 @@ use super::confine;
 use super::report::{CheckResult, CheckStatus, Finding};
 
 /// Run a `file` check against `root` (the artifacts folder).
-pub fn run(
+pub(crate) fn run(
     id: &str,
     blocking: bool,
     root: &Path,
@@ -20,7 +20,7 @@ pub fn run(
     let full = match confine::resolve_inside(root, path) {
         Ok(p) => p,
         Err(escape) => {
-            result.fail(Finding::new(escape.code(), escape.to_string()));
+            result.fail(Finding::new(confine::Escape::CODE, escape.to_string()));
             return result;
         }
     };

@@ -13,12 +13,12 @@ use super::report::{CheckResult, CheckStatus, Finding};
 const MAX_HTML_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Run an `html` check on `path` under `root`.
-pub fn run(id: &str, blocking: bool, root: &Path, path: &str) -> CheckResult {
+pub(crate) fn run(id: &str, blocking: bool, root: &Path, path: &str) -> CheckResult {
     let mut result = CheckResult::new(id, "html", blocking, CheckStatus::Pass);
     let full = match confine::resolve_inside(root, path) {
         Ok(p) => p,
         Err(escape) => {
-            result.fail(Finding::new(escape.code(), escape.to_string()));
+            result.fail(Finding::new(confine::Escape::CODE, escape.to_string()));
             return result;
         }
     };

@@ -9,14 +9,14 @@
 /// A start tag as written (name lower-cased, attribute names lower-cased, values unescaped only of
 /// quotes).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tag {
+pub(crate) struct Tag {
     pub name: String,
     pub attrs: Vec<(String, String)>,
 }
 
 impl Tag {
     /// The value of attribute `name`, if present.
-    pub fn attr(&self, name: &str) -> Option<&str> {
+    pub(crate) fn attr(&self, name: &str) -> Option<&str> {
         self.attrs
             .iter()
             .find(|(k, _)| k == name)
@@ -26,7 +26,7 @@ impl Tag {
 
 /// A `<script>` element.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Script {
+pub(crate) struct Script {
     pub src: Option<String>,
     /// The inline body, trimmed.
     pub body_len: usize,
@@ -34,7 +34,7 @@ pub struct Script {
 
 /// What the scanner saw.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Scan {
+pub(crate) struct Scan {
     /// The doctype's content, e.g. `html`, if the document starts with one.
     pub doctype: Option<String>,
     pub tags: Vec<Tag>,
@@ -47,7 +47,7 @@ pub struct Scan {
 const MAX_TAGS: usize = 100_000;
 
 /// Scan `html`.
-pub fn scan(html: &str) -> Scan {
+pub(crate) fn scan(html: &str) -> Scan {
     let bytes = html.as_bytes();
     let mut out = Scan::default();
     let mut i = 0;

@@ -45,14 +45,14 @@
 //! (WebRTC). Every request to another origin is reported as `blocked_request`.
 
 pub mod browser;
-pub mod command_check;
+pub(crate) mod command_check;
 /// Path confinement lives in the core, shared with the Studio and the template loader.
-pub use crate::fs::confine;
-pub mod file_check;
-pub mod html_check;
-pub mod html_scan;
-pub mod predicate;
-pub mod report;
-pub mod runner;
-pub mod size_budget;
-pub mod standalone;
+pub(crate) use crate::fs::confine;
+pub(crate) mod file_check;
+pub(crate) mod html_check;
+pub(crate) mod html_scan;
+pub(crate) mod predicate;
+pub(crate) mod report;
+pub(crate) mod runner;
+pub(crate) mod size_budget;
+pub(crate) mod standalone;

@@ -8,19 +8,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Most predicates read from one spec.
-pub const MAX_PREDICATES: usize = 64;
+pub(crate) const MAX_PREDICATES: usize = 64;
 /// Longest `predicate` or `action` source accepted.
-pub const MAX_SOURCE_BYTES: usize = 32 * 1024;
+pub(crate) const MAX_SOURCE_BYTES: usize = 32 * 1024;
 /// Default and largest `timeout_ms`.
-pub const DEFAULT_TIMEOUT_MS: u64 = 3_000;
-pub const MAX_TIMEOUT_MS: u64 = 60_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 3_000;
+pub(crate) const MAX_TIMEOUT_MS: u64 = 60_000;
 /// Default and largest `wait_ms` (delay between the action and the first poll).
-pub const DEFAULT_WAIT_MS: u64 = 0;
-pub const MAX_WAIT_MS: u64 = 30_000;
+pub(crate) const DEFAULT_WAIT_MS: u64 = 0;
+pub(crate) const MAX_WAIT_MS: u64 = 30_000;
 
 /// One acceptance predicate.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AcPredicate {
+pub(crate) struct AcPredicate {
     pub id: String,
     #[serde(default)]
     pub intent: String,
@@ -36,24 +36,24 @@ pub struct AcPredicate {
 }
 
 impl AcPredicate {
-    pub fn wait_ms(&self) -> u64 {
+    pub(crate) fn wait_ms(&self) -> u64 {
         self.wait_ms.unwrap_or(DEFAULT_WAIT_MS)
     }
 
-    pub fn timeout_ms(&self) -> u64 {
+    pub(crate) fn timeout_ms(&self) -> u64 {
         self.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS)
     }
 }
 
 /// Predicates read from a document, and what was wrong with the entries that were refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     pub predicates: Vec<AcPredicate>,
     pub problems: Vec<String>,
 }
 
 /// Read predicates from a JSON array, or an object holding `ac_predicates` (a spec's `data`).
-pub fn parse(doc: &Value) -> Parsed {
+pub(crate) fn parse(doc: &Value) -> Parsed {
     let mut out = Parsed::default();
     let list = match doc {
         Value::Array(items) => items.as_slice(),

@@ -9,12 +9,12 @@ use serde_json::{Value, json};
 use crate::transcript::{ArtifactRef, ArtifactRole, Data, Draft, Kind, Metadata, Visibility};
 
 /// Value of `metadata.tool` on every `qa.result`.
-pub const QA_TOOL: &str = "qa-check-effect@v1";
+pub(crate) const QA_TOOL: &str = "qa-check-effect@v1";
 
 /// How one check ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum CheckStatus {
+pub(crate) enum CheckStatus {
     /// The check ran and everything it looks at was fine.
     Pass,
     /// The check ran and found a problem.
@@ -33,11 +33,11 @@ pub enum CheckStatus {
 
 impl CheckStatus {
     /// Whether a blocking check with this status lets QA pass.
-    pub fn is_ok(self) -> bool {
+    pub(crate) fn is_ok(self) -> bool {
         matches!(self, CheckStatus::Pass | CheckStatus::Skipped)
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             CheckStatus::Pass => "pass",
             CheckStatus::Fail => "fail",
@@ -51,13 +51,13 @@ impl CheckStatus {
 
 /// One problem a check found. `code` is stable (tests and guards match on it); `message` is for people.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Finding {
+pub(crate) struct Finding {
     pub code: String,
     pub message: String,
 }
 
 impl Finding {
-    pub fn new(code: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: &str, message: impl Into<String>) -> Self {
         Finding {
             code: code.to_owned(),
             message: message.into(),
@@ -67,7 +67,7 @@ impl Finding {
 
 /// The result of one declared check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CheckResult {
+pub(crate) struct CheckResult {
     pub id: String,
     /// `file`, `max_bytes`, `html`, `command`, `browser` or `ac_predicates`.
     pub kind: String,
@@ -82,7 +82,7 @@ pub struct CheckResult {
 
 impl CheckResult {
     /// A result with no findings and no details yet.
-    pub fn new(id: &str, kind: &str, blocking: bool, status: CheckStatus) -> Self {
+    pub(crate) fn new(id: &str, kind: &str, blocking: bool, status: CheckStatus) -> Self {
         CheckResult {
             id: id.to_owned(),
             kind: kind.to_owned(),
@@ -95,7 +95,7 @@ impl CheckResult {
     }
 
     /// Add a finding and mark the check failed.
-    pub fn fail(&mut self, finding: Finding) {
+    pub(crate) fn fail(&mut self, finding: Finding) {
         self.status = CheckStatus::Fail;
         self.findings.push(finding);
     }
@@ -104,7 +104,7 @@ impl CheckResult {
 /// Outcome of one acceptance predicate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
-pub enum AcStatus {
+pub(crate) enum AcStatus {
     Pass,
     Fail,
     Skip,
@@ -112,7 +112,7 @@ pub enum AcStatus {
 
 /// One acceptance predicate's result, as the reducer's guards read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AcResult {
+pub(crate) struct AcResult {
     pub ac_id: String,
     pub status: AcStatus,
     pub reason: String,
@@ -122,7 +122,7 @@ pub struct AcResult {
 /// What a QA run says about the artifact: `data.status` of the `qa.result`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum QaStatus {
+pub(crate) enum QaStatus {
     /// Every blocking check passed (or had nothing to check).
     Pass,
     /// A blocking check found a problem, or the run timed out: the artifact is known bad.
@@ -132,7 +132,7 @@ pub enum QaStatus {
 }
 
 impl QaStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             QaStatus::Pass => "pass",
             QaStatus::Fail => "fail",
@@ -142,12 +142,12 @@ impl QaStatus {
 }
 
 /// `exec_exit_code` of a run whose checks could not run (status `error`).
-pub const EXIT_COULD_NOT_RUN: i32 = 3;
+pub(crate) const EXIT_COULD_NOT_RUN: i32 = 3;
 
 /// Which machine-wide browser slot a run held, and when (Unix epoch milliseconds), so a caller
 /// can check that no more browsers ran at once than the pool allows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SlotFacts {
+pub(crate) struct SlotFacts {
     pub index: usize,
     pub slots: usize,
     /// How long the run waited for the slot (not counted against any timeout).
@@ -158,7 +158,7 @@ pub struct SlotFacts {
 
 /// Everything a QA run found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct QaReport {
+pub(crate) struct QaReport {
     pub checks: Vec<CheckResult>,
     pub ac_results: Vec<AcResult>,
     /// Screenshot taken by a browser check, relative to the report base (session dir).
@@ -184,7 +184,7 @@ pub struct QaReport {
 /// (a browser check's `details.timings_ms`): so a slow QA shows whether the machine or the page
 /// was slow.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BrowserTimings {
+pub(crate) struct BrowserTimings {
     /// Serving the artifacts and starting Chromium until its first page answers over `DevTools`.
     pub browser_start_ms: u64,
     /// Killing the browser's process group and reaping it.
@@ -194,7 +194,7 @@ pub struct BrowserTimings {
 /// Facts about the entry artifact (`artifact_sha256`, `loc_own_bytes`: the names legacy
 /// transcripts use too).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EntryFacts {
+pub(crate) struct EntryFacts {
     pub path: String,
     pub sha256: String,
     pub bytes: u64,
@@ -206,7 +206,7 @@ pub struct EntryFacts {
 impl QaReport {
     /// Pass, fail, or could not run. A genuine failure wins over a check that could not run:
     /// the artifact is then known bad whatever the others would have said.
-    pub fn status(&self) -> QaStatus {
+    pub(crate) fn status(&self) -> QaStatus {
         let blocking = || self.checks.iter().filter(|c| c.blocking);
         if self.timed_out
             || blocking().any(|c| !c.status.is_ok() && c.status != CheckStatus::Unavailable)
@@ -221,7 +221,7 @@ impl QaReport {
 
     /// 0 when every blocking check passed (or had nothing to check); 2 when the whole run timed
     /// out; 3 when the checks could not run (status `error`); 1 otherwise.
-    pub fn exec_exit_code(&self) -> i32 {
+    pub(crate) fn exec_exit_code(&self) -> i32 {
         match self.status() {
             QaStatus::Pass => 0,
             QaStatus::Fail if self.timed_out => 2,
@@ -231,7 +231,7 @@ impl QaReport {
     }
 
     /// Why the checks could not run: each distinct cause once, with the checks it stopped.
-    pub fn could_not_run(&self) -> Option<String> {
+    pub(crate) fn could_not_run(&self) -> Option<String> {
         let mut causes: Vec<(String, Vec<&str>)> = Vec::new();
         for check in self
             .checks
@@ -256,7 +256,7 @@ impl QaReport {
     }
 
     /// Every finding as `"<check id>: <code>: <message>"`, blocking checks first.
-    pub fn findings(&self) -> Vec<String> {
+    pub(crate) fn findings(&self) -> Vec<String> {
         let mut ordered: Vec<&CheckResult> = self.checks.iter().filter(|c| c.blocking).collect();
         ordered.extend(self.checks.iter().filter(|c| !c.blocking));
         ordered
@@ -280,7 +280,7 @@ impl QaReport {
     }
 
     /// The `data` object of the `qa.result` event.
-    pub fn data(&self) -> Data {
+    pub(crate) fn data(&self) -> Data {
         let exit = self.exec_exit_code();
         let mut data = Data::new();
         data.insert("exec_exit_code".into(), json!(exit));
@@ -347,7 +347,7 @@ impl QaReport {
     }
 
     /// One-line summary for the event body and for people.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let passed = self.checks.iter().filter(|c| c.status.is_ok()).count();
         let head = match self.status() {
             QaStatus::Pass => "qa PASS",
@@ -376,7 +376,7 @@ impl QaReport {
     }
 
     /// The `qa.result` event draft: from `system`, answering the build event.
-    pub fn to_draft(&self, build_event_id: Option<&str>) -> Draft {
+    pub(crate) fn to_draft(&self, build_event_id: Option<&str>) -> Draft {
         let mut draft = Draft::new("system", Kind::QaResult)
             .body(self.summary())
             .data(self.data())

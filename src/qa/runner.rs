@@ -23,7 +23,7 @@ use super::{confine, file_check, html_check, size_budget};
 use crate::pipeline::table::{CheckKindSpec, CheckSpec, QaSpec};
 use crate::transcript::ArtifactRef;
 
-pub mod pool;
+pub(crate) mod pool;
 mod slot;
 use pool::{BrowserPool, PoolError};
 use slot::BrowserSlot;
@@ -33,7 +33,7 @@ const AC_CONCURRENCY: usize = 3;
 
 /// What to run QA on, and where to put what it produces.
 #[derive(Debug, Clone)]
-pub struct QaRequest {
+pub(crate) struct QaRequest {
     /// The folder the checks' paths are relative to (a session's `artifacts/`).
     pub artifacts_dir: PathBuf,
     /// Where screenshots are written (a session's `qa/`).
@@ -49,7 +49,7 @@ pub struct QaRequest {
 }
 
 /// Run QA to completion on a fresh multi-threaded runtime (for callers without one).
-pub fn run_blocking(spec: &QaSpec, request: &QaRequest) -> QaReport {
+pub(crate) fn run_blocking(spec: &QaSpec, request: &QaRequest) -> QaReport {
     match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -67,7 +67,7 @@ pub fn run_blocking(spec: &QaSpec, request: &QaRequest) -> QaReport {
 /// page it booted and settled (see `Shared::run_predicates`). Results keep declaration order.
 /// The browser runs in one of the machine's slots ([`pool`]); the wait for it is added to the
 /// deadline, so a check's time starts when it has a browser to run in.
-pub async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
+pub(crate) async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
     let started = Instant::now();
     let mut deadline = started + Duration::from_millis(spec.timeout_ms);
     let shared = Arc::new(Shared::new(spec, request));
@@ -242,7 +242,7 @@ fn not_run(check: &CheckSpec, timeout_ms: u64) -> CheckResult {
 }
 
 /// The wire name of a check kind.
-pub fn kind_name(kind: &CheckKindSpec) -> &'static str {
+pub(crate) fn kind_name(kind: &CheckKindSpec) -> &'static str {
     match kind {
         CheckKindSpec::File { .. } => "file",
         CheckKindSpec::MaxBytes { .. } => "max_bytes",
@@ -455,7 +455,7 @@ impl Shared {
             ));
         };
         let full = confine::resolve_inside(&self.root, entry)
-            .map_err(|e| Finding::new(e.code(), e.to_string()))?;
+            .map_err(|e| Finding::new(confine::Escape::CODE, e.to_string()))?;
         if !full.is_file() {
             return Err(Finding::new(
                 "missing_file",

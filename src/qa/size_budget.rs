@@ -18,7 +18,13 @@ const MAX_ENTRIES: usize = 200_000;
 const MAX_DEPTH: usize = 64;
 
 /// Run a `max_bytes` check against `root`.
-pub fn run(id: &str, blocking: bool, root: &Path, glob: &str, limit_bytes: u64) -> CheckResult {
+pub(crate) fn run(
+    id: &str,
+    blocking: bool,
+    root: &Path,
+    glob: &str,
+    limit_bytes: u64,
+) -> CheckResult {
     let mut result = CheckResult::new(id, "max_bytes", blocking, CheckStatus::Pass);
     let matcher = match GlobBuilder::new(glob).literal_separator(true).build() {
         Ok(g) => g.compile_matcher(),

@@ -17,7 +17,7 @@ const OUT_DIR_FILE: &str = "out_dir";
 const TMP_PREFIX: &str = ".tmp-";
 
 /// A live standalone run's registration; dropping it removes it (the run ended normally).
-pub struct Registration {
+pub(crate) struct Registration {
     dir: PathBuf,
     lock: Option<CoordinatorLock>,
 }
@@ -38,7 +38,7 @@ fn registry(home: &Path) -> PathBuf {
 
 /// Register a standalone run writing its records to `out_dir`. Built under a temporary name and
 /// renamed into place only once locked, so a reaper never sees it unlocked.
-pub fn register(home: &Path, out_dir: &Path) -> std::io::Result<Registration> {
+pub(crate) fn register(home: &Path, out_dir: &Path) -> std::io::Result<Registration> {
     let registry = registry(home);
     std::fs::create_dir_all(&registry)?;
     let name = ulid::Ulid::new().to_string();
@@ -56,7 +56,7 @@ pub fn register(home: &Path, out_dir: &Path) -> std::io::Result<Registration> {
 
 /// Reap the output folders of every registration whose run died, and remove those
 /// registrations. Returns how many live groups were killed.
-pub fn reap_dead(home: &Path) -> usize {
+pub(crate) fn reap_dead(home: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(registry(home)) else {
         return 0;
     };

@@ -18,11 +18,11 @@ use crate::pipeline::table::TransitionTable;
 use crate::transcript::Kind;
 
 /// The record's file name, next to `meta.json`.
-pub const AUTHORITY_FILE: &str = "authority.json";
+pub(crate) const AUTHORITY_FILE: &str = "authority.json";
 
 /// Each role's `produces`, in declaration order, and the kinds every role may write.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AuthorityRecord {
+pub(crate) struct AuthorityRecord {
     pub roles: IndexMap<String, Vec<String>>,
     pub common: Vec<String>,
     /// The pipeline's own kind names (declared under `kinds:`, outside the vocabulary); any other
@@ -48,7 +48,7 @@ pub enum AuthorityError {
 
 impl AuthorityRecord {
     /// The record of a compiled pipeline.
-    pub fn of(table: &TransitionTable) -> Self {
+    pub(crate) fn of(table: &TransitionTable) -> Self {
         AuthorityRecord {
             roles: table
                 .roles
@@ -62,7 +62,7 @@ impl AuthorityRecord {
     }
 
     /// Why `data` breaks the declared schema of `kind` (`None` when it holds, or none is declared).
-    pub fn data_violation(&self, kind: &str, data: &serde_json::Value) -> Option<String> {
+    pub(crate) fn data_violation(&self, kind: &str, data: &serde_json::Value) -> Option<String> {
         let schema = self.schemas.get(kind)?;
         let validator = match jsonschema::validator_for(schema) {
             Ok(validator) => validator,
@@ -77,7 +77,7 @@ impl AuthorityRecord {
     }
 
     /// Write the record into `session` atomically (a temporary file renamed over it).
-    pub fn write(&self, session: &Path) -> Result<(), AuthorityError> {
+    pub(crate) fn write(&self, session: &Path) -> Result<(), AuthorityError> {
         let path = session.join(AUTHORITY_FILE);
         let err = |source| AuthorityError::Write {
             path: path.display().to_string(),
@@ -91,7 +91,7 @@ impl AuthorityRecord {
     /// The authority of the session folder `session`: its record, else (a session older than
     /// the record) its frozen pipeline compiled. `None` when `session` is not a session folder at
     /// all (a bare transcript): then only the runner-owned rules apply.
-    pub fn load(session: &Path) -> Result<Option<Self>, AuthorityError> {
+    pub(crate) fn load(session: &Path) -> Result<Option<Self>, AuthorityError> {
         let path = session.join(AUTHORITY_FILE);
         let read_err = |message: String| AuthorityError::Read {
             path: path.display().to_string(),
@@ -118,7 +118,7 @@ impl AuthorityRecord {
 
     /// Whether a session with this record accepts an event of `kind` at all: every vocabulary
     /// kind, and the pipeline's declared names.
-    pub fn accepts_kind(&self, kind: Kind) -> bool {
+    pub(crate) fn accepts_kind(&self, kind: Kind) -> bool {
         match kind {
             Kind::Declared(name) => self.declared_kinds.iter().any(|k| k == name.as_str()),
             _ => true,
@@ -126,7 +126,7 @@ impl AuthorityRecord {
     }
 
     /// Whether `actor` may write `kind`: `None` when `actor` is not a role of the session.
-    pub fn may_write(&self, actor: &str, kind: Kind) -> Option<bool> {
+    pub(crate) fn may_write(&self, actor: &str, kind: Kind) -> Option<bool> {
         self.roles
             .get(actor)
             .map(|produces| crate::pipeline::role_authority::may_write(produces, kind))

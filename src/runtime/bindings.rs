@@ -22,9 +22,9 @@
 //! exit 2 before anything runs. Roles named in a preset or config that the pipeline does not have
 //! are not errors (presets are shared between pipelines); they are reported as notes.
 
-pub mod ambient;
-pub mod bind_flag;
-pub mod files;
+pub(crate) mod ambient;
+pub(crate) mod bind_flag;
+pub(crate) mod files;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -36,13 +36,13 @@ use crate::adapters::AdapterKind;
 use crate::pipeline::model::RoleAdapter;
 use crate::pipeline::preset::{Binding, Effort};
 
-pub use ambient::{Ambient, Environment};
-pub use files::{FileError, ProjectConfig};
+pub(crate) use ambient::{Ambient, Environment};
+pub(crate) use files::{FileError, ProjectConfig};
 
 /// The layer that decided a role's binding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "layer", rename_all = "snake_case")]
-pub enum BindingSource {
+pub(crate) enum BindingSource {
     /// `--bind ROLE=ADAPTER`.
     Bind,
     /// `--adapter NAME`.
@@ -62,7 +62,7 @@ pub enum BindingSource {
 /// Which entry of a config or preset applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ConfigEntry {
+pub(crate) enum ConfigEntry {
     Role,
     Default,
 }
@@ -87,7 +87,7 @@ impl fmt::Display for BindingSource {
 
 /// Where one role runs, fully resolved.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ResolvedBinding {
+pub(crate) struct ResolvedBinding {
     pub adapter: AdapterKind,
     pub harness: String,
     pub provider: String,
@@ -108,8 +108,9 @@ pub struct ResolvedBinding {
 }
 
 impl ResolvedBinding {
-    /// `adapter (provider, model M, effort E) ← layer`, for the printout at the start of a run.
-    pub fn describe(&self) -> String {
+    /// `adapter (provider, model M, effort E) ← layer`: what tests compare a resolution with.
+    #[cfg(test)]
+    pub(crate) fn describe(&self) -> String {
         let mut details = vec![self.provider.clone()];
         if let Some(model) = &self.model {
             details.push(format!("model {model}"));
@@ -135,7 +136,9 @@ impl ResolvedBinding {
 impl Bindings {
     /// The per-role bindings in the form `session.start` records ([`crate::runtime::run_config::RoleBinding`]),
     /// with the deciding layer spelled out in `decided_by`.
-    pub fn to_role_bindings(&self) -> IndexMap<String, crate::runtime::run_config::RoleBinding> {
+    pub(crate) fn to_role_bindings(
+        &self,
+    ) -> IndexMap<String, crate::runtime::run_config::RoleBinding> {
         self.roles
             .iter()
             .map(|(role, binding)| {
@@ -162,7 +165,7 @@ fn effort_str(effort: Effort) -> &'static str {
 
 /// What the command line asked for.
 #[derive(Debug, Clone, Default)]
-pub struct Request {
+pub(crate) struct Request {
     /// `--adapter NAME`.
     pub adapter: Option<String>,
     /// `--bind ROLE=ADAPTER[:MODEL]`, repeatable.
@@ -173,7 +176,7 @@ pub struct Request {
 
 /// Where binding files are and what the environment looks like.
 #[derive(Debug, Clone, Default)]
-pub struct Context {
+pub(crate) struct Context {
     /// `.crumb/config.yaml` of the project (may not exist).
     pub config_path: Option<PathBuf>,
     /// Directories searched for `<name>.yaml`, in order.
@@ -190,7 +193,7 @@ pub struct Context {
 
 /// Every role's binding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Bindings {
+pub(crate) struct Bindings {
     /// In the pipeline's role order.
     pub roles: IndexMap<String, ResolvedBinding>,
     /// The preset that took part, if any.
@@ -203,7 +206,7 @@ pub struct Bindings {
 
 /// Why bindings could not be resolved (all map to exit 2).
 #[derive(Debug, thiserror::Error)]
-pub enum BindingError {
+pub(crate) enum BindingError {
     #[error(
         "{origin}: unknown adapter `{name}` (adapters: {})",
         crate::adapters::adapter_kind::known_names()
@@ -228,7 +231,7 @@ pub enum BindingError {
 }
 
 /// Resolve the binding of each of `roles`.
-pub fn resolve(
+pub(crate) fn resolve(
     roles: &[String],
     request: &Request,
     context: &Context,

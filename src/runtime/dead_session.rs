@@ -20,7 +20,7 @@ use super::session::SessionDir;
 /// The newest resumable dead session of `project` running `pipeline_path` on `pitch`, if any,
 /// and one line for each same-pitch session passed over: still driven by another coordinator,
 /// frozen from another version of the pipeline, or unresumable.
-pub fn find(
+pub(crate) fn find(
     home: &CrumbHome,
     project: &Project,
     pipeline_path: &Path,
@@ -96,7 +96,7 @@ const HEAD_EVENTS: usize = 16;
 
 /// Why the transcript at `path` cannot be taken over, if it cannot: without `session.start` there
 /// is no run configuration, and without `goal` a resumed session could only stall.
-pub fn unresumable(path: &Path) -> Option<String> {
+pub(crate) fn unresumable(path: &Path) -> Option<String> {
     let file = match crate::fs::bounded_read::open_regular(path) {
         Ok(file) => file,
         Err(err) => return Some(format!("its transcript cannot be read: {err}")),
@@ -121,7 +121,7 @@ pub fn unresumable(path: &Path) -> Option<String> {
 /// Whether the transcript at `path` ends in `session.end`: the session is over, whatever
 /// `meta.json` says (a runner can die after the transcript's last line, before meta's update).
 /// Reads only the file's last few KiB.
-pub fn has_ended(path: &Path) -> bool {
+pub(crate) fn has_ended(path: &Path) -> bool {
     const TAIL: u64 = 4096;
     let Ok(mut file) = crate::fs::bounded_read::open_regular(path) else {
         return false;

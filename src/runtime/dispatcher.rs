@@ -31,19 +31,19 @@ use crate::transcript::writer::{WriteError, Writer};
 use crate::transcript::{Draft, Event, Kind, Metadata};
 
 /// The variable holding the absolute path of the running crumb, for `"$CRUMB_BIN" event`.
-pub const CRUMB_BIN_ENV: &str = "CRUMB_BIN";
+pub(crate) const CRUMB_BIN_ENV: &str = "CRUMB_BIN";
 /// `metadata.tool` of the events the dispatcher writes.
-pub const DISPATCH_TOOL: &str = "crumb-dispatcher@v1";
+pub(crate) const DISPATCH_TOOL: &str = "crumb-dispatcher@v1";
 /// Extra time QA gets beyond `qa.timeout` before the dispatcher gives up on it.
 const QA_MARGIN: Duration = Duration::from_secs(10);
 /// How long an agent's process group gets between SIGTERM and SIGKILL.
 const KILL_GRACE: Duration = Duration::from_millis(500);
 
 /// The transcript writer shared by the coordinator and its jobs.
-pub type SharedWriter = Arc<Mutex<Writer>>;
+pub(crate) type SharedWriter = Arc<Mutex<Writer>>;
 
 /// Append one draft through the shared writer.
-pub fn append(writer: &SharedWriter, draft: Draft) -> Result<Event, WriteError> {
+pub(crate) fn append(writer: &SharedWriter, draft: Draft) -> Result<Event, WriteError> {
     writer
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -51,7 +51,7 @@ pub fn append(writer: &SharedWriter, draft: Draft) -> Result<Event, WriteError> 
 }
 
 /// Provenance metadata of a runner-written event answering `effect_id`.
-pub fn runner_metadata(effect_id: &str) -> Metadata {
+pub(crate) fn runner_metadata(effect_id: &str) -> Metadata {
     Metadata {
         deterministic: Some(true),
         tool: Some(DISPATCH_TOOL.to_owned()),
@@ -62,7 +62,7 @@ pub fn runner_metadata(effect_id: &str) -> Metadata {
 
 /// Everything one spawn needs, prepared by the coordinator (which owns the state).
 #[derive(Debug)]
-pub struct SpawnJob {
+pub(crate) struct SpawnJob {
     pub effect: Spawn,
     pub role: RoleSpec,
     pub binding: RoleBinding,
@@ -79,15 +79,13 @@ pub struct SpawnJob {
 
 /// How a finished spawn is reported back to the coordinator.
 #[derive(Debug, Clone)]
-pub struct SpawnReport {
+pub(crate) struct SpawnReport {
     pub role: String,
     pub effect_id: String,
-    /// `None` on success; else the `error` reason.
-    pub failure: Option<String>,
 }
 
 /// Run one spawn to its end and write its outcome events.
-pub async fn run_spawn(
+pub(crate) async fn run_spawn(
     job: SpawnJob,
     writer: SharedWriter,
     cancel: oneshot::Receiver<()>,
@@ -134,11 +132,7 @@ pub async fn run_spawn(
     )
     .await;
     if finished.outcome == Outcome::Cancelled && job.shutdown.load(Ordering::SeqCst) {
-        return SpawnReport {
-            role,
-            effect_id,
-            failure: None,
-        };
+        return SpawnReport { role, effect_id };
     }
     let summary = tap.summary();
     for draft in tap.tool_call_drafts(&role) {
@@ -174,11 +168,7 @@ pub async fn run_spawn(
         &summary,
         tap.omitted(),
     );
-    SpawnReport {
-        role,
-        effect_id,
-        failure: failure.map(|(reason, _)| reason.to_owned()),
-    }
+    SpawnReport { role, effect_id }
 }
 
 /// What the adapter changed about the request (an effort level its CLI lacks), as `note`s.
@@ -320,7 +310,6 @@ fn fail(
     SpawnReport {
         role: job.role.id.clone(),
         effect_id: job.effect.id.clone(),
-        failure: Some(reason.to_owned()),
     }
 }
 
@@ -493,12 +482,12 @@ fn crumb_env(job: &SpawnJob, exe: &Path, prompt_path: &Path) -> Vec<(String, OsS
 }
 
 /// Where a running spawn records its process group (next to its log).
-pub fn pgid_file(log_path: &Path) -> PathBuf {
+pub(crate) fn pgid_file(log_path: &Path) -> PathBuf {
     log_path.with_extension("pgid")
 }
 
 /// Whether `role` emitted one of its `produces` kinds after the event `wake_id`.
-pub fn produced_since(transcript: &Path, wake_id: &str, role: &RoleSpec) -> bool {
+pub(crate) fn produced_since(transcript: &Path, wake_id: &str, role: &RoleSpec) -> bool {
     let Ok((events, _)) = crate::transcript::reader::read_path(transcript) else {
         return false;
     };
@@ -516,7 +505,12 @@ fn tail_chars(text: &str, max: usize) -> String {
 /// Run the pipeline's QA for `effect` and write `qa.result`. A retry (the engine's answer to a run
 /// that could not run) first waits its backoff; cancelling the task cancels the wait too, and
 /// `crumb resume` re-issues the retry, wait included.
-pub async fn run_qa(effect: RunQa, qa: Option<QaSpec>, session: SessionDir, writer: SharedWriter) {
+pub(crate) async fn run_qa(
+    effect: RunQa,
+    qa: Option<QaSpec>,
+    session: SessionDir,
+    writer: SharedWriter,
+) {
     if effect.delay_ms > 0 {
         tokio::time::sleep(Duration::from_millis(effect.delay_ms)).await;
     }

@@ -15,7 +15,7 @@ use crate::transcript::{Event, Kind};
 
 /// Why a fork point or a fork cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum ForkError {
+pub(crate) enum ForkError {
     #[error("no event of the session has an id starting with `{0}`")]
     NoSuchEvent(String),
     #[error("`{reference}` is ambiguous: it starts {count} event ids (give more characters)")]
@@ -29,7 +29,7 @@ pub enum ForkError {
 }
 
 /// The index of the event `reference` (a full id or a unique prefix, any case) names in `ids`.
-pub fn locate(ids: &[String], reference: &str) -> Result<usize, ForkError> {
+pub(crate) fn locate(ids: &[String], reference: &str) -> Result<usize, ForkError> {
     let wanted = reference.trim().to_ascii_uppercase();
     let crockford = |c: char| c.is_ascii_digit() || (c.is_ascii_uppercase() && !"ILOU".contains(c));
     if wanted.is_empty() || wanted.len() > 26 || !wanted.chars().all(crockford) {
@@ -55,7 +55,7 @@ pub fn locate(ids: &[String], reference: &str) -> Result<usize, ForkError> {
 }
 
 /// The parent's events up to and including the one `at` names (the folding readers' rules).
-pub fn prefix(transcript: &Path, at: &str) -> Result<Vec<Event>, ForkError> {
+pub(crate) fn prefix(transcript: &Path, at: &str) -> Result<Vec<Event>, ForkError> {
     let file = std::fs::File::open(transcript).map_err(|e| ForkError::Read(e.to_string()))?;
     let mut events = Vec::new();
     each_event(std::io::BufReader::new(file), |e| events.push(e), |_| {});
@@ -71,7 +71,7 @@ pub fn prefix(transcript: &Path, at: &str) -> Result<Vec<Event>, ForkError> {
 
 /// The prefix as the fork's transcript lines: `session_id` is the fork's, and the first
 /// `session.start` carries `config` and `fork: {parent, at}`.
-pub fn lines(
+pub(crate) fn lines(
     events: &[Event],
     fork_id: &str,
     parent_id: &str,
@@ -101,7 +101,7 @@ pub fn lines(
 }
 
 /// Every file the prefix recorded, latest hash per path, in first-seen order.
-pub fn artifacts(events: &[Event]) -> Vec<(String, String)> {
+pub(crate) fn artifacts(events: &[Event]) -> Vec<(String, String)> {
     let mut latest: indexmap::IndexMap<String, String> = indexmap::IndexMap::new();
     for event in events {
         for artifact in &event.artifacts {
@@ -113,7 +113,11 @@ pub fn artifacts(events: &[Event]) -> Vec<(String, String)> {
 
 /// Copy each artifact whose content in `parent` still has the recorded hash into `fork`; the
 /// others are returned with the reason they cannot be restored.
-pub fn restore(parent: &Path, fork: &Path, wanted: &[(String, String)]) -> Vec<(String, String)> {
+pub(crate) fn restore(
+    parent: &Path,
+    fork: &Path,
+    wanted: &[(String, String)],
+) -> Vec<(String, String)> {
     let mut missing = Vec::new();
     for (path, sha) in wanted {
         let outcome = (|| {

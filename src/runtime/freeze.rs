@@ -20,7 +20,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 /// Directory inside a session holding the frozen pipeline.
-pub const FROZEN_DIR: &str = "pipeline";
+pub(crate) const FROZEN_DIR: &str = "pipeline";
 
 /// How deep below a template's folder other template files are looked for.
 const MAX_DEPTH: usize = 4;
@@ -81,13 +81,16 @@ struct OutlineRole {
 }
 
 /// Copy `pipeline_path` and its template directories into `<session_dir>/pipeline/`.
-pub fn freeze(pipeline_path: &Path, session_dir: &Path) -> Result<FrozenPipeline, FreezeError> {
+pub(crate) fn freeze(
+    pipeline_path: &Path,
+    session_dir: &Path,
+) -> Result<FrozenPipeline, FreezeError> {
     freeze_into(pipeline_path, Some(session_dir))
 }
 
 /// The hash [`freeze`] would record for `pipeline_path`, copying nothing (`crumb replay
 /// --pipeline` checks it against `session.start`).
-pub fn content_hash(pipeline_path: &Path) -> Result<String, FreezeError> {
+pub(crate) fn content_hash(pipeline_path: &Path) -> Result<String, FreezeError> {
     freeze_into(pipeline_path, None).map(|frozen| frozen.hash)
 }
 

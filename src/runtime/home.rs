@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 /// Environment variable that overrides the crumb home directory.
-pub const HOME_ENV: &str = "CRUMB_HOME";
+pub(crate) const HOME_ENV: &str = "CRUMB_HOME";
 
 /// Length of a project id, in hex digits (64 bits: collisions are not a practical concern).
 const PROJECT_ID_LEN: usize = 16;
@@ -31,12 +31,14 @@ impl CrumbHome {
     }
 
     /// `$CRUMB_HOME`, else `$HOME/.crumb`. Empty values count as unset.
-    pub fn from_env() -> Result<Self, NoHome> {
+    pub(crate) fn from_env() -> Result<Self, NoHome> {
         Self::from_vars(|name| std::env::var_os(name))
     }
 
     /// Same as [`CrumbHome::from_env`] with an injectable environment.
-    pub fn from_vars(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Result<Self, NoHome> {
+    pub(crate) fn from_vars(
+        var: impl Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Result<Self, NoHome> {
         let non_empty = |name: &str| var(name).filter(|value| !value.is_empty());
         if let Some(home) = non_empty(HOME_ENV) {
             return Ok(Self::at(home));
@@ -51,7 +53,7 @@ impl CrumbHome {
     }
 
     /// `<home>/projects`.
-    pub fn projects_dir(&self) -> PathBuf {
+    pub(crate) fn projects_dir(&self) -> PathBuf {
         self.root.join("projects")
     }
 
@@ -79,7 +81,7 @@ impl Project {
     }
 
     /// The project of the current working directory.
-    pub fn current() -> std::io::Result<Self> {
+    pub(crate) fn current() -> std::io::Result<Self> {
         Self::containing(&std::env::current_dir()?)
     }
 
@@ -91,7 +93,7 @@ impl Project {
 }
 
 /// The stable short id of a project root.
-pub fn project_id(root: &Path) -> String {
+pub(crate) fn project_id(root: &Path) -> String {
     let mut id = crumb_core::digest::sha256_hex(root.as_os_str().as_encoded_bytes());
     id.truncate(PROJECT_ID_LEN);
     id

@@ -8,11 +8,11 @@
 //! - [`append`]: appending one whole line under a lock.
 
 pub mod append;
-pub mod command;
-pub mod draft;
+pub(crate) mod command;
+pub(crate) mod draft;
 pub mod reader;
 
-pub use append::{AppendError, append_line};
+pub(crate) use append::append_line;
 pub use command::{AskTopic, CircuitTarget, InboxError, UserCommand, parse_line};
 pub use draft::{consumed_offset, rejection_draft, to_draft};
 pub use reader::{InboxLine, ReadError, read_after};

@@ -12,7 +12,7 @@ use super::session::META_FILE;
 
 /// What `crumb ls` shows about one session.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SessionSummary {
+pub(crate) struct SessionSummary {
     pub id: String,
     pub project: String,
     pub path: PathBuf,
@@ -27,7 +27,10 @@ pub struct SessionSummary {
 
 /// The sessions of `project` (or of every project), newest first, plus the folders that could
 /// not be read (reported, not fatal).
-pub fn list(home: &CrumbHome, project: Option<&Project>) -> (Vec<SessionSummary>, Vec<String>) {
+pub(crate) fn list(
+    home: &CrumbHome,
+    project: Option<&Project>,
+) -> (Vec<SessionSummary>, Vec<String>) {
     let mut summaries = Vec::new();
     let mut unreadable = Vec::new();
     let projects: Vec<(String, PathBuf)> = match project {
@@ -93,7 +96,7 @@ fn summarise(project: &str, dir: &Path) -> Result<SessionSummary, String> {
 }
 
 /// A short human age (`42s`, `5m`, `3h`, `2d`) between an RFC 3339 time and `now`.
-pub fn age(created: &str, now: chrono::DateTime<chrono::Utc>) -> String {
+pub(crate) fn age(created: &str, now: chrono::DateTime<chrono::Utc>) -> String {
     let Ok(created) = chrono::DateTime::parse_from_rfc3339(created) else {
         return "?".into();
     };

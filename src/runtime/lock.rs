@@ -31,11 +31,11 @@ use std::time::{Duration, Instant};
 use crate::qa::browser::reap::ProcStat;
 
 /// File name of the lock inside a session directory.
-pub const LOCK_FILE: &str = "coordinator.lock";
+pub(crate) const LOCK_FILE: &str = "coordinator.lock";
 
 /// How long a take-over waits for a lock held only by what a dead owner left (a child between
 /// fork and exec, a probe) before it gives up.
-pub const LEFTOVER_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const LEFTOVER_WAIT: Duration = Duration::from_secs(10);
 
 /// How often a take-over looks again while it waits.
 const RETRY: Duration = Duration::from_millis(2);
@@ -127,7 +127,7 @@ impl CoordinatorLock {
     /// The same held lock after its session folder was renamed to `session_dir` (the lock is on
     /// the open file, which a rename does not touch).
     #[must_use]
-    pub fn moved_to(self, session_dir: &Path) -> Self {
+    pub(crate) fn moved_to(self, session_dir: &Path) -> Self {
         CoordinatorLock {
             file: self.file,
             path: session_dir.join(LOCK_FILE),
@@ -145,7 +145,7 @@ impl CoordinatorLock {
 /// Probes by trying to take the lock shared and releasing it at once; a lock held while its
 /// recorded owner is gone is only what a dead coordinator left (see the module docs), so not held.
 /// A missing lock file means no coordinator ever ran (or it was cleaned up), so it is not held.
-pub fn is_held(session_dir: &Path) -> bool {
+pub(crate) fn is_held(session_dir: &Path) -> bool {
     let Ok(file) = File::open(session_dir.join(LOCK_FILE)) else {
         return false;
     };

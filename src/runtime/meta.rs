@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 /// Current `meta.json` format.
-pub const META_SCHEMA_VERSION: u32 = 1;
+pub(crate) const META_SCHEMA_VERSION: u32 = 1;
 
 /// Upper bound on a `meta.json` we are willing to parse; anything larger is not ours.
 const MAX_META_BYTES: u64 = 1 << 20;
@@ -28,7 +28,7 @@ pub enum SessionStatus {
 }
 
 impl SessionStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SessionStatus::Running => "running",
             SessionStatus::Awaiting => "awaiting",
@@ -115,7 +115,7 @@ impl Meta {
     }
 
     /// Write to `path` atomically: a sibling temp file, fsync'd, then renamed over the target.
-    pub fn write(&self, path: &Path) -> Result<(), MetaError> {
+    pub(crate) fn write(&self, path: &Path) -> Result<(), MetaError> {
         let shown = || path.display().to_string();
         let err = |source| MetaError::Write {
             path: shown(),
@@ -127,7 +127,7 @@ impl Meta {
     }
 
     /// Set the status (and `pid` when running), stamping `updated`.
-    pub fn set_status(&mut self, status: SessionStatus, pid: Option<u32>) {
+    pub(crate) fn set_status(&mut self, status: SessionStatus, pid: Option<u32>) {
         self.status = status;
         self.pid = pid;
         self.updated = now_rfc3339();
@@ -152,7 +152,7 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()>
 }
 
 /// The current time as RFC 3339 UTC with millisecond precision (the transcript's format).
-pub fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 

@@ -15,7 +15,7 @@ use crate::qa::browser::launch;
 
 /// Kill every recorded group of `session` and remove the records (and browser profiles).
 /// Returns how many live groups were killed.
-pub fn reap(session: &SessionDir) -> usize {
+pub(crate) fn reap(session: &SessionDir) -> usize {
     let mut killed = 0;
     for record in records(&session.path().join("logs")) {
         killed += usize::from(process::kill_orphan(&record, session.id()));
@@ -25,7 +25,7 @@ pub fn reap(session: &SessionDir) -> usize {
 
 /// Kill every QA group recorded in `dir` (browsers with their profiles, QA commands) by a process
 /// that died, and remove the records. Returns how many live groups were killed.
-pub fn reap_qa_records(dir: &Path) -> usize {
+pub(crate) fn reap_qa_records(dir: &Path) -> usize {
     let mut killed = 0;
     for record in records(dir) {
         let browser = record

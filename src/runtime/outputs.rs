@@ -17,11 +17,11 @@ const MAX_DATA: usize = 4 * 1024;
 /// Most roles tracked (`from` is whatever an agent's actor is).
 const MAX_ROLES: usize = 64;
 /// Longest QA stream tail in `qa.checks[*]`.
-pub const MAX_TAIL: usize = 2 * 1024;
+pub(crate) const MAX_TAIL: usize = 2 * 1024;
 
 /// The latest output per kind and per role, and whether the goal was clipped.
 #[derive(Debug, Default)]
-pub struct Outputs {
+pub(crate) struct Outputs {
     by_kind: BTreeMap<String, Value>,
     by_role: BTreeMap<String, Value>,
     goal_bytes: usize,
@@ -29,7 +29,7 @@ pub struct Outputs {
 
 impl Outputs {
     /// Remember `event` if an agent wrote it as work (not runner bookkeeping).
-    pub fn note(&mut self, event: &Event) {
+    pub(crate) fn note(&mut self, event: &Event) {
         if event.kind == Kind::Goal {
             self.goal_bytes = event.body.as_deref().map_or(0, str::len);
             return;
@@ -61,12 +61,12 @@ impl Outputs {
     }
 
     /// `{by_kind, by_role}` for the template context.
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         json!({ "by_kind": self.by_kind, "by_role": self.by_role })
     }
 
     /// Whether the goal the state holds was clipped (at [`MAX_TEXT`]).
-    pub fn goal_truncated(&self) -> bool {
+    pub(crate) fn goal_truncated(&self) -> bool {
         self.goal_bytes > MAX_TEXT
     }
 }
@@ -92,7 +92,7 @@ fn is_output(kind: Kind) -> bool {
 }
 
 /// The last [`MAX_TAIL`] bytes of a QA check's captured stream (`details.stdout`/`stderr`).
-pub fn check_tail(check: &Value, stream: &str) -> Value {
+pub(crate) fn check_tail(check: &Value, stream: &str) -> Value {
     let Some(text) = check
         .get("details")
         .and_then(|d| d.get(stream))

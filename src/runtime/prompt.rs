@@ -14,7 +14,7 @@ use crate::pipeline::table::{RoleSpec, TransitionTable};
 
 /// A prompt could not be rendered.
 #[derive(Debug, thiserror::Error)]
-pub enum PromptError {
+pub(crate) enum PromptError {
     #[error("template {path}: {message}")]
     Template { path: String, message: String },
     #[error("cannot write prompt {path}: {source}")]
@@ -26,7 +26,7 @@ pub enum PromptError {
 
 /// Everything a template can see, gathered by the coordinator from its state.
 #[derive(Debug, Clone)]
-pub struct PromptInputs<'a> {
+pub(crate) struct PromptInputs<'a> {
     pub goal: &'a str,
     /// `{id, dir, artifacts_dir, transcript_path}`.
     pub session: Value,
@@ -49,11 +49,15 @@ pub struct PromptInputs<'a> {
 }
 
 /// Appended to a clipped goal, so the agent knows there was more.
-pub const GOAL_CLIPPED_NOTE: &str =
+pub(crate) const GOAL_CLIPPED_NOTE: &str =
     "\n\n[The goal was cut at 8 KiB; the full text is the `goal` event in the transcript.]";
 
 /// The template context for `role`.
-pub fn context(table: &TransitionTable, role: &RoleSpec, inputs: &PromptInputs<'_>) -> Value {
+pub(crate) fn context(
+    table: &TransitionTable,
+    role: &RoleSpec,
+    inputs: &PromptInputs<'_>,
+) -> Value {
     let feedback = inputs.feedback.map_or(Value::Null, |f| {
         json!({ "text": f.text, "suggested_change": f.suggested_change, "severity": f.severity })
     });
@@ -93,7 +97,7 @@ pub fn context(table: &TransitionTable, role: &RoleSpec, inputs: &PromptInputs<'
 }
 
 /// Render `role`'s template. `pipeline_file` is the frozen pipeline the template path is relative to.
-pub fn render(
+pub(crate) fn render(
     pipeline_file: &Path,
     role: &RoleSpec,
     context: &Value,
@@ -120,7 +124,7 @@ pub fn render(
 }
 
 /// Render and write `prompts/<role>-<n>.md`; returns the rendered text.
-pub fn write(path: &Path, text: &str) -> Result<(), PromptError> {
+pub(crate) fn write(path: &Path, text: &str) -> Result<(), PromptError> {
     let err = |source| PromptError::Write {
         path: path.display().to_string(),
         source,

@@ -15,7 +15,7 @@ const SHOWN_CANDIDATES: usize = 10;
 
 /// A `<session>` argument that does not name exactly one session.
 #[derive(Debug, thiserror::Error)]
-pub enum ResolveError {
+pub(crate) enum ResolveError {
     #[error("`{reference}` is neither a session id (ULID or prefix) nor a path")]
     Invalid { reference: String },
     #[error("no session matches `{reference}`")]
@@ -39,7 +39,7 @@ fn format_candidates(candidates: &[String], count: usize) -> String {
 }
 
 /// Resolve `reference` against `home`, preferring sessions of `project`.
-pub fn resolve(
+pub(crate) fn resolve(
     home: &CrumbHome,
     project: Option<&Project>,
     reference: &str,

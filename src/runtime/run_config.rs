@@ -37,14 +37,14 @@ pub struct RoleBinding {
 
 impl RoleBinding {
     /// The effort as the adapters take it.
-    pub fn effort(&self) -> Option<Effort> {
+    pub(crate) fn effort(&self) -> Option<Effort> {
         self.effort
             .as_deref()
             .and_then(|e| serde_json::from_value(Value::String(e.to_owned())).ok())
     }
 
     /// A binding to `adapter` with its default harness and provider.
-    pub fn to_adapter(adapter: AdapterKind, decided_by: impl Into<String>) -> Self {
+    pub(crate) fn to_adapter(adapter: AdapterKind, decided_by: impl Into<String>) -> Self {
         RoleBinding {
             adapter: adapter.as_str().to_owned(),
             model: None,
@@ -85,7 +85,9 @@ pub struct RunConfig {
 
 impl RunConfig {
     /// The configuration recorded in the first `session.start` of `events`.
-    pub fn from_events<'a>(events: impl IntoIterator<Item = &'a Event>) -> Option<RunConfig> {
+    pub(crate) fn from_events<'a>(
+        events: impl IntoIterator<Item = &'a Event>,
+    ) -> Option<RunConfig> {
         let start = events.into_iter().find(|e| e.kind == Kind::SessionStart)?;
         serde_json::from_value(Value::Object(start.data.clone()?)).ok()
     }
@@ -109,7 +111,7 @@ pub enum Ending {
 impl Ending {
     /// The documented exit code of `crumb run` and `crumb resume` for this ending. It follows the
     /// outcome alone; the reason is never read.
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         use crate::exit_codes::{AWAITING_PERSON, INTERRUPTED};
         match self {
             Ending::Done { outcome, .. } => outcome_exit_code(*outcome),
@@ -120,7 +122,7 @@ impl Ending {
 }
 
 /// The adapter swaps of a session, as `--json` and Studio show them.
-pub fn swaps_json(state: &crate::engine::State) -> Value {
+pub(crate) fn swaps_json(state: &crate::engine::State) -> Value {
     state
         .swaps
         .iter()
@@ -132,7 +134,7 @@ pub fn swaps_json(state: &crate::engine::State) -> Value {
 
 /// The exit code of a session that ended with `outcome` (unknown counts as failed: nothing says
 /// it passed).
-pub fn outcome_exit_code(outcome: Option<Outcome>) -> u8 {
+pub(crate) fn outcome_exit_code(outcome: Option<Outcome>) -> u8 {
     use crate::exit_codes::{FAILED, PARTIAL, REJECTED, STOPPED, SUCCESS};
     match outcome {
         Some(Outcome::Pass) => SUCCESS,

@@ -22,9 +22,9 @@ use super::session_dir::compile_frozen;
 use crate::transcript::Draft;
 use crate::transcript::writer::Writer;
 
-pub const TRANSCRIPT_FILE: &str = "transcript.jsonl";
-pub const META_FILE: &str = "meta.json";
-pub const INBOX_FILE: &str = "inbox.txt";
+pub(crate) const TRANSCRIPT_FILE: &str = "transcript.jsonl";
+pub(crate) const META_FILE: &str = "meta.json";
+pub(crate) const INBOX_FILE: &str = "inbox.txt";
 
 /// The directory of one session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,11 +101,11 @@ impl SessionDir {
         self.path.join(INBOX_FILE)
     }
 
-    pub fn artifacts(&self) -> PathBuf {
+    pub(crate) fn artifacts(&self) -> PathBuf {
         self.path.join("artifacts")
     }
 
-    pub fn qa_dir(&self) -> PathBuf {
+    pub(crate) fn qa_dir(&self) -> PathBuf {
         self.path.join("qa")
     }
 
@@ -127,7 +127,7 @@ impl SessionDir {
         Meta::read(&self.meta_path())
     }
 
-    pub fn write_meta(&self, meta: &Meta) -> Result<(), MetaError> {
+    pub(crate) fn write_meta(&self, meta: &Meta) -> Result<(), MetaError> {
         meta.write(&self.meta_path())
     }
 
@@ -138,7 +138,7 @@ impl SessionDir {
 }
 
 /// Prefix of a session folder still being built; `crumb ls` and id lookups never see these.
-pub const BUILDING_PREFIX: &str = ".tmp-";
+pub(crate) const BUILDING_PREFIX: &str = ".tmp-";
 
 /// How old an abandoned folder under construction must be before it is swept (see [`sweep`]).
 const SWEEP_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
@@ -147,7 +147,7 @@ const SWEEP_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 /// creator. It appears under its real name only whole ([`Prepared::commit`]); dropped without a
 /// commit, it is removed, so a failed start leaves nothing behind.
 #[derive(Debug)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     building: PathBuf,
     final_path: PathBuf,
     id: String,
@@ -158,17 +158,17 @@ pub struct Prepared {
 
 impl Prepared {
     /// Where the session will live once committed (bindings point at its frozen copies there).
-    pub fn final_path(&self) -> &Path {
+    pub(crate) fn final_path(&self) -> &Path {
         &self.final_path
     }
 
     /// The folder as it is being built (its frozen pipeline can be compiled from here).
-    pub fn building_path(&self) -> &Path {
+    pub(crate) fn building_path(&self) -> &Path {
         &self.building
     }
 
     /// Write the transcript's first events in one append, then rename the folder into place.
-    pub fn commit(mut self, first: Vec<Draft>) -> Result<CreatedSession, SessionError> {
+    pub(crate) fn commit(mut self, first: Vec<Draft>) -> Result<CreatedSession, SessionError> {
         let transcript = self.building.join(TRANSCRIPT_FILE);
         Writer::open(&transcript, &self.id)
             .and_then(|mut writer| writer.append_all(first))
@@ -220,7 +220,7 @@ pub fn create(
 /// Start building a session for `project` under `home` in a temporary folder: make the folders,
 /// take the coordinator lock, freeze the pipeline, write `authority.json` and `meta.json` (status
 /// `running`, our pid). Abandoned folders of earlier, killed runs are swept first.
-pub fn prepare(
+pub(crate) fn prepare(
     home: &CrumbHome,
     project: &Project,
     pipeline_path: &Path,
@@ -266,7 +266,7 @@ pub fn prepare(
 /// coordinator lock from just after `mkdir` until the rename, and the kernel drops it when the
 /// process dies, so a free lock on a folder older than `SWEEP_GRACE` (the grace covers the
 /// instant between `mkdir` and the lock) means nobody will finish it.
-pub fn sweep(sessions: &Path) {
+pub(crate) fn sweep(sessions: &Path) {
     let Ok(entries) = std::fs::read_dir(sessions) else {
         return;
     };

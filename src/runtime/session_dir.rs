@@ -24,17 +24,15 @@ use crate::engine::Replay;
 use crate::engine::fold_snapshot::FoldSnapshot;
 use crate::engine::replay::Parsed;
 use crate::engine::state::{EventSummary, State, clip};
-use crate::pipeline::compile::{CompileOptions, Compiled, compile_file, compile_str};
+use crate::pipeline::compile::{CompileOptions, Compiled, compile_file};
 use crate::pipeline::table::TransitionTable;
 use crate::transcript::reader::{Reader, Tolerant};
 use crate::transcript::tail::Tail;
 use crate::transcript::{Event, Kind};
 
-pub use crate::transcript::framer::MAX_LINE_BYTES;
-
 /// How a frozen pipeline compiles. Templates are not checked: they were checked when the
 /// pipeline was frozen, and a replay needs only the table (a broken template fails its spawn).
-pub const READ_OPTIONS: CompileOptions = CompileOptions {
+pub(crate) const READ_OPTIONS: CompileOptions = CompileOptions {
     check_templates: false,
 };
 
@@ -56,7 +54,7 @@ pub enum OpenError {
 }
 
 /// Compile the pipeline at `path` as a frozen copy is compiled.
-pub fn compile_frozen(path: &Path) -> Result<TransitionTable, OpenError> {
+pub(crate) fn compile_frozen(path: &Path) -> Result<TransitionTable, OpenError> {
     table_of(
         compile_file(path, &READ_OPTIONS, &crate::fs::real_files()),
         path.display().to_string(),
@@ -64,9 +62,15 @@ pub fn compile_frozen(path: &Path) -> Result<TransitionTable, OpenError> {
 }
 
 /// Compile a pipeline held in memory the same way (tests).
-pub fn compile_source(source: &str, origin: &Path) -> Result<TransitionTable, OpenError> {
+#[cfg(test)]
+pub(crate) fn compile_source(source: &str, origin: &Path) -> Result<TransitionTable, OpenError> {
     table_of(
-        compile_str(source, origin, &READ_OPTIONS, &crate::fs::real_files()),
+        crate::pipeline::compile::compile_str(
+            source,
+            origin,
+            &READ_OPTIONS,
+            &crate::fs::real_files(),
+        ),
         origin.display().to_string(),
     )
 }
@@ -90,7 +94,7 @@ fn table_of(compiled: Compiled, origin: String) -> Result<TransitionTable, OpenE
 
 /// Fold the transcript at `path` with the chunked parallel reader, calling `after` with the state
 /// after each folded event.
-pub fn fold_transcript(
+pub(crate) fn fold_transcript(
     path: &Path,
     table: &TransitionTable,
     after: impl FnMut(&State),
@@ -106,7 +110,7 @@ pub fn fold_transcript(
 }
 
 /// A fold of a transcript that started from its [`state_snapshot`] when one was valid.
-pub struct ResumedFold {
+pub(crate) struct ResumedFold {
     pub replay: Replay,
     /// The latest folded events, oldest first (the snapshot's, then the new ones), at most `keep`.
     pub recent: VecDeque<EventSummary>,
@@ -114,7 +118,7 @@ pub struct ResumedFold {
 }
 
 /// Where a [`ResumedFold`] started and ended, for saving its snapshot.
-pub struct Resume {
+pub(crate) struct Resume {
     /// The snapshot the fold started from.
     pub from: Option<Snapshot>,
     /// The transcript, open: what was folded is its first `end` bytes.
@@ -129,7 +133,7 @@ pub struct Resume {
 /// Fold the transcript at `path` through `table`, from its snapshot when that is valid (see
 /// [`state_snapshot`]), else from its start, keeping the last `keep` folded events. Writes nothing:
 /// the caller decides whether the result is worth a new snapshot ([`Resume::save`]).
-pub fn fold_resuming(
+pub(crate) fn fold_resuming(
     path: &Path,
     table: &TransitionTable,
     keep: usize,
@@ -209,7 +213,7 @@ impl Resume {
     /// whole line, and the fold covers more than the snapshot it started from. `usage` is each
     /// role's usage over the same bytes. A failure is only said by [`state_snapshot::debug`]: the
     /// snapshot is a cache.
-    pub fn save(
+    pub(crate) fn save(
         &self,
         path: &Path,
         replay: &Replay,
@@ -263,12 +267,12 @@ impl SessionDir {
 
     /// A live reader of the transcript from its start, with the folding readers' rules (the
     /// coordinator and Studio fold what it yields through a [`Replay`]).
-    pub fn tail(&self) -> Tail<Tolerant> {
+    pub(crate) fn tail(&self) -> Tail<Tolerant> {
         Tail::resume(self.transcript(), 0, 0)
     }
 
     /// `{parent, at}` when this session is a fork (`crumb fork`), from its `session.start`.
-    pub fn fork_origin(&self) -> Option<serde_json::Value> {
+    pub(crate) fn fork_origin(&self) -> Option<serde_json::Value> {
         let start = first_session_start(&self.transcript()).ok()??;
         start.data?.get("fork").cloned()
     }
@@ -298,7 +302,7 @@ fn first_session_start(path: &Path) -> Result<Option<Event>, OpenError> {
 }
 
 /// The inputs the transcript's `session.start` recorded (`data.inputs`), empty when none.
-pub fn recorded_inputs(path: &Path) -> serde_json::Map<String, serde_json::Value> {
+pub(crate) fn recorded_inputs(path: &Path) -> serde_json::Map<String, serde_json::Value> {
     first_session_start(path)
         .ok()
         .flatten()
@@ -308,7 +312,7 @@ pub fn recorded_inputs(path: &Path) -> serde_json::Map<String, serde_json::Value
 
 /// The pipeline name and hash the transcript's `session.start` recorded (`data.pipeline`,
 /// `data.pipeline_hash`); `None` for a transcript that records no hash (a legacy one).
-pub fn recorded_pipeline(path: &Path) -> Result<Option<(String, String)>, OpenError> {
+pub(crate) fn recorded_pipeline(path: &Path) -> Result<Option<(String, String)>, OpenError> {
     let start = first_session_start(path)?;
     let field = |data: &serde_json::Map<String, serde_json::Value>, key: &str| {
         data.get(key)

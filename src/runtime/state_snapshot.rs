@@ -35,29 +35,29 @@ use crate::engine::state::EventSummary;
 use crate::pipeline::table::TransitionTable;
 
 /// The snapshot's name in the session folder.
-pub const SNAPSHOT_FILE: &str = "state.snapshot";
+pub(crate) const SNAPSHOT_FILE: &str = "state.snapshot";
 /// Bumped whenever the file's shape or the fold's meaning changes.
-pub const FORMAT: u32 = 1;
+pub(crate) const FORMAT: u32 = 1;
 /// Longest snapshot read (the state is O(1)-sized per event, so a real one is a few KiB).
-pub const MAX_SNAPSHOT_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_SNAPSHOT_BYTES: u64 = 16 * 1024 * 1024;
 /// A transcript is worth a snapshot from this many lines…
-pub const MIN_LINES: u64 = 10_000;
+pub(crate) const MIN_LINES: u64 = 10_000;
 /// …or this many bytes.
-pub const MIN_BYTES: u64 = 4 * 1024 * 1024;
+pub(crate) const MIN_BYTES: u64 = 4 * 1024 * 1024;
 /// Bytes hashed at the start of the prefix.
-pub const HEAD: u64 = 64 * 1024;
+pub(crate) const HEAD: u64 = 64 * 1024;
 /// Bytes hashed at the end of the prefix.
-pub const TAIL: u64 = 64 * 1024;
+pub(crate) const TAIL: u64 = 64 * 1024;
 /// Blocks sampled evenly in between.
-pub const SAMPLES: u64 = 64;
+pub(crate) const SAMPLES: u64 = 64;
 /// Size of one sampled block.
-pub const SAMPLE: u64 = 4 * 1024;
+pub(crate) const SAMPLE: u64 = 4 * 1024;
 /// How many of the latest folded events the snapshot keeps (`crumb status` lists ten).
-pub const RECENT_KEPT: usize = 10;
+pub(crate) const RECENT_KEPT: usize = 10;
 
 /// The file's content.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     pub format: u32,
     pub crumb_version: String,
     /// [`table_digest`] of the table the prefix was folded through.
@@ -72,7 +72,7 @@ pub struct Snapshot {
 
 /// What part of which file a snapshot covers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Prefix {
+pub(crate) struct Prefix {
     /// Bytes covered; the byte before it is a newline.
     pub offset: u64,
     /// Lines covered.
@@ -85,7 +85,7 @@ pub struct Prefix {
 
 /// The digest a snapshot is tied to: the compiled table as JSON with every object's keys sorted
 /// (the table holds a hash map, whose order differs from process to process).
-pub fn table_digest(table: &TransitionTable) -> String {
+pub(crate) fn table_digest(table: &TransitionTable) -> String {
     let mut value = serde_json::to_value(table).unwrap_or_default();
     sort_keys(&mut value);
     crumb_core::digest::sha256_hex(value.to_string().as_bytes())
@@ -103,24 +103,24 @@ fn sort_keys(value: &mut serde_json::Value) {
 }
 
 /// Where the snapshot of the transcript at `transcript` lives: next to it.
-pub fn path_for(transcript: &Path) -> PathBuf {
+pub(crate) fn path_for(transcript: &Path) -> PathBuf {
     transcript.with_file_name(SNAPSHOT_FILE)
 }
 
 /// Whether a prefix this long is worth a file (small sessions fold in milliseconds anyway).
-pub fn worth_keeping(offset: u64, lines: u64) -> bool {
+pub(crate) fn worth_keeping(offset: u64, lines: u64) -> bool {
     lines > MIN_LINES || offset > MIN_BYTES
 }
 
 /// Say `message` on stderr when `CRUMB_DEBUG` is set (why a snapshot was not used or written).
-pub fn debug(message: &str) {
+pub(crate) fn debug(message: &str) {
     if std::env::var_os("CRUMB_DEBUG").is_some_and(|v| !v.is_empty()) {
         eprintln!("crumb: debug: {message}");
     }
 }
 
 /// SHA-256 over the sampled bytes of `file`'s first `offset` bytes (see the module docs).
-pub fn fingerprint(file: &File, offset: u64) -> std::io::Result<String> {
+pub(crate) fn fingerprint(file: &File, offset: u64) -> std::io::Result<String> {
     let mut bytes = Vec::new();
     let mut take = |start: u64, len: u64| -> std::io::Result<()> {
         let len = len.min(offset.saturating_sub(start));
@@ -140,7 +140,7 @@ pub fn fingerprint(file: &File, offset: u64) -> std::io::Result<String> {
 }
 
 /// The prefix record for `file`'s first `offset` bytes and `lines` lines.
-pub fn prefix_of(file: &File, offset: u64, lines: u64) -> std::io::Result<Prefix> {
+pub(crate) fn prefix_of(file: &File, offset: u64, lines: u64) -> std::io::Result<Prefix> {
     let meta = file.metadata()?;
     Ok(Prefix {
         offset,
@@ -154,7 +154,7 @@ pub fn prefix_of(file: &File, offset: u64, lines: u64) -> std::io::Result<Prefix
 /// The snapshot of `transcript` (open as `file`, `len` bytes long) when it is one this crumb made
 /// with the table of `digest` and the file still holds the prefix it covers; otherwise `None`,
 /// said by [`debug`] unless there is no snapshot at all.
-pub fn load(transcript: &Path, file: &File, len: u64, digest: &str) -> Option<Snapshot> {
+pub(crate) fn load(transcript: &Path, file: &File, len: u64, digest: &str) -> Option<Snapshot> {
     let path = path_for(transcript);
     match read_valid(&path, file, len, digest) {
         Ok(snapshot) => {
@@ -238,13 +238,13 @@ fn read_valid(path: &Path, file: &File, len: u64, digest: &str) -> Result<Snapsh
 
 /// Write `snapshot` for `transcript` the way `meta.json` is written (a temporary file renamed over
 /// the old one), so a reader sees the old snapshot or the new one, never half of one.
-pub fn save(transcript: &Path, snapshot: &Snapshot) -> std::io::Result<()> {
+pub(crate) fn save(transcript: &Path, snapshot: &Snapshot) -> std::io::Result<()> {
     let text = serde_json::to_vec(snapshot).map_err(std::io::Error::other)?;
     super::meta::write_atomically(&path_for(transcript), &text)
 }
 
 /// Keep the last [`RECENT_KEPT`] of `recent`.
-pub fn keep_recent(recent: &VecDeque<EventSummary>) -> Vec<EventSummary> {
+pub(crate) fn keep_recent(recent: &VecDeque<EventSummary>) -> Vec<EventSummary> {
     recent
         .iter()
         .skip(recent.len().saturating_sub(RECENT_KEPT))

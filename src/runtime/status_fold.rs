@@ -20,7 +20,7 @@ use crate::transcript::recent_ids::RecentIds;
 use crate::transcript::{Event, Kind};
 
 /// What `crumb status` shows of a session.
-pub struct StatusFold {
+pub(crate) struct StatusFold {
     pub replay: Replay,
     /// The last folded events, oldest first.
     pub recent: VecDeque<EventSummary>,
@@ -31,7 +31,7 @@ pub struct StatusFold {
 /// Fold the session transcript at `path` through `table` from its snapshot (when valid), sum the
 /// usage of the same bytes, keep the last `keep` (at most [`RECENT_KEPT`]) events, and save the
 /// next snapshot when the session is long enough.
-pub fn fold_for_status(
+pub(crate) fn fold_for_status(
     path: &Path,
     table: &TransitionTable,
     keep: usize,
@@ -54,7 +54,7 @@ pub fn fold_for_status(
 /// Bring a long session's snapshot up to date (a coordinator that ends does this, so the next
 /// `crumb status` reads only what was appended after it). `events` is what the caller folded: a
 /// session below the snapshot thresholds is left alone without reading anything.
-pub fn refresh_if_long(path: &Path, table: &TransitionTable, events: u64) {
+pub(crate) fn refresh_if_long(path: &Path, table: &TransitionTable, events: u64) {
     let bytes = std::fs::metadata(path).map_or(0, |meta| meta.len());
     if !state_snapshot::worth_keeping(bytes, events) {
         return;
@@ -71,7 +71,11 @@ pub fn refresh_if_long(path: &Path, table: &TransitionTable, events: u64) {
 /// folding readers' rules (`reader::each_event`): a duplicated `agent.stop` line is skipped, as
 /// replay skips it, so tokens are never counted twice. With a snapshot, only the bytes after the
 /// prefix it covers are read, going on from its sums and its duplicate-id window.
-pub fn usage_by_role(file: &File, end: u64, from: Option<&Snapshot>) -> IndexMap<String, Usage> {
+pub(crate) fn usage_by_role(
+    file: &File,
+    end: u64,
+    from: Option<&Snapshot>,
+) -> IndexMap<String, Usage> {
     let (mut by_role, start, ids) = match from {
         Some(snapshot) => (
             snapshot.usage.clone(),

@@ -10,10 +10,10 @@ use crate::transcript::Visibility;
 use crate::transcript::{Draft, Kind, Metadata};
 
 /// Most `tool.call` events written for one turn; the rest are only counted.
-pub const MAX_TOOL_CALLS: usize = 50;
+pub(crate) const MAX_TOOL_CALLS: usize = 50;
 
 /// Parser state of one turn.
-pub struct StreamTap {
+pub(crate) struct StreamTap {
     kind: AdapterKind,
     parser: Box<dyn StreamParser>,
     calls: Vec<ToolCall>,
@@ -21,7 +21,7 @@ pub struct StreamTap {
 }
 
 impl StreamTap {
-    pub fn new(kind: AdapterKind) -> Self {
+    pub(crate) fn new(kind: AdapterKind) -> Self {
         Self {
             kind,
             parser: crate::adapters::parser(kind),
@@ -30,13 +30,8 @@ impl StreamTap {
         }
     }
 
-    /// The adapter whose output this is.
-    pub fn kind(&self) -> AdapterKind {
-        self.kind
-    }
-
     /// Feed one stdout line; returns how it counts for the idle timeout.
-    pub fn line(&mut self, line: &str) -> LineFlow {
+    pub(crate) fn line(&mut self, line: &str) -> LineFlow {
         for call in self.parser.line(line) {
             if self.calls.len() < MAX_TOOL_CALLS {
                 self.calls.push(call);
@@ -48,22 +43,22 @@ impl StreamTap {
     }
 
     /// Feed one stderr line; returns how it counts for the idle timeout.
-    pub fn stderr_line(&mut self, line: &str) -> LineFlow {
+    pub(crate) fn stderr_line(&mut self, line: &str) -> LineFlow {
         self.parser.stderr_line(line)
     }
 
     /// What the adapter's parser learned.
-    pub fn summary(&self) -> TurnSummary {
+    pub(crate) fn summary(&self) -> TurnSummary {
         self.parser.summary()
     }
 
     /// Tool calls seen beyond [`MAX_TOOL_CALLS`].
-    pub fn omitted(&self) -> u64 {
+    pub(crate) fn omitted(&self) -> u64 {
         self.omitted
     }
 
     /// The kept tool calls as private `tool.call` drafts from `role`, in stream order.
-    pub fn tool_call_drafts(&self, role: &str) -> Vec<Draft> {
+    pub(crate) fn tool_call_drafts(&self, role: &str) -> Vec<Draft> {
         self.calls
             .iter()
             .map(|call| {

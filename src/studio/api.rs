@@ -34,10 +34,10 @@ const PAGE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// An API error: a status and a message, as `{"error": …}`.
 #[derive(Debug)]
-pub struct ApiError(pub StatusCode, pub String);
+pub(crate) struct ApiError(pub StatusCode, pub String);
 
 impl ApiError {
-    pub fn not_found(what: &str) -> Self {
+    pub(crate) fn not_found(what: &str) -> Self {
         ApiError(StatusCode::NOT_FOUND, format!("{what} not found"))
     }
 }
@@ -55,7 +55,7 @@ impl From<std::io::Error> for ApiError {
 }
 
 /// The session's hub with its index up to date, and its reducer state too when `fold`.
-pub async fn fresh_hub(app: &Shared, id: &str, fold: bool) -> Result<Arc<Hub>, ApiError> {
+pub(crate) async fn fresh_hub(app: &Shared, id: &str, fold: bool) -> Result<Arc<Hub>, ApiError> {
     let hub = app
         .registry
         .hub(&app.config.home, id)
@@ -73,7 +73,7 @@ pub async fn fresh_hub(app: &Shared, id: &str, fold: bool) -> Result<Arc<Hub>, A
     Ok(hub)
 }
 
-pub async fn health(State(app): State<Shared>) -> Json<Value> {
+pub(crate) async fn health(State(app): State<Shared>) -> Json<Value> {
     Json(json!({
         "ok": true,
         "studio_version": env!("CARGO_PKG_VERSION"),
@@ -83,7 +83,7 @@ pub async fn health(State(app): State<Shared>) -> Json<Value> {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct PageQuery {
+pub(crate) struct PageQuery {
     pub offset: Option<usize>,
     pub limit: Option<usize>,
     /// Substring of the id, goal, pipeline or status.
@@ -91,7 +91,7 @@ pub struct PageQuery {
 }
 
 /// `GET /api/sessions`: one page of list rows, newest first.
-pub async fn sessions(
+pub(crate) async fn sessions(
     State(app): State<Shared>,
     Query(query): Query<PageQuery>,
 ) -> Result<Json<Value>, ApiError> {
@@ -131,7 +131,7 @@ pub async fn sessions(
 }
 
 /// `GET /api/pipelines`: the pipelines and presets a new session can use.
-pub async fn pipelines(State(app): State<Shared>) -> Json<Value> {
+pub(crate) async fn pipelines(State(app): State<Shared>) -> Json<Value> {
     let root = app
         .config
         .project_dir
@@ -175,7 +175,7 @@ pub async fn pipelines(State(app): State<Shared>) -> Json<Value> {
 }
 
 /// `GET /api/sessions/{id}`: the reducer's state and everything the session view shows at once.
-pub async fn session(
+pub(crate) async fn session(
     State(app): State<Shared>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
@@ -310,7 +310,7 @@ fn event_by_id(hub: &Hub, inner: &super::hub::Inner, id: &str) -> Option<Event> 
 }
 
 #[derive(Debug, Deserialize, Default)]
-pub struct EventsQuery {
+pub(crate) struct EventsQuery {
     /// Events after this sequence number (ascending page).
     pub after: Option<usize>,
     /// `first=true`: the ascending page from the very first event.
@@ -328,7 +328,7 @@ pub struct EventsQuery {
 
 /// `GET /api/sessions/{id}/events`: one page of events, oldest first within the page. Without
 /// `after` or `before` it is the last page.
-pub async fn events(
+pub(crate) async fn events(
     State(app): State<Shared>,
     Path(id): Path<String>,
     Query(query): Query<EventsQuery>,
@@ -341,7 +341,7 @@ pub async fn events(
 }
 
 /// Build one page of events as JSON text (lines are embedded as they are, without re-encoding).
-pub fn page(hub: &Hub, query: &EventsQuery) -> Result<String, ApiError> {
+pub(crate) fn page(hub: &Hub, query: &EventsQuery) -> Result<String, ApiError> {
     let limit = query.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
     let kinds = split_list(query.kind.as_deref());
     let roles = split_list(query.role.as_deref());
@@ -492,7 +492,7 @@ fn render_page(
 }
 
 /// `GET /api/sessions/{id}/events/{event_id}`: one event with its sequence number.
-pub async fn event(
+pub(crate) async fn event(
     State(app): State<Shared>,
     Path((id, event_id)): Path<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
@@ -507,7 +507,7 @@ pub async fn event(
 }
 
 /// `GET /api/sessions/{id}/graph`: the compiled graph with counts and the live position.
-pub async fn graph(
+pub(crate) async fn graph(
     State(app): State<Shared>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {

@@ -73,7 +73,7 @@ pub const ASSETS: [(&str, &str, &str); 11] = [
 
 /// `GET /`: the page, with the token, this process's instance id and the preview origins in
 /// meta tags.
-pub async fn page(State(app): State<Shared>, headers: HeaderMap) -> Response {
+pub(crate) async fn page(State(app): State<Shared>, headers: HeaderMap) -> Response {
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
@@ -94,7 +94,7 @@ pub async fn page(State(app): State<Shared>, headers: HeaderMap) -> Response {
 }
 
 /// `GET /assets/{file}`.
-pub async fn asset(Path(file): Path<String>) -> Response {
+pub(crate) async fn asset(Path(file): Path<String>) -> Response {
     match ASSETS.iter().find(|(name, _, _)| *name == file) {
         Some((_, kind, body)) => ([(header::CONTENT_TYPE, *kind)], *body).into_response(),
         None => (StatusCode::NOT_FOUND, "not found").into_response(),
@@ -105,7 +105,7 @@ pub async fn asset(Path(file): Path<String>) -> Response {
 /// CSP source that allows all of them: one origin per session, so a game's storage and fetches
 /// work and no game can read another session's files. Browsers resolve `*.localhost` to loopback
 /// without DNS; a remote browser uses the name it reached Studio by (an `--allow-host`).
-pub fn preview_origins(host: &str, port: u16) -> (String, String) {
+pub(crate) fn preview_origins(host: &str, port: u16) -> (String, String) {
     let name = host
         .rsplit_once(':')
         .filter(|(_, p)| p.bytes().all(|b| b.is_ascii_digit()))

@@ -41,7 +41,7 @@ fn batches(home: &std::path::Path) -> Vec<(String, String, Vec<Row>)> {
         .collect()
 }
 
-pub async fn list(State(app): State<Shared>) -> Json<Value> {
+pub(crate) async fn list(State(app): State<Shared>) -> Json<Value> {
     let home = app.config.home.root().to_path_buf();
     let found = tokio::task::spawn_blocking(move || batches(&home))
         .await
@@ -54,7 +54,7 @@ pub async fn list(State(app): State<Shared>) -> Json<Value> {
     ))
 }
 
-pub async fn page(State(app): State<Shared>) -> Html<String> {
+pub(crate) async fn page(State(app): State<Shared>) -> Html<String> {
     let home = app.config.home.root().to_path_buf();
     let found = tokio::task::spawn_blocking(move || batches(&home))
         .await

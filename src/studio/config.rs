@@ -46,7 +46,7 @@ impl StudioConfig {
 }
 
 /// A fresh unguessable token: 160 random bits from two ULIDs' random parts, hashed.
-pub fn new_token() -> String {
+pub(crate) fn new_token() -> String {
     let mut seed = Vec::with_capacity(36);
     for _ in 0..2 {
         seed.extend_from_slice(&ulid::Ulid::new().0.to_le_bytes());

@@ -44,7 +44,7 @@ fn session(
 
 /// `POST /api/sessions/{id}/resume`: start `crumb resume <id> --wait` in the background and answer
 /// once it holds the session (or with its output when it refused).
-pub async fn resume(
+pub(crate) async fn resume(
     State(app): State<Shared>,
     Path(id): Path<String>,
     headers: HeaderMap,
@@ -110,7 +110,7 @@ pub async fn resume(
 }
 
 /// `POST /api/sessions/{id}/stop`: SIGTERM to the session's live coordinator.
-pub async fn stop(
+pub(crate) async fn stop(
     State(app): State<Shared>,
     Path(id): Path<String>,
     headers: HeaderMap,

@@ -25,7 +25,7 @@ use crate::qa::confine;
 use crate::transcript::validate::is_actor_name;
 
 /// Areas of a session directory Studio may serve files from.
-pub const AREAS: [&str; 2] = ["artifacts", "qa"];
+pub(crate) const AREAS: [&str; 2] = ["artifacts", "qa"];
 /// Most entries listed per session.
 const MAX_LISTED: usize = 1000;
 /// Deepest folder level listed.
@@ -37,7 +37,7 @@ const MAX_LOG: u64 = 512 * 1024;
 
 /// Why a path was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PathRefusal {
+pub(crate) enum PathRefusal {
     /// The path tries to leave its area (`..`, absolute, symlink out).
     Forbidden,
     /// Nothing there.
@@ -57,7 +57,7 @@ impl From<PathRefusal> for ApiError {
 }
 
 /// Resolve `relative` (already percent-decoded) inside `root`, refusing every way out.
-pub fn confine(root: &FsPath, relative: &str) -> Result<PathBuf, PathRefusal> {
+pub(crate) fn confine(root: &FsPath, relative: &str) -> Result<PathBuf, PathRefusal> {
     if relative.contains('\\') {
         return Err(PathRefusal::Forbidden);
     }
@@ -85,7 +85,7 @@ fn split_area(path: &str) -> Result<(&'static str, &str), PathRefusal> {
 }
 
 /// A content type by extension; unknown files are bytes.
-pub fn content_type(path: &FsPath) -> &'static str {
+pub(crate) fn content_type(path: &FsPath) -> &'static str {
     match path
         .extension()
         .and_then(|e| e.to_str())
@@ -111,7 +111,10 @@ pub fn content_type(path: &FsPath) -> &'static str {
 }
 
 /// `GET /api/sessions/{id}/artifacts`: files under `artifacts/` and `qa/`, with sizes.
-pub async fn list(State(app): State<Shared>, Path(id): Path<String>) -> Result<Response, ApiError> {
+pub(crate) async fn list(
+    State(app): State<Shared>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
     let dir = app
         .registry
         .locate(&app.config.home, &id)
@@ -190,7 +193,7 @@ async fn read_confined(app: &Shared, id: &str, path: &str) -> Result<(PathBuf, V
 
 /// `GET /api/sessions/{id}/files/{area}/{path}`: a file, inert (sandboxed by CSP, never sniffed),
 /// so opening an HTML artifact here cannot run it with Studio's origin.
-pub async fn file(
+pub(crate) async fn file(
     State(app): State<Shared>,
     Path((id, path)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
@@ -218,7 +221,7 @@ pub async fn file(
 }
 
 /// `GET /api/sessions/{id}/roles`: each role's prompt and log files, by spawn number.
-pub async fn roles(
+pub(crate) async fn roles(
     State(app): State<Shared>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
@@ -323,7 +326,7 @@ fn tail_text(path: &FsPath, max: u64) -> Option<String> {
 }
 
 /// `GET /api/sessions/{id}/logs/{role}/{n}`.
-pub async fn log(
+pub(crate) async fn log(
     State(app): State<Shared>,
     Path((id, role, n)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -331,7 +334,7 @@ pub async fn log(
 }
 
 /// `GET /api/sessions/{id}/prompts/{role}/{n}`.
-pub async fn prompt(
+pub(crate) async fn prompt(
     State(app): State<Shared>,
     Path((id, role, n)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -352,7 +355,7 @@ const PREVIEW_COOKIE: &str = "crumb_preview";
 /// The preview origins: `http://<session>.localhost:<port>/{path}` serves that session's
 /// artifacts and nothing else, so each game has its own storage and same-origin fetches and no
 /// game can read another session's files.
-pub fn preview_router(app: Shared, hosts: Vec<String>, studio_hosts: &[String]) -> Router {
+pub(crate) fn preview_router(app: Shared, hosts: Vec<String>, studio_hosts: &[String]) -> Router {
     let preview = Arc::new(Preview {
         csp: preview_csp(studio_hosts),
         app,
@@ -380,7 +383,7 @@ fn preview_session(headers: &axum::http::HeaderMap, hosts: &[String]) -> Option<
 
 /// The key a remote browser needs for a session's preview (derived from the token, so it cannot
 /// be guessed and opens no other session).
-pub fn preview_key(token: &str, id: &str) -> String {
+pub(crate) fn preview_key(token: &str, id: &str) -> String {
     let mut key = crumb_core::digest::sha256_hex(format!("{token}:preview:{id}").as_bytes());
     key.truncate(32);
     key

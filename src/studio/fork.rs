@@ -32,7 +32,7 @@ fn word(s: &str, max: usize) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '=' | ':' | '.' | '@'))
 }
 
-pub async fn fork(
+pub(crate) async fn fork(
     State(app): State<Shared>,
     Path(id): Path<String>,
     headers: HeaderMap,

@@ -8,7 +8,7 @@ use crate::pipeline::graph as pipeline_graph;
 
 /// An edge of the drawn graph: a route of the compiled table plus how often it was taken.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct GraphEdge {
+pub(crate) struct GraphEdge {
     #[serde(flatten)]
     pub edge: pipeline_graph::GraphEdge,
     /// Times this edge was taken in the session.
@@ -17,7 +17,7 @@ pub struct GraphEdge {
 
 /// The graph with the session's live position.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
-pub struct GraphView {
+pub(crate) struct GraphView {
     pub nodes: Vec<pipeline_graph::GraphNode>,
     pub edges: Vec<GraphEdge>,
     /// The node the session is at: the role that runs next, the person it awaits, or its end.
@@ -29,7 +29,7 @@ pub struct GraphView {
 
 /// The engine's stop, as a node of its own.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct StopNode {
+pub(crate) struct StopNode {
     pub id: String,
     /// The reason in words.
     pub label: String,
@@ -40,7 +40,7 @@ pub struct StopNode {
 }
 
 /// The session's graph: the compiled table's edges with counts and the live position.
-pub fn view(inner: &Inner) -> Option<GraphView> {
+pub(crate) fn view(inner: &Inner) -> Option<GraphView> {
     let table = inner.table.as_ref()?;
     let pipeline_graph::Graph { nodes, edges } = pipeline_graph::graph(table);
     let edges = edges

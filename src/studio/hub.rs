@@ -28,7 +28,7 @@ use crate::transcript::tail::Tail;
 /// What a stream learns from the hub: how many events are indexed, and in which generation (the
 /// generation changes when the file was replaced and the index restarted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Progress {
+pub(crate) struct Progress {
     pub generation: u64,
     pub events: usize,
 }
@@ -111,7 +111,7 @@ impl Hub {
         }
     }
 
-    pub fn dir(&self) -> &SessionDir {
+    pub(crate) fn dir(&self) -> &SessionDir {
         &self.dir
     }
 
@@ -121,7 +121,7 @@ impl Hub {
     }
 
     /// The state, unless a fold holds it right now (the list never waits for a long fold).
-    pub fn try_lock(&self) -> Option<MutexGuard<'_, Inner>> {
+    pub(crate) fn try_lock(&self) -> Option<MutexGuard<'_, Inner>> {
         match self.inner.try_lock() {
             Ok(guard) => Some(guard),
             Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
@@ -131,7 +131,7 @@ impl Hub {
 
     /// Fold on a thread of its own (once at a time): how the list gets a long session's state
     /// without making its request wait.
-    pub fn fold_in_background(self: &Arc<Self>) {
+    pub(crate) fn fold_in_background(self: &Arc<Self>) {
         if self.background.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -143,13 +143,13 @@ impl Hub {
     }
 
     /// Listen for new events.
-    pub fn subscribe(&self) -> watch::Receiver<Progress> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<Progress> {
         self.progress.subscribe()
     }
 
     /// Index whatever was appended and wake the streams if anything was. The reducer state is
     /// brought up to date separately ([`Hub::fold`]), so paging a huge session never waits for it.
-    pub fn refresh(&self) -> std::io::Result<Progress> {
+    pub(crate) fn refresh(&self) -> std::io::Result<Progress> {
         let mut inner = self.lock();
         let extension = inner.index.extend()?;
         if extension.truncated {
@@ -190,7 +190,7 @@ impl Hub {
     }
 
     /// Keep refreshing every `interval` while anyone listens. Idempotent.
-    pub fn ensure_polling(self: &Arc<Self>, interval: Duration) {
+    pub(crate) fn ensure_polling(self: &Arc<Self>, interval: Duration) {
         if self.polling.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -314,12 +314,12 @@ impl Inner {
 }
 
 /// Graph node id of a role (the scheme `crumb graph` uses).
-pub fn role_node(role: &str) -> String {
+pub(crate) fn role_node(role: &str) -> String {
     format!("role_{}", safe_id(role))
 }
 
 /// `crumb graph`'s node-id escaping: anything but ASCII alphanumerics becomes `_`.
-pub fn safe_id(name: &str) -> String {
+pub(crate) fn safe_id(name: &str) -> String {
     name.chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect()

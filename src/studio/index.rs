@@ -19,7 +19,7 @@ use crate::transcript::framer::{Frame, LineFramer};
 
 /// One indexed event line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IndexedLine {
+pub(crate) struct IndexedLine {
     /// Byte offset of the line's first byte.
     pub offset: u64,
     /// Length without the line terminator.
@@ -34,14 +34,14 @@ pub struct IndexedLine {
 
 impl IndexedLine {
     /// The id as text.
-    pub fn id(&self) -> &str {
+    pub(crate) fn id(&self) -> &str {
         std::str::from_utf8(&self.id).unwrap_or("")
     }
 }
 
 /// What one extension found.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Extension {
+pub(crate) struct Extension {
     /// The file shrank or vanished: the index restarted from byte 0 first.
     pub truncated: bool,
     /// Sequence numbers of the lines added (`first..end`).
@@ -89,7 +89,7 @@ impl LineIndex {
     }
 
     /// Number of indexed events.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.lines.len()
     }
 
@@ -98,34 +98,35 @@ impl LineIndex {
     }
 
     /// The indexed line with sequence number `seq`.
-    pub fn get(&self, seq: usize) -> Option<&IndexedLine> {
+    pub(crate) fn get(&self, seq: usize) -> Option<&IndexedLine> {
         self.lines.get(seq)
     }
 
     /// All indexed lines in file order.
-    pub fn lines(&self) -> &[IndexedLine] {
+    pub(crate) fn lines(&self) -> &[IndexedLine] {
         &self.lines
     }
 
     /// The interned name `id` (a kind or a sender).
-    pub fn name(&self, id: u16) -> &str {
+    #[cfg(test)]
+    pub(crate) fn name(&self, id: u16) -> &str {
         self.names.get(usize::from(id)).map_or("", |name| name)
     }
 
     /// The interned id of `name`, if any line uses it.
-    pub fn name_id(&self, name: &str) -> Option<u16> {
+    pub(crate) fn name_id(&self, name: &str) -> Option<u16> {
         self.name_ids.get(name).copied()
     }
 
     /// Bytes consumed so far.
-    pub fn consumed(&self) -> u64 {
+    pub(crate) fn consumed(&self) -> u64 {
         self.framer.offset()
     }
 
     /// The sequence number of the first event after the one with `id`: exactly what a client
     /// that last saw `id` missed. An unknown id that sorts after every indexed id means "nothing
     /// missed"; otherwise `None`.
-    pub fn position_after(&self, id: &str) -> Option<usize> {
+    pub(crate) fn position_after(&self, id: &str) -> Option<usize> {
         if let Some(seq) = self.position(id) {
             return Some(seq + 1);
         }
@@ -137,7 +138,7 @@ impl LineIndex {
     }
 
     /// The sequence number of the event with `id`.
-    pub fn position(&self, id: &str) -> Option<usize> {
+    pub(crate) fn position(&self, id: &str) -> Option<usize> {
         let key = id.as_bytes();
         if key.len() != 26 {
             return None;
@@ -152,7 +153,7 @@ impl LineIndex {
     }
 
     /// Index whatever complete lines were appended since the last call.
-    pub fn extend(&mut self) -> io::Result<Extension> {
+    pub(crate) fn extend(&mut self) -> io::Result<Extension> {
         let start = self.lines.len();
         let mut extension = Extension {
             truncated: false,
@@ -268,11 +269,11 @@ impl LineIndex {
 
 /// Most bytes one read call (and one batch of lines) holds in memory: lines can be up to
 /// [`crate::transcript::framer::MAX_LINE_BYTES`] long, so batches are bounded by bytes as well as by count.
-pub const BATCH_BYTES: u64 = 8 * 1024 * 1024;
+pub(crate) const BATCH_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The end of a batch starting at `start`: at most `max_lines` lines and, past the first line,
 /// at most [`BATCH_BYTES`] bytes.
-pub fn batch_end(lines: &[IndexedLine], start: usize, max_lines: usize) -> usize {
+pub(crate) fn batch_end(lines: &[IndexedLine], start: usize, max_lines: usize) -> usize {
     let mut bytes = 0u64;
     let mut end = start;
     while end < lines.len() && end - start < max_lines {
@@ -287,7 +288,7 @@ pub fn batch_end(lines: &[IndexedLine], start: usize, max_lines: usize) -> usize
 
 /// Read the text of indexed lines from `path`, in the order given. Lines that can no longer be
 /// read (the file was replaced under us) come back as `None`.
-pub fn read_lines(path: &Path, lines: &[IndexedLine]) -> io::Result<Vec<Option<String>>> {
+pub(crate) fn read_lines(path: &Path, lines: &[IndexedLine]) -> io::Result<Vec<Option<String>>> {
     let mut file = File::open(path)?;
     let mut out = Vec::with_capacity(lines.len());
     // Contiguous runs are read with one call.

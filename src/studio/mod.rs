@@ -15,24 +15,24 @@
 //! - [`assets`]: the embedded client from `studio/`;
 //! - [`probe`]: finding a running Studio (for `crumb run`'s deep link).
 
-pub mod api;
+pub(crate) mod api;
 pub mod assets;
-pub mod batches;
-pub mod config;
-pub mod control;
-pub mod files;
-pub mod fork;
-pub mod graph;
+pub(crate) mod batches;
+pub(crate) mod config;
+pub(crate) mod control;
+pub(crate) mod files;
+pub(crate) mod fork;
+pub(crate) mod graph;
 pub mod hub;
-pub mod index;
-pub mod outcome;
+pub(crate) mod index;
+pub(crate) mod outcome;
 pub mod probe;
-pub mod rubric;
-pub mod security;
-pub mod server;
-pub mod sessions;
-pub mod stream;
-pub mod write;
+pub(crate) mod rubric;
+pub(crate) mod security;
+pub(crate) mod server;
+pub(crate) mod sessions;
+pub(crate) mod stream;
+pub(crate) mod write;
 
 pub use config::StudioConfig;
 pub use server::serve;

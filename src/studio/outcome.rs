@@ -11,7 +11,7 @@ use crate::vocab::Outcome as Declared;
 
 /// What a session is, for a person, at a glance.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// `passed`, `failed`, `partial`, `rejected`, `stopped`, `waiting`, `paused`, `running`,
     /// `interrupted`, `error` or `unknown`: the CSS class and the test hook.
     pub kind: &'static str,
@@ -33,7 +33,7 @@ pub struct Outcome {
 
 /// One degradation a run must never hide.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Mark {
+pub(crate) struct Mark {
     /// `degraded` (a swap) or `mock` (placeholder agents).
     pub kind: &'static str,
     pub text: String,
@@ -41,7 +41,7 @@ pub struct Mark {
 
 /// What besides the folded state decides the outcome.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     /// The list's status (`running`, `awaiting`, `done`, `dead`, `error`).
     pub status: &'a str,
     /// A coordinator holds the session's lock.
@@ -52,7 +52,7 @@ pub struct Context<'a> {
 }
 
 /// The outcome of a session in `state`.
-pub fn outcome(state: &State, ctx: &Context<'_>) -> Outcome {
+pub(crate) fn outcome(state: &State, ctx: &Context<'_>) -> Outcome {
     let marks = marks(state);
     let mut out = if let Some(done) = &state.done {
         ended(state, done.outcome, &done.reason, ctx)
@@ -205,7 +205,7 @@ fn circuit_words(state: &State, role: &str) -> String {
 }
 
 /// A reason code in plain words (the code itself is shown on hover).
-pub fn reason_words(state: &State, reason: &str, limits: Option<&LimitsSpec>) -> String {
+pub(crate) fn reason_words(state: &State, reason: &str, limits: Option<&LimitsSpec>) -> String {
     let score = state
         .verification
         .latest

@@ -9,9 +9,9 @@ use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::time::Duration;
 
 /// Default Studio port.
-pub const DEFAULT_PORT: u16 = 7321;
+pub(crate) const DEFAULT_PORT: u16 = 7321;
 /// Environment variable overriding the port `crumb run` probes.
-pub const PORT_ENV: &str = "CRUMB_STUDIO_PORT";
+pub(crate) const PORT_ENV: &str = "CRUMB_STUDIO_PORT";
 
 /// The deep link to a session in the Studio on `port`.
 pub fn session_url(port: u16, session_id: &str) -> String {
@@ -38,7 +38,7 @@ pub fn running_on(port: u16, timeout: Duration) -> bool {
 }
 
 /// The deep link for `session_id` if a Studio runs on the configured port.
-pub fn deep_link(session_id: &str) -> Option<String> {
+pub(crate) fn deep_link(session_id: &str) -> Option<String> {
     let port = std::env::var(PORT_ENV)
         .ok()
         .and_then(|p| p.parse().ok())

@@ -7,7 +7,7 @@ use crate::pipeline::table::TransitionTable;
 
 /// One scored dimension.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Dimension {
+pub(crate) struct Dimension {
     pub id: String,
     pub label: String,
     /// Highest score of the dimension.
@@ -19,7 +19,7 @@ pub struct Dimension {
 }
 
 /// The rubric a session's scorecard is drawn with (none when the pipeline cannot be read).
-pub fn rubric(table: Option<&TransitionTable>) -> Vec<Dimension> {
+pub(crate) fn rubric(table: Option<&TransitionTable>) -> Vec<Dimension> {
     table.map_or_else(Vec::new, |table| {
         table
             .scoring

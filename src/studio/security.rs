@@ -5,7 +5,7 @@
 use axum::http::{HeaderMap, StatusCode, header};
 
 /// The `Host` values a loopback server answers to on `port`.
-pub fn loopback_hosts(port: u16) -> Vec<String> {
+pub(crate) fn loopback_hosts(port: u16) -> Vec<String> {
     vec![
         format!("127.0.0.1:{port}"),
         format!("localhost:{port}"),
@@ -16,7 +16,7 @@ pub fn loopback_hosts(port: u16) -> Vec<String> {
 /// The `Host` values a server on `port` answers to: loopback, plus each `--allow-host` name (with
 /// `:port` added when it names none). `--allow-remote` never switches this check off: a rebinding
 /// attacker's name is never on the list.
-pub fn allowed_hosts(port: u16, extra: &[String]) -> Vec<String> {
+pub(crate) fn allowed_hosts(port: u16, extra: &[String]) -> Vec<String> {
     let mut hosts = loopback_hosts(port);
     for host in extra {
         let host = host.trim().to_ascii_lowercase();
@@ -37,7 +37,7 @@ pub fn allowed_hosts(port: u16, extra: &[String]) -> Vec<String> {
 }
 
 /// Whether a request's `Host` is one this server answers to.
-pub fn host_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
+pub(crate) fn host_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
     headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
@@ -45,10 +45,10 @@ pub fn host_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
 }
 
 /// Name of the cookie a remote browser keeps the token in (set by opening `/?token=…`).
-pub const TOKEN_COOKIE: &str = "crumb_token";
+pub(crate) const TOKEN_COOKIE: &str = "crumb_token";
 
 /// The token a request carries: the `X-Crumb-Token` header, the cookie, or a `token=` query.
-pub fn sent_token<'a>(headers: &'a HeaderMap, query: Option<&'a str>) -> Option<&'a str> {
+pub(crate) fn sent_token<'a>(headers: &'a HeaderMap, query: Option<&'a str>) -> Option<&'a str> {
     if let Some(value) = headers.get("x-crumb-token").and_then(|v| v.to_str().ok()) {
         return Some(value);
     }
@@ -61,7 +61,7 @@ pub fn sent_token<'a>(headers: &'a HeaderMap, query: Option<&'a str>) -> Option<
 }
 
 /// A cookie's value.
-pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+pub(crate) fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()
@@ -74,13 +74,13 @@ pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 /// Whether `sent` is `token`, compared in constant time.
-pub fn token_matches(sent: Option<&str>, token: &str) -> bool {
+pub(crate) fn token_matches(sent: Option<&str>, token: &str) -> bool {
     sent.is_some_and(|sent| constant_time_eq(sent.as_bytes(), token.as_bytes()))
 }
 
 /// Why a write was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum WriteRefusal {
+pub(crate) enum WriteRefusal {
     #[error(
         "missing or wrong X-Crumb-Token: this page came from another Studio process (restarted?); reload it"
     )]
@@ -92,7 +92,7 @@ pub enum WriteRefusal {
 }
 
 impl WriteRefusal {
-    pub fn status(self) -> StatusCode {
+    pub(crate) fn status(self) -> StatusCode {
         match self {
             WriteRefusal::Token | WriteRefusal::Origin => StatusCode::FORBIDDEN,
             WriteRefusal::ContentType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -101,7 +101,7 @@ impl WriteRefusal {
 }
 
 /// Check a write: token, then origin, then content type.
-pub fn check_write(
+pub(crate) fn check_write(
     headers: &HeaderMap,
     token: &str,
     allowed: &[String],
@@ -156,7 +156,7 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Headers on every Studio page and API answer.
-pub const STUDIO_HEADERS: [(&str, &str); 4] = [
+pub(crate) const STUDIO_HEADERS: [(&str, &str); 4] = [
     ("x-content-type-options", "nosniff"),
     ("referrer-policy", "no-referrer"),
     ("x-frame-options", "DENY"),
@@ -165,7 +165,7 @@ pub const STUDIO_HEADERS: [(&str, &str); 4] = [
 
 /// The Studio page's CSP: only its own scripts; frames only from the preview origins
 /// (`http://*.localhost:<port>`: one origin per session).
-pub fn studio_csp(preview_origin: &str) -> String {
+pub(crate) fn studio_csp(preview_origin: &str) -> String {
     format!(
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
          connect-src 'self'; frame-src {preview_origin}; object-src 'none'; base-uri 'none'; \
@@ -175,7 +175,7 @@ pub fn studio_csp(preview_origin: &str) -> String {
 
 /// The preview's CSP: the game may load its own files and run, but connects nowhere else and can
 /// only be framed by Studio.
-pub fn preview_csp(studio_origins: &[String]) -> String {
+pub(crate) fn preview_csp(studio_origins: &[String]) -> String {
     let ancestors = studio_origins
         .iter()
         .map(|h| format!("http://{h}"))

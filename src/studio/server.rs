@@ -20,10 +20,10 @@ use super::sessions::Registry;
 use super::{api, assets, control, files, stream, write};
 
 /// Largest request body accepted (an inbox line is at most 16 KiB).
-pub const MAX_BODY_BYTES: usize = 32 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 32 * 1024;
 
 /// Shared by every handler.
-pub struct App {
+pub(crate) struct App {
     pub config: StudioConfig,
     pub registry: Registry,
     /// `Host` values of the Studio listener.
@@ -37,7 +37,7 @@ pub struct App {
     pub closing: watch::Receiver<bool>,
 }
 
-pub type Shared = Arc<App>;
+pub(crate) type Shared = Arc<App>;
 
 /// Serve Studio on `listener` and the game preview on `preview_listener` until `shutdown`
 /// resolves; then streams are closed and in-flight requests finish.

@@ -25,7 +25,7 @@ const TAIL_BYTES: u64 = 16 * 1024;
 
 /// One row of the session list.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SessionRow {
+pub(crate) struct SessionRow {
     #[serde(flatten)]
     pub summary: SessionSummary,
     /// Transcript size in bytes.
@@ -48,14 +48,14 @@ pub struct SessionRow {
 
 /// The sessions Studio knows, and the hubs of those being watched.
 #[derive(Default)]
-pub struct Registry {
+pub(crate) struct Registry {
     paths: Mutex<HashMap<String, PathBuf>>,
     hubs: Mutex<HashMap<String, Arc<Hub>>>,
 }
 
 impl Registry {
     /// The directory of session `id` under `home`, if it exists.
-    pub fn locate(&self, home: &CrumbHome, id: &str) -> Option<SessionDir> {
+    pub(crate) fn locate(&self, home: &CrumbHome, id: &str) -> Option<SessionDir> {
         if !is_ulid(id) {
             return None;
         }
@@ -85,7 +85,7 @@ impl Registry {
     }
 
     /// The hub of session `id`, opened on first use.
-    pub fn hub(&self, home: &CrumbHome, id: &str) -> Option<Arc<Hub>> {
+    pub(crate) fn hub(&self, home: &CrumbHome, id: &str) -> Option<Arc<Hub>> {
         if let Some(hub) = self
             .hubs
             .lock()
@@ -103,7 +103,7 @@ impl Registry {
     }
 
     /// The hub of a listed session, opened from its known path.
-    pub fn hub_for(&self, summary: &SessionSummary) -> Option<Arc<Hub>> {
+    pub(crate) fn hub_for(&self, summary: &SessionSummary) -> Option<Arc<Hub>> {
         if let Some(hub) = self.open_hub(&summary.id) {
             return Some(hub);
         }
@@ -120,7 +120,7 @@ impl Registry {
     }
 
     /// A hub already open, without opening one.
-    pub fn open_hub(&self, id: &str) -> Option<Arc<Hub>> {
+    pub(crate) fn open_hub(&self, id: &str) -> Option<Arc<Hub>> {
         self.hubs
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -130,12 +130,12 @@ impl Registry {
 }
 
 /// Every session under `home`, newest first (meta only).
-pub fn all(home: &CrumbHome) -> Vec<SessionSummary> {
+pub(crate) fn all(home: &CrumbHome) -> Vec<SessionSummary> {
     list(home, None).0
 }
 
 /// A list row for `summary`: the meta fields plus what the transcript's end says.
-pub fn row(summary: SessionSummary, registry: &Registry) -> SessionRow {
+pub(crate) fn row(summary: SessionSummary, registry: &Registry) -> SessionRow {
     let transcript = summary.path.join(TRANSCRIPT_FILE);
     let (bytes, tail) = tail_events(&transcript);
     let mut row = SessionRow {
@@ -182,7 +182,7 @@ pub fn row(summary: SessionSummary, registry: &Registry) -> SessionRow {
 }
 
 /// The outcome of a watched session (list row and session view alike).
-pub fn session_outcome(inner: &super::hub::Inner, status: &str, live: bool) -> Outcome {
+pub(crate) fn session_outcome(inner: &super::hub::Inner, status: &str, live: bool) -> Outcome {
     let turn = inner.live_turn.as_ref();
     let ctx = Context {
         status,

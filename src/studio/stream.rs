@@ -28,7 +28,7 @@ const BATCH: usize = 256;
 const RETRY: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Deserialize)]
-pub struct StreamQuery {
+pub(crate) struct StreamQuery {
     /// Resume after this event id (same meaning as `Last-Event-ID`, which wins when both are sent).
     pub after: Option<String>,
     /// `start` replays from the first event; the default starts at the current end.
@@ -47,7 +47,7 @@ fn channel_stream(rx: mpsc::Receiver<Event>, heartbeat: Duration) -> EventStream
 }
 
 /// `GET /api/sessions/{id}/stream`.
-pub async fn session_stream(
+pub(crate) async fn session_stream(
     State(app): State<Shared>,
     Path(id): Path<String>,
     Query(query): Query<StreamQuery>,
@@ -149,7 +149,7 @@ fn pending(hub: &Hub, next: usize) -> (u64, Vec<IndexedLine>) {
 /// `GET /api/stream`: `ready` once the current sessions are known, then a `session` event with a
 /// fresh list row whenever a session appears or its status or size changes, and `removed` when
 /// one disappears.
-pub async fn sessions_stream(State(app): State<Shared>) -> EventStream {
+pub(crate) async fn sessions_stream(State(app): State<Shared>) -> EventStream {
     let (tx, rx) = mpsc::channel::<Event>(64);
     let mut closing = app.closing.clone();
     let interval = app.config.list_interval;

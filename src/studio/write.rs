@@ -24,7 +24,7 @@ use crate::runtime::meta::SessionStatus;
 /// How long a new session may take to appear on disk.
 const START_DEADLINE: Duration = Duration::from_secs(15);
 
-pub fn authorise(app: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
+pub(crate) fn authorise(app: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
     check_write(headers, &app.config.token, &app.hosts)
         .map_err(|refusal| ApiError(refusal.status(), refusal.to_string()))
 }
@@ -42,7 +42,7 @@ struct InboxBody {
 
 /// `POST /api/sessions/{id}/inbox` `{"line": "/approve"}`: 202 with what the line means, or 400
 /// with the grammar's message (nothing written).
-pub async fn inbox(
+pub(crate) async fn inbox(
     State(app): State<Shared>,
     Path(id): Path<String>,
     headers: HeaderMap,
@@ -113,7 +113,7 @@ pub async fn inbox(
 }
 
 /// What a parsed line will do, in a few words (shown under the line in the command bar).
-pub fn describe(command: &UserCommand) -> String {
+pub(crate) fn describe(command: &UserCommand) -> String {
     let on = |role: &Option<String>| {
         role.as_ref()
             .map_or_else(|| "every role".to_owned(), |r| format!("@{r}"))
@@ -160,7 +160,7 @@ struct NewSession {
 
 /// `POST /api/sessions` `{"pipeline", "pitch", "preset"?}`: start `crumb run` in the background
 /// (the same code path as the command line) and answer with the new session's id once it exists.
-pub async fn new_session(
+pub(crate) async fn new_session(
     State(app): State<Shared>,
     headers: HeaderMap,
     body: Bytes,
@@ -289,7 +289,7 @@ async fn wait_for_session(
 
 /// A `crumb` process Studio started in the background (its own process group, reaped whenever
 /// it ends; it outlives the request).
-pub struct Spawned {
+pub(crate) struct Spawned {
     pub pid: Option<u32>,
     pub exited: std::sync::Arc<tokio::sync::Notify>,
     /// Its stdout and stderr, under `<home>/studio/`.
@@ -297,7 +297,7 @@ pub struct Spawned {
 }
 
 /// Start `crumb <args>` in `cwd` with this Studio's home: the same code path as the command line.
-pub fn spawn_crumb(
+pub(crate) fn spawn_crumb(
     app: &Shared,
     args: &[String],
     cwd: &std::path::Path,
@@ -352,7 +352,7 @@ pub fn spawn_crumb(
 }
 
 /// The last part of a log Studio kept, for an error message.
-pub fn read_log(path: &PathBuf) -> String {
+pub(crate) fn read_log(path: &PathBuf) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     crate::engine::state::clip(text.trim(), 2000)
 }

@@ -24,7 +24,7 @@ use crate::transcript::framer::{FramedInput, Frames, too_long};
 /// [`prepare_line`], and this thread folds them strictly in file order: batch `i` goes to worker
 /// `i % n` and comes back in the same rotation. The fast path keeps each line's strings as places in
 /// the batch and folds them into one reused event, so hardly anything is allocated per line.
-pub fn fold(
+pub(crate) fn fold(
     input: impl Read + Send,
     table: &TransitionTable,
     replay: &mut Replay,
@@ -35,7 +35,7 @@ pub fn fold(
 
 /// [`fold`] `input` whose first line is line `first_line` of the transcript (a fold resumed from
 /// a snapshot reads only the lines after it).
-pub fn fold_from(
+pub(crate) fn fold_from(
     input: impl Read + Send,
     first_line: u64,
     table: &TransitionTable,

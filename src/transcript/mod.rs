@@ -5,7 +5,7 @@
 
 pub use crumb_core::transcript::*;
 
-pub mod chunked;
+pub(crate) mod chunked;
 pub mod reader;
 pub mod tail;
 pub mod writer;

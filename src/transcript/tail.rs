@@ -4,13 +4,12 @@
 //! a partial last line is kept until its newline arrives (never dropped), and
 //! a file shorter than the current offset means it was truncated or replaced: the tail restarts
 //! from the beginning and says so. A partial line that is no longer in the file (the writer cut a
-//! failed append back to the last whole line) is forgotten, and what replaced it is read afresh. Polling keeps this deterministic to test; [`Tail::wait`] adds
-//! the sleep loop for live use.
+//! failed append back to the last whole line) is forgotten, and what replaced it is read afresh.
+//! Polling keeps this deterministic to test; callers decide when to poll again.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use super::framer::LineFramer;
 use super::reader::{LineDecoder, LineIssue, Typed, decode_frame};
@@ -18,10 +17,7 @@ use super::reader::{LineDecoder, LineIssue, Typed, decode_frame};
 /// Most bytes one poll reads, so catching up with a long transcript (Studio opening a session,
 /// a coordinator resuming one) never holds more than this of the file at once; [`Batch::more`]
 /// says there is more to read.
-pub const POLL_MAX_BYTES: u64 = 8 * 1024 * 1024;
-
-/// Default pause between polls in [`Tail::wait`].
-pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(50);
+pub(crate) const POLL_MAX_BYTES: u64 = 8 * 1024 * 1024;
 
 /// What one poll found.
 #[derive(Debug)]
@@ -50,7 +46,6 @@ pub struct Tail<D: LineDecoder = Typed> {
     /// Cuts what each poll reads into lines, keeping a line whose newline has not arrived yet
     /// (or dropping one over the limit) across polls.
     framer: LineFramer,
-    poll_interval: Duration,
     decoder: std::marker::PhantomData<D>,
 }
 
@@ -68,16 +63,8 @@ impl<D: LineDecoder> Tail<D> {
         Tail {
             path: path.as_ref().to_path_buf(),
             framer: LineFramer::resume(offset, lines_before),
-            poll_interval: DEFAULT_POLL_INTERVAL,
             decoder: std::marker::PhantomData,
         }
-    }
-
-    /// Set the pause between polls used by [`Tail::wait`].
-    #[must_use]
-    pub fn poll_interval(mut self, interval: Duration) -> Self {
-        self.poll_interval = interval;
-        self
     }
 
     /// Offset of the next byte to read that is not part of a kept partial line.
@@ -130,17 +117,6 @@ impl<D: LineDecoder> Tail<D> {
             }
         }
         Ok(batch)
-    }
-
-    /// Block until a poll finds something, sleeping the poll interval between polls.
-    pub fn wait(&mut self) -> io::Result<Batch<D::Item>> {
-        loop {
-            let batch = self.poll()?;
-            if !batch.is_empty() {
-                return Ok(batch);
-            }
-            std::thread::sleep(self.poll_interval);
-        }
     }
 
     fn restart(&mut self) {

@@ -38,7 +38,7 @@ const TAIL_PROBE_BYTES: u64 = 4 * 1024;
 /// How far ahead of the clock (24 hours) an id already in the file may lie and still be the floor
 /// new ids go above: enough for a clock stepped back, not for a forged far-future line to pin
 /// every later id (see the module docs).
-pub const MAX_CLOCK_LEAD_MS: u64 = 24 * 60 * 60 * 1000;
+pub(crate) const MAX_CLOCK_LEAD_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// Why an append failed. Nothing was written in any case (a partial write is cut back).
 #[derive(Debug, thiserror::Error)]
@@ -93,11 +93,6 @@ impl Writer {
     /// The transcript path.
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    /// The session id stamped on every event.
-    pub fn session_id(&self) -> &str {
-        &self.session_id
     }
 
     /// Validate `draft`, stamp it and append it as one line. Returns the event as written.
@@ -220,7 +215,7 @@ fn next_id(floor: Option<Ulid>, fresh: Ulid) -> Ulid {
 }
 
 /// RFC 3339 UTC with millisecond precision and `Z`.
-pub fn timestamp(at: SystemTime) -> String {
+pub(crate) fn timestamp(at: SystemTime) -> String {
     chrono::DateTime::<chrono::Utc>::from(at).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 

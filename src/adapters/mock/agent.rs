@@ -24,7 +24,7 @@ use super::scenario::{DELAY_ENV, SCENARIO_ENV, Scenario};
 use crate::transcript::{Event, Kind};
 
 /// Environment variable listing the kinds the role produces (comma-separated).
-pub const PRODUCES_ENV: &str = "CRUMB_PRODUCES";
+pub(crate) const PRODUCES_ENV: &str = "CRUMB_PRODUCES";
 /// Largest prompt read from stdin.
 const MAX_PROMPT_BYTES: u64 = 8 * 1024 * 1024;
 
@@ -39,7 +39,7 @@ struct Turn {
 }
 
 /// Entry point of the hidden `crumb mock-agent` command.
-pub fn run() -> ExitCode {
+pub(crate) fn run() -> ExitCode {
     match execute() {
         Ok(code) => code,
         Err(message) => {

@@ -16,7 +16,7 @@ const SCRIPT: &str = include_str!("game.js");
 
 /// Which game loop the pitch gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Mechanic {
+pub(crate) enum Mechanic {
     #[serde(rename = "match-3")]
     Match3,
     #[serde(rename = "dodger")]
@@ -26,7 +26,7 @@ pub enum Mechanic {
 }
 
 impl Mechanic {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Mechanic::Match3 => "match-3",
             Mechanic::Dodger => "dodger",
@@ -45,7 +45,7 @@ impl Mechanic {
 
 /// Colours of one palette.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Palette {
+pub(crate) struct Palette {
     pub name: &'static str,
     pub bg: &'static str,
     pub panel: &'static str,
@@ -107,7 +107,7 @@ const PALETTES: [Palette; 6] = [
 
 /// Everything the game is made from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Design {
+pub(crate) struct Design {
     pub title: String,
     pub mechanic: Mechanic,
     pub palette: Palette,
@@ -118,7 +118,7 @@ pub struct Design {
 }
 
 /// Derive the design from the pitch.
-pub fn design(pitch: &str, variant: u32) -> Design {
+pub(crate) fn design(pitch: &str, variant: u32) -> Design {
     let lower = pitch.to_lowercase();
     let digest = Sha256::digest(lower.trim().as_bytes());
     let hash = u32::from_le_bytes([digest[0], digest[1], digest[2], digest[3]]);

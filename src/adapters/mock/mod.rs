@@ -1,10 +1,10 @@
 //! The built-in deterministic `mock` adapter.
 
-pub mod agent;
+pub(crate) mod agent;
 pub mod game;
-pub mod scenario;
+pub(crate) mod scenario;
 
-pub use scenario::Scenario;
+pub(crate) use scenario::Scenario;
 
 use super::adapter::Adapter;
 use super::command;

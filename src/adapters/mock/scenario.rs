@@ -5,9 +5,9 @@ use std::fmt;
 use std::str::FromStr;
 
 /// Environment variable carrying the scenario to every mock spawn.
-pub const SCENARIO_ENV: &str = "CRUMB_MOCK_SCENARIO";
+pub(crate) const SCENARIO_ENV: &str = "CRUMB_MOCK_SCENARIO";
 /// Environment variable slowing every mock step down (milliseconds), for kill-and-resume tests.
-pub const DELAY_ENV: &str = "CRUMB_MOCK_DELAY_MS";
+pub(crate) const DELAY_ENV: &str = "CRUMB_MOCK_DELAY_MS";
 
 /// A mock scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -30,7 +30,7 @@ pub enum Scenario {
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 7] = [
+    pub(crate) const ALL: [Scenario; 7] = [
         Scenario::Pass,
         Scenario::FailOnce,
         Scenario::CriticalOnce,
@@ -40,7 +40,7 @@ impl Scenario {
         Scenario::HangOnce,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Scenario::Pass => "pass",
             Scenario::FailOnce => "fail-once",

@@ -11,10 +11,10 @@ use crate::pipeline::input_values::{self, Given, InputError};
 use crate::pipeline::inputs::InputSpec;
 
 /// Most bytes of an `--input` file (inputs are a few short values).
-pub const MAX_INPUT_FILE_BYTES: u64 = 256 * 1024;
+pub(crate) const MAX_INPUT_FILE_BYTES: u64 = 256 * 1024;
 
 /// The `name=value` pairs of an `--input` file (a YAML or JSON mapping), in file order.
-pub fn read_file(path: &Path) -> Result<Vec<(String, Value)>, String> {
+pub(crate) fn read_file(path: &Path) -> Result<Vec<(String, Value)>, String> {
     let shown = path.display();
     let bytes = crate::fs::bounded_read::read(path, MAX_INPUT_FILE_BYTES)
         .map_err(|e| format!("--input {shown}: {e}"))?;
@@ -46,7 +46,7 @@ pub(crate) fn check(
 
 /// Every input's value from `--input` (first) and `--set` (later, so it wins), checked against
 /// `specs`; `Err` lists every problem, one per line.
-pub fn resolve(
+pub(crate) fn resolve(
     specs: &[InputSpec],
     sets: &[String],
     file: Option<&Path>,
@@ -82,7 +82,7 @@ pub fn resolve(
 }
 
 /// A fork's inputs: the parent's recorded values with `sets` written over them, checked again.
-pub fn resolve_over(
+pub(crate) fn resolve_over(
     specs: &[InputSpec],
     recorded: &IndexMap<String, Value>,
     sets: &[String],
@@ -115,7 +115,7 @@ pub fn resolve_over(
 }
 
 /// `audience = "engineers"`: one header line per input, values as JSON so types show.
-pub fn lines(values: &IndexMap<String, Value>) -> Vec<String> {
+pub(crate) fn lines(values: &IndexMap<String, Value>) -> Vec<String> {
     values
         .iter()
         .map(|(name, value)| format!("{name} = {value}"))

@@ -20,12 +20,12 @@ mod studio_link;
 mod summary;
 mod verdict;
 
-pub use args::{Args, DriveArgs, DryRunArgs};
+pub(crate) use args::{Args, DriveArgs};
 
 use crate::cli::error::{CommandError, ExitStatus};
 
 /// `crumb run`: plan, then a dry run, or a session opened and driven.
-pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let plan = plan::Plan::from_args(args)?;
     if args.dry.dry_run {
         return dry::run(&plan, &args.dry, args.drive.json);

@@ -13,17 +13,17 @@ use crate::transcript::writer::Writer;
 use crate::transcript::{Draft, Kind, Metadata};
 
 /// The largest goal crumb reads: far above what prompts quote, low enough to refuse a wrong file.
-pub const MAX_PITCH_BYTES: u64 = 1024 * 1024;
+pub(super) const MAX_PITCH_BYTES: u64 = 1024 * 1024;
 
 /// Where the goal comes from.
-pub enum Source<'a> {
+pub(super) enum Source<'a> {
     Text(&'a str),
     File(&'a Path),
     Stdin,
 }
 
 /// The goal text, trailing whitespace trimmed; `Err` is a usage message.
-pub fn read(source: &Source<'_>) -> Result<String, String> {
+pub(super) fn read(source: &Source<'_>) -> Result<String, String> {
     let (what, bytes) = match source {
         Source::Text(text) => return Ok((*text).to_owned()),
         Source::File(path) => {
@@ -58,7 +58,7 @@ fn bounded(reader: impl Read, what: &str) -> Result<Vec<u8>, String> {
 }
 
 /// The warning for a goal longer than prompts quote, if it is.
-pub fn too_long(pitch: &str) -> Option<String> {
+pub(super) fn too_long(pitch: &str) -> Option<String> {
     (pitch.len() > MAX_TEXT).then(|| {
         format!(
             "the goal is {} bytes; prompts quote only its first {} KiB, so {{{{ goal }}}} is cut there (the transcript keeps it whole) — shorten it, or put the details in a file the agents read; --pitch-file PATH or - (stdin) pass a long goal without the shell",

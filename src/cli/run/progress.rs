@@ -15,7 +15,7 @@ use crate::runtime::coordinator::Observer;
 use crate::transcript::{Event, Kind};
 
 /// Progress display for one drive.
-pub struct Progress {
+pub(super) struct Progress {
     bar: Option<ProgressBar>,
     plain: bool,
     started: Instant,
@@ -29,7 +29,7 @@ pub struct Progress {
 impl Progress {
     /// `quiet`: show nothing but warnings (for `--json`).
     /// `table` says which kinds the roles produce (each gets a line).
-    pub fn new(quiet: bool, tokens_hard: u64, table: &TransitionTable) -> Self {
+    pub(super) fn new(quiet: bool, tokens_hard: u64, table: &TransitionTable) -> Self {
         let produces = table.roles.iter().map(|r| r.produces.clone()).collect();
         let tty = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         let bar = (!quiet && tty).then(|| {
@@ -52,7 +52,7 @@ impl Progress {
     }
 
     /// Remove the progress line before the summary is printed.
-    pub fn finish(&self) {
+    pub(super) fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }

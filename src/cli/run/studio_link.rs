@@ -10,7 +10,7 @@ pub(crate) struct StudioLink {
 }
 
 impl StudioLink {
-    pub(crate) fn probe(session_id: &str) -> Self {
+    pub(super) fn probe(session_id: &str) -> Self {
         if let Some(url) = crate::studio::probe::deep_link(session_id) {
             return StudioLink { url, running: true };
         }

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 /// The verdict the routes last acted on: a join's combined verdict with each branch's, else the
 /// latest judge's raw and corrected verdict.
-pub fn verdict_json(state: &crate::engine::state::State) -> Value {
+pub(super) fn verdict_json(state: &crate::engine::state::State) -> Value {
     if let Some(joined) = &state.verification.routed_join {
         let branches: Vec<Value> = joined
             .branches
@@ -33,7 +33,7 @@ pub fn verdict_json(state: &crate::engine::state::State) -> Value {
 
 /// The verdict lines of a summary: a join's combined verdict and one line per branch, else the
 /// corrected verdict next to the judge's claim.
-pub fn print_verdict(verdict: &Value) {
+pub(super) fn print_verdict(verdict: &Value) {
     let part = |which: &str, key: &str| {
         verdict
             .get(which)

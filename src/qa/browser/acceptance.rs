@@ -18,10 +18,10 @@ use crate::qa::predicate::AcPredicate;
 use crate::qa::report::{AcResult, AcStatus};
 
 /// How the reason of an AC the browser could not run starts (`SKIP`, never the game's failure).
-pub const NOT_RUN: &str = "could not run: ";
+pub(crate) const NOT_RUN: &str = "could not run: ";
 
 /// Run one predicate. `budget` bounds the whole AC (setup included).
-pub async fn run_one(
+pub(crate) async fn run_one(
     chromium: &Chromium,
     url: &str,
     boot_plan: &BootPlan,
@@ -32,7 +32,11 @@ pub async fn run_one(
 }
 
 /// Run one predicate in `page`, already booted and settled. `budget` bounds it.
-pub async fn run_in(page: &chromiumoxide::Page, ac: &AcPredicate, budget: Duration) -> AcResult {
+pub(crate) async fn run_in(
+    page: &chromiumoxide::Page,
+    ac: &AcPredicate,
+    budget: Duration,
+) -> AcResult {
     bounded(ac, budget, judge_booted(page, ac)).await
 }
 

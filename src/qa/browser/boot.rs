@@ -13,19 +13,19 @@ use crate::pipeline::model::Point;
 use crate::qa::report::Finding;
 
 /// Longest wait for the load event.
-pub const NAV_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const NAV_TIMEOUT: Duration = Duration::from_secs(5);
 /// Longest wait for the selector to appear.
-pub const SELECTOR_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const SELECTOR_TIMEOUT: Duration = Duration::from_secs(5);
 /// Longest wait for one small evaluation.
-pub const CALL_TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const CALL_TIMEOUT: Duration = Duration::from_secs(2);
 /// Poll period while waiting for a condition in the page: one evaluation is a loopback round trip
 /// of a millisecond or two, so polling about once a frame costs little and ends the wait soon
 /// after the condition holds.
-pub const POLL: Duration = Duration::from_millis(20);
+pub(crate) const POLL: Duration = Duration::from_millis(20);
 
 /// What to do after opening the page.
 #[derive(Debug, Clone, Default)]
-pub struct BootPlan {
+pub(crate) struct BootPlan {
     pub wait_for: String,
     pub keys: Vec<String>,
     pub clicks: Vec<Point>,
@@ -33,7 +33,7 @@ pub struct BootPlan {
 
 /// How booting went.
 #[derive(Debug, Default)]
-pub struct BootReport {
+pub(crate) struct BootReport {
     pub findings: Vec<Finding>,
     pub selector_found: bool,
     pub main_thread_blocked: bool,
@@ -44,7 +44,7 @@ pub struct BootReport {
 }
 
 /// Navigate `page` to `url` and run `plan`. Problems become findings; the page stays usable.
-pub async fn boot(page: &Page, url: &str, plan: &BootPlan) -> BootReport {
+pub(crate) async fn boot(page: &Page, url: &str, plan: &BootPlan) -> BootReport {
     let mut report = BootReport::default();
     let started = Instant::now();
     let problem = match page_ops::goto(page, url, NAV_TIMEOUT).await {
@@ -137,6 +137,6 @@ async fn wait_for_selector(page: &Page, selector: &str) -> bool {
 }
 
 /// Milliseconds in a duration, saturating.
-pub fn millis(d: Duration) -> u64 {
+pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

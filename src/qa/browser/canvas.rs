@@ -8,17 +8,20 @@ use std::collections::HashSet;
 const ENOUGH_COLOURS: usize = 64;
 
 /// A rectangle of whole pixels: left, top, right and bottom (exclusive).
-pub type Region = (usize, usize, usize, usize);
+pub(crate) type Region = (usize, usize, usize, usize);
 
 /// Count distinct RGBA colours in a PNG, sampling at most about 40 000 pixels.
-pub fn distinct_colours(png_bytes: &[u8]) -> Result<usize, String> {
+pub(crate) fn distinct_colours(png_bytes: &[u8]) -> Result<usize, String> {
     distinct_colours_in(png_bytes, None)
 }
 
 /// [`distinct_colours`] within `region` of the PNG (the whole image for `None`), sampled as a
 /// PNG of just that region would be: the browser check judges the canvas from the screenshot it
 /// takes anyway instead of capturing the canvas again.
-pub fn distinct_colours_in(png_bytes: &[u8], region: Option<Region>) -> Result<usize, String> {
+pub(crate) fn distinct_colours_in(
+    png_bytes: &[u8],
+    region: Option<Region>,
+) -> Result<usize, String> {
     let mut decoder = png::Decoder::new(png_bytes);
     decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
     let mut reader = decoder.read_info().map_err(|e| e.to_string())?;

@@ -11,7 +11,7 @@ use chromiumoxide::cdp::browser_protocol::input::{
 use chromiumoxide::keys::{KeyDefinition, USKEYBOARD_LAYOUT, get_key_definition};
 
 /// The US-layout definition of a key named by its DOM `key` or `code`.
-pub fn resolve_key(name: &str) -> Option<&'static KeyDefinition> {
+pub(crate) fn resolve_key(name: &str) -> Option<&'static KeyDefinition> {
     let alias = match name {
         "Space" | "Spacebar" | "space" => " ",
         "Esc" => "Escape",
@@ -22,7 +22,7 @@ pub fn resolve_key(name: &str) -> Option<&'static KeyDefinition> {
 }
 
 /// Press and release `name`.
-pub async fn press_key(page: &Page, name: &str) -> Result<(), String> {
+pub(crate) async fn press_key(page: &Page, name: &str) -> Result<(), String> {
     let def = resolve_key(name).ok_or_else(|| format!("unknown key `{name}`"))?;
     let text = def.text.or((def.key.len() == 1).then_some(def.key));
     let mut down = DispatchKeyEventParams::builder()
@@ -54,7 +54,7 @@ pub async fn press_key(page: &Page, name: &str) -> Result<(), String> {
 }
 
 /// Press and release the left button at (`x`, `y`) in CSS pixels of the viewport.
-pub async fn click(page: &Page, x: f64, y: f64) -> Result<(), String> {
+pub(crate) async fn click(page: &Page, x: f64, y: f64) -> Result<(), String> {
     for kind in [
         DispatchMouseEventType::MouseMoved,
         DispatchMouseEventType::MousePressed,

@@ -29,7 +29,7 @@ use crate::process::group::GroupGuard;
 use crate::process::held::{self, HeldGroup};
 
 /// Viewport of every page: the size the casual games are designed for.
-pub const VIEWPORT: (u32, u32) = (800, 600);
+pub(crate) const VIEWPORT: (u32, u32) = (800, 600);
 /// Longest wait for the `DevTools` URL.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(15);
 /// Most stderr kept for diagnostics.
@@ -41,7 +41,7 @@ const PROFILE_ENV: &str = "CRUMB_QA_PROFILE";
 const PROFILE_PREFIX: &str = "crumb-qa-profile-";
 
 /// The flags every QA browser gets. Exposed so a test can assert they reach the real command line.
-pub fn flags(profile: &Path) -> Vec<String> {
+pub(crate) fn flags(profile: &Path) -> Vec<String> {
     let mut args: Vec<String> = [
         "--headless=new",
         "--no-sandbox",
@@ -110,7 +110,6 @@ pub struct Chromium {
     child: Child,
     group: GroupGuard,
     handler: JoinHandle<()>,
-    stderr: Arc<Mutex<String>>,
     /// Removed when the browser is dropped.
     _profile: ProfileDir,
     /// Where the group is recorded; removed with the browser, after its group is killed.
@@ -128,7 +127,7 @@ impl Chromium {
 
     /// [`Chromium::launch`], with the browser's group recorded in `record_dir` before Chromium
     /// starts (a session's `qa/`), so a reaper can stop it should this process die.
-    pub async fn launch_recorded(
+    pub(crate) async fn launch_recorded(
         exe: &Path,
         record_dir: Option<&Path>,
     ) -> Result<Chromium, LaunchError> {
@@ -209,7 +208,6 @@ impl Chromium {
             child,
             group,
             handler,
-            stderr,
             _profile: profile,
             _record: record,
             version,
@@ -218,7 +216,7 @@ impl Chromium {
     }
 
     /// The tab opened at start, if it is still unclaimed; otherwise a new one.
-    pub async fn page(&self) -> Result<chromiumoxide::Page, String> {
+    pub(crate) async fn page(&self) -> Result<chromiumoxide::Page, String> {
         let initial = self.initial_page.lock().ok().and_then(|mut p| p.take());
         if let Some(page) = initial {
             return Ok(page);
@@ -250,11 +248,6 @@ impl Chromium {
                 reap::ProcStat::read(pid).is_some_and(|s| s.state != 'Z' || s.ppid == me)
             })
         })
-    }
-
-    /// The last part of the browser's stderr.
-    pub fn stderr_tail(&self) -> String {
-        tail(&self.stderr)
     }
 
     /// Stop the browser: SIGKILL to the whole group (the profile is thrown away, so there is
@@ -289,7 +282,7 @@ impl Drop for Chromium {
 
 /// Stop the browser group recorded in `record` by a process that died, and remove its profile.
 /// Returns whether a live group was killed.
-pub fn reap_recorded(record: &Path) -> bool {
+pub(crate) fn reap_recorded(record: &Path) -> bool {
     let profile = held::recorded_extra(record).map(PathBuf::from);
     let marker = format!(
         "{PROFILE_ENV}={}",

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 /// Environment variable naming the Chromium executable; when set it is the only candidate.
-pub const CHROMIUM_ENV: &str = "CRUMB_CHROMIUM";
+pub(crate) const CHROMIUM_ENV: &str = "CRUMB_CHROMIUM";
 
 /// Executable names looked up on `PATH`, in order.
 const CANDIDATES: [&str; 4] = [
@@ -14,7 +14,7 @@ const CANDIDATES: [&str; 4] = [
 ];
 
 /// How to get a browser, shown whenever none is found.
-pub const INSTALL_HINT: &str = "install Debian's Chromium with `apt-get install chromium` (or run ./scripts/ensure-chromium.sh), or set CRUMB_CHROMIUM=/path/to/chromium";
+pub(crate) const INSTALL_HINT: &str = "install Debian's Chromium with `apt-get install chromium` (or run ./scripts/ensure-chromium.sh), or set CRUMB_CHROMIUM=/path/to/chromium";
 
 /// Why no browser can run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,7 +36,7 @@ pub fn locate() -> Result<PathBuf, Unavailable> {
 }
 
 /// [`locate`] with the environment passed in (testable without touching the process env).
-pub fn locate_with(
+pub(crate) fn locate_with(
     override_path: Option<&std::ffi::OsStr>,
     path_var: Option<&std::ffi::OsStr>,
 ) -> Result<PathBuf, Unavailable> {

@@ -4,15 +4,15 @@
 //! server; every page call has its own deadline and the browser's whole process group is killed
 //! and reaped on every exit path.
 
-pub mod acceptance;
-pub mod boot;
-pub mod canvas;
-pub mod input;
+pub(crate) mod acceptance;
+pub(crate) mod boot;
+pub(crate) mod canvas;
+pub(crate) mod input;
 pub mod launch;
 pub mod locate;
-pub mod observe;
-pub mod page_ops;
+pub(crate) mod observe;
+pub(crate) mod page_ops;
 pub mod reap;
-pub mod server;
-pub mod settle;
-pub mod smoke;
+pub(crate) mod server;
+pub(crate) mod settle;
+pub(crate) mod smoke;

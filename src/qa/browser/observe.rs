@@ -31,7 +31,7 @@ const MAX_MESSAGE: usize = 500;
 
 /// What a page did that QA cares about.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
-pub struct Signals {
+pub(crate) struct Signals {
     pub console_errors: Vec<String>,
     pub page_errors: Vec<String>,
     pub failed_requests: Vec<String>,
@@ -136,7 +136,7 @@ impl Shared {
 }
 
 /// Listener tasks for one page; they stop when this is dropped.
-pub struct Watch {
+pub(crate) struct Watch {
     shared: Arc<Mutex<Shared>>,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -147,7 +147,7 @@ impl Watch {
         clippy::too_many_lines,
         reason = "one short listener per event kind, all sharing the same state; splitting scatters it"
     )]
-    pub async fn attach(
+    pub(crate) async fn attach(
         page: &Page,
         origin: &str,
     ) -> Result<Watch, chromiumoxide::error::CdpError> {
@@ -277,12 +277,12 @@ impl Watch {
     }
 
     /// What has been seen so far.
-    pub fn snapshot(&self) -> Signals {
+    pub(crate) fn snapshot(&self) -> Signals {
         lock(&self.shared).signals()
     }
 
     /// Whether no request is in flight, and for how long nothing watched has happened.
-    pub fn activity(&self) -> (bool, std::time::Duration) {
+    pub(crate) fn activity(&self) -> (bool, std::time::Duration) {
         let g = lock(&self.shared);
         (g.in_flight.is_empty(), g.last_activity.elapsed())
     }
@@ -329,7 +329,7 @@ fn remote_text(obj: &RemoteObject) -> String {
 }
 
 /// Whether `url` leaves our origin for the network (data:, blob: and about: stay in the page).
-pub fn is_foreign(url: &str, origin: &str) -> bool {
+pub(crate) fn is_foreign(url: &str, origin: &str) -> bool {
     let local_scheme = ["data:", "blob:", "about:", "chrome-error:", "javascript:"]
         .iter()
         .any(|s| url.starts_with(s));

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 /// Why an evaluation produced no value.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EvalError {
+pub(crate) enum EvalError {
     /// The script threw; the message is the exception's first line.
     Threw(String),
     /// No answer in time (the page's main thread is probably blocked).
@@ -30,7 +30,11 @@ impl std::fmt::Display for EvalError {
 }
 
 /// Evaluate `expression` (promises awaited) and return its JSON value (`null` for undefined).
-pub async fn eval(page: &Page, expression: &str, timeout: Duration) -> Result<Value, EvalError> {
+pub(crate) async fn eval(
+    page: &Page,
+    expression: &str,
+    timeout: Duration,
+) -> Result<Value, EvalError> {
     match tokio::time::timeout(timeout, page.evaluate(expression)).await {
         Err(_) => Err(EvalError::Timeout),
         Ok(Err(CdpError::JavascriptException(details))) => {
@@ -49,7 +53,7 @@ pub async fn eval(page: &Page, expression: &str, timeout: Duration) -> Result<Va
 }
 
 /// JavaScript truthiness of a JSON value.
-pub fn truthy(value: &Value) -> bool {
+pub(crate) fn truthy(value: &Value) -> bool {
     match value {
         Value::Null => false,
         Value::Bool(b) => *b,
@@ -60,7 +64,7 @@ pub fn truthy(value: &Value) -> bool {
 }
 
 /// Stop whatever script is running in the page (an infinite loop), so the page answers again.
-pub async fn terminate_scripts(page: &Page) {
+pub(crate) async fn terminate_scripts(page: &Page) {
     let _ = tokio::time::timeout(
         Duration::from_secs(2),
         page.execute(TerminateExecutionParams::default()),
@@ -69,7 +73,7 @@ pub async fn terminate_scripts(page: &Page) {
 }
 
 /// Navigate with a deadline. `Ok(false)` means the load did not finish in time.
-pub async fn goto(page: &Page, url: &str, timeout: Duration) -> Result<bool, String> {
+pub(crate) async fn goto(page: &Page, url: &str, timeout: Duration) -> Result<bool, String> {
     match tokio::time::timeout(timeout, page.goto(url)).await {
         Err(_) => Ok(false),
         Ok(Ok(_)) => Ok(true),

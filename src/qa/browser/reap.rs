@@ -14,12 +14,12 @@ use nix::unistd::Pid;
 /// Opt-in, once per process: `crumb qa` does it so that nothing of Chromium outlives it, even as a
 /// zombie. A long-lived coordinator may prefer not to, since it would then adopt every orphan of
 /// every adapter too; Chromium's dead children are then reaped by PID 1 instead.
-pub fn become_subreaper() {
+pub(crate) fn become_subreaper() {
     let _ = nix::sys::prctl::set_child_subreaper(true);
 }
 
 /// Reap zombie Chromium processes that are our children. Returns how many were reaped.
-pub fn reap_chromium_zombies() -> usize {
+pub(crate) fn reap_chromium_zombies() -> usize {
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return 0;
@@ -77,7 +77,7 @@ impl ProcStat {
     }
 
     /// Parse a stat line; `comm` may contain spaces and parentheses, so split at the last `)`.
-    pub fn parse(line: &str) -> Option<Self> {
+    pub(crate) fn parse(line: &str) -> Option<Self> {
         let open = line.find('(')?;
         let close = line.rfind(')')?;
         let comm = line.get(open + 1..close)?.to_owned();

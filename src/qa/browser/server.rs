@@ -21,14 +21,14 @@ use tower_http::services::ServeDir;
 use crate::qa::confine;
 
 /// A running server; stops when dropped.
-pub struct ArtifactServer {
+pub(crate) struct ArtifactServer {
     addr: SocketAddr,
     task: JoinHandle<()>,
 }
 
 impl ArtifactServer {
     /// Serve `root` on `127.0.0.1:0`.
-    pub async fn start(root: &Path) -> std::io::Result<ArtifactServer> {
+    pub(crate) async fn start(root: &Path) -> std::io::Result<ArtifactServer> {
         let real_root = Arc::new(root.canonicalize()?);
         let app = Router::new()
             .fallback_service(ServeDir::new(root).append_index_html_on_directories(true))
@@ -45,16 +45,17 @@ impl ArtifactServer {
     }
 
     /// `http://127.0.0.1:<port>/<relative>`.
-    pub fn url(&self, relative: &str) -> String {
+    pub(crate) fn url(&self, relative: &str) -> String {
         format!("http://{}/{}", self.addr, relative.trim_start_matches('/'))
     }
 
     /// The origin pages are served from, e.g. `http://127.0.0.1:41234`.
-    pub fn origin(&self) -> String {
+    pub(crate) fn origin(&self) -> String {
         format!("http://{}", self.addr)
     }
 
-    pub fn port(&self) -> u16 {
+    #[cfg(test)]
+    pub(crate) fn port(&self) -> u16 {
         self.addr.port()
     }
 }

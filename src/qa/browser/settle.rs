@@ -16,9 +16,9 @@ use super::page_ops;
 
 /// How long nothing watched must happen before the page counts as idle. An error a script
 /// schedules a few frames after load (a `setTimeout` of tens of milliseconds) falls inside it.
-pub const QUIET: Duration = Duration::from_millis(200);
+pub(crate) const QUIET: Duration = Duration::from_millis(200);
 /// Animation frames the page must have drawn: a game has run its loop, not only loaded.
-pub const MIN_FRAMES: u32 = 10;
+pub(crate) const MIN_FRAMES: u32 = 10;
 /// How often the idle conditions are checked.
 const TICK: Duration = Duration::from_millis(10);
 
@@ -31,7 +31,7 @@ fn frames_probe() -> String {
 }
 
 /// Wait until the page is idle or `upper` has passed; returns how long it waited.
-pub async fn settle(page: &Page, watch: &Watch, upper: Duration) -> Duration {
+pub(crate) async fn settle(page: &Page, watch: &Watch, upper: Duration) -> Duration {
     let started = Instant::now();
     let deadline = started + upper;
     let probe = frames_probe();

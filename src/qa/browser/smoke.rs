@@ -21,7 +21,7 @@ use crate::qa::report::{CheckResult, CheckStatus, Finding};
 
 /// What the browser check was asked to do.
 #[derive(Debug, Clone)]
-pub struct SmokePlan {
+pub(crate) struct SmokePlan {
     pub boot: BootPlan,
     pub settle: Duration,
     pub fail_on: Vec<BrowserSignal>,
@@ -43,13 +43,13 @@ struct Phases {
 
 /// Where the screenshot goes.
 #[derive(Debug, Clone)]
-pub struct ShotTarget {
+pub(crate) struct ShotTarget {
     pub file: PathBuf,
 }
 
 /// Facts gathered by a smoke run, besides the check result.
 #[derive(Default)]
-pub struct SmokeOutput {
+pub(crate) struct SmokeOutput {
     pub screenshot: Option<(PathBuf, Vec<u8>)>,
     /// The page, booted and settled, when boot went well: the acceptance predicates run in it
     /// next instead of each loading the game again.
@@ -57,21 +57,21 @@ pub struct SmokeOutput {
 }
 
 /// A page the browser check booted and settled, still watched (dialogs keep being accepted).
-pub struct BootedPage {
+pub(crate) struct BootedPage {
     pub page: chromiumoxide::Page,
     pub watch: Watch,
 }
 
 impl BootedPage {
     /// Close the page, bounded.
-    pub async fn close(self) {
+    pub(crate) async fn close(self) {
         drop(self.watch);
         let _ = tokio::time::timeout(Duration::from_secs(2), self.page.close()).await;
     }
 }
 
 /// Run the browser check against `url` (served from `origin`).
-pub async fn run(
+pub(crate) async fn run(
     id: &str,
     blocking: bool,
     chromium: &Chromium,

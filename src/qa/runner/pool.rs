@@ -18,22 +18,22 @@ use crate::qa::report::SlotFacts;
 use crate::runtime::home::CrumbHome;
 
 /// Environment variable overriding the number of slots.
-pub const SLOTS_ENV: &str = "CRUMB_BROWSER_SLOTS";
+pub(crate) const SLOTS_ENV: &str = "CRUMB_BROWSER_SLOTS";
 /// Longest wait for a free slot.
-pub const MAX_WAIT: Duration = Duration::from_secs(600);
+pub(crate) const MAX_WAIT: Duration = Duration::from_secs(600);
 /// How often a waiting run tries the slots again.
 const RETRY_EVERY: Duration = Duration::from_millis(100);
 
 /// The slots of this machine.
 #[derive(Debug, Clone)]
-pub struct BrowserPool {
+pub(crate) struct BrowserPool {
     dir: PathBuf,
     slots: usize,
 }
 
 /// Why no slot was taken.
 #[derive(Debug, thiserror::Error)]
-pub enum PoolError {
+pub(crate) enum PoolError {
     #[error("cannot use the browser slots in {dir}: {source}")]
     Io { dir: String, source: std::io::Error },
     #[error(
@@ -45,7 +45,7 @@ pub enum PoolError {
 
 /// A held slot; dropping it frees the slot.
 #[derive(Debug)]
-pub struct SlotGuard {
+pub(crate) struct SlotGuard {
     _lock: File,
     index: usize,
     slots: usize,
@@ -55,7 +55,7 @@ pub struct SlotGuard {
 
 impl SlotGuard {
     /// Free the slot now and say which one it was and when it was held.
-    pub fn release(self) -> SlotFacts {
+    pub(crate) fn release(self) -> SlotFacts {
         let facts = SlotFacts {
             index: self.index,
             slots: self.slots,
@@ -71,7 +71,7 @@ impl SlotGuard {
 impl BrowserPool {
     /// The pool of this machine's user: `$CRUMB_HOME/run` (else `~/.crumb/run`, else the temp
     /// folder), with `$CRUMB_BROWSER_SLOTS` or one slot per CPU.
-    pub fn from_env() -> Self {
+    pub(crate) fn from_env() -> Self {
         let dir = CrumbHome::from_env().map_or_else(
             |_| std::env::temp_dir().join("crumb-run"),
             |home| home.root().join("run"),
@@ -85,7 +85,7 @@ impl BrowserPool {
     }
 
     /// A pool of `slots` (at least one) in `dir`.
-    pub fn at(dir: PathBuf, slots: usize) -> Self {
+    pub(crate) fn at(dir: PathBuf, slots: usize) -> Self {
         BrowserPool {
             dir,
             slots: slots.max(1),
@@ -93,7 +93,7 @@ impl BrowserPool {
     }
 
     /// Take a free slot, waiting at most `max_wait` for one.
-    pub async fn acquire(&self, max_wait: Duration) -> Result<SlotGuard, PoolError> {
+    pub(crate) async fn acquire(&self, max_wait: Duration) -> Result<SlotGuard, PoolError> {
         let io = |source| PoolError::Io {
             dir: self.dir.display().to_string(),
             source,

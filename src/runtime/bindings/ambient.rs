@@ -18,17 +18,17 @@ use crate::adapters::adapter::VarSource;
 use crate::adapters::{AdapterKind, UnknownAdapter};
 
 /// Environment variable naming the ambient adapter explicitly.
-pub const AMBIENT_ENV: &str = "CRUMB_AMBIENT_ADAPTER";
+pub(crate) const AMBIENT_ENV: &str = "CRUMB_AMBIENT_ADAPTER";
 
 /// A snapshot of the environment variables and `PATH` that binding resolution may look at.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Environment {
+pub(crate) struct Environment {
     vars: BTreeMap<String, OsString>,
 }
 
 impl Environment {
     /// The current process environment.
-    pub fn from_process() -> Self {
+    pub(crate) fn from_process() -> Self {
         Environment {
             vars: std::env::vars_os()
                 .filter_map(|(k, v)| Some((k.into_string().ok()?, v)))
@@ -37,7 +37,8 @@ impl Environment {
     }
 
     /// An environment holding exactly `vars`.
-    pub fn from_pairs<K: Into<String>, V: Into<OsString>>(
+    #[cfg(test)]
+    pub(crate) fn from_pairs<K: Into<String>, V: Into<OsString>>(
         vars: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
         Environment {
@@ -49,12 +50,12 @@ impl Environment {
     }
 
     /// A set, non-empty variable.
-    pub fn get(&self, name: &str) -> Option<&OsString> {
+    pub(crate) fn get(&self, name: &str) -> Option<&OsString> {
         self.vars.get(name).filter(|value| !value.is_empty())
     }
 
     /// The executable `name` on this environment's `PATH`, if any.
-    pub fn which(&self, name: &str) -> Option<PathBuf> {
+    pub(crate) fn which(&self, name: &str) -> Option<PathBuf> {
         let path = self.get("PATH")?;
         std::env::split_paths(path)
             .map(|dir| dir.join(name))
@@ -76,14 +77,14 @@ fn is_executable(path: &Path) -> bool {
 
 /// The detected ambient adapter and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ambient {
+pub(crate) struct Ambient {
     pub adapter: AdapterKind,
     /// Human reason, e.g. `CLAUDECODE is set` or `claude found on PATH`.
     pub reason: String,
 }
 
 /// Detect the ambient adapter. `Ok(None)`: no agent CLI around (crumb falls back to `mock`).
-pub fn detect(env: &Environment) -> Result<Option<Ambient>, UnknownAdapter> {
+pub(crate) fn detect(env: &Environment) -> Result<Option<Ambient>, UnknownAdapter> {
     if let Some(name) = env.get(AMBIENT_ENV) {
         let adapter = name.to_string_lossy().parse::<AdapterKind>()?;
         return Ok(Some(Ambient {

@@ -12,7 +12,7 @@ use crate::adapters::AdapterKind;
 
 /// One parsed `--bind`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Bind {
+pub(crate) struct Bind {
     pub adapter: AdapterKind,
     pub model: Option<String>,
     /// For `command:…`, the split (and resolved) argv.
@@ -20,7 +20,7 @@ pub struct Bind {
 }
 
 /// `--bind` values, checked against the pipeline's roles. A later bind of the same role wins.
-pub fn parse_binds(
+pub(crate) fn parse_binds(
     values: &[String],
     roles: &[String],
     cwd: Option<&Path>,

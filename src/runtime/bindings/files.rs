@@ -22,7 +22,7 @@ const MAX_FILE_BYTES: u64 = 256 * 1024;
 /// `.crumb/config.yaml`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ProjectConfig {
+pub(crate) struct ProjectConfig {
     /// Preset to use when `--preset` is not given.
     #[serde(default)]
     pub preset: Option<String>,
@@ -36,7 +36,7 @@ pub struct ProjectConfig {
 
 /// A binding file could not be used.
 #[derive(Debug, thiserror::Error)]
-pub enum FileError {
+pub(crate) enum FileError {
     #[error("cannot read {path}: {source}")]
     Read {
         path: String,
@@ -76,7 +76,7 @@ fn read_yaml<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, FileError> 
 }
 
 /// Read `.crumb/config.yaml` at `path`; a missing file is an empty config.
-pub fn read_config(path: &Path) -> Result<ProjectConfig, FileError> {
+pub(crate) fn read_config(path: &Path) -> Result<ProjectConfig, FileError> {
     if !path.exists() {
         return Ok(ProjectConfig::default());
     }
@@ -85,7 +85,7 @@ pub fn read_config(path: &Path) -> Result<ProjectConfig, FileError> {
 
 /// Find and read a preset: `name` may be a path to a YAML file, else `<dir>/<name>.yaml` in the
 /// first of `dirs` that has it.
-pub fn load_preset(name: &str, dirs: &[PathBuf]) -> Result<(Preset, PathBuf), FileError> {
+pub(crate) fn load_preset(name: &str, dirs: &[PathBuf]) -> Result<(Preset, PathBuf), FileError> {
     let direct = Path::new(name);
     let yaml_extension = direct
         .extension()

@@ -11,7 +11,7 @@ use super::command::MAX_LINE_BYTES;
 
 /// A line could not be appended.
 #[derive(Debug, thiserror::Error)]
-pub enum AppendError {
+pub(crate) enum AppendError {
     #[error("an inbox line cannot contain a line break")]
     MultiLine,
     #[error("line is {len} bytes; the limit is {MAX_LINE_BYTES}")]
@@ -25,7 +25,7 @@ pub enum AppendError {
 
 /// Append `line` (without a newline of its own) to the inbox at `path`, creating it if needed.
 /// Returns the byte offset just past the appended newline.
-pub fn append_line(path: &Path, line: &str) -> Result<u64, AppendError> {
+pub(crate) fn append_line(path: &Path, line: &str) -> Result<u64, AppendError> {
     if line.contains(['\n', '\r']) {
         return Err(AppendError::MultiLine);
     }

@@ -21,7 +21,7 @@ use crate::adapters::AdapterKind;
 use crate::pipeline::suggest::edit_distance;
 
 /// Longest inbox line accepted, in bytes.
-pub const MAX_LINE_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024;
 
 /// A parsed inbox line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,7 +83,7 @@ pub enum AskTopic {
 }
 
 impl AskTopic {
-    pub const ALL: [AskTopic; 5] = [
+    pub(crate) const ALL: [AskTopic; 5] = [
         AskTopic::Status,
         AskTopic::Cost,
         AskTopic::Next,
@@ -91,7 +91,7 @@ impl AskTopic {
         AskTopic::Scorecard,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             AskTopic::Status => "status",
             AskTopic::Cost => "cost",
