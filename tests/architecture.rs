@@ -46,21 +46,6 @@ const ALLOWED: &[(&str, &str)] = &[
         "crumb_core::transcript::schema → crumb_core::transcript::validate",
         "framer",
     ),
-    // `SessionDir` moves into `session_dir.rs`.
-    (
-        "crumb::runtime::session → crumb::runtime::session_dir",
-        "lead",
-    ),
-    // `authority` reads `session::META_FILE`, `session` holds an `AuthorityRecord`.
-    (
-        "crumb::runtime::authority → crumb::runtime::session",
-        "lead",
-    ),
-    // `dead_session` lists sessions, `listing` asks `dead_session::has_ended`.
-    (
-        "crumb::runtime::dead_session → crumb::runtime::listing",
-        "lead",
-    ),
     // `files` answers with `api::ApiError`, `api` serves `files::preview_key`.
     ("crumb::studio::files → crumb::studio::api", "lead"),
     // The server routes to every handler module, each of which takes `server::Shared` back.

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crumb::engine::Replay;
 use crumb::runtime::coordinator::{Catchup, Quiet};
-use crumb::runtime::session::SessionDir;
+use crumb::runtime::session_dir::SessionDir;
 use crumb::studio::hub::Hub;
 
 use crate::support::{Crumb, crumb, repo_root};

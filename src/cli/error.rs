@@ -204,7 +204,7 @@ from_library_errors! {
     // A session folder that cannot be built, read or written is crumb failing.
     Failure: crate::runtime::session::SessionError,
         crate::runtime::meta::MetaError,
-        crate::runtime::session_dir::OpenError;
+        crate::runtime::session_read::OpenError;
 }
 
 /// A `<session>` argument that names no session is the request as given; the hint says where

@@ -22,8 +22,8 @@ use crate::engine::ask::duration;
 use crate::engine::state::{EventSummary, State, VerdictRecord};
 use crate::pipeline::table::TransitionTable;
 use crate::runtime::freeze::content_hash;
-use crate::runtime::session::{META_FILE, SessionDir, TRANSCRIPT_FILE};
-use crate::runtime::session_dir::{compile_frozen, fold_transcript, recorded_pipeline};
+use crate::runtime::session_dir::{META_FILE, SessionDir, TRANSCRIPT_FILE};
+use crate::runtime::session_read::{compile_frozen, fold_transcript, recorded_pipeline};
 use crate::runtime::status_fold::fold_for_status;
 
 /// Arguments of `crumb replay`.

@@ -19,6 +19,7 @@ pub(crate) mod resolve;
 pub mod run_config;
 pub mod session;
 pub mod session_dir;
+pub mod session_read;
 pub(crate) mod state_snapshot;
 pub(crate) mod status_fold;
 pub(crate) mod stream_tap;

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use super::session::SessionDir;
+use super::session_dir::SessionDir;
 use crate::process;
 use crate::qa::browser::launch;
 

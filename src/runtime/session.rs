@@ -1,15 +1,6 @@
-//! A session on disk: `$CRUMB_HOME/projects/<project-id>/sessions/<ULID>/`.
-//!
-//! ```text
-//! transcript.jsonl   append-only source of truth
-//! meta.json          lifecycle cache (status, pid, pipeline, goal) for `crumb ls`
-//! authority.json     each role's `produces`, for the `crumb event` firewall (see `authority`)
-//! inbox.txt          lines from people (`crumb say`, Studio)
-//! coordinator.lock   held by the one live coordinator
-//! pipeline/          the frozen pipeline and templates (see `freeze`)
-//! artifacts/         what the roles produce
-//! prompts/<role>-<n>.md, logs/<role>-<n>.log, qa/
-//! ```
+//! Creating a session: its folder built under a temporary name, the pipeline frozen, the
+//! first events written, then renamed into place ([`Prepared::commit`]). The folder's layout is
+//! [`super::session_dir`].
 
 use std::path::{Path, PathBuf};
 
@@ -18,20 +9,10 @@ use super::freeze::{FreezeError, FrozenPipeline, freeze};
 use super::home::{CrumbHome, Project};
 use super::lock::{CoordinatorLock, LockError};
 use super::meta::{META_SCHEMA_VERSION, Meta, MetaError, SessionStatus, now_rfc3339};
-use super::session_dir::compile_frozen;
+use super::session_dir::{INBOX_FILE, META_FILE, NotASession, SessionDir, TRANSCRIPT_FILE};
+use super::session_read::compile_frozen;
 use crate::transcript::Draft;
 use crate::transcript::writer::Writer;
-
-pub(crate) const TRANSCRIPT_FILE: &str = "transcript.jsonl";
-pub(crate) const META_FILE: &str = "meta.json";
-pub(crate) const INBOX_FILE: &str = "inbox.txt";
-
-/// The directory of one session.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionDir {
-    path: PathBuf,
-    id: String,
-}
 
 /// A session could not be created or opened.
 #[derive(Debug, thiserror::Error)]
@@ -41,8 +22,8 @@ pub enum SessionError {
         path: String,
         source: std::io::Error,
     },
-    #[error("{path} is not a session directory (no meta.json)")]
-    NotASession { path: String },
+    #[error(transparent)]
+    NotASession(#[from] NotASession),
     #[error(transparent)]
     Freeze(#[from] FreezeError),
     #[error(transparent)]
@@ -62,79 +43,6 @@ pub struct CreatedSession {
     pub lock: CoordinatorLock,
     pub meta: Meta,
     pub frozen: FrozenPipeline,
-}
-
-impl SessionDir {
-    /// A session directory whose id is its folder name. Checks that `meta.json` exists.
-    pub fn open(path: impl Into<PathBuf>) -> Result<Self, SessionError> {
-        let path: PathBuf = path.into();
-        if !path.join(META_FILE).is_file() {
-            return Err(SessionError::NotASession {
-                path: path.display().to_string(),
-            });
-        }
-        let id = path
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        Ok(SessionDir { path, id })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The session id (a ULID).
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    pub fn transcript(&self) -> PathBuf {
-        self.path.join(TRANSCRIPT_FILE)
-    }
-
-    pub fn meta_path(&self) -> PathBuf {
-        self.path.join(META_FILE)
-    }
-
-    pub fn inbox(&self) -> PathBuf {
-        self.path.join(INBOX_FILE)
-    }
-
-    pub(crate) fn artifacts(&self) -> PathBuf {
-        self.path.join("artifacts")
-    }
-
-    pub(crate) fn qa_dir(&self) -> PathBuf {
-        self.path.join("qa")
-    }
-
-    /// `prompts/<role>-<n>.md`: the rendered prompt of a role's `n`-th spawn.
-    pub fn prompt_path(&self, role: &str, n: u32) -> PathBuf {
-        self.path
-            .join("prompts")
-            .join(format!("{}-{n}.md", file_safe(role)))
-    }
-
-    /// `logs/<role>-<n>.log`: stdout and stderr of a role's `n`-th spawn.
-    pub fn log_path(&self, role: &str, n: u32) -> PathBuf {
-        self.path
-            .join("logs")
-            .join(format!("{}-{n}.log", file_safe(role)))
-    }
-
-    pub fn read_meta(&self) -> Result<Meta, MetaError> {
-        Meta::read(&self.meta_path())
-    }
-
-    pub(crate) fn write_meta(&self, meta: &Meta) -> Result<(), MetaError> {
-        meta.write(&self.meta_path())
-    }
-
-    /// The frozen pipeline file recorded in `meta`.
-    pub fn frozen_pipeline(&self, meta: &Meta) -> PathBuf {
-        self.path.join(&meta.pipeline_file)
-    }
 }
 
 /// Prefix of a session folder still being built; `crumb ls` and id lookups never see these.
@@ -185,10 +93,7 @@ impl Prepared {
             .ok_or_else(|| SessionError::Header("the session lock was lost".into()))?
             .moved_to(&self.final_path);
         Ok(CreatedSession {
-            dir: SessionDir {
-                path: self.final_path.clone(),
-                id: self.id.clone(),
-            },
+            dir: SessionDir::created(self.final_path.clone(), self.id.clone()),
             lock,
             meta: self.meta.clone(),
             frozen: self.frozen.clone(),
@@ -344,22 +249,6 @@ fn next_session_id() -> String {
         .to_string()
 }
 
-/// A role id made safe as a file-name stem (role ids are validated already; this is defence).
-fn file_safe(role: &str) -> String {
-    let safe: String = role
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    if safe.is_empty() { "_".into() } else { safe }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -408,22 +297,5 @@ mod tests {
         let text = std::fs::read_to_string(created.dir.transcript()).unwrap();
         assert_eq!(text.lines().count(), 2);
         assert!(super::super::lock::is_held(created.dir.path()));
-    }
-
-    #[test]
-    fn role_names_cannot_escape_the_folder() {
-        let dir = SessionDir {
-            path: PathBuf::from("/s"),
-            id: "X".into(),
-        };
-        assert_eq!(
-            dir.prompt_path("builder", 2),
-            Path::new("/s/prompts/builder-2.md")
-        );
-        assert_eq!(
-            dir.log_path("../../etc/passwd", 1),
-            Path::new("/s/logs/______etc_passwd-1.log")
-        );
-        assert_eq!(dir.log_path("", 1), Path::new("/s/logs/_-1.log"));
     }
 }

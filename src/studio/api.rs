@@ -220,7 +220,7 @@ pub(crate) async fn session(
             "live": live,
             "fork": hub.dir().fork_origin(),
             // The inputs recorded in `session.start`, shown under the header.
-            "inputs": crate::runtime::session_dir::recorded_inputs(&hub.dir().transcript()),
+            "inputs": crate::runtime::session_read::recorded_inputs(&hub.dir().transcript()),
             "events": inner.index.len(),
             // What the fold skipped: the same lines, for the same reasons, as `crumb replay`.
             "unreadable_lines": inner.replay.stats.skipped,

@@ -14,7 +14,7 @@ use super::api::ApiError;
 use super::server::Shared;
 use super::write::{Spawned, authorise, read_log, spawn_crumb};
 use crate::runtime::lock;
-use crate::runtime::session::SessionDir;
+use crate::runtime::session_dir::SessionDir;
 
 /// How long a resumed coordinator may take to hold the session's lock.
 const TAKEOVER_DEADLINE: Duration = Duration::from_secs(15);
@@ -50,7 +50,7 @@ pub(crate) async fn resume(
     headers: HeaderMap,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let dir = session(&app, &headers, &id, false)?;
-    if crate::runtime::dead_session::has_ended(&dir.transcript()) {
+    if crate::transcript::end::has_ended(&dir.transcript()) {
         return Err(conflict(
             "the session has ended; there is nothing to resume",
         ));

@@ -20,7 +20,7 @@ use crate::engine::Replay;
 use crate::engine::replay::Parsed;
 use crate::pipeline::table::TransitionTable;
 use crate::pipeline::triggers::{GOAL_KIND, JUDGE_SCORE_KIND, QA_RESULT_KIND};
-use crate::runtime::session::SessionDir;
+use crate::runtime::session_dir::SessionDir;
 use crate::transcript::Event;
 use crate::transcript::reader::{LineIssue, Tolerant};
 use crate::transcript::tail::Tail;

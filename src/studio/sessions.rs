@@ -12,7 +12,7 @@ use super::hub::Hub;
 use super::outcome::{Context, Outcome, outcome};
 use crate::runtime::home::CrumbHome;
 use crate::runtime::listing::{SessionSummary, list};
-use crate::runtime::session::{SessionDir, TRANSCRIPT_FILE};
+use crate::runtime::session_dir::{SessionDir, TRANSCRIPT_FILE};
 use crate::transcript::Event;
 use crate::transcript::reader::each_event;
 use crate::transcript::validate::is_ulid;

@@ -170,7 +170,7 @@ pub(crate) async fn sessions_stream(State(app): State<Shared>) -> EventStream {
                 sessions::all(&app2.config.home)
                     .into_iter()
                     .map(|summary| {
-                        let path = summary.path.join(crate::runtime::session::TRANSCRIPT_FILE);
+                        let path = summary.path.join(crate::runtime::session_dir::TRANSCRIPT_FILE);
                         let size = std::fs::metadata(&path).map_or(0, |m| m.len());
                         let signature = format!("{}|{}|{size}", summary.status, summary.updated);
                         (summary, signature)

@@ -83,7 +83,7 @@ pub(crate) async fn inbox(
     let coordinator_live = lock::is_held(dir.path());
     // Ended: by meta, by the transcript's `session.end`, or by the `done` the engine folded.
     let ended = meta.status == SessionStatus::Done
-        || crate::runtime::dead_session::has_ended(&dir.transcript())
+        || crate::transcript::end::has_ended(&dir.transcript())
         || app.registry.open_hub(dir.id()).is_some_and(|hub| {
             hub.try_lock()
                 .is_some_and(|inner| inner.replay.state.done.is_some())

@@ -134,7 +134,7 @@ pub(crate) fn run(plan: &Plan, args: &DryRunArgs, json: bool) -> Result<ExitStat
 /// The route played, as JSON or as lines that say it is a dry run.
 fn print_summary(
     json: bool,
-    dir: &crate::runtime::session::SessionDir,
+    dir: &crate::runtime::session_dir::SessionDir,
     played: &play::Played,
     (outcome, reason, why): (&str, &str, &str),
     code: u8,

@@ -15,7 +15,8 @@ use crate::pipeline::table::TransitionTable;
 use crate::runtime::coordinator::Session;
 use crate::runtime::lock::CoordinatorLock;
 use crate::runtime::run_config::RunConfig;
-use crate::runtime::session::{self, SessionDir};
+use crate::runtime::session;
+use crate::runtime::session_dir::SessionDir;
 use crate::transcript::{Draft, Kind, Metadata};
 
 /// A session ready to drive, with its coordinator lock held.

@@ -12,7 +12,7 @@ use crate::engine::Replay;
 use crate::engine::effect::Effect;
 use crate::engine::replay::Parsed;
 use crate::pipeline::table::TransitionTable;
-use crate::runtime::session::SessionDir;
+use crate::runtime::session_dir::SessionDir;
 use crate::transcript::reader::{LineIssue, Tolerant};
 use crate::transcript::tail::Tail;
 use crate::transcript::{Event, Kind};

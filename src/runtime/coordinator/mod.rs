@@ -29,7 +29,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::dispatcher::{self, SharedWriter, SpawnJob, SpawnReport, append, runner_metadata};
 use super::inbox::{parse_line, read_after, rejection_draft, to_draft};
 use super::run_config::{Ending, RoleBinding, RunConfig};
-use super::session::SessionDir;
+use super::session_dir::SessionDir;
 use crate::adapters::AdapterKind;
 use crate::engine::effect::{Cancel, Done, Effect, Spawn};
 use crate::engine::{Replay, State};
