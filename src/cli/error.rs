@@ -197,7 +197,7 @@ macro_rules! from_library_errors {
 
 from_library_errors! {
     // A home, a binding or a lock that does not resolve is the request as given.
-    Usage: crate::runtime::home::NoHome,
+    Usage: crate::home::NoHome,
         crate::runtime::bindings::BindingError,
         crate::runtime::lock::LockError,
         crate::runtime::fork::ForkError;

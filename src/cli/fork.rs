@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use crate::adapters::mock::Scenario;
+use crate::home::Project;
 use crate::runtime::bindings::bind_flag::parse_binds;
 use crate::runtime::coordinator::Session;
 use crate::runtime::fork;
-use crate::runtime::home::Project;
 use crate::runtime::resolve::resolve;
 use crate::runtime::run_config::RoleBinding;
 use crate::runtime::session;

@@ -166,9 +166,9 @@ fn locate(reference: &str) -> Result<(PathBuf, Option<PathBuf>), String> {
         let session = path.join(META_FILE).is_file().then(|| path.to_path_buf());
         return Ok((transcript, session));
     }
-    let home = crate::runtime::home::CrumbHome::from_env()
+    let home = crate::home::CrumbHome::from_env()
         .map_err(|_| format!("{reference}: no such file or directory"))?;
-    let project = crate::runtime::home::Project::current().ok();
+    let project = crate::home::Project::current().ok();
     match crate::runtime::resolve::resolve(&home, project.as_ref(), reference) {
         Ok(session) => Ok((session.transcript(), Some(session.path().to_path_buf()))),
         Err(err) => Err(format!(

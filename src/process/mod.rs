@@ -14,6 +14,7 @@ pub(crate) mod command;
 pub(crate) mod group;
 pub(crate) mod held;
 mod lines;
+pub mod reap;
 
 use std::ffi::OsString;
 use std::future::Future;

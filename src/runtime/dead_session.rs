@@ -12,9 +12,9 @@ use crate::transcript::Kind;
 use crate::transcript::reader::Reader;
 
 use super::freeze::freeze;
-use super::home::{CrumbHome, Project};
 use super::listing;
 use super::session_dir::SessionDir;
+use crate::home::{CrumbHome, Project};
 
 /// The newest resumable dead session of `project` running `pipeline_path` on `pitch`, if any,
 /// and one line for each same-pitch session passed over: still driven by another coordinator,

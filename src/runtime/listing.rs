@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::home::{CrumbHome, Project};
 use super::lock;
 use super::meta::{Meta, SessionStatus};
 use super::session_dir::META_FILE;
+use crate::home::{CrumbHome, Project};
 
 /// What `crumb ls` shows about one session.
 #[derive(Debug, Clone, PartialEq, Serialize)]

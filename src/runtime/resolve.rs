@@ -7,9 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::home::{CrumbHome, Project};
 use super::session::SessionError;
 use super::session_dir::{NotASession, SessionDir};
+use crate::home::{CrumbHome, Project};
 
 /// How many candidates an ambiguity error lists.
 const SHOWN_CANDIDATES: usize = 10;

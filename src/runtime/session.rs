@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use super::authority::{AuthorityError, AuthorityRecord};
 use super::freeze::{FreezeError, FrozenPipeline, freeze};
-use super::home::{CrumbHome, Project};
 use super::lock::{CoordinatorLock, LockError};
 use super::meta::{META_SCHEMA_VERSION, Meta, MetaError, SessionStatus, now_rfc3339};
 use super::session_dir::{INBOX_FILE, META_FILE, NotASession, SessionDir, TRANSCRIPT_FILE};
 use super::session_read::compile_frozen;
+use crate::home::{CrumbHome, Project};
 use crate::transcript::Draft;
 use crate::transcript::writer::Writer;
 

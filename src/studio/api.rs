@@ -11,10 +11,12 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::api_error::ApiError;
+use super::app::Shared;
+use super::app::fresh_hub;
 use super::graph;
 use super::hub::Hub;
 use super::index::{BATCH_BYTES, IndexedLine, read_lines};
-use super::server::Shared;
 use super::sessions::{self, SessionRow};
 use crate::runtime::lock;
 use crate::transcript::parse::{Parsed, parse_line};
@@ -31,47 +33,6 @@ const SCAN_BATCH: usize = 1024;
 /// Most bytes of events in one page past its first line (a line may be as long as the one
 /// transcript line limit, `transcript::framer::MAX_LINE_BYTES`).
 const PAGE_BYTES: u64 = 16 * 1024 * 1024;
-
-/// An API error: a status and a message, as `{"error": …}`.
-#[derive(Debug)]
-pub(crate) struct ApiError(pub StatusCode, pub String);
-
-impl ApiError {
-    pub(crate) fn not_found(what: &str) -> Self {
-        ApiError(StatusCode::NOT_FOUND, format!("{what} not found"))
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        (self.0, Json(json!({ "error": self.1 }))).into_response()
-    }
-}
-
-impl From<std::io::Error> for ApiError {
-    fn from(err: std::io::Error) -> Self {
-        ApiError(StatusCode::INTERNAL_SERVER_ERROR, err.to_string())
-    }
-}
-
-/// The session's hub with its index up to date, and its reducer state too when `fold`.
-pub(crate) async fn fresh_hub(app: &Shared, id: &str, fold: bool) -> Result<Arc<Hub>, ApiError> {
-    let hub = app
-        .registry
-        .hub(&app.config.home, id)
-        .ok_or_else(|| ApiError::not_found("session"))?;
-    let refreshed = Arc::clone(&hub);
-    tokio::task::spawn_blocking(move || {
-        if fold {
-            refreshed.fold()
-        } else {
-            refreshed.refresh().map(|_| ())
-        }
-    })
-    .await
-    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
-    Ok(hub)
-}
 
 pub(crate) async fn health(State(app): State<Shared>) -> Json<Value> {
     Json(json!({

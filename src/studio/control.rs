@@ -10,8 +10,8 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 
-use super::api::ApiError;
-use super::server::Shared;
+use super::api_error::ApiError;
+use super::app::Shared;
 use super::write::{Spawned, authorise, read_log, spawn_crumb};
 use crate::runtime::lock;
 use crate::runtime::session_dir::SessionDir;

@@ -18,9 +18,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Value, json};
 
-use super::api::ApiError;
+use super::api_error::ApiError;
+use super::app::Shared;
 use super::security::preview_csp;
-use super::server::Shared;
 use crate::qa::confine;
 use crate::transcript::validate::is_actor_name;
 

@@ -9,8 +9,8 @@ use axum::http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::api::ApiError;
-use super::server::Shared;
+use super::api_error::ApiError;
+use super::app::Shared;
 use super::write::{authorise, parse_json, start_session};
 
 #[derive(Debug, Deserialize)]

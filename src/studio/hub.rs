@@ -331,7 +331,7 @@ mod tests {
 
     use super::Hub;
     use crate::engine::Replay;
-    use crate::runtime::home::{CrumbHome, Project};
+    use crate::home::{CrumbHome, Project};
     use crate::runtime::session;
     use crate::transcript::framer::{Frame, FramedInput};
 

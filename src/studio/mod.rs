@@ -16,6 +16,8 @@
 //! - [`probe`]: finding a running Studio (for `crumb run`'s deep link).
 
 pub(crate) mod api;
+pub(crate) mod api_error;
+pub(crate) mod app;
 pub mod assets;
 pub(crate) mod batches;
 pub(crate) mod config;

@@ -12,6 +12,7 @@ use axum::routing::{get, post};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+use super::app::{App, Shared};
 use super::config::StudioConfig;
 use super::security::{
     STUDIO_HEADERS, TOKEN_COOKIE, allowed_hosts, cookie, host_allowed, sent_token, token_matches,
@@ -21,23 +22,6 @@ use super::{api, assets, control, files, stream, write};
 
 /// Largest request body accepted (an inbox line is at most 16 KiB).
 pub(crate) const MAX_BODY_BYTES: usize = 32 * 1024;
-
-/// Shared by every handler.
-pub(crate) struct App {
-    pub config: StudioConfig,
-    pub registry: Registry,
-    /// `Host` values of the Studio listener.
-    pub hosts: Vec<String>,
-    /// Port of the preview listener: each session's game is served from its own origin,
-    /// `http://<session>.localhost:<preview port>`.
-    pub preview_port: u16,
-    /// Random per process: a page from an earlier Studio sees it change and says "restarted".
-    pub instance: String,
-    /// Flips to `true` on shutdown so open streams end and the server can finish.
-    pub closing: watch::Receiver<bool>,
-}
-
-pub(crate) type Shared = Arc<App>;
 
 /// Serve Studio on `listener` and the game preview on `preview_listener` until `shutdown`
 /// resolves; then streams are closed and in-flight requests finish.

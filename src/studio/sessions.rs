@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::hub::Hub;
 use super::outcome::{Context, Outcome, outcome};
-use crate::runtime::home::CrumbHome;
+use crate::home::CrumbHome;
 use crate::runtime::listing::{SessionSummary, list};
 use crate::runtime::session_dir::{SessionDir, TRANSCRIPT_FILE};
 use crate::transcript::Event;

@@ -16,10 +16,11 @@ use axum::response::sse::{Event, KeepAlive, KeepAliveStream, Sse};
 use serde::Deserialize;
 use tokio::sync::mpsc;
 
-use super::api::{ApiError, fresh_hub};
+use super::api_error::ApiError;
+use super::app::Shared;
+use super::app::fresh_hub;
 use super::hub::Hub;
 use super::index::{IndexedLine, batch_end, read_lines};
-use super::server::Shared;
 use super::sessions;
 
 /// Lines sent per read while catching up.
@@ -170,7 +171,9 @@ pub(crate) async fn sessions_stream(State(app): State<Shared>) -> EventStream {
                 sessions::all(&app2.config.home)
                     .into_iter()
                     .map(|summary| {
-                        let path = summary.path.join(crate::runtime::session_dir::TRANSCRIPT_FILE);
+                        let path = summary
+                            .path
+                            .join(crate::runtime::session_dir::TRANSCRIPT_FILE);
                         let size = std::fs::metadata(&path).map_or(0, |m| m.len());
                         let signature = format!("{}|{}|{size}", summary.status, summary.updated);
                         (summary, signature)

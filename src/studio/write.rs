@@ -13,9 +13,9 @@ use axum::http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::api::ApiError;
+use super::api_error::ApiError;
+use super::app::Shared;
 use super::security::check_write;
-use super::server::Shared;
 use super::sessions;
 use crate::runtime::inbox::{UserCommand, append_line, parse_line};
 use crate::runtime::lock;

@@ -13,11 +13,11 @@ use super::{inputs, pitch};
 use crate::adapters::mock::Scenario;
 use crate::cli::error::CommandError;
 use crate::cli::pipeline_file::compile_or_report;
+use crate::home::{CrumbHome, Project};
 use crate::pipeline::compile::CompileOptions;
 use crate::pipeline::table::TransitionTable;
 use crate::pipeline::units::parse_duration_ms;
 use crate::runtime::bindings;
-use crate::runtime::home::{CrumbHome, Project};
 use crate::runtime::run_config::RoleBinding;
 
 /// A run, resolved.

@@ -24,9 +24,9 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Child;
 use tokio::task::JoinHandle;
 
-use super::reap;
 use crate::process::group::GroupGuard;
 use crate::process::held::{self, HeldGroup};
+use crate::process::reap;
 
 /// Viewport of every page: the size the casual games are designed for.
 pub(crate) const VIEWPORT: (u32, u32) = (800, 600);
