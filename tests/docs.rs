@@ -399,3 +399,62 @@ fn the_checks_catch_a_broken_link_and_a_made_up_command() {
         "proving-a-pipeline-crumb-check"
     );
 }
+
+/// Files of this repository a document names in a code span (`src/runtime/session_dir.rs`):
+/// those spans that start with one of the tree's top folders and hold nothing but a path.
+fn named_paths(text: &str) -> Vec<String> {
+    const TOP: &[&str] = &[
+        "src/",
+        "crates/",
+        "tests/",
+        "benches/",
+        "examples/",
+        "scripts/",
+        "studio/",
+        "docs/",
+        "pipelines/",
+        "presets/",
+    ];
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|span| TOP.iter().any(|top| span.starts_with(top)))
+        .filter(|span| {
+            span.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-./".contains(c))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+fn path_problems(root: &Path, doc: &Path, text: &str) -> Vec<String> {
+    named_paths(text)
+        .into_iter()
+        .filter(|path| !root.join(path).exists())
+        .map(|path| format!("{}: `{path}` does not exist", doc.display()))
+        .collect()
+}
+
+#[test]
+fn every_file_the_documents_name_exists() {
+    let root = repo_root();
+    // The changelog names files as they were when each entry was written.
+    let problems = over_documents(|doc, text| {
+        if doc == Path::new("CHANGELOG.md") {
+            Vec::new()
+        } else {
+            path_problems(&root, doc, text)
+        }
+    });
+    assert!(
+        problems.is_empty(),
+        "files the documents name that are not in the tree:\n{}",
+        problems.join("\n")
+    );
+    let caught = path_problems(
+        &root,
+        Path::new("docs/synthetic.md"),
+        "`src/lib.rs` is here, `src/no_such_file.rs` is not, `src/<role>.rs` is a placeholder",
+    );
+    assert_eq!(caught.len(), 1, "{caught:#?}");
+}

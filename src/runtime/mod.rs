@@ -1,6 +1,6 @@
 //! The runtime: sessions on disk, bindings, inbox, process spawning, coordinator and dispatcher. Everything here may do I/O.
 
-pub(crate) mod authority;
+pub(crate) mod authority_record;
 pub(crate) mod bindings;
 pub mod coordinator;
 pub(crate) mod dead_session;

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::authority::{AuthorityError, AuthorityRecord};
+use super::authority_record::{AuthorityError, AuthorityRecord};
 use super::freeze::{FreezeError, FrozenPipeline, freeze};
 use super::lock::{CoordinatorLock, LockError};
 use super::meta::{META_SCHEMA_VERSION, Meta, MetaError, SessionStatus, now_rfc3339};

@@ -15,9 +15,9 @@ use super::api_error::ApiError;
 use super::app::Shared;
 use super::app::fresh_hub;
 use super::graph;
-use super::hub::Hub;
 use super::index::{BATCH_BYTES, IndexedLine, read_lines};
 use super::sessions::{self, SessionRow};
+use super::watched_session::WatchedSession;
 use crate::runtime::lock;
 use crate::transcript::parse::{Parsed, parse_line};
 use crate::transcript::{Event, ScoreSource};
@@ -207,7 +207,11 @@ pub(crate) async fn session(
 }
 
 /// The latest verdict, raw next to corrected, with each dimension's source and the corrections.
-fn scorecard(hub: &Hub, inner: &super::hub::Inner, rubric: &[super::rubric::Dimension]) -> Value {
+fn scorecard(
+    hub: &WatchedSession,
+    inner: &super::watched_session::Inner,
+    rubric: &[super::rubric::Dimension],
+) -> Value {
     let verification = &inner.replay.state.verification;
     let Some(latest) = &verification.latest else {
         return Value::Null;
@@ -260,7 +264,11 @@ fn scorecard(hub: &Hub, inner: &super::hub::Inner, rubric: &[super::rubric::Dime
 }
 
 /// Read one event by id through the index, with the rules every reader shares ([`parse_line`]).
-fn event_by_id(hub: &Hub, inner: &super::hub::Inner, id: &str) -> Option<Event> {
+fn event_by_id(
+    hub: &WatchedSession,
+    inner: &super::watched_session::Inner,
+    id: &str,
+) -> Option<Event> {
     let seq = inner.index.position(id)?;
     let line = *inner.index.get(seq)?;
     let text = read_lines(&hub.dir().transcript(), &[line]).ok()?.pop()??;
@@ -302,7 +310,7 @@ pub(crate) async fn events(
 }
 
 /// Build one page of events as JSON text (lines are embedded as they are, without re-encoding).
-pub(crate) fn page(hub: &Hub, query: &EventsQuery) -> Result<String, ApiError> {
+pub(crate) fn page(hub: &WatchedSession, query: &EventsQuery) -> Result<String, ApiError> {
     let limit = query.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
     let kinds = split_list(query.kind.as_deref());
     let roles = split_list(query.role.as_deref());

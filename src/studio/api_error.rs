@@ -1,8 +1,10 @@
 //! The one error every Studio route answers with: a status and a message, as `{"error": …}`.
 
 use axum::Json;
+use axum::body::Bytes;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
 use serde_json::json;
 
 /// An API error: a status and a message, as `{"error": …}`.
@@ -25,4 +27,10 @@ impl From<std::io::Error> for ApiError {
     fn from(err: std::io::Error) -> Self {
         ApiError(StatusCode::INTERNAL_SERVER_ERROR, err.to_string())
     }
+}
+
+/// A request body as `T`, or 400 with serde's message.
+pub(crate) fn parse_json<T: for<'de> Deserialize<'de>>(body: &Bytes) -> Result<T, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("invalid JSON body: {e}")))
 }

@@ -8,8 +8,8 @@ use tokio::sync::watch;
 
 use super::api_error::ApiError;
 use super::config::StudioConfig;
-use super::hub::Hub;
 use super::sessions::Registry;
+use super::watched_session::WatchedSession;
 
 /// Shared by every handler.
 pub(crate) struct App {
@@ -29,7 +29,11 @@ pub(crate) struct App {
 pub(crate) type Shared = Arc<App>;
 
 /// The session's hub with its index up to date, and its reducer state too when `fold`.
-pub(crate) async fn fresh_hub(app: &Shared, id: &str, fold: bool) -> Result<Arc<Hub>, ApiError> {
+pub(crate) async fn fresh_hub(
+    app: &Shared,
+    id: &str,
+    fold: bool,
+) -> Result<Arc<WatchedSession>, ApiError> {
     let hub = app
         .registry
         .hub(&app.config.home, id)

@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 
 use super::api_error::ApiError;
 use super::app::Shared;
-use super::write::{Spawned, authorise, read_log, spawn_crumb};
+use super::new_session::{Spawned, read_log, spawn_crumb};
+use super::security::authorise;
 use crate::runtime::lock;
 use crate::runtime::session_dir::SessionDir;
 

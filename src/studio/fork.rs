@@ -10,8 +10,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::api_error::ApiError;
+use super::api_error::parse_json;
 use super::app::Shared;
-use super::write::{authorise, parse_json, start_session};
+use super::new_session::start_session;
+use super::security::authorise;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -18,7 +18,7 @@ use super::security::{
     STUDIO_HEADERS, TOKEN_COOKIE, allowed_hosts, cookie, host_allowed, sent_token, token_matches,
 };
 use super::sessions::Registry;
-use super::{api, assets, control, files, stream, write};
+use super::{api, assets, control, files, new_session, say, stream};
 
 /// Largest request body accepted (an inbox line is at most 16 KiB).
 pub(crate) const MAX_BODY_BYTES: usize = 32 * 1024;
@@ -69,7 +69,10 @@ fn studio_router(app: Shared) -> Router {
         .route("/", get(assets::page))
         .route("/assets/{file}", get(assets::asset))
         .route("/api/health", get(api::health))
-        .route("/api/sessions", get(api::sessions).post(write::new_session))
+        .route(
+            "/api/sessions",
+            get(api::sessions).post(new_session::new_session),
+        )
         .route("/api/stream", get(stream::sessions_stream))
         .route("/api/pipelines", get(api::pipelines))
         .route("/api/sessions/{id}", get(api::session))
@@ -77,7 +80,7 @@ fn studio_router(app: Shared) -> Router {
         .route("/api/sessions/{id}/events/{event_id}", get(api::event))
         .route("/api/sessions/{id}/graph", get(api::graph))
         .route("/api/sessions/{id}/stream", get(stream::session_stream))
-        .route("/api/sessions/{id}/inbox", post(write::inbox))
+        .route("/api/sessions/{id}/inbox", post(say::inbox))
         .route("/api/sessions/{id}/resume", post(control::resume))
         .route("/api/sessions/{id}/stop", post(control::stop))
         .route("/api/sessions/{id}/artifacts", get(files::list))

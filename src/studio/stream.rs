@@ -19,9 +19,9 @@ use tokio::sync::mpsc;
 use super::api_error::ApiError;
 use super::app::Shared;
 use super::app::fresh_hub;
-use super::hub::Hub;
 use super::index::{IndexedLine, batch_end, read_lines};
 use super::sessions;
+use super::watched_session::WatchedSession;
 
 /// Lines sent per read while catching up.
 const BATCH: usize = 256;
@@ -136,7 +136,7 @@ pub(crate) async fn session_stream(
 }
 
 /// The generation and the indexed lines from `next` on (at most [`BATCH`]).
-fn pending(hub: &Hub, next: usize) -> (u64, Vec<IndexedLine>) {
+fn pending(hub: &WatchedSession, next: usize) -> (u64, Vec<IndexedLine>) {
     let inner = hub.lock();
     let lines = inner.index.lines();
     let end = batch_end(lines, next, BATCH);

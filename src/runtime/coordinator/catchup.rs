@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::context::Latest;
+use super::prompt_context::Latest;
 use super::{CoordinatorError, Observer};
 use crate::engine::Replay;
 use crate::engine::effect::Effect;

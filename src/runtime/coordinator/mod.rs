@@ -41,11 +41,11 @@ use crate::transcript::tail::Tail;
 use crate::transcript::{Draft, Event, Kind};
 
 mod catchup;
-mod context;
+mod prompt_context;
 
 pub use catchup::Catchup;
 use catchup::{fold_item, inbox_offset, poll};
-use context::{Latest, render_prompt};
+use prompt_context::{Latest, render_prompt};
 
 /// How often the transcript and the inbox are polled.
 const POLL: Duration = Duration::from_millis(10);
