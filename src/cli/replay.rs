@@ -21,9 +21,11 @@ use crate::engine::Replay;
 use crate::engine::ask::duration;
 use crate::engine::state::{EventSummary, State, VerdictRecord};
 use crate::pipeline::table::TransitionTable;
-use crate::runtime::freeze::content_hash;
+use crate::runtime::freeze::{FreezeSource, content_hash};
 use crate::runtime::session_dir::{META_FILE, SessionDir, TRANSCRIPT_FILE};
-use crate::runtime::session_read::{compile_frozen, fold_transcript, recorded_pipeline};
+use crate::runtime::session_read::{
+    compile_frozen, compile_frozen_recording, fold_transcript, recorded_pipeline,
+};
 use crate::runtime::status_fold::fold_for_status;
 
 /// Arguments of `crumb replay`.
@@ -208,12 +210,18 @@ fn table_for(
         });
     };
     let shown = path.display();
+    let (table, read) = compile_frozen_recording(path).map_err(|e| e.to_string())?;
     let origin = match recorded {
         None => format!(
             "--pipeline {shown}; the transcript records no pipeline hash, so it is taken as given"
         ),
         Some((_, expected)) => {
-            let actual = content_hash(path).map_err(|e| format!("--pipeline {shown}: {e}"))?;
+            let source = FreezeSource {
+                path,
+                table: &table,
+                read: &read,
+            };
+            let actual = content_hash(source).map_err(|e| format!("--pipeline {shown}: {e}"))?;
             if actual == expected {
                 format!("--pipeline {shown}, hash matches session.start")
             } else if chosen.force {
@@ -229,7 +237,6 @@ fn table_for(
             }
         }
     };
-    let table = compile_frozen(path).map_err(|e| e.to_string())?;
     Ok((table, origin))
 }
 

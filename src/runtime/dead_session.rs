@@ -11,7 +11,7 @@ use crate::engine::replay::Parsed;
 use crate::transcript::Kind;
 use crate::transcript::reader::Reader;
 
-use super::freeze::freeze;
+use super::freeze::{FreezeSource, content_hash};
 use super::listing;
 use super::session_dir::SessionDir;
 use crate::home::{CrumbHome, Project};
@@ -22,7 +22,7 @@ use crate::home::{CrumbHome, Project};
 pub(crate) fn find(
     home: &CrumbHome,
     project: &Project,
-    pipeline_path: &Path,
+    pipeline: FreezeSource<'_>,
     pitch: &str,
 ) -> (Option<SessionDir>, Vec<String>) {
     let (sessions, _) = listing::list(home, Some(project));
@@ -52,10 +52,10 @@ pub(crate) fn find(
     if candidates.is_empty() {
         return (None, skipped); // the common case costs one directory listing, no hashing
     }
-    let Some(hash) = pipeline_hash(pipeline_path) else {
+    let Ok(hash) = content_hash(pipeline) else {
         skipped.push(format!(
             "the pipeline {} cannot be frozen to compare it with the dead session's",
-            pipeline_path.display()
+            pipeline.path.display()
         ));
         return (None, skipped);
     };
@@ -115,21 +115,4 @@ pub(crate) fn unresumable(path: &Path) -> Option<String> {
         (_, _, false) => Some("its transcript has no goal".into()),
         _ => None,
     }
-}
-
-/// The hash `pipeline_path` would be frozen with, computed by freezing it into a scratch folder
-/// (the hash covers the pipeline and its templates, not where they are copied).
-fn pipeline_hash(pipeline_path: &Path) -> Option<String> {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let scratch = std::env::temp_dir().join(format!(
-        "crumb-pipeline-hash-{}-{nanos}",
-        std::process::id()
-    ));
-    let hash = freeze(pipeline_path, &scratch)
-        .ok()
-        .map(|frozen| frozen.hash);
-    let _ = std::fs::remove_dir_all(&scratch);
-    hash
 }

@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use super::authority_record::{AuthorityError, AuthorityRecord};
-use super::freeze::{FreezeError, FrozenPipeline, freeze};
+use super::freeze::{FreezeError, FreezeSource, FrozenPipeline, freeze};
 use super::lock::{CoordinatorLock, LockError};
 use super::meta::{META_SCHEMA_VERSION, Meta, MetaError, SessionStatus, now_rfc3339};
 use super::session_dir::{INBOX_FILE, META_FILE, NotASession, SessionDir, TRANSCRIPT_FILE};
-use super::session_read::compile_frozen;
+use super::session_read::{OpenError, compile_frozen_recording};
 use crate::home::{CrumbHome, Project};
 use crate::transcript::Draft;
 use crate::transcript::writer::Writer;
@@ -24,6 +24,8 @@ pub enum SessionError {
     },
     #[error(transparent)]
     NotASession(#[from] NotASession),
+    #[error(transparent)]
+    Pipeline(#[from] OpenError),
     #[error(transparent)]
     Freeze(#[from] FreezeError),
     #[error(transparent)]
@@ -112,14 +114,21 @@ impl Drop for Prepared {
 }
 
 /// Create a new session whose transcript starts with just `goal` (tests, benches, Studio's
-/// fixtures); `crumb run` uses [`prepare`] and writes `session.start` with it.
+/// Compile the pipeline at `pipeline_path` as a frozen copy is compiled and create a session
+/// for it (tests, benches and tools; `crumb run` prepares from the plan it already compiled).
 pub fn create(
     home: &CrumbHome,
     project: &Project,
     pipeline_path: &Path,
     goal: &str,
 ) -> Result<CreatedSession, SessionError> {
-    prepare(home, project, pipeline_path, goal)?.commit(Vec::new())
+    let (table, read) = compile_frozen_recording(pipeline_path)?;
+    let source = FreezeSource {
+        path: pipeline_path,
+        table: &table,
+        read: &read,
+    };
+    prepare(home, project, source, goal)?.commit(Vec::new())
 }
 
 /// Start building a session for `project` under `home` in a temporary folder: make the folders,
@@ -128,7 +137,7 @@ pub fn create(
 pub(crate) fn prepare(
     home: &CrumbHome,
     project: &Project,
-    pipeline_path: &Path,
+    source: FreezeSource<'_>,
     goal: &str,
 ) -> Result<Prepared, SessionError> {
     let sessions = home.sessions_dir(project);
@@ -149,7 +158,7 @@ pub(crate) fn prepare(
             return Err(err.into());
         }
     };
-    let (frozen, meta) = match populate(&building, &id, pipeline_path, goal) {
+    let (frozen, meta) = match populate(&building, &id, source, goal) {
         Ok(done) => done,
         Err(err) => {
             drop(lock);
@@ -196,7 +205,7 @@ pub(crate) fn sweep(sessions: &Path) {
 fn populate(
     path: &Path,
     id: &str,
-    pipeline_path: &Path,
+    source: FreezeSource<'_>,
     goal: &str,
 ) -> Result<(FrozenPipeline, Meta), SessionError> {
     let create_err = |path: &Path| {
@@ -211,11 +220,10 @@ fn populate(
         let file = path.join(file);
         std::fs::File::create(&file).map_err(create_err(&file))?;
     }
-    let frozen = freeze(pipeline_path, path)?;
-    // A frozen pipeline that does not compile gets no record; `crumb event` then fails closed.
-    if let Ok(table) = compile_frozen(&path.join(&frozen.pipeline_file)) {
-        AuthorityRecord::of(&table).write(path)?;
-    }
+    let frozen = freeze(source, path)?;
+    // The frozen copy is the same bytes the table was compiled from, so its authority is the
+    // table's: nothing is compiled a second time.
+    AuthorityRecord::of(source.table).write(path)?;
     let now = now_rfc3339();
     let meta = Meta {
         schema_version: META_SCHEMA_VERSION,
@@ -258,10 +266,20 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let home = CrumbHome::at(tmp.path().join("home"));
         let project = Project::from_root(tmp.path().to_path_buf());
-        let bad = tmp.path().join("bad.yaml");
-        std::fs::write(&bad, "name: bad\nroles:\n  a: { template: missing.j2 }\n").unwrap();
+        let pipeline = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/doc-review.yaml");
+        let (table, read) = compile_frozen_recording(&pipeline).unwrap();
+        // A file the compile read that is gone by the time the session is frozen.
+        let read: Vec<PathBuf> = read
+            .into_iter()
+            .chain([tmp.path().join("gone.yaml")])
+            .collect();
+        let source = FreezeSource {
+            path: &pipeline,
+            table: &table,
+            read: &read,
+        };
         assert!(matches!(
-            create(&home, &project, &bad, "g"),
+            prepare(&home, &project, source, "g"),
             Err(SessionError::Freeze(_))
         ));
         let sessions = home.sessions_dir(&project);
@@ -282,10 +300,16 @@ mod tests {
                 .collect()
         };
 
-        drop(prepare(&home, &project, &pipeline, "g").unwrap());
+        let (table, read) = compile_frozen_recording(&pipeline).unwrap();
+        let source = FreezeSource {
+            path: &pipeline,
+            table: &table,
+            read: &read,
+        };
+        drop(prepare(&home, &project, source, "g").unwrap());
         assert!(names().is_empty(), "an uncommitted session leaves nothing");
 
-        let prepared = prepare(&home, &project, &pipeline, "g").unwrap();
+        let prepared = prepare(&home, &project, source, "g").unwrap();
         assert!(!prepared.final_path().exists());
         assert!(names()[0].starts_with(BUILDING_PREFIX));
         let first = vec![

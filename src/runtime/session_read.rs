@@ -12,6 +12,7 @@ use std::fs::File;
 use std::io::{Read as _, Seek as _, SeekFrom};
 use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 
@@ -24,7 +25,9 @@ use crate::engine::Replay;
 use crate::engine::fold_snapshot::FoldSnapshot;
 use crate::engine::replay::Parsed;
 use crate::engine::state::{EventSummary, State, clip};
+use crate::fs::recorded_reads::RecordedReads;
 use crate::pipeline::compile::{CompileOptions, Compiled, compile_file};
+use crate::pipeline::source::SourceFiles;
 use crate::pipeline::table::TransitionTable;
 use crate::transcript::reader::{Reader, Tolerant};
 use crate::transcript::tail::Tail;
@@ -55,10 +58,20 @@ pub enum OpenError {
 
 /// Compile the pipeline at `path` as a frozen copy is compiled.
 pub(crate) fn compile_frozen(path: &Path) -> Result<TransitionTable, OpenError> {
-    table_of(
-        compile_file(path, &READ_OPTIONS, &crate::fs::real_files()),
+    compile_frozen_recording(path).map(|(table, _)| table)
+}
+
+/// [`compile_frozen`], with the real paths of the files the compile read (what freezing copies).
+pub(crate) fn compile_frozen_recording(
+    path: &Path,
+) -> Result<(TransitionTable, Vec<PathBuf>), OpenError> {
+    let files = RecordedReads::shared();
+    let shared: Arc<dyn SourceFiles> = files.clone();
+    let table = table_of(
+        compile_file(path, &READ_OPTIONS, &shared),
         path.display().to_string(),
-    )
+    )?;
+    Ok((table, files.paths()))
 }
 
 /// Compile a pipeline held in memory the same way (tests).

@@ -45,7 +45,7 @@ fn script(args: &DryRunArgs) -> Result<Vec<Entry>, CommandError> {
 pub(crate) fn run(plan: &Plan, args: &DryRunArgs, json: bool) -> Result<ExitStatus, CommandError> {
     let (table, pitch, inputs) = (&plan.table, plan.pitch.as_str(), &plan.inputs);
     let entries = script(args)?;
-    let prepared = session::prepare(&plan.home, &plan.project, &plan.pipeline, pitch)?;
+    let prepared = session::prepare(&plan.home, &plan.project, plan.freeze_source(), pitch)?;
     let config = RunConfig {
         pipeline: table.name.clone(),
         pipeline_hash: prepared.frozen.hash.clone(),
