@@ -23,6 +23,12 @@ impl IntoResponse for ApiError {
     }
 }
 
+impl From<crate::runtime::meta::MetaError> for ApiError {
+    fn from(err: crate::runtime::meta::MetaError) -> Self {
+        ApiError(StatusCode::INTERNAL_SERVER_ERROR, err.to_string())
+    }
+}
+
 impl From<std::io::Error> for ApiError {
     fn from(err: std::io::Error) -> Self {
         ApiError(StatusCode::INTERNAL_SERVER_ERROR, err.to_string())

@@ -9,6 +9,7 @@ use tokio::sync::watch;
 use super::api_error::ApiError;
 use super::config::StudioConfig;
 use super::sessions::Registry;
+use crate::runtime::session_dir::SessionDir;
 use super::watched_session::WatchedSession;
 
 /// Shared by every handler.
@@ -27,6 +28,15 @@ pub(crate) struct App {
 }
 
 pub(crate) type Shared = Arc<App>;
+
+impl App {
+    /// The folder of session `id` (an id or a unique prefix), or 404.
+    pub(crate) fn session_dir(&self, id: &str) -> Result<SessionDir, ApiError> {
+        self.registry
+            .locate(&self.config.home, id)
+            .ok_or_else(|| ApiError::not_found("session"))
+    }
+}
 
 /// The session's hub with its index up to date, and its reducer state too when `fold`.
 pub(crate) async fn fresh_hub(

@@ -32,10 +32,7 @@ fn session(
     held: bool,
 ) -> Result<SessionDir, ApiError> {
     authorise(app, headers)?;
-    let dir = app
-        .registry
-        .locate(&app.config.home, id)
-        .ok_or_else(|| ApiError::not_found("session"))?;
+    let dir = app.session_dir(id)?;
     match (held, lock::is_held(dir.path())) {
         (false, true) => Err(conflict("a coordinator is already running this session")),
         (true, false) => Err(conflict("no coordinator is running this session")),
@@ -117,9 +114,7 @@ pub(crate) async fn stop(
     headers: HeaderMap,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let dir = session(&app, &headers, &id, true)?;
-    let meta = dir
-        .read_meta()
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let meta = dir.read_meta()?;
     // Only the lock holder's recorded pid, and only while the lock is held: never a stale one.
     let pid = meta
         .pid

@@ -31,13 +31,8 @@ pub(crate) async fn inbox(
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     authorise(&app, &headers)?;
     let InboxBody { line } = parse_json(&body)?;
-    let dir = app
-        .registry
-        .locate(&app.config.home, &id)
-        .ok_or_else(|| ApiError::not_found("session"))?;
-    let meta = dir
-        .read_meta()
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let dir = app.session_dir(&id)?;
+    let meta = dir.read_meta()?;
     let line = line.trim().to_owned();
     if line.contains(['\n', '\r']) {
         return Err(ApiError(
