@@ -176,11 +176,12 @@ fn print_summary(
     }
 }
 
+/// The events the dry run wrote, through the one line framer; crumb wrote every line itself, so
+/// any line that is not a whole event is a failure, not something to skip.
 fn read_events(path: &Path) -> Result<Vec<Event>, CommandError> {
-    let text = std::fs::read_to_string(path).map_err(CommandError::failure_from)?;
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).map_err(CommandError::failure_from))
+    let file = std::fs::File::open(path).map_err(CommandError::failure_from)?;
+    crate::transcript::reader::Reader::new(std::io::BufReader::new(file))
+        .map(|line| line.map_err(|issue| CommandError::failure(issue.to_string())))
         .collect()
 }
 
