@@ -9,8 +9,8 @@ use tokio::sync::watch;
 use super::api_error::ApiError;
 use super::config::StudioConfig;
 use super::sessions::Registry;
-use crate::runtime::session_dir::SessionDir;
 use super::watched_session::WatchedSession;
+use crate::runtime::session_dir::SessionDir;
 
 /// Shared by every handler.
 pub(crate) struct App {
