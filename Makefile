@@ -27,7 +27,9 @@ fmt:
 
 lint:
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked --workspace --no-deps --quiet
+	# Private items too: past a few entry points the crates are read by contributors, not linked
+	# against, so their docs are the map of the code (and may link to what is crate-private).
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked --workspace --no-deps --document-private-items --quiet
 
 # Benches are `harness = false` programs that time release builds; `make bench` runs them and
 # prints one table of their medians with the machine gauge and load (`make bench-readme` also puts

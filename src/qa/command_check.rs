@@ -4,7 +4,7 @@
 //! that forks a server cannot outlive QA. Output is captured into bounded buffers (the head and
 //! the tail of each stream are kept) so a chatty program cannot exhaust memory. In a session
 //! the group is recorded before the program starts (`qa/command-<ulid>.pgid`, see
-//! [`crate::process::held`]), so a coordinator killed mid-check leaves nothing resume misses.
+//! [`crate::process::recorded_group`]), so a coordinator killed mid-check leaves nothing resume misses.
 
 use std::path::Path;
 use std::process::Stdio;

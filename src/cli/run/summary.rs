@@ -1,6 +1,6 @@
 //! The summary at the end of `crumb run`, `crumb resume` and `crumb fork`: how the session
 //! ended, the verdict, swaps, the last agent error, the inputs and where to look next, as the
-//! value `--json` prints ([`of`]) and as lines for people ([`print`]).
+//! value `--json` prints ([`of`]) and as lines for people ([`print()`]).
 
 use serde_json::{Value, json};
 

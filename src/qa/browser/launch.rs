@@ -7,7 +7,7 @@
 //! because no single one covers preconnect, WebSocket and STUN traffic.
 //!
 //! In a session the browser's group is recorded before Chromium starts (`<session>/qa/browser-
-//! <ulid>.pgid`: the group id and the profile folder, see [`crate::process::held`]), so a
+//! <ulid>.pgid`: the group id and the profile folder, see [`crate::process::recorded_group`]), so a
 //! coordinator killed mid-QA leaves nothing that `crumb resume` or the next `crumb run` cannot
 //! find, kill and clean up ([`reap_recorded`]).
 
