@@ -296,3 +296,149 @@ fn emitted_kubernetes_manifests_are_valid_batch_v1_indexed_jobs() {
     bad["spec"].as_object_mut().unwrap().remove("template");
     assert!(!job_schema.is_valid(&bad));
 }
+
+/// The emitted Job of `extra` flags, checked against the schema.
+fn emitted_job(scratch: &Scratch, extra: &[&str]) -> Value {
+    let file = write_pitches(scratch, &pitches(3));
+    let run = scratch
+        .command(&["batch", "pipelines/casual-static.yaml"])
+        .arg(&file)
+        .args(["--adapter", "mock", "--emit", "k8s"])
+        .args(extra)
+        .run()
+        .expect_code(0);
+    let job = documents(&run.stdout).remove(1);
+    let errors: Vec<String> = validator("job.batch.v1.schema.json")
+        .iter_errors(&job)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{job:#}");
+    job
+}
+
+#[test]
+fn the_job_retries_each_pitch_on_its_own_and_fails_only_what_retrying_cannot_fix() {
+    let scratch = Scratch::new();
+    let job = emitted_job(&scratch, &["--retries-per-index", "4"]);
+    let spec = &job["spec"];
+    assert_eq!(spec["backoffLimitPerIndex"], 4);
+    assert_eq!(
+        spec["maxFailedIndexes"], 3,
+        "one failing pitch never stops the others"
+    );
+    assert!(
+        spec.get("backoffLimit").is_none(),
+        "no budget shared by every pitch"
+    );
+    let rules = spec["podFailurePolicy"]["rules"].as_array().unwrap();
+    assert_eq!(rules[0]["action"], "Ignore");
+    assert_eq!(rules[0]["onPodConditions"][0]["type"], "DisruptionTarget");
+    assert_eq!(rules[1]["action"], "FailIndex");
+    assert_eq!(rules[1]["onExitCodes"]["values"], serde_json::json!([2, 3]));
+    assert!(spec.get("activeDeadlineSeconds").is_none());
+}
+
+#[test]
+fn the_pods_are_hardened_bounded_and_take_keys_from_a_secret() {
+    let scratch = Scratch::new();
+    let job = emitted_job(
+        &scratch,
+        &[
+            "--secret",
+            "agent-keys",
+            "--cpu",
+            "500m",
+            "--memory",
+            "3Gi",
+            "--max-wall",
+            "90m",
+        ],
+    );
+    assert_eq!(job["spec"]["activeDeadlineSeconds"], 5400);
+    let pod = &job["spec"]["template"]["spec"];
+    assert_eq!(pod["automountServiceAccountToken"], false);
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(
+        pod["securityContext"]["seccompProfile"]["type"],
+        "RuntimeDefault"
+    );
+    let container = &pod["containers"][0];
+    let security = &container["securityContext"];
+    assert_eq!(security["allowPrivilegeEscalation"], false);
+    assert_eq!(security["readOnlyRootFilesystem"], true);
+    assert_eq!(security["capabilities"]["drop"], serde_json::json!(["ALL"]));
+    for bound in ["requests", "limits"] {
+        assert_eq!(container["resources"][bound]["cpu"], "500m");
+        assert_eq!(container["resources"][bound]["memory"], "3Gi");
+    }
+    assert_eq!(container["envFrom"][0]["secretRef"]["name"], "agent-keys");
+    // With a read-only root, what Chromium and crumb write goes to the memory-backed mounts.
+    let mounts: Vec<&str> = container["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["mountPath"].as_str())
+        .collect();
+    assert!(
+        mounts.contains(&"/tmp") && mounts.contains(&"/dev/shm"),
+        "{mounts:?}"
+    );
+    let text = serde_json::to_string(&job).unwrap();
+    assert!(!text.contains("API_KEY"), "no key in the manifest");
+    // Without --secret, no envFrom at all.
+    let plain = emitted_job(&scratch, &[]);
+    assert!(
+        plain["spec"]["template"]["spec"]["containers"][0]
+            .get("envFrom")
+            .is_none()
+    );
+}
+
+#[test]
+fn a_shared_token_budget_is_refused_for_kubernetes_with_the_reason() {
+    let scratch = Scratch::new();
+    let file = write_pitches(&scratch, &pitches(2));
+    let run = scratch
+        .command(&["batch", "pipelines/casual-static.yaml"])
+        .arg(&file)
+        .args(["--adapter", "mock", "--emit", "k8s", "--max-tokens", "1000"])
+        .run()
+        .expect_code(2);
+    assert!(
+        run.stderr.contains("--max-tokens cannot be carried"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.is_empty(),
+        "no manifest half-written: {}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_pod_whose_session_ended_did_not_fail_whatever_the_outcome() {
+    let scratch = Scratch::new();
+    let file = write_pitches(&scratch, &pitches(1));
+    let shared = scratch.dir.path().join("shared-home");
+    let run = scratch
+        .command(&["batch"])
+        .arg(scratch.pipeline())
+        .arg(&file)
+        .args(["--adapter", "mock", "--mock-scenario", "crash-always"])
+        .args(["--index", "0", "--json"])
+        .env("CRUMB_HOME", &shared)
+        .run()
+        .expect_code(0);
+    let row = &rows(&run.stdout)[0];
+    assert_ne!(row["outcome"], "pass", "{row}");
+    assert_ne!(row["outcome"], "not run", "{row}");
+    // The outcome is the home's business: collecting reports it and says not all passed.
+    scratch
+        .command(&["batch", "--json", "--collect"])
+        .arg(&shared)
+        .arg(scratch.pipeline())
+        .arg(&file)
+        .run()
+        .expect_code(24);
+}

@@ -88,7 +88,7 @@ fn own_exits(text: &str, may_exit: bool) -> Vec<String> {
         if may_exit {
             continue;
         }
-        if code.contains("exit_codes::exit") || code.contains("ExitCode") {
+        if code.contains("exit_codes::exit") || has_word(code, "ExitCode") {
             found.push(format!("{}: {}", i + 1, line.trim()));
         }
         if code.contains("eprintln!") {
@@ -99,6 +99,14 @@ fn own_exits(text: &str, may_exit: bool) -> Vec<String> {
         }
     }
     found
+}
+
+/// Whether `word` stands in `code` as a whole identifier (`ExitCode`, not `onExitCodes`).
+fn has_word(code: &str, word: &str) -> bool {
+    code.match_indices(word).any(|(at, _)| {
+        let ident = |c: char| c.is_alphanumeric() || c == '_';
+        !code[..at].ends_with(ident) && !code[at + word.len()..].starts_with(ident)
+    })
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -145,4 +153,5 @@ fn the_scan_finds_a_print_then_exit() {
     assert_eq!(own_exits(text, false).len(), 2);
     assert!(own_exits("std::process::exit(1);", true).len() == 1);
     assert!(own_exits("eprintln!(\"note\");\nOk(())", false).is_empty());
+    assert!(own_exits(r#"json!({ "onExitCodes": [2] })"#, false).is_empty());
 }

@@ -2,8 +2,19 @@
 //! and fully described by their folders, so each pod runs one pitch (`crumb batch --index
 //! $(JOB_COMPLETION_INDEX)`, which runs `crumb run`) against a crumb home on a shared volume, and
 //! `crumb batch --collect` reads the summary from that volume. Kubernetes schedules; we do not.
+//!
+//! A session that *ended* is a result, not a pod failure: a pod exits 0 whatever the session's
+//! outcome (it is in the home, and `--collect` reports it) and fails only when crumb could not
+//! drive the pitch. So each index has its own retry budget (`backoffLimitPerIndex`), one failing
+//! pitch never spends the others' (`maxFailedIndexes` is every index), disruptions do not count,
+//! and the codes retrying cannot fix (a usage error, an invalid pipeline) fail their index at
+//! once. The pods are hardened: non-root, no privilege escalation, a read-only root file system
+//! with memory-backed `/tmp` and `/dev/shm` (Chromium writes there), every capability dropped,
+//! seccomp `RuntimeDefault`, no service-account token, CPU and memory bounded.
 
 use serde_json::{Value, json};
+
+use crate::exit_codes::{INVALID_PIPELINE, USAGE_ERROR};
 
 use super::plan::Pitch;
 
@@ -11,6 +22,8 @@ use super::plan::Pitch;
 const HOME_MOUNT: &str = "/crumb-home";
 const BATCH_MOUNT: &str = "/batch";
 const PITCHES_KEY: &str = "pitches.yaml";
+/// The unprivileged user and group the pods run as (the image's `crumb` user).
+const POD_USER: u32 = 10001;
 
 /// What the manifests are made from.
 #[derive(Debug, Clone)]
@@ -27,7 +40,15 @@ pub(crate) struct Emit<'a> {
     pub workdir: &'a str,
     /// Arguments every `crumb run` gets (`--adapter`, `--bind`, …).
     pub run_args: &'a [String],
-    pub backoff_limit: u32,
+    /// Retries of one pitch's pod before its index counts as failed.
+    pub retries_per_index: u32,
+    /// CPU and memory each pod requests and is limited to (Kubernetes quantities).
+    pub cpu: &'a str,
+    pub memory: &'a str,
+    /// A Secret whose keys become the pods' environment (agent API keys), never the manifest's.
+    pub secret: Option<&'a str>,
+    /// The Job's deadline (`--max-wall`), in seconds.
+    pub deadline_s: Option<u64>,
 }
 
 /// The name of the batch's objects (a DNS-1123 label).
@@ -56,7 +77,7 @@ pub(crate) fn manifests(emit: &Emit<'_>) -> Result<Vec<Value>, String> {
         HOME_MOUNT.into(),
     ];
     args.extend(emit.run_args.iter().cloned());
-    let job = json!({
+    let mut job = json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": { "name": name, "labels": { "app.kubernetes.io/name": "crumb" } },
@@ -64,39 +85,74 @@ pub(crate) fn manifests(emit: &Emit<'_>) -> Result<Vec<Value>, String> {
             "completionMode": "Indexed",
             "completions": emit.pitches.len(),
             "parallelism": emit.parallelism.max(1),
-            "backoffLimit": emit.backoff_limit,
+            "backoffLimitPerIndex": emit.retries_per_index,
+            "maxFailedIndexes": emit.pitches.len(),
+            "podFailurePolicy": { "rules": [
+                // A node drained or a pod preempted: not the pitch's fault, not counted.
+                { "action": "Ignore", "onPodConditions": [{ "type": "DisruptionTarget", "status": "True" }] },
+                // What a retry cannot fix fails the index at once.
+                { "action": "FailIndex", "onExitCodes": {
+                    "containerName": "crumb", "operator": "In",
+                    "values": [USAGE_ERROR, INVALID_PIPELINE] } },
+            ] },
             "template": {
                 "metadata": { "labels": { "app.kubernetes.io/name": "crumb", "crumb.dev/batch": emit.batch_id } },
                 "spec": {
                     "restartPolicy": "Never",
+                    "automountServiceAccountToken": false,
+                    "securityContext": {
+                        "runAsNonRoot": true,
+                        "runAsUser": POD_USER,
+                        "runAsGroup": POD_USER,
+                        "fsGroup": POD_USER,
+                        "seccompProfile": { "type": "RuntimeDefault" },
+                    },
                     "containers": [{
                         "name": "crumb",
                         "image": emit.image,
                         "workingDir": emit.workdir,
                         "command": ["crumb"],
                         "args": args,
+                        "securityContext": {
+                            "allowPrivilegeEscalation": false,
+                            "readOnlyRootFilesystem": true,
+                            "capabilities": { "drop": ["ALL"] },
+                        },
                         "env": [
                             { "name": "JOB_COMPLETION_INDEX", "valueFrom": { "fieldRef": {
                                 "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']" } } },
                             { "name": "CRUMB_HOME", "value": HOME_MOUNT },
+                            { "name": "HOME", "value": "/tmp" },
+                            { "name": "TMPDIR", "value": "/tmp" },
                         ],
                         "resources": {
-                            "requests": { "cpu": "1", "memory": "1Gi" },
-                            "limits": { "memory": "2Gi" },
+                            "requests": { "cpu": emit.cpu, "memory": emit.memory },
+                            "limits": { "cpu": emit.cpu, "memory": emit.memory },
                         },
                         "volumeMounts": [
                             { "name": "crumb-home", "mountPath": HOME_MOUNT },
                             { "name": "batch", "mountPath": BATCH_MOUNT, "readOnly": true },
+                            { "name": "tmp", "mountPath": "/tmp" },
+                            { "name": "shm", "mountPath": "/dev/shm" },
                         ],
                     }],
                     "volumes": [
                         { "name": "crumb-home", "persistentVolumeClaim": { "claimName": emit.claim } },
                         { "name": "batch", "configMap": { "name": name } },
+                        { "name": "tmp", "emptyDir": { "sizeLimit": "1Gi" } },
+                        { "name": "shm", "emptyDir": { "medium": "Memory", "sizeLimit": "512Mi" } },
                     ],
                 },
             },
         },
     });
+    if let Some(deadline) = emit.deadline_s {
+        job["spec"]["activeDeadlineSeconds"] = deadline.max(1).into();
+    }
+    if let Some(secret) = emit.secret {
+        job["spec"]["template"]["spec"]["containers"][0]["envFrom"] =
+            json!([{ "secretRef": { "name": secret } }]);
+    }
     Ok(vec![config_map, job])
 }
 

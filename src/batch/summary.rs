@@ -55,6 +55,14 @@ impl Row {
         self.outcome == "pass"
     }
 
+    /// Whether the pitch's session got to a result: an outcome, or a wait for a person.
+    pub(crate) fn ended(&self) -> bool {
+        matches!(
+            self.outcome.as_str(),
+            "pass" | "fail" | "partial" | "rejected" | "stopped" | "awaiting"
+        )
+    }
+
     /// The row of the session at `path`, folded through its frozen pipeline.
     pub(crate) fn of_session(index: usize, pitch: &str, path: &Path) -> Row {
         let fail = |note: String| Row {

@@ -67,7 +67,21 @@ pub struct Args {
     /// `--emit k8s`: the project folder inside the image (the pods' working directory).
     #[arg(long, default_value = "/project")]
     pub workdir: String,
-    /// Run only the pitch at this index (what each pod of the Indexed Job does).
+    /// `--emit k8s`: retries of one pitch's pod before its index counts as failed.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub retries_per_index: u32,
+    /// `--emit k8s`: CPU each pod requests and is limited to.
+    #[arg(long, value_name = "QUANTITY", default_value = "1")]
+    pub cpu: String,
+    /// `--emit k8s`: memory each pod requests and is limited to.
+    #[arg(long, value_name = "QUANTITY", default_value = "2Gi")]
+    pub memory: String,
+    /// `--emit k8s`: a Secret whose keys become the pods' environment (agent API keys).
+    #[arg(long, value_name = "NAME")]
+    pub secret: Option<String>,
+    /// Run only the pitch at this index (what each pod of the Indexed Job does). The exit status
+    /// then says whether crumb drove the pitch (0 whatever the session's outcome), not the
+    /// outcome: an ended session is a result, not a pod failure.
     #[arg(long, value_name = "I")]
     pub index: Option<usize>,
     /// Summarise the sessions a batch's pods wrote into this crumb home instead of running.
@@ -109,20 +123,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let id = batch_id(&canonical, &pitches);
     let run_args = run_args(args);
     if args.emit.is_some() {
-        let text = k8s::yaml(&k8s::Emit {
-            batch_id: &id,
-            pipeline: &pipeline.to_string_lossy(),
-            pitches: &pitches,
-            parallelism: usize::from(args.jobs),
-            image: &args.image,
-            claim: &args.claim,
-            workdir: &args.workdir,
-            run_args: &run_args,
-            backoff_limit: 3,
-        })
-        .map_err(|e| CommandError::failure("cannot write the manifests").because(e))?;
-        print!("{text}");
-        return Ok(ExitStatus::SUCCESS);
+        return emit_k8s(args, pipeline, &pitches, &id, &run_args);
     }
     let max_wall = args
         .max_wall
@@ -165,7 +166,61 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
         quiet,
     };
     let rows = run::run(&dir, &batch, &options).map_err(CommandError::failure)?;
-    report(args, &rows)
+    report(args, &rows)?;
+    Ok(if args.index.is_some() {
+        // A pod: it failed only if its pitch's session did not end (nor wait for a person).
+        if rows.iter().all(Row::ended) {
+            ExitStatus::SUCCESS
+        } else {
+            ExitStatus::outcome(crate::exit_codes::FAILURE)
+        }
+    } else {
+        all_passed(&rows)
+    })
+}
+
+/// `--emit k8s`: the batch as manifests on stdout, nothing run.
+fn emit_k8s(
+    args: &Args,
+    pipeline: &Path,
+    pitches: &[plan::Pitch],
+    id: &str,
+    run_args: &[String],
+) -> Result<ExitStatus, CommandError> {
+    if args.max_tokens.is_some() {
+        return Err(CommandError::usage(
+            "--max-tokens cannot be carried into --emit k8s: a budget shared by pods needs a \
+             ledger in the crumb home that crumb does not keep; bound each run with the \
+             pipeline's `limits.tokens` instead",
+        ));
+    }
+    let deadline_s = args
+        .max_wall
+        .as_deref()
+        .map(|text| {
+            parse_duration_ms(text)
+                .map(|ms| ms.div_ceil(1000))
+                .map_err(|e| CommandError::usage(format!("--max-wall {text}: {e}")))
+        })
+        .transpose()?;
+    let text = k8s::yaml(&k8s::Emit {
+        batch_id: id,
+        pipeline: &pipeline.to_string_lossy(),
+        pitches,
+        parallelism: usize::from(args.jobs),
+        image: &args.image,
+        claim: &args.claim,
+        workdir: &args.workdir,
+        run_args,
+        retries_per_index: args.retries_per_index,
+        cpu: &args.cpu,
+        memory: &args.memory,
+        secret: args.secret.as_deref(),
+        deadline_s,
+    })
+    .map_err(|e| CommandError::failure("cannot write the manifests").because(e))?;
+    print!("{text}");
+    Ok(ExitStatus::SUCCESS)
 }
 
 /// What every child `crumb run` is given.
@@ -209,7 +264,17 @@ fn collect_home(args: &Args, home: &Path) -> Result<ExitStatus, CommandError> {
         }
     };
     let rows = collect::collect(home, &pitches, name.as_deref());
-    report(args, &rows)
+    report(args, &rows)?;
+    Ok(all_passed(&rows))
+}
+
+/// `SUCCESS` when every pitch passed, else `BATCH_NOT_ALL_PASSED`.
+fn all_passed(rows: &[Row]) -> ExitStatus {
+    if rows.iter().all(Row::passed) {
+        ExitStatus::SUCCESS
+    } else {
+        ExitStatus::outcome(BATCH_NOT_ALL_PASSED)
+    }
 }
 
 /// The one batch recorded in `home` (what `--collect <home>` alone summarises).
@@ -233,7 +298,7 @@ fn only_batch(home: &Path) -> Result<BatchFile, CommandError> {
     }
 }
 
-fn report(args: &Args, rows: &[Row]) -> Result<ExitStatus, CommandError> {
+fn report(args: &Args, rows: &[Row]) -> Result<(), CommandError> {
     if args.json {
         let text = serde_json::to_string_pretty(rows).map_err(CommandError::failure_from)?;
         println!("{text}");
@@ -242,9 +307,5 @@ fn report(args: &Args, rows: &[Row]) -> Result<ExitStatus, CommandError> {
     } else {
         print!("{}", summary::human(rows));
     }
-    Ok(if rows.iter().all(Row::passed) {
-        ExitStatus::SUCCESS
-    } else {
-        ExitStatus::outcome(BATCH_NOT_ALL_PASSED)
-    })
+    Ok(())
 }
