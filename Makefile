@@ -8,7 +8,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test fmt lint unit schemas check bench bench-readme deps release soak test-agents screens docs deny
+.PHONY: demo test fmt lint unit schemas check bench bench-readme deps release soak test-agents screens docs deny image
 
 deps:
 	@./scripts/ensure-chromium.sh
@@ -21,6 +21,15 @@ release:
 # with the verdict and the path of the playable game (exit 0 on PASS).
 demo: deps release
 	./target/release/crumb run pipelines/casual.yaml "60-second match-3 with combo bonus"
+
+# The container image (Containerfile): podman, else docker with a reachable daemon; says which is
+# missing otherwise. TARGET=agents adds Node and the agent CLIs.
+TARGET ?= crumb
+image:
+	@if command -v podman >/dev/null 2>&1; then engine=podman; \
+	elif command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then engine=docker; \
+	else echo "make image: needs podman, or docker with a running daemon" >&2; exit 1; fi; \
+	$$engine build -f Containerfile --target $(TARGET) -t crumb:$(if $(filter crumb,$(TARGET)),latest,$(TARGET)) .
 
 fmt:
 	$(CARGO) fmt --all -- --check

@@ -442,3 +442,40 @@ fn a_pod_whose_session_ended_did_not_fail_whatever_the_outcome() {
         .run()
         .expect_code(24);
 }
+
+/// The image the manifests reference runs as the user they declare, and holds what it copies.
+#[test]
+fn the_containerfile_runs_as_the_manifests_user_and_copies_what_exists() {
+    let root = crate::support::repo_root();
+    let recipe = std::fs::read_to_string(root.join("Containerfile")).unwrap();
+    let scratch = Scratch::new();
+    let job = emitted_job(&scratch, &[]);
+    let uid = job["spec"]["template"]["spec"]["securityContext"]["runAsUser"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        recipe.contains(&format!("--uid {uid} ")),
+        "useradd --uid {uid}"
+    );
+    assert!(recipe.contains(&format!("USER {uid}:{uid}")));
+    assert!(recipe.contains("VOLUME /crumb-home"));
+    let copied: Vec<&str> = recipe
+        .lines()
+        .filter_map(|line| line.strip_prefix("COPY "))
+        .filter(|args| !args.starts_with("--from"))
+        .filter_map(|args| args.split_whitespace().next())
+        .filter(|source| *source != ".")
+        .collect();
+    assert!(copied.len() >= 4, "{copied:?}");
+    for source in copied {
+        assert!(
+            root.join(source).exists(),
+            "the Containerfile copies {source}, which is not in the tree"
+        );
+    }
+    let ignored = std::fs::read_to_string(root.join(".containerignore")).unwrap();
+    assert!(
+        ignored.lines().any(|l| l == "target/"),
+        "the build context leaves out target/"
+    );
+}
