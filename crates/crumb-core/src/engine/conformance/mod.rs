@@ -9,6 +9,7 @@
 
 use crate::transcript::Metadata;
 
+mod budgets;
 mod commands;
 mod declared;
 mod fatal;
