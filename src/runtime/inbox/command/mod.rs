@@ -1,7 +1,7 @@
 //! The inbox grammar. Each line is trimmed; blank lines and `#` comments are ignored.
 //!
 //! ```text
-//! /approve [note]            /veto [reason]
+//! /approve [note]            /veto [reason]             /answer <text>
 //! /pause [@role] [reason]    /resume [@role]
 //! /goto <role> [message]     /swap <role>=<adapter>
 //! /append [@role] <text>     /cancel [@role] [reason]
@@ -30,6 +30,8 @@ pub enum UserCommand {
     Approve { note: Option<String> },
     /// Reject the current result; the reason becomes repair feedback.
     Veto { reason: Option<String> },
+    /// Answer what the session awaits (a question or a verdict): the `user.answer` route.
+    Answer { text: String },
     /// Pause the session, or one role.
     Pause {
         role: Option<String>,
@@ -59,7 +61,7 @@ pub enum UserCommand {
     Note { text: String },
     /// Redo the current step, optionally with a message.
     Redo { message: Option<String> },
-    /// `@role message`: run `role` now with the message.
+    /// `@role message`: a message for `role`'s next turn (not a wake).
     Direct { role: String, message: String },
     /// Plain text: a message for every role's next spawn.
     Message { text: String },
@@ -144,11 +146,11 @@ pub enum InboxError {
     TooLong { len: usize },
 }
 
-const COMMANDS: &str =
-    "approve, veto, pause, resume, goto, swap, append, cancel, reset-circuit, ask, note, redo";
-const COMMAND_NAMES: [&str; 12] = [
+const COMMANDS: &str = "approve, veto, answer, pause, resume, goto, swap, append, cancel, reset-circuit, ask, note, redo";
+const COMMAND_NAMES: [&str; 13] = [
     "approve",
     "veto",
+    "answer",
     "pause",
     "resume",
     "goto",
@@ -209,6 +211,13 @@ impl Parser<'_> {
         match name {
             "approve" => Ok(UserCommand::Approve { note: text(args) }),
             "veto" => Ok(UserCommand::Veto { reason: text(args) }),
+            "answer" => {
+                let text = text(args).ok_or(InboxError::MissingArgument {
+                    command: "answer",
+                    what: "the answer",
+                })?;
+                Ok(UserCommand::Answer { text })
+            }
             "pause" => {
                 let (role, rest) = self.role_word(args)?;
                 Ok(UserCommand::Pause {

@@ -17,6 +17,7 @@ mod forged_events;
 mod kinds;
 mod outcomes;
 mod parallel;
+mod person;
 mod qa_error;
 mod routes;
 mod stops;

@@ -41,7 +41,8 @@ impl Step<'_> {
         }
         let mut data = Map::new();
         data.insert("roles".into(), json!(roles));
-        data.insert("route".into(), json!(route.index));
+        // Routes are numbered from 1 wherever a person reads them (validate, check, budgets).
+        data.insert("route".into(), json!(route.index + 1));
         self.hook(
             "fan_out",
             format!("{} spawned together", roles.join(" + ")),

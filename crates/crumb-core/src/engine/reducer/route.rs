@@ -25,8 +25,11 @@ impl Step<'_> {
             self.judge();
             return;
         }
-        // A person's approve and veto fire their routes in the commands stage, with an ack.
-        if matches!(event.kind, Kind::UserApprove | Kind::UserVeto) {
+        // A person's approve, veto and answer fire their routes in the commands stage, with an ack.
+        if matches!(
+            event.kind,
+            Kind::UserApprove | Kind::UserVeto | Kind::UserAnswer
+        ) {
             return;
         }
         // A plan kind without its own route takes the route of the first plan kind that has one.
@@ -146,6 +149,13 @@ impl Step<'_> {
                         v.corrected.verdict, v.corrected.aggregate
                     ),
                     None if on == QA_ERROR_TRIGGER => self.qa_error_message(),
+                    None if self
+                        .table
+                        .route_for(Kind::UserAnswer.as_str(), "user")
+                        .is_some() =>
+                    {
+                        format!("`{on}` needs a person: /answer <text> to answer")
+                    }
                     None => format!("`{on}` needs a person: /veto <reason> to answer"),
                 };
                 self.await_person(on, judge_event_id, &body);
