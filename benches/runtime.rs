@@ -19,8 +19,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crumb::adapters::{self, AdapterKind};
+use crumb::home::{CrumbHome, Project};
 use crumb::process::{SpawnSpec, run};
-use crumb::runtime::home::{CrumbHome, Project};
 use crumb::runtime::inbox::parse_line;
 use crumb::runtime::session;
 use crumb::transcript::writer::Writer;

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crumb::runtime::home::{CrumbHome, Project};
+use crumb::home::{CrumbHome, Project};
 use crumb::runtime::session::create;
 use crumb::studio::{StudioConfig, serve};
 use crumb::transcript::writer::Writer;

@@ -399,3 +399,145 @@ fn the_checks_catch_a_broken_link_and_a_made_up_command() {
         "proving-a-pipeline-crumb-check"
     );
 }
+
+/// Files of this repository a document names in a code span (`src/runtime/session_dir.rs`):
+/// those spans that start with one of the tree's top folders and hold nothing but a path.
+fn named_paths(text: &str) -> Vec<String> {
+    const TOP: &[&str] = &[
+        "src/",
+        "crates/",
+        "tests/",
+        "benches/",
+        "examples/",
+        "scripts/",
+        "studio/",
+        "docs/",
+        "pipelines/",
+        "presets/",
+    ];
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|span| TOP.iter().any(|top| span.starts_with(top)))
+        .filter(|span| {
+            span.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-./".contains(c))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+fn path_problems(root: &Path, doc: &Path, text: &str) -> Vec<String> {
+    named_paths(text)
+        .into_iter()
+        .filter(|path| !root.join(path).exists())
+        .map(|path| format!("{}: `{path}` does not exist", doc.display()))
+        .collect()
+}
+
+#[test]
+fn every_file_the_documents_name_exists() {
+    let root = repo_root();
+    // The changelog names files as they were when each entry was written.
+    let problems = over_documents(|doc, text| {
+        if doc == Path::new("CHANGELOG.md") {
+            Vec::new()
+        } else {
+            path_problems(&root, doc, text)
+        }
+    });
+    assert!(
+        problems.is_empty(),
+        "files the documents name that are not in the tree:\n{}",
+        problems.join("\n")
+    );
+    let caught = path_problems(
+        &root,
+        Path::new("docs/synthetic.md"),
+        "`src/lib.rs` is here, `src/no_such_file.rs` is not, `src/<role>.rs` is a placeholder",
+    );
+    assert_eq!(caught.len(), 1, "{caught:#?}");
+}
+
+/// Where module `segments` of a crate lives: `<root>/<a>/<b>.rs` or `<root>/<a>/<b>/mod.rs`.
+fn module_file(root: &Path, segments: &[&str]) -> Option<PathBuf> {
+    let base = segments.iter().fold(root.to_path_buf(), |p, s| p.join(s));
+    [base.with_extension("rs"), base.join("mod.rs")]
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
+/// Whether the item path `a::b::Item` (from a crate root: the core's or the `crumb` crate's)
+/// names a module, or an item defined or re-exported in the module before it.
+fn item_exists(repo: &Path, path: &str) -> bool {
+    let segments: Vec<&str> = path.split("::").collect();
+    ["crates/crumb-core/src", "src"].iter().any(|root| {
+        let root = repo.join(root);
+        if module_file(&root, &segments).is_some() {
+            return true;
+        }
+        let (item, module) = segments.split_last().expect("a path has segments");
+        let Some(file) = module_file(&root, module) else {
+            return false;
+        };
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .collect::<Vec<_>>()
+            .windows(2)
+            .any(|w| {
+                w[1] == *item
+                    && [
+                        "fn", "struct", "enum", "trait", "type", "mod", "const", "use",
+                    ]
+                    .contains(&w[0])
+            })
+            || text.contains(&format!("{item},"))
+            || text.contains(&format!("{item};"))
+            || text.contains(&format!("{item}}}"))
+            || text.contains(&format!(" {item} =>"))
+    })
+}
+
+/// The module paths ARCHITECTURE.md's tables and glossary point a newcomer at.
+#[test]
+fn every_module_path_the_architecture_names_exists() {
+    let repo = repo_root();
+    let text = std::fs::read_to_string(repo.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let missing: Vec<String> = text
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|span| {
+            const TOP: &[&str] = &[
+                "adapters",
+                "batch",
+                "cli",
+                "doctor",
+                "engine",
+                "export",
+                "fs",
+                "home",
+                "pipeline",
+                "process",
+                "qa",
+                "runtime",
+                "studio",
+                "transcript",
+                "vocab",
+            ];
+            span.split_once("::")
+                .is_some_and(|(top, _)| TOP.contains(&top))
+                && span
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == ':')
+        })
+        .filter(|span| !item_exists(&repo, span))
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names what the code does not have: {missing:?}"
+    );
+    assert!(!item_exists(&repo, "engine::no_such_module"));
+    assert!(!item_exists(&repo, "engine::guards::no_such_fn"));
+}

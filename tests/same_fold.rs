@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 
 use crumb::engine::Replay;
 use crumb::runtime::coordinator::{Catchup, Quiet};
-use crumb::runtime::session::SessionDir;
-use crumb::studio::hub::Hub;
+use crumb::runtime::session_dir::SessionDir;
+use crumb::studio::watched_session::WatchedSession;
 
 use crate::support::{Crumb, crumb, repo_root};
 
@@ -147,7 +147,7 @@ fn replay_projection(replay: &Replay) -> Value {
 }
 
 fn studio_fold(session: &Path) -> Value {
-    let hub = Hub::open(SessionDir::open(session).expect("session"));
+    let hub = WatchedSession::open(SessionDir::open(session).expect("session"));
     hub.fold().expect("fold");
     replay_projection(&hub.lock().replay)
 }

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crumb::home::{CrumbHome, Project};
 use crumb::runtime::coordinator::{self, Options, Quiet, Session};
-use crumb::runtime::home::{CrumbHome, Project};
 use crumb::runtime::run_config::{Ending, RunConfig};
 use crumb::runtime::session;
 use crumb::transcript::writer::Writer;

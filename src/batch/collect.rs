@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::plan::Pitch;
 use super::summary::Row;
-use crate::runtime::home::CrumbHome;
+use crate::home::CrumbHome;
 use crate::runtime::listing;
 
 /// One row per pitch, from the sessions under `home`.

@@ -270,7 +270,7 @@ fn run_one(shared: &Shared<'_>, exe: &std::path::Path, index: usize) -> Row {
         .as_deref()
         .and_then(|s| session_path(&shared.options.home, s));
     if let Some(path) = &known
-        && crate::runtime::dead_session::has_ended(&path.join("transcript.jsonl"))
+        && crate::transcript::end::has_ended(&path.join("transcript.jsonl"))
     {
         bar.finish_and_clear();
         shared.bars.remove(&bar);

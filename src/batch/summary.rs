@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::adapters::Usage;
-use crate::runtime::session::SessionDir;
+use crate::runtime::session_dir::SessionDir;
 use crate::transcript::reader::each_event;
 use crate::transcript::{Event, Kind};
 

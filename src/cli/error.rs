@@ -197,14 +197,14 @@ macro_rules! from_library_errors {
 
 from_library_errors! {
     // A home, a binding or a lock that does not resolve is the request as given.
-    Usage: crate::runtime::home::NoHome,
+    Usage: crate::home::NoHome,
         crate::runtime::bindings::BindingError,
         crate::runtime::lock::LockError,
         crate::runtime::fork::ForkError;
     // A session folder that cannot be built, read or written is crumb failing.
     Failure: crate::runtime::session::SessionError,
         crate::runtime::meta::MetaError,
-        crate::runtime::session_dir::OpenError;
+        crate::runtime::session_read::OpenError;
 }
 
 /// A `<session>` argument that names no session is the request as given; the hint says where

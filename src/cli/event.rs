@@ -34,7 +34,7 @@ const MAX_STDIN_BYTES: u64 = 4 * MAX_LINE_BYTES as u64;
 
 use crate::pipeline::role_authority::is_runner_metadata;
 use crate::qa::confine;
-use crate::runtime::authority::AuthorityRecord;
+use crate::runtime::authority_record::AuthorityRecord;
 
 /// Where and as whom this process writes, from the environment the runner sets for a spawn.
 struct SpawnEnv {

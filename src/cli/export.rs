@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::error::{CommandError, ExitStatus};
 use crate::export;
-use crate::runtime::home::Project;
+use crate::home::Project;
 use crate::runtime::resolve::resolve;
 
 /// The formats `crumb export` writes.

@@ -2,13 +2,15 @@
 //! up to that event, its artifacts as they were then), driven on with possibly other bindings or
 //! another mock scenario. Exit codes follow the fork's outcome, as `crumb run`'s do.
 
+use crate::runtime::freeze::FreezeSource;
+use crate::runtime::session_read::compile_frozen_recording;
 use std::sync::Arc;
 
 use crate::adapters::mock::Scenario;
+use crate::home::Project;
 use crate::runtime::bindings::bind_flag::parse_binds;
 use crate::runtime::coordinator::Session;
 use crate::runtime::fork;
-use crate::runtime::home::Project;
 use crate::runtime::resolve::resolve;
 use crate::runtime::run_config::RoleBinding;
 use crate::runtime::session;
@@ -67,8 +69,10 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
         binding.command = bind.command;
         config.bindings.insert(role, binding);
     }
-    // The fork freezes the parent's frozen copy, the same bytes: its table is the parent's.
-    let table = parent.table()?;
+    // The fork freezes the parent's frozen copy, the same bytes: its table is the parent's,
+    // compiled once here for both the inputs and the freeze.
+    let frozen_pipeline = parent.frozen_pipeline(&meta);
+    let (table, read) = compile_frozen_recording(&frozen_pipeline)?;
     if !args.sets.is_empty() {
         config.inputs = super::run::inputs::resolve_over(&table.inputs, &config.inputs, &args.sets)
             .map_err(|problems| {
@@ -78,7 +82,16 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     if let Some(scenario) = args.mock_scenario {
         config.mock_scenario = Some(scenario.as_str().to_owned());
     }
-    let prepared = session::prepare(&home, &project, &parent.frozen_pipeline(&meta), &goal)?;
+    let prepared = session::prepare(
+        &home,
+        &project,
+        FreezeSource {
+            path: &frozen_pipeline,
+            table: &table,
+            read: &read,
+        },
+        &goal,
+    )?;
     config.pipeline_hash.clone_from(&prepared.frozen.hash);
     config
         .pipeline_file

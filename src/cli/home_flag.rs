@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::error::CommandError;
-use crate::runtime::home::CrumbHome;
+use crate::home::CrumbHome;
 
 /// The crumb home: `--home`, else `$CRUMB_HOME`, else `~/.crumb`.
 pub(crate) fn resolve(flag: Option<&Path>) -> Result<CrumbHome, CommandError> {

@@ -2,7 +2,7 @@
 
 use super::error::{CommandError, ExitStatus};
 use super::stdout;
-use crate::runtime::home::{CrumbHome, Project};
+use crate::home::{CrumbHome, Project};
 use crate::runtime::listing::{self, SessionSummary};
 use std::io::Write;
 

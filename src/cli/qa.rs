@@ -74,16 +74,14 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
         predicate_problems: parsed.problems,
     };
     // This process ends right after QA: adopt Chromium's orphans so none outlives us as a zombie.
-    crate::qa::browser::reap::become_subreaper();
+    crate::process::reap::become_subreaper();
     // No session will ever be resumed for this run: register it so the next standalone run reaps
     // what it left should it be killed, and reap what earlier killed runs left.
-    let registration = crate::runtime::home::CrumbHome::from_env()
-        .ok()
-        .and_then(|home| {
-            crate::qa::standalone::reap_dead(home.root());
-            std::fs::create_dir_all(&request.out_dir).ok()?;
-            crate::qa::standalone::register(home.root(), &request.out_dir).ok()
-        });
+    let registration = crate::home::CrumbHome::from_env().ok().and_then(|home| {
+        crate::runtime::standalone_qa::reap_dead(home.root());
+        std::fs::create_dir_all(&request.out_dir).ok()?;
+        crate::runtime::standalone_qa::register(home.root(), &request.out_dir).ok()
+    });
     let report = runner::run_blocking(&spec, &request);
     drop(registration);
     let text = if args.json {

@@ -21,9 +21,11 @@ use crate::engine::Replay;
 use crate::engine::ask::duration;
 use crate::engine::state::{EventSummary, State, VerdictRecord};
 use crate::pipeline::table::TransitionTable;
-use crate::runtime::freeze::content_hash;
-use crate::runtime::session::{META_FILE, SessionDir, TRANSCRIPT_FILE};
-use crate::runtime::session_dir::{compile_frozen, fold_transcript, recorded_pipeline};
+use crate::runtime::freeze::{FreezeSource, content_hash};
+use crate::runtime::session_dir::{META_FILE, SessionDir, TRANSCRIPT_FILE};
+use crate::runtime::session_read::{
+    compile_frozen, compile_frozen_recording, fold_transcript, recorded_pipeline,
+};
 use crate::runtime::status_fold::fold_for_status;
 
 /// Arguments of `crumb replay`.
@@ -166,9 +168,9 @@ fn locate(reference: &str) -> Result<(PathBuf, Option<PathBuf>), String> {
         let session = path.join(META_FILE).is_file().then(|| path.to_path_buf());
         return Ok((transcript, session));
     }
-    let home = crate::runtime::home::CrumbHome::from_env()
+    let home = crate::home::CrumbHome::from_env()
         .map_err(|_| format!("{reference}: no such file or directory"))?;
-    let project = crate::runtime::home::Project::current().ok();
+    let project = crate::home::Project::current().ok();
     match crate::runtime::resolve::resolve(&home, project.as_ref(), reference) {
         Ok(session) => Ok((session.transcript(), Some(session.path().to_path_buf()))),
         Err(err) => Err(format!(
@@ -208,12 +210,18 @@ fn table_for(
         });
     };
     let shown = path.display();
+    let (table, read) = compile_frozen_recording(path).map_err(|e| e.to_string())?;
     let origin = match recorded {
         None => format!(
             "--pipeline {shown}; the transcript records no pipeline hash, so it is taken as given"
         ),
         Some((_, expected)) => {
-            let actual = content_hash(path).map_err(|e| format!("--pipeline {shown}: {e}"))?;
+            let source = FreezeSource {
+                path,
+                table: &table,
+                read: &read,
+            };
+            let actual = content_hash(source).map_err(|e| format!("--pipeline {shown}: {e}"))?;
             if actual == expected {
                 format!("--pipeline {shown}, hash matches session.start")
             } else if chosen.force {
@@ -229,7 +237,6 @@ fn table_for(
             }
         }
     };
-    let table = compile_frozen(path).map_err(|e| e.to_string())?;
     Ok((table, origin))
 }
 

@@ -5,7 +5,7 @@
 use super::error::{CommandError, ExitStatus};
 use super::run::drive::drive_and_report;
 use super::run::open::{print_resumed_header, reopen};
-use crate::runtime::home::Project;
+use crate::home::Project;
 use crate::runtime::lock::CoordinatorLock;
 use crate::runtime::resolve::resolve;
 

@@ -6,7 +6,7 @@
 //! session is rejected.
 
 use super::error::{CommandError, ExitStatus};
-use crate::runtime::home::{CrumbHome, Project};
+use crate::home::{CrumbHome, Project};
 use crate::runtime::inbox::{append_line, parse_line};
 use crate::runtime::lock;
 use crate::runtime::meta::SessionStatus;

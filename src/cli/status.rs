@@ -38,7 +38,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let (loaded, usage) =
         load_for_status(&args.session, chosen, RECENT).map_err(CommandError::usage)?;
     let state = &loaded.replay.state;
-    let inputs = crate::runtime::session_dir::recorded_inputs(&loaded.transcript);
+    let inputs = crate::runtime::session_read::recorded_inputs(&loaded.transcript);
     if args.json {
         let value = serde_json::json!({
             "inputs": inputs,

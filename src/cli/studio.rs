@@ -9,7 +9,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
 use super::error::{CommandError, ExitStatus};
-use crate::runtime::home::CrumbHome;
+use crate::home::CrumbHome;
 use crate::studio::{StudioConfig, serve};
 
 /// Arguments of `crumb studio`.

@@ -11,7 +11,7 @@ pub(crate) mod spans;
 use std::path::PathBuf;
 
 use crate::engine::{Replay, State};
-use crate::runtime::session::SessionDir;
+use crate::runtime::session_dir::SessionDir;
 use crate::transcript::Event;
 use crate::transcript::reader::each_event;
 

@@ -4,6 +4,7 @@
 
 pub(crate) mod bounded_read;
 pub(crate) mod confine;
+pub(crate) mod recorded_reads;
 pub(crate) mod source_files;
 
 pub use source_files::{FsSource, real_files};

@@ -6,14 +6,15 @@
 //! group get the same SIGTERM → SIGKILL treatment, so no tool subprocess outlives its turn.
 //! While it runs, its process-group id can be recorded in a file ([`SpawnSpec::pgid_file`]) so a
 //! coordinator resumed after a crash can stop the orphan ([`kill_orphan`]). The record is on disk
-//! before the process starts: the group is founded by a holder first ([`held`]), so no instant
+//! before the process starts: the group is founded by a holder first ([`recorded_group`]), so no instant
 //! of the turn runs unrecorded.
 
 pub(crate) mod agent_env;
 pub(crate) mod command;
 pub(crate) mod group;
-pub(crate) mod held;
 mod lines;
+pub mod reap;
+pub(crate) mod recorded_group;
 
 use std::ffi::OsString;
 use std::future::Future;
@@ -292,7 +293,7 @@ async fn start_recorded(spec: &SpawnSpec) -> (Result<tokio::process::Child, Outc
     let Some(file) = &spec.pgid_file else {
         return (start(spec, None), None);
     };
-    let Ok(held) = held::HeldGroup::found(file, "", &spec.env) else {
+    let Ok(held) = recorded_group::HeldGroup::found(file, "", &spec.env) else {
         // No holder could be started: record the group right after the start, as before.
         let child = start(spec, None);
         if let Ok(child) = &child
@@ -447,7 +448,7 @@ fn keep_tail(tail: &mut Vec<u8>, line: &[u8], limit: usize) {
 /// Kill a process group left by a coordinator that died, if it still runs crumb work for
 /// `session_id` (checked through `/proc`, so a reused id is never hit). Returns whether it did.
 pub fn kill_orphan(pgid_file: &std::path::Path, session_id: &str) -> bool {
-    held::reap_recorded(pgid_file, &format!("CRUMB_SESSION_ID={session_id}"))
+    recorded_group::reap_recorded(pgid_file, &format!("CRUMB_SESSION_ID={session_id}"))
 }
 
 /// Read a pipe, announcing activity on every chunk and sending every complete line.

@@ -17,7 +17,7 @@ use tokio::process::Command;
 use super::confine;
 use super::report::{CheckResult, CheckStatus, Finding};
 use crate::process::group::GroupGuard;
-use crate::process::held::{self, HeldGroup, RecordGuard};
+use crate::process::recorded_group::{self, HeldGroup, RecordGuard};
 
 /// Bytes kept from the start and from the end of each stream.
 const KEEP_HEAD: usize = 8 * 1024;
@@ -137,7 +137,10 @@ async fn start(
         return Ok((child, group, RecordGuard::default()));
     };
     let record = dir.join(format!("command-{}.pgid", ulid::Ulid::new()));
-    let marker = (held::RECORD_ENV.into(), record.clone().into_os_string());
+    let marker = (
+        recorded_group::RECORD_ENV.into(),
+        record.clone().into_os_string(),
+    );
     let holder = HeldGroup::found(&record, "", std::slice::from_ref(&marker))?;
     let pgid = holder.pgid();
     let spawned = cmd.process_group(pgid).env(&marker.0, &marker.1).spawn();

@@ -55,4 +55,3 @@ pub(crate) mod predicate;
 pub(crate) mod report;
 pub(crate) mod runner;
 pub(crate) mod size_budget;
-pub(crate) mod standalone;

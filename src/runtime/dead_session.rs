@@ -5,17 +5,16 @@
 //! meta) is skipped with a note saying why, and `crumb run` starts afresh; so is one that waits
 //! for a person or stopped on an internal error (`crumb resume` is how those go on).
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use crate::engine::replay::Parsed;
 use crate::transcript::Kind;
 use crate::transcript::reader::Reader;
 
-use super::freeze::freeze;
-use super::home::{CrumbHome, Project};
+use super::freeze::{FreezeSource, content_hash};
 use super::listing;
-use super::session::SessionDir;
+use super::session_dir::SessionDir;
+use crate::home::{CrumbHome, Project};
 
 /// The newest resumable dead session of `project` running `pipeline_path` on `pitch`, if any,
 /// and one line for each same-pitch session passed over: still driven by another coordinator,
@@ -23,7 +22,7 @@ use super::session::SessionDir;
 pub(crate) fn find(
     home: &CrumbHome,
     project: &Project,
-    pipeline_path: &Path,
+    pipeline: FreezeSource<'_>,
     pitch: &str,
 ) -> (Option<SessionDir>, Vec<String>) {
     let (sessions, _) = listing::list(home, Some(project));
@@ -53,10 +52,10 @@ pub(crate) fn find(
     if candidates.is_empty() {
         return (None, skipped); // the common case costs one directory listing, no hashing
     }
-    let Some(hash) = pipeline_hash(pipeline_path) else {
+    let Ok(hash) = content_hash(pipeline) else {
         skipped.push(format!(
             "the pipeline {} cannot be frozen to compare it with the dead session's",
-            pipeline_path.display()
+            pipeline.path.display()
         ));
         return (None, skipped);
     };
@@ -116,49 +115,4 @@ pub(crate) fn unresumable(path: &Path) -> Option<String> {
         (_, _, false) => Some("its transcript has no goal".into()),
         _ => None,
     }
-}
-
-/// Whether the transcript at `path` ends in `session.end`: the session is over, whatever
-/// `meta.json` says (a runner can die after the transcript's last line, before meta's update).
-/// Reads only the file's last few KiB.
-pub(crate) fn has_ended(path: &Path) -> bool {
-    const TAIL: u64 = 4096;
-    let Ok(mut file) = crate::fs::bounded_read::open_regular(path) else {
-        return false;
-    };
-    let Ok(len) = file.seek(SeekFrom::End(0)) else {
-        return false;
-    };
-    let mut tail = Vec::new();
-    if file
-        .seek(SeekFrom::Start(len.saturating_sub(TAIL)))
-        .is_err()
-        || file.take(TAIL).read_to_end(&mut tail).is_err()
-    {
-        return false;
-    }
-    let last = tail
-        .split(|&b| b == b'\n')
-        .rfind(|line| !line.trim_ascii().is_empty());
-    last.and_then(|line| serde_json::from_slice::<serde_json::Value>(line.trim_ascii()).ok())
-        .is_some_and(|event| {
-            event.get("kind").and_then(serde_json::Value::as_str) == Some(Kind::SessionEnd.as_str())
-        })
-}
-
-/// The hash `pipeline_path` would be frozen with, computed by freezing it into a scratch folder
-/// (the hash covers the pipeline and its templates, not where they are copied).
-fn pipeline_hash(pipeline_path: &Path) -> Option<String> {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let scratch = std::env::temp_dir().join(format!(
-        "crumb-pipeline-hash-{}-{nanos}",
-        std::process::id()
-    ));
-    let hash = freeze(pipeline_path, &scratch)
-        .ok()
-        .map(|frozen| frozen.hash);
-    let _ = std::fs::remove_dir_all(&scratch);
-    hash
 }

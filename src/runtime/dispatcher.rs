@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
 use super::run_config::{RoleBinding, RunConfig};
-use super::session::SessionDir;
+use super::session_dir::SessionDir;
 use super::stream_tap::StreamTap;
 use crate::adapters::mock::agent::PRODUCES_ENV;
 use crate::adapters::mock::scenario::SCENARIO_ENV;

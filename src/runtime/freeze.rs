@@ -15,9 +15,9 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use indexmap::IndexMap;
-use serde::Deserialize;
 use sha2::{Digest, Sha256};
+
+use crate::pipeline::table::TransitionTable;
 
 /// Directory inside a session holding the frozen pipeline.
 pub(crate) const FROZEN_DIR: &str = "pipeline";
@@ -60,44 +60,40 @@ pub enum FreezeError {
         path: String,
         source: std::io::Error,
     },
-    #[error("{path}: not a pipeline file: {message}")]
-    Parse { path: String, message: String },
     #[error("template directories hold more than {MAX_FILES} files or {MAX_TOTAL_BYTES} bytes")]
     TooLarge,
 }
 
-/// The few fields freezing needs; everything else is the compiler's business.
-#[derive(Deserialize)]
-struct Outline {
-    name: String,
-    roles: IndexMap<String, OutlineRole>,
+/// A pipeline as the compile that admitted it saw it: the file, its table, and the real paths
+/// of every file that compile read (fragments and templates included). Freezing copies these
+/// and what the table names (templates' folders, agent scripts) without reading the YAML again.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FreezeSource<'a> {
+    pub path: &'a Path,
+    pub table: &'a TransitionTable,
+    pub read: &'a [PathBuf],
 }
 
-#[derive(Deserialize)]
-struct OutlineRole {
-    template: String,
-    #[serde(default)]
-    adapter: Option<crate::pipeline::model::RoleAdapter>,
-}
-
-/// Copy `pipeline_path` and its template directories into `<session_dir>/pipeline/`.
+/// Copy `source`'s pipeline, the files its compile read and its template directories into
+/// `<session_dir>/pipeline/`.
 pub(crate) fn freeze(
-    pipeline_path: &Path,
+    source: FreezeSource<'_>,
     session_dir: &Path,
 ) -> Result<FrozenPipeline, FreezeError> {
-    freeze_into(pipeline_path, Some(session_dir))
+    freeze_into(source, Some(session_dir))
 }
 
-/// The hash [`freeze`] would record for `pipeline_path`, copying nothing (`crumb replay
-/// --pipeline` checks it against `session.start`).
-pub(crate) fn content_hash(pipeline_path: &Path) -> Result<String, FreezeError> {
-    freeze_into(pipeline_path, None).map(|frozen| frozen.hash)
+/// The hash [`freeze`] would record for `source`, copying nothing (`crumb replay --pipeline`
+/// checks it against `session.start`, `crumb run` against a dead session's).
+pub(crate) fn content_hash(source: FreezeSource<'_>) -> Result<String, FreezeError> {
+    freeze_into(source, None).map(|frozen| frozen.hash)
 }
 
 fn freeze_into(
-    pipeline_path: &Path,
+    source: FreezeSource<'_>,
     session_dir: Option<&Path>,
 ) -> Result<FrozenPipeline, FreezeError> {
+    let pipeline_path = source.path;
     let read_err = |path: &Path| {
         let path = path.display().to_string();
         move |source| FreezeError::Read { path, source }
@@ -106,26 +102,17 @@ fn freeze_into(
         .canonicalize()
         .map_err(read_err(pipeline_path))?;
     std::fs::metadata(&pipeline_path).map_err(read_err(&pipeline_path))?;
-    let parse_err = |message: String| FreezeError::Parse {
-        path: pipeline_path.display().to_string(),
-        message,
-    };
-    // Assembled as the compiler assembles it: the fragments travel with the pipeline, and
-    // their roles' paths are already relative to it.
-    let (value, fragments) =
-        crumb_core::pipeline::assemble::assembled_file(&pipeline_path, &crate::fs::FsSource)
-            .ok_or_else(|| parse_err("not readable as YAML".into()))?;
-    let outline: Outline =
-        serde_json::from_value(value).map_err(|err| parse_err(err.to_string()))?;
     let pipeline_dir = pipeline_path
         .parent()
         .unwrap_or(Path::new("/"))
         .to_path_buf();
 
     let mut sources: Vec<PathBuf> = vec![pipeline_path.clone()];
-    sources.extend(fragments);
+    // What the compile read: the fragments (their roles' paths are already relative to the
+    // pipeline, as assembling rewrote them) and every template it checked.
+    sources.extend(source.read.iter().cloned());
     let mut template_dirs: Vec<PathBuf> = Vec::new();
-    for role in outline.roles.values() {
+    for role in &source.table.roles {
         let template = pipeline_dir.join(&role.template);
         let template = template.canonicalize().map_err(read_err(&template))?;
         let dir = template.parent().unwrap_or(Path::new("/")).to_path_buf();
@@ -170,8 +157,13 @@ fn freeze_into(
     }
     let pipeline_relative = pipeline_path.strip_prefix(&root).unwrap_or(&pipeline_path);
     Ok(FrozenPipeline {
-        name: outline.name,
-        roles: outline.roles.keys().cloned().collect(),
+        name: source.table.name.clone(),
+        roles: source
+            .table
+            .roles
+            .iter()
+            .map(|role| role.id.clone())
+            .collect(),
         pipeline_file: format!("{FROZEN_DIR}/{}", slash_path(pipeline_relative)),
         hash: format!("sha256:{:x}", whole.finalize()),
         files,
@@ -269,10 +261,29 @@ mod tests {
         let pipeline = dir.join("pipelines/p.yaml");
         std::fs::write(
             &pipeline,
-            "version: 1\nname: p\nroles:\n  writer: { template: ../templates/a.md.j2, produces: [doc] }\n  checker: { template: ../templates/a.md.j2, produces: [judge.score] }\nroutes: []\n",
+            "version: 1\nname: p\nkinds:\n  doc: { slot: build }\n  note: {}\nroles:\n  writer: { template: ../templates/a.md.j2, produces: [doc] }\n  checker: { template: ../templates/a.md.j2, produces: [note] }\nroutes:\n  - { on: goal, spawn: writer }\n  - { on: doc, spawn: checker }\n  - { on: note, done: { outcome: pass, reason: noted } }\n",
         )
         .unwrap();
         pipeline
+    }
+
+    /// Compile `pipeline` as a session does, then hand `then` what that compile read.
+    fn compiled_then<T>(pipeline: &Path, then: impl FnOnce(FreezeSource<'_>) -> T) -> T {
+        let (table, read) = crate::runtime::session_read::compile_frozen_recording(pipeline)
+            .expect("the test pipeline compiles");
+        then(FreezeSource {
+            path: pipeline,
+            table: &table,
+            read: &read,
+        })
+    }
+
+    fn freeze_file(pipeline: &Path, dir: &Path) -> Result<FrozenPipeline, FreezeError> {
+        compiled_then(pipeline, |source| freeze(source, dir))
+    }
+
+    fn hash_of(pipeline: &Path) -> String {
+        compiled_then(pipeline, content_hash).unwrap()
     }
 
     #[test]
@@ -280,7 +291,7 @@ mod tests {
         let src = tempfile::tempdir().unwrap();
         let session = tempfile::tempdir().unwrap();
         let pipeline = project(src.path());
-        let frozen = freeze(&pipeline, session.path()).unwrap();
+        let frozen = freeze_file(&pipeline, session.path()).unwrap();
         assert_eq!(frozen.name, "p");
         assert_eq!(frozen.roles, ["writer", "checker"]);
         assert_eq!(frozen.pipeline_file, "pipeline/pipelines/p.yaml");
@@ -305,7 +316,7 @@ mod tests {
         std::fs::write(src.path().join("templates/secrets.env"), "TOKEN=1").unwrap();
         std::fs::create_dir_all(src.path().join("templates/.git")).unwrap();
         std::fs::write(src.path().join("templates/.git/x.j2"), "hidden").unwrap();
-        let frozen = freeze(&pipeline, tempfile::tempdir().unwrap().path()).unwrap();
+        let frozen = freeze_file(&pipeline, tempfile::tempdir().unwrap().path()).unwrap();
         let paths: Vec<&str> = frozen.files.iter().map(|(path, _)| path.as_str()).collect();
         assert_eq!(
             paths,
@@ -321,11 +332,11 @@ mod tests {
     fn hash_changes_with_any_template_byte_and_only_then() {
         let src = tempfile::tempdir().unwrap();
         let pipeline = project(src.path());
-        let first = freeze(&pipeline, tempfile::tempdir().unwrap().path()).unwrap();
-        let same = freeze(&pipeline, tempfile::tempdir().unwrap().path()).unwrap();
+        let first = freeze_file(&pipeline, tempfile::tempdir().unwrap().path()).unwrap();
+        let same = freeze_file(&pipeline, tempfile::tempdir().unwrap().path()).unwrap();
         assert_eq!(first.hash, same.hash);
         std::fs::write(src.path().join("templates/partials/p.j2"), "Q").unwrap();
-        let edited = freeze(&pipeline, tempfile::tempdir().unwrap().path()).unwrap();
+        let edited = freeze_file(&pipeline, tempfile::tempdir().unwrap().path()).unwrap();
         assert_ne!(first.hash, edited.hash);
     }
 
@@ -347,7 +358,7 @@ mod tests {
             text.replace("roles:", "include: [shared/extra.yaml]\nroles:"),
         )
         .unwrap();
-        let frozen = freeze(&pipeline, session.path()).unwrap();
+        let frozen = freeze_file(&pipeline, session.path()).unwrap();
         assert_eq!(frozen.roles, ["writer", "checker", "extra"]);
         let paths: Vec<&str> = frozen.files.iter().map(|(path, _)| path.as_str()).collect();
         assert!(paths.contains(&"pipelines/shared/extra.yaml"), "{paths:?}");
@@ -374,7 +385,7 @@ mod tests {
         );
         // Editing the fragment in the project changes the hash, never the frozen copy.
         std::fs::write(&fragment, "roles: {}\n").unwrap();
-        assert_ne!(content_hash(&pipeline).unwrap(), frozen.hash);
+        assert_ne!(hash_of(&pipeline), frozen.hash);
         let kept =
             std::fs::read_to_string(session.path().join("pipeline/pipelines/shared/extra.yaml"))
                 .unwrap();
@@ -382,18 +393,16 @@ mod tests {
     }
 
     #[test]
-    fn missing_template_and_garbage_yaml_are_errors() {
+    fn a_template_gone_since_the_compile_is_an_error() {
         let src = tempfile::tempdir().unwrap();
-        let pipeline = src.path().join("p.yaml");
-        std::fs::write(&pipeline, "name: p\nroles:\n  a: { template: nope.j2 }\n").unwrap();
-        assert!(matches!(
-            freeze(&pipeline, src.path()),
-            Err(FreezeError::Read { .. })
-        ));
-        std::fs::write(&pipeline, "roles: [[[").unwrap();
-        assert!(matches!(
-            freeze(&pipeline, src.path()),
-            Err(FreezeError::Parse { .. })
-        ));
+        let pipeline = project(src.path());
+        let result = compiled_then(&pipeline, |source| {
+            std::fs::remove_file(src.path().join("templates/a.md.j2")).unwrap();
+            freeze(source, tempfile::tempdir().unwrap().path())
+        });
+        assert!(
+            matches!(result, Err(FreezeError::Read { .. })),
+            "{result:?}"
+        );
     }
 }

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::home::{CrumbHome, Project};
 use super::lock;
 use super::meta::{Meta, SessionStatus};
-use super::session::META_FILE;
+use super::session_dir::META_FILE;
+use crate::home::{CrumbHome, Project};
 
 /// What `crumb ls` shows about one session.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -75,7 +75,7 @@ fn summarise(project: &str, dir: &Path) -> Result<SessionSummary, String> {
     let status = match meta.status {
         SessionStatus::Running if !lock::is_held(dir) => {
             // A transcript ending in `session.end` is finished, whatever meta says.
-            if super::dead_session::has_ended(&dir.join(super::session::TRANSCRIPT_FILE)) {
+            if crate::transcript::end::has_ended(&dir.join(super::session_dir::TRANSCRIPT_FILE)) {
                 "done"
             } else {
                 "dead"

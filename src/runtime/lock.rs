@@ -28,7 +28,7 @@ use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::qa::browser::reap::ProcStat;
+use crate::process::reap::ProcStat;
 
 /// File name of the lock inside a session directory.
 pub(crate) const LOCK_FILE: &str = "coordinator.lock";

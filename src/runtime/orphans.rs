@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use super::session::SessionDir;
+use super::session_dir::SessionDir;
 use crate::process;
 use crate::qa::browser::launch;
 
@@ -34,7 +34,10 @@ pub(crate) fn reap_qa_records(dir: &Path) -> usize {
         killed += usize::from(if browser {
             launch::reap_recorded(&record)
         } else {
-            process::held::reap_recorded(&record, &process::held::record_marker(&record))
+            process::recorded_group::reap_recorded(
+                &record,
+                &process::recorded_group::record_marker(&record),
+            )
         });
     }
     killed

@@ -7,8 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::home::{CrumbHome, Project};
-use super::session::{SessionDir, SessionError};
+use super::session::SessionError;
+use super::session_dir::{NotASession, SessionDir};
+use crate::home::{CrumbHome, Project};
 
 /// How many candidates an ambiguity error lists.
 const SHOWN_CANDIDATES: usize = 10;
@@ -28,6 +29,8 @@ pub(crate) enum ResolveError {
     },
     #[error(transparent)]
     Session(#[from] SessionError),
+    #[error(transparent)]
+    NotASession(#[from] NotASession),
 }
 
 fn format_candidates(candidates: &[String], count: usize) -> String {
@@ -200,7 +203,7 @@ mod tests {
         assert_eq!(by_file.id(), "01JAAAAAAAAAAAAAAAAAAAAAAA");
         assert!(matches!(
             resolve(&home, None, "/nonexistent/x"),
-            Err(ResolveError::Session(_))
+            Err(ResolveError::NotASession(_))
         ));
     }
 

@@ -1,37 +1,18 @@
-//! A session on disk: `$CRUMB_HOME/projects/<project-id>/sessions/<ULID>/`.
-//!
-//! ```text
-//! transcript.jsonl   append-only source of truth
-//! meta.json          lifecycle cache (status, pid, pipeline, goal) for `crumb ls`
-//! authority.json     each role's `produces`, for the `crumb event` firewall (see `authority`)
-//! inbox.txt          lines from people (`crumb say`, Studio)
-//! coordinator.lock   held by the one live coordinator
-//! pipeline/          the frozen pipeline and templates (see `freeze`)
-//! artifacts/         what the roles produce
-//! prompts/<role>-<n>.md, logs/<role>-<n>.log, qa/
-//! ```
+//! Creating a session: its folder built under a temporary name, the pipeline frozen, the
+//! first events written, then renamed into place ([`Prepared::commit`]). The folder's layout is
+//! [`super::session_dir`].
 
 use std::path::{Path, PathBuf};
 
-use super::authority::{AuthorityError, AuthorityRecord};
-use super::freeze::{FreezeError, FrozenPipeline, freeze};
-use super::home::{CrumbHome, Project};
+use super::authority_record::{AuthorityError, AuthorityRecord};
+use super::freeze::{FreezeError, FreezeSource, FrozenPipeline, freeze};
 use super::lock::{CoordinatorLock, LockError};
 use super::meta::{META_SCHEMA_VERSION, Meta, MetaError, SessionStatus, now_rfc3339};
-use super::session_dir::compile_frozen;
+use super::session_dir::{INBOX_FILE, META_FILE, NotASession, SessionDir, TRANSCRIPT_FILE};
+use super::session_read::{OpenError, compile_frozen_recording};
+use crate::home::{CrumbHome, Project};
 use crate::transcript::Draft;
 use crate::transcript::writer::Writer;
-
-pub(crate) const TRANSCRIPT_FILE: &str = "transcript.jsonl";
-pub(crate) const META_FILE: &str = "meta.json";
-pub(crate) const INBOX_FILE: &str = "inbox.txt";
-
-/// The directory of one session.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionDir {
-    path: PathBuf,
-    id: String,
-}
 
 /// A session could not be created or opened.
 #[derive(Debug, thiserror::Error)]
@@ -41,8 +22,10 @@ pub enum SessionError {
         path: String,
         source: std::io::Error,
     },
-    #[error("{path} is not a session directory (no meta.json)")]
-    NotASession { path: String },
+    #[error(transparent)]
+    NotASession(#[from] NotASession),
+    #[error(transparent)]
+    Pipeline(#[from] OpenError),
     #[error(transparent)]
     Freeze(#[from] FreezeError),
     #[error(transparent)]
@@ -62,79 +45,6 @@ pub struct CreatedSession {
     pub lock: CoordinatorLock,
     pub meta: Meta,
     pub frozen: FrozenPipeline,
-}
-
-impl SessionDir {
-    /// A session directory whose id is its folder name. Checks that `meta.json` exists.
-    pub fn open(path: impl Into<PathBuf>) -> Result<Self, SessionError> {
-        let path: PathBuf = path.into();
-        if !path.join(META_FILE).is_file() {
-            return Err(SessionError::NotASession {
-                path: path.display().to_string(),
-            });
-        }
-        let id = path
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        Ok(SessionDir { path, id })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The session id (a ULID).
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    pub fn transcript(&self) -> PathBuf {
-        self.path.join(TRANSCRIPT_FILE)
-    }
-
-    pub fn meta_path(&self) -> PathBuf {
-        self.path.join(META_FILE)
-    }
-
-    pub fn inbox(&self) -> PathBuf {
-        self.path.join(INBOX_FILE)
-    }
-
-    pub(crate) fn artifacts(&self) -> PathBuf {
-        self.path.join("artifacts")
-    }
-
-    pub(crate) fn qa_dir(&self) -> PathBuf {
-        self.path.join("qa")
-    }
-
-    /// `prompts/<role>-<n>.md`: the rendered prompt of a role's `n`-th spawn.
-    pub fn prompt_path(&self, role: &str, n: u32) -> PathBuf {
-        self.path
-            .join("prompts")
-            .join(format!("{}-{n}.md", file_safe(role)))
-    }
-
-    /// `logs/<role>-<n>.log`: stdout and stderr of a role's `n`-th spawn.
-    pub fn log_path(&self, role: &str, n: u32) -> PathBuf {
-        self.path
-            .join("logs")
-            .join(format!("{}-{n}.log", file_safe(role)))
-    }
-
-    pub fn read_meta(&self) -> Result<Meta, MetaError> {
-        Meta::read(&self.meta_path())
-    }
-
-    pub(crate) fn write_meta(&self, meta: &Meta) -> Result<(), MetaError> {
-        meta.write(&self.meta_path())
-    }
-
-    /// The frozen pipeline file recorded in `meta`.
-    pub fn frozen_pipeline(&self, meta: &Meta) -> PathBuf {
-        self.path.join(&meta.pipeline_file)
-    }
 }
 
 /// Prefix of a session folder still being built; `crumb ls` and id lookups never see these.
@@ -185,10 +95,7 @@ impl Prepared {
             .ok_or_else(|| SessionError::Header("the session lock was lost".into()))?
             .moved_to(&self.final_path);
         Ok(CreatedSession {
-            dir: SessionDir {
-                path: self.final_path.clone(),
-                id: self.id.clone(),
-            },
+            dir: SessionDir::created(self.final_path.clone(), self.id.clone()),
             lock,
             meta: self.meta.clone(),
             frozen: self.frozen.clone(),
@@ -207,14 +114,21 @@ impl Drop for Prepared {
 }
 
 /// Create a new session whose transcript starts with just `goal` (tests, benches, Studio's
-/// fixtures); `crumb run` uses [`prepare`] and writes `session.start` with it.
+/// Compile the pipeline at `pipeline_path` as a frozen copy is compiled and create a session
+/// for it (tests, benches and tools; `crumb run` prepares from the plan it already compiled).
 pub fn create(
     home: &CrumbHome,
     project: &Project,
     pipeline_path: &Path,
     goal: &str,
 ) -> Result<CreatedSession, SessionError> {
-    prepare(home, project, pipeline_path, goal)?.commit(Vec::new())
+    let (table, read) = compile_frozen_recording(pipeline_path)?;
+    let source = FreezeSource {
+        path: pipeline_path,
+        table: &table,
+        read: &read,
+    };
+    prepare(home, project, source, goal)?.commit(Vec::new())
 }
 
 /// Start building a session for `project` under `home` in a temporary folder: make the folders,
@@ -223,7 +137,7 @@ pub fn create(
 pub(crate) fn prepare(
     home: &CrumbHome,
     project: &Project,
-    pipeline_path: &Path,
+    source: FreezeSource<'_>,
     goal: &str,
 ) -> Result<Prepared, SessionError> {
     let sessions = home.sessions_dir(project);
@@ -244,7 +158,7 @@ pub(crate) fn prepare(
             return Err(err.into());
         }
     };
-    let (frozen, meta) = match populate(&building, &id, pipeline_path, goal) {
+    let (frozen, meta) = match populate(&building, &id, source, goal) {
         Ok(done) => done,
         Err(err) => {
             drop(lock);
@@ -291,7 +205,7 @@ pub(crate) fn sweep(sessions: &Path) {
 fn populate(
     path: &Path,
     id: &str,
-    pipeline_path: &Path,
+    source: FreezeSource<'_>,
     goal: &str,
 ) -> Result<(FrozenPipeline, Meta), SessionError> {
     let create_err = |path: &Path| {
@@ -306,11 +220,10 @@ fn populate(
         let file = path.join(file);
         std::fs::File::create(&file).map_err(create_err(&file))?;
     }
-    let frozen = freeze(pipeline_path, path)?;
-    // A frozen pipeline that does not compile gets no record; `crumb event` then fails closed.
-    if let Ok(table) = compile_frozen(&path.join(&frozen.pipeline_file)) {
-        AuthorityRecord::of(&table).write(path)?;
-    }
+    let frozen = freeze(source, path)?;
+    // The frozen copy is the same bytes the table was compiled from, so its authority is the
+    // table's: nothing is compiled a second time.
+    AuthorityRecord::of(source.table).write(path)?;
     let now = now_rfc3339();
     let meta = Meta {
         schema_version: META_SCHEMA_VERSION,
@@ -344,22 +257,6 @@ fn next_session_id() -> String {
         .to_string()
 }
 
-/// A role id made safe as a file-name stem (role ids are validated already; this is defence).
-fn file_safe(role: &str) -> String {
-    let safe: String = role
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    if safe.is_empty() { "_".into() } else { safe }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -369,10 +266,20 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let home = CrumbHome::at(tmp.path().join("home"));
         let project = Project::from_root(tmp.path().to_path_buf());
-        let bad = tmp.path().join("bad.yaml");
-        std::fs::write(&bad, "name: bad\nroles:\n  a: { template: missing.j2 }\n").unwrap();
+        let pipeline = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/doc-review.yaml");
+        let (table, read) = compile_frozen_recording(&pipeline).unwrap();
+        // A file the compile read that is gone by the time the session is frozen.
+        let read: Vec<PathBuf> = read
+            .into_iter()
+            .chain([tmp.path().join("gone.yaml")])
+            .collect();
+        let source = FreezeSource {
+            path: &pipeline,
+            table: &table,
+            read: &read,
+        };
         assert!(matches!(
-            create(&home, &project, &bad, "g"),
+            prepare(&home, &project, source, "g"),
             Err(SessionError::Freeze(_))
         ));
         let sessions = home.sessions_dir(&project);
@@ -393,10 +300,16 @@ mod tests {
                 .collect()
         };
 
-        drop(prepare(&home, &project, &pipeline, "g").unwrap());
+        let (table, read) = compile_frozen_recording(&pipeline).unwrap();
+        let source = FreezeSource {
+            path: &pipeline,
+            table: &table,
+            read: &read,
+        };
+        drop(prepare(&home, &project, source, "g").unwrap());
         assert!(names().is_empty(), "an uncommitted session leaves nothing");
 
-        let prepared = prepare(&home, &project, &pipeline, "g").unwrap();
+        let prepared = prepare(&home, &project, source, "g").unwrap();
         assert!(!prepared.final_path().exists());
         assert!(names()[0].starts_with(BUILDING_PREFIX));
         let first = vec![
@@ -408,22 +321,5 @@ mod tests {
         let text = std::fs::read_to_string(created.dir.transcript()).unwrap();
         assert_eq!(text.lines().count(), 2);
         assert!(super::super::lock::is_held(created.dir.path()));
-    }
-
-    #[test]
-    fn role_names_cannot_escape_the_folder() {
-        let dir = SessionDir {
-            path: PathBuf::from("/s"),
-            id: "X".into(),
-        };
-        assert_eq!(
-            dir.prompt_path("builder", 2),
-            Path::new("/s/prompts/builder-2.md")
-        );
-        assert_eq!(
-            dir.log_path("../../etc/passwd", 1),
-            Path::new("/s/logs/______etc_passwd-1.log")
-        );
-        assert_eq!(dir.log_path("", 1), Path::new("/s/logs/_-1.log"));
     }
 }

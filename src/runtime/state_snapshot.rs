@@ -261,7 +261,7 @@ mod tests {
     use super::{FORMAT, Snapshot, load, path_for, prefix_of, table_digest};
     use crate::engine::Replay;
     use crate::engine::fold_snapshot::FoldSnapshot;
-    use crate::runtime::session_dir::compile_source;
+    use crate::runtime::session_read::compile_source;
 
     /// A transcript of `lines` notes and a valid snapshot of all of it, in a scratch folder.
     fn valid(lines: u64) -> (tempfile::TempDir, std::path::PathBuf, String, Vec<u8>) {

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use indexmap::IndexMap;
 
-use super::session_dir::{OpenError, fold_resuming};
+use super::session_read::{OpenError, fold_resuming};
 use super::state_snapshot::{self, RECENT_KEPT, Snapshot};
 use crate::adapters::Usage;
 use crate::engine::Replay;

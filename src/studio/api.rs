@@ -11,11 +11,13 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::api_error::ApiError;
+use super::app::Shared;
+use super::app::fresh_hub;
 use super::graph;
-use super::hub::Hub;
 use super::index::{BATCH_BYTES, IndexedLine, read_lines};
-use super::server::Shared;
 use super::sessions::{self, SessionRow};
+use super::watched_session::WatchedSession;
 use crate::runtime::lock;
 use crate::transcript::parse::{Parsed, parse_line};
 use crate::transcript::{Event, ScoreSource};
@@ -31,47 +33,6 @@ const SCAN_BATCH: usize = 1024;
 /// Most bytes of events in one page past its first line (a line may be as long as the one
 /// transcript line limit, `transcript::framer::MAX_LINE_BYTES`).
 const PAGE_BYTES: u64 = 16 * 1024 * 1024;
-
-/// An API error: a status and a message, as `{"error": …}`.
-#[derive(Debug)]
-pub(crate) struct ApiError(pub StatusCode, pub String);
-
-impl ApiError {
-    pub(crate) fn not_found(what: &str) -> Self {
-        ApiError(StatusCode::NOT_FOUND, format!("{what} not found"))
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        (self.0, Json(json!({ "error": self.1 }))).into_response()
-    }
-}
-
-impl From<std::io::Error> for ApiError {
-    fn from(err: std::io::Error) -> Self {
-        ApiError(StatusCode::INTERNAL_SERVER_ERROR, err.to_string())
-    }
-}
-
-/// The session's hub with its index up to date, and its reducer state too when `fold`.
-pub(crate) async fn fresh_hub(app: &Shared, id: &str, fold: bool) -> Result<Arc<Hub>, ApiError> {
-    let hub = app
-        .registry
-        .hub(&app.config.home, id)
-        .ok_or_else(|| ApiError::not_found("session"))?;
-    let refreshed = Arc::clone(&hub);
-    tokio::task::spawn_blocking(move || {
-        if fold {
-            refreshed.fold()
-        } else {
-            refreshed.refresh().map(|_| ())
-        }
-    })
-    .await
-    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
-    Ok(hub)
-}
 
 pub(crate) async fn health(State(app): State<Shared>) -> Json<Value> {
     Json(json!({
@@ -220,7 +181,7 @@ pub(crate) async fn session(
             "live": live,
             "fork": hub.dir().fork_origin(),
             // The inputs recorded in `session.start`, shown under the header.
-            "inputs": crate::runtime::session_dir::recorded_inputs(&hub.dir().transcript()),
+            "inputs": crate::runtime::session_read::recorded_inputs(&hub.dir().transcript()),
             "events": inner.index.len(),
             // What the fold skipped: the same lines, for the same reasons, as `crumb replay`.
             "unreadable_lines": inner.replay.stats.skipped,
@@ -246,7 +207,11 @@ pub(crate) async fn session(
 }
 
 /// The latest verdict, raw next to corrected, with each dimension's source and the corrections.
-fn scorecard(hub: &Hub, inner: &super::hub::Inner, rubric: &[super::rubric::Dimension]) -> Value {
+fn scorecard(
+    hub: &WatchedSession,
+    inner: &super::watched_session::Inner,
+    rubric: &[super::rubric::Dimension],
+) -> Value {
     let verification = &inner.replay.state.verification;
     let Some(latest) = &verification.latest else {
         return Value::Null;
@@ -299,7 +264,11 @@ fn scorecard(hub: &Hub, inner: &super::hub::Inner, rubric: &[super::rubric::Dime
 }
 
 /// Read one event by id through the index, with the rules every reader shares ([`parse_line`]).
-fn event_by_id(hub: &Hub, inner: &super::hub::Inner, id: &str) -> Option<Event> {
+fn event_by_id(
+    hub: &WatchedSession,
+    inner: &super::watched_session::Inner,
+    id: &str,
+) -> Option<Event> {
     let seq = inner.index.position(id)?;
     let line = *inner.index.get(seq)?;
     let text = read_lines(&hub.dir().transcript(), &[line]).ok()?.pop()??;
@@ -341,7 +310,7 @@ pub(crate) async fn events(
 }
 
 /// Build one page of events as JSON text (lines are embedded as they are, without re-encoding).
-pub(crate) fn page(hub: &Hub, query: &EventsQuery) -> Result<String, ApiError> {
+pub(crate) fn page(hub: &WatchedSession, query: &EventsQuery) -> Result<String, ApiError> {
     let limit = query.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
     let kinds = split_list(query.kind.as_deref());
     let roles = split_list(query.role.as_deref());

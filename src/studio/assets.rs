@@ -7,8 +7,8 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
+use super::app::Shared;
 use super::security::studio_csp;
-use super::server::Shared;
 
 const PAGE: &str = include_str!("../../studio/index.html");
 

@@ -9,7 +9,7 @@ use axum::extract::State;
 use axum::response::Html;
 use serde_json::{Value, json};
 
-use super::server::Shared;
+use super::app::Shared;
 use crate::batch::record::BatchDir;
 use crate::batch::run::session_path;
 use crate::batch::summary::Row;

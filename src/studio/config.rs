@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::runtime::home::CrumbHome;
+use crate::home::CrumbHome;
 
 /// Configuration of one Studio server.
 #[derive(Debug, Clone)]

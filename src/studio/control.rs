@@ -10,11 +10,12 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 
-use super::api::ApiError;
-use super::server::Shared;
-use super::write::{Spawned, authorise, read_log, spawn_crumb};
+use super::api_error::ApiError;
+use super::app::Shared;
+use super::new_session::{Spawned, read_log, spawn_crumb};
+use super::security::authorise;
 use crate::runtime::lock;
-use crate::runtime::session::SessionDir;
+use crate::runtime::session_dir::SessionDir;
 
 /// How long a resumed coordinator may take to hold the session's lock.
 const TAKEOVER_DEADLINE: Duration = Duration::from_secs(15);
@@ -31,10 +32,7 @@ fn session(
     held: bool,
 ) -> Result<SessionDir, ApiError> {
     authorise(app, headers)?;
-    let dir = app
-        .registry
-        .locate(&app.config.home, id)
-        .ok_or_else(|| ApiError::not_found("session"))?;
+    let dir = app.session_dir(id)?;
     match (held, lock::is_held(dir.path())) {
         (false, true) => Err(conflict("a coordinator is already running this session")),
         (true, false) => Err(conflict("no coordinator is running this session")),
@@ -50,7 +48,7 @@ pub(crate) async fn resume(
     headers: HeaderMap,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let dir = session(&app, &headers, &id, false)?;
-    if crate::runtime::dead_session::has_ended(&dir.transcript()) {
+    if crate::transcript::end::has_ended(&dir.transcript()) {
         return Err(conflict(
             "the session has ended; there is nothing to resume",
         ));
@@ -116,9 +114,7 @@ pub(crate) async fn stop(
     headers: HeaderMap,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let dir = session(&app, &headers, &id, true)?;
-    let meta = dir
-        .read_meta()
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let meta = dir.read_meta()?;
     // Only the lock holder's recorded pid, and only while the lock is held: never a stale one.
     let pid = meta
         .pid

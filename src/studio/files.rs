@@ -18,9 +18,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Value, json};
 
-use super::api::ApiError;
+use super::api_error::ApiError;
+use super::app::Shared;
 use super::security::preview_csp;
-use super::server::Shared;
 use crate::qa::confine;
 use crate::transcript::validate::is_actor_name;
 
@@ -115,10 +115,7 @@ pub(crate) async fn list(
     State(app): State<Shared>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let dir = app
-        .registry
-        .locate(&app.config.home, &id)
-        .ok_or_else(|| ApiError::not_found("session"))?;
+    let dir = app.session_dir(&id)?;
     let files = tokio::task::spawn_blocking(move || {
         let mut out = Vec::new();
         for area in AREAS {
@@ -167,10 +164,7 @@ fn walk(root: &FsPath, dir: &FsPath, area: &str, depth: usize, out: &mut Vec<Val
 
 /// Read a confined file (bounded).
 async fn read_confined(app: &Shared, id: &str, path: &str) -> Result<(PathBuf, Vec<u8>), ApiError> {
-    let dir = app
-        .registry
-        .locate(&app.config.home, id)
-        .ok_or_else(|| ApiError::not_found("session"))?;
+    let dir = app.session_dir(id)?;
     let (area, rest) = split_area(path)?;
     let real = confine(&dir.path().join(area), rest)?;
     let meta = tokio::fs::metadata(&real)
@@ -225,13 +219,8 @@ pub(crate) async fn roles(
     State(app): State<Shared>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let dir = app
-        .registry
-        .locate(&app.config.home, &id)
-        .ok_or_else(|| ApiError::not_found("session"))?;
-    let meta = dir
-        .read_meta()
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let dir = app.session_dir(&id)?;
+    let meta = dir.read_meta()?;
     let spawns = |folder: &str, suffix: &str, role: &str| -> Vec<u32> {
         let prefix = format!("{role}-");
         let mut numbers: Vec<u32> = std::fs::read_dir(dir.path().join(folder))
@@ -272,10 +261,7 @@ async fn role_file(
     n: &str,
     log: bool,
 ) -> Result<Response, ApiError> {
-    let dir = app
-        .registry
-        .locate(&app.config.home, id)
-        .ok_or_else(|| ApiError::not_found("session"))?;
+    let dir = app.session_dir(id)?;
     if !is_actor_name(role) {
         return Err(ApiError(StatusCode::BAD_REQUEST, "not a role name".into()));
     }

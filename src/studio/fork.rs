@@ -9,9 +9,11 @@ use axum::http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::api::ApiError;
-use super::server::Shared;
-use super::write::{authorise, parse_json, start_session};
+use super::api_error::ApiError;
+use super::api_error::parse_json;
+use super::app::Shared;
+use super::new_session::start_session;
+use super::security::authorise;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::hub::{Inner, role_node, safe_id};
+use super::watched_session::{Inner, role_node, safe_id};
 use crate::pipeline::graph as pipeline_graph;
 
 /// An edge of the drawn graph: a route of the compiled table plus how often it was taken.

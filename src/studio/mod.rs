@@ -5,17 +5,20 @@
 //! can never reach the API. Studio reads transcripts and writes only to a session's `inbox.txt`.
 //!
 //! - [`index`]: per-session line-offset index, extended incrementally;
-//! - [`hub`]: one watched session: index, incremental reducer state, change signal;
+//! - [`watched_session`]: one watched session: index, incremental reducer state, change signal;
 //! - [`sessions`]: finding sessions and their list rows;
 //! - [`outcome`]: a session's outcome in words, the same everywhere;
 //! - [`graph`]: the compiled graph (from `crumb graph`'s output) with edge counts;
-//! - [`api`], [`stream`], [`files`], [`write`](mod@write): the routes;
+//! - [`api`], [`stream`], [`files`], [`say`], [`new_session`], [`fork`]: the routes, with
+//!   [`app`] (what they share) and [`api_error`] (how they refuse);
 //! - [`control`]: Resume (`crumb resume`) and Stop (SIGTERM) from the page;
 //! - [`security`]: host allow-list, write token, origin checks, CSPs;
 //! - [`assets`]: the embedded client from `studio/`;
 //! - [`probe`]: finding a running Studio (for `crumb run`'s deep link).
 
 pub(crate) mod api;
+pub(crate) mod api_error;
+pub(crate) mod app;
 pub mod assets;
 pub(crate) mod batches;
 pub(crate) mod config;
@@ -23,16 +26,17 @@ pub(crate) mod control;
 pub(crate) mod files;
 pub(crate) mod fork;
 pub(crate) mod graph;
-pub mod hub;
 pub(crate) mod index;
+pub(crate) mod new_session;
 pub(crate) mod outcome;
 pub mod probe;
 pub(crate) mod rubric;
+pub(crate) mod say;
 pub(crate) mod security;
 pub(crate) mod server;
 pub(crate) mod sessions;
 pub(crate) mod stream;
-pub(crate) mod write;
+pub mod watched_session;
 
 pub use config::StudioConfig;
 pub use server::serve;

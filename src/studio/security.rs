@@ -4,6 +4,9 @@
 
 use axum::http::{HeaderMap, StatusCode, header};
 
+use super::api_error::ApiError;
+use super::app::Shared;
+
 /// The `Host` values a loopback server answers to on `port`.
 pub(crate) fn loopback_hosts(port: u16) -> Vec<String> {
     vec![
@@ -187,6 +190,12 @@ pub(crate) fn preview_csp(studio_origins: &[String]) -> String {
          connect-src 'self'; worker-src 'none'; object-src 'none'; base-uri 'self'; \
          form-action 'none'; frame-ancestors {ancestors}"
     )
+}
+
+/// Whether a write request carries this Studio's token and comes from one of its hosts.
+pub(crate) fn authorise(app: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
+    check_write(headers, &app.config.token, &app.hosts)
+        .map_err(|refusal| ApiError(refusal.status(), refusal.to_string()))
 }
 
 #[cfg(test)]

@@ -12,32 +12,16 @@ use axum::routing::{get, post};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+use super::app::{App, Shared};
 use super::config::StudioConfig;
 use super::security::{
     STUDIO_HEADERS, TOKEN_COOKIE, allowed_hosts, cookie, host_allowed, sent_token, token_matches,
 };
 use super::sessions::Registry;
-use super::{api, assets, control, files, stream, write};
+use super::{api, assets, control, files, new_session, say, stream};
 
 /// Largest request body accepted (an inbox line is at most 16 KiB).
 pub(crate) const MAX_BODY_BYTES: usize = 32 * 1024;
-
-/// Shared by every handler.
-pub(crate) struct App {
-    pub config: StudioConfig,
-    pub registry: Registry,
-    /// `Host` values of the Studio listener.
-    pub hosts: Vec<String>,
-    /// Port of the preview listener: each session's game is served from its own origin,
-    /// `http://<session>.localhost:<preview port>`.
-    pub preview_port: u16,
-    /// Random per process: a page from an earlier Studio sees it change and says "restarted".
-    pub instance: String,
-    /// Flips to `true` on shutdown so open streams end and the server can finish.
-    pub closing: watch::Receiver<bool>,
-}
-
-pub(crate) type Shared = Arc<App>;
 
 /// Serve Studio on `listener` and the game preview on `preview_listener` until `shutdown`
 /// resolves; then streams are closed and in-flight requests finish.
@@ -85,7 +69,10 @@ fn studio_router(app: Shared) -> Router {
         .route("/", get(assets::page))
         .route("/assets/{file}", get(assets::asset))
         .route("/api/health", get(api::health))
-        .route("/api/sessions", get(api::sessions).post(write::new_session))
+        .route(
+            "/api/sessions",
+            get(api::sessions).post(new_session::new_session),
+        )
         .route("/api/stream", get(stream::sessions_stream))
         .route("/api/pipelines", get(api::pipelines))
         .route("/api/sessions/{id}", get(api::session))
@@ -93,7 +80,7 @@ fn studio_router(app: Shared) -> Router {
         .route("/api/sessions/{id}/events/{event_id}", get(api::event))
         .route("/api/sessions/{id}/graph", get(api::graph))
         .route("/api/sessions/{id}/stream", get(stream::session_stream))
-        .route("/api/sessions/{id}/inbox", post(write::inbox))
+        .route("/api/sessions/{id}/inbox", post(say::inbox))
         .route("/api/sessions/{id}/resume", post(control::resume))
         .route("/api/sessions/{id}/stop", post(control::stop))
         .route("/api/sessions/{id}/artifacts", get(files::list))

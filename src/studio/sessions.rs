@@ -8,11 +8,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 
-use super::hub::Hub;
 use super::outcome::{Context, Outcome, outcome};
-use crate::runtime::home::CrumbHome;
+use super::watched_session::WatchedSession;
+use crate::home::CrumbHome;
 use crate::runtime::listing::{SessionSummary, list};
-use crate::runtime::session::{SessionDir, TRANSCRIPT_FILE};
+use crate::runtime::session_dir::{SessionDir, TRANSCRIPT_FILE};
 use crate::transcript::Event;
 use crate::transcript::reader::each_event;
 use crate::transcript::validate::is_ulid;
@@ -50,7 +50,7 @@ pub(crate) struct SessionRow {
 #[derive(Default)]
 pub(crate) struct Registry {
     paths: Mutex<HashMap<String, PathBuf>>,
-    hubs: Mutex<HashMap<String, Arc<Hub>>>,
+    hubs: Mutex<HashMap<String, Arc<WatchedSession>>>,
 }
 
 impl Registry {
@@ -85,7 +85,7 @@ impl Registry {
     }
 
     /// The hub of session `id`, opened on first use.
-    pub(crate) fn hub(&self, home: &CrumbHome, id: &str) -> Option<Arc<Hub>> {
+    pub(crate) fn hub(&self, home: &CrumbHome, id: &str) -> Option<Arc<WatchedSession>> {
         if let Some(hub) = self
             .hubs
             .lock()
@@ -98,12 +98,12 @@ impl Registry {
         let mut hubs = self.hubs.lock().unwrap_or_else(PoisonError::into_inner);
         let hub = hubs
             .entry(id.to_owned())
-            .or_insert_with(|| Arc::new(Hub::open(dir)));
+            .or_insert_with(|| Arc::new(WatchedSession::open(dir)));
         Some(Arc::clone(hub))
     }
 
     /// The hub of a listed session, opened from its known path.
-    pub(crate) fn hub_for(&self, summary: &SessionSummary) -> Option<Arc<Hub>> {
+    pub(crate) fn hub_for(&self, summary: &SessionSummary) -> Option<Arc<WatchedSession>> {
         if let Some(hub) = self.open_hub(&summary.id) {
             return Some(hub);
         }
@@ -115,12 +115,12 @@ impl Registry {
         let mut hubs = self.hubs.lock().unwrap_or_else(PoisonError::into_inner);
         let hub = hubs
             .entry(summary.id.clone())
-            .or_insert_with(|| Arc::new(Hub::open(dir)));
+            .or_insert_with(|| Arc::new(WatchedSession::open(dir)));
         Some(Arc::clone(hub))
     }
 
     /// A hub already open, without opening one.
-    pub(crate) fn open_hub(&self, id: &str) -> Option<Arc<Hub>> {
+    pub(crate) fn open_hub(&self, id: &str) -> Option<Arc<WatchedSession>> {
         self.hubs
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -182,7 +182,11 @@ pub(crate) fn row(summary: SessionSummary, registry: &Registry) -> SessionRow {
 }
 
 /// The outcome of a watched session (list row and session view alike).
-pub(crate) fn session_outcome(inner: &super::hub::Inner, status: &str, live: bool) -> Outcome {
+pub(crate) fn session_outcome(
+    inner: &super::watched_session::Inner,
+    status: &str,
+    live: bool,
+) -> Outcome {
     let turn = inner.live_turn.as_ref();
     let ctx = Context {
         status,

@@ -16,11 +16,12 @@ use axum::response::sse::{Event, KeepAlive, KeepAliveStream, Sse};
 use serde::Deserialize;
 use tokio::sync::mpsc;
 
-use super::api::{ApiError, fresh_hub};
-use super::hub::Hub;
+use super::api_error::ApiError;
+use super::app::Shared;
+use super::app::fresh_hub;
 use super::index::{IndexedLine, batch_end, read_lines};
-use super::server::Shared;
 use super::sessions;
+use super::watched_session::WatchedSession;
 
 /// Lines sent per read while catching up.
 const BATCH: usize = 256;
@@ -135,7 +136,7 @@ pub(crate) async fn session_stream(
 }
 
 /// The generation and the indexed lines from `next` on (at most [`BATCH`]).
-fn pending(hub: &Hub, next: usize) -> (u64, Vec<IndexedLine>) {
+fn pending(hub: &WatchedSession, next: usize) -> (u64, Vec<IndexedLine>) {
     let inner = hub.lock();
     let lines = inner.index.lines();
     let end = batch_end(lines, next, BATCH);
@@ -170,7 +171,9 @@ pub(crate) async fn sessions_stream(State(app): State<Shared>) -> EventStream {
                 sessions::all(&app2.config.home)
                     .into_iter()
                     .map(|summary| {
-                        let path = summary.path.join(crate::runtime::session::TRANSCRIPT_FILE);
+                        let path = summary
+                            .path
+                            .join(crate::runtime::session_dir::TRANSCRIPT_FILE);
                         let size = std::fs::metadata(&path).map_or(0, |m| m.len());
                         let signature = format!("{}|{}|{size}", summary.status, summary.updated);
                         (summary, signature)

@@ -6,6 +6,7 @@
 pub use crumb_core::transcript::*;
 
 pub(crate) mod chunked;
+pub(crate) mod end;
 pub mod reader;
 pub mod tail;
 pub mod writer;

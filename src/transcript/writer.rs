@@ -26,7 +26,8 @@ use std::time::SystemTime;
 use ulid::Ulid;
 
 use super::event::{Draft, Event};
-use super::validate::{Violations, check_draft, is_ulid};
+use super::validate::{check_draft, is_ulid};
+use super::violation::Violations;
 
 /// Largest line the writer appends (4 MiB). Bigger payloads belong in artifact files referenced by
 /// hash; a line this size already costs every replay and every tail.

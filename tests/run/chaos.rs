@@ -17,7 +17,7 @@ use proptest::prelude::RngExt;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 
 use super::*;
-use crumb::qa::browser::reap::ProcStat;
+use crumb::process::reap::ProcStat;
 
 /// Seed used when `CRUMB_CHAOS_SEED` is not set, so CI replays the same cases every time.
 const DEFAULT_SEED: u64 = 0x00C0_FFEE;

@@ -2,7 +2,7 @@
 //! killed with SIGKILL leaves nothing that `crumb resume` does not find and stop.
 
 use super::*;
-use crumb::qa::browser::reap::{ProcStat, members_of_group};
+use crumb::process::reap::{ProcStat, members_of_group};
 
 /// Processes of group `pgid` that still run (zombies are dead, waiting for their reaper).
 fn live_members(pgid: i32) -> Vec<i32> {

@@ -14,7 +14,7 @@ use nix::unistd::Pid;
 
 use super::lifecycle::{bent_session, session_count};
 use super::*;
-use crumb::qa::browser::reap::ProcStat;
+use crumb::process::reap::ProcStat;
 
 /// Whether the lock file at `path` is locked (a shared lock cannot be taken).
 fn locked(path: &Path) -> bool {

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crumb::runtime::home::{CrumbHome, Project};
+use crumb::home::{CrumbHome, Project};
 use crumb::runtime::meta::SessionStatus;
 use crumb::runtime::session::{self, CreatedSession};
 

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crumb::engine::{Effect, Replay, reduce};
+use crumb::home::{CrumbHome, Project};
 use crumb::pipeline::compile::{CompileOptions, compile_file};
 use crumb::pipeline::table::TransitionTable;
-use crumb::runtime::home::{CrumbHome, Project};
 use crumb::runtime::inbox::{parse_line, read_after, to_draft};
 use crumb::runtime::session::{CreatedSession, create};
 use crumb::studio::{StudioConfig, serve};

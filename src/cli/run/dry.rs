@@ -45,7 +45,7 @@ fn script(args: &DryRunArgs) -> Result<Vec<Entry>, CommandError> {
 pub(crate) fn run(plan: &Plan, args: &DryRunArgs, json: bool) -> Result<ExitStatus, CommandError> {
     let (table, pitch, inputs) = (&plan.table, plan.pitch.as_str(), &plan.inputs);
     let entries = script(args)?;
-    let prepared = session::prepare(&plan.home, &plan.project, &plan.pipeline, pitch)?;
+    let prepared = session::prepare(&plan.home, &plan.project, plan.freeze_source(), pitch)?;
     let config = RunConfig {
         pipeline: table.name.clone(),
         pipeline_hash: prepared.frozen.hash.clone(),
@@ -134,7 +134,7 @@ pub(crate) fn run(plan: &Plan, args: &DryRunArgs, json: bool) -> Result<ExitStat
 /// The route played, as JSON or as lines that say it is a dry run.
 fn print_summary(
     json: bool,
-    dir: &crate::runtime::session::SessionDir,
+    dir: &crate::runtime::session_dir::SessionDir,
     played: &play::Played,
     (outcome, reason, why): (&str, &str, &str),
     code: u8,
@@ -176,11 +176,12 @@ fn print_summary(
     }
 }
 
+/// The events the dry run wrote, through the one line framer; crumb wrote every line itself, so
+/// any line that is not a whole event is a failure, not something to skip.
 fn read_events(path: &Path) -> Result<Vec<Event>, CommandError> {
-    let text = std::fs::read_to_string(path).map_err(CommandError::failure_from)?;
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).map_err(CommandError::failure_from))
+    let file = std::fs::File::open(path).map_err(CommandError::failure_from)?;
+    crate::transcript::reader::Reader::new(std::io::BufReader::new(file))
+        .map(|line| line.map_err(|issue| CommandError::failure(issue.to_string())))
         .collect()
 }
 

@@ -66,10 +66,12 @@ mod tests {
     /// A run compiles its pipeline once and resolves its bindings once, both in the plan: no
     /// later step (the new session, a take-over, a dry run) compiles the frozen copy again or
     /// resolves against it. The one other compile is `reopen`'s, for `crumb resume`, which has
-    /// no plan, only the session's frozen copy.
+    /// no plan, only the session's frozen copy. (Creating the session compiles nothing either: it
+    /// freezes what the plan's compile read and writes the plan's table's authority.)
     #[test]
     fn only_the_plan_compiles_and_resolves() {
         let compile = [
+            "compile_recording",
             "compile_or_report",
             "compile_frozen",
             "compile_file",

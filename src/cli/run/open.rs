@@ -15,7 +15,8 @@ use crate::pipeline::table::TransitionTable;
 use crate::runtime::coordinator::Session;
 use crate::runtime::lock::CoordinatorLock;
 use crate::runtime::run_config::RunConfig;
-use crate::runtime::session::{self, SessionDir};
+use crate::runtime::session;
+use crate::runtime::session_dir::SessionDir;
 use crate::transcript::{Draft, Kind, Metadata};
 
 /// A session ready to drive, with its coordinator lock held.
@@ -45,8 +46,12 @@ pub(crate) fn open(plan: Plan, fresh: bool, json: bool) -> Result<Opened, Comman
 /// The dead session of the same pipeline and pitch, with its lock taken, if there is one; every
 /// same-pitch session passed over gets one line saying why.
 fn take_over_dead(plan: &Plan) -> Option<(SessionDir, CoordinatorLock)> {
-    let (found, skipped) =
-        crate::runtime::dead_session::find(&plan.home, &plan.project, &plan.pipeline, &plan.pitch);
+    let (found, skipped) = crate::runtime::dead_session::find(
+        &plan.home,
+        &plan.project,
+        plan.freeze_source(),
+        &plan.pitch,
+    );
     for line in &skipped {
         eprintln!("crumb run: {line}; starting a fresh one");
     }
@@ -78,7 +83,7 @@ fn take_over_dead(plan: &Plan) -> Option<(SessionDir, CoordinatorLock)> {
 /// A new session for `plan`, built under a temporary name and renamed into place with
 /// `session.start` and `goal` already written, so no reader ever sees a session without them.
 fn create(plan: Plan, json: bool) -> Result<Opened, CommandError> {
-    let prepared = session::prepare(&plan.home, &plan.project, &plan.pipeline, &plan.pitch)?;
+    let prepared = session::prepare(&plan.home, &plan.project, plan.freeze_source(), &plan.pitch)?;
     // Argv paths point at the frozen copies where they will be once the folder is in place.
     let frozen_dir = prepared
         .final_path()

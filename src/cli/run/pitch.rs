@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::cli::error::CommandError;
 use crate::engine::state::MAX_TEXT;
-use crate::runtime::session::SessionDir;
+use crate::runtime::session_dir::SessionDir;
 use crate::transcript::writer::Writer;
 use crate::transcript::{Draft, Kind, Metadata};
 

@@ -12,12 +12,13 @@ use super::args::Args;
 use super::{inputs, pitch};
 use crate::adapters::mock::Scenario;
 use crate::cli::error::CommandError;
-use crate::cli::pipeline_file::compile_or_report;
+use crate::cli::pipeline_file::compile_recording;
+use crate::home::{CrumbHome, Project};
 use crate::pipeline::compile::CompileOptions;
 use crate::pipeline::table::TransitionTable;
 use crate::pipeline::units::parse_duration_ms;
 use crate::runtime::bindings;
-use crate::runtime::home::{CrumbHome, Project};
+use crate::runtime::freeze::FreezeSource;
 use crate::runtime::run_config::RoleBinding;
 
 /// A run, resolved.
@@ -27,6 +28,9 @@ pub(crate) struct Plan {
     /// The pipeline, compiled once: the frozen copy is the same bytes, and a table holds no
     /// paths, so the session runs this table.
     pub(crate) table: TransitionTable,
+    /// The real paths of the files that compile read (fragments, templates): what the session
+    /// freezes with the pipeline, found without reading the YAML again.
+    pub(crate) read: Vec<PathBuf>,
     pub(crate) project: Project,
     pub(crate) home: CrumbHome,
     /// Every role's binding. A `command` argv the pipeline itself declares is kept as written,
@@ -44,7 +48,7 @@ impl Plan {
     /// Resolve `args`, in the order people meet the problems: the pipeline, the bindings and
     /// their logins, the flags, the inputs, the goal, the home.
     pub(crate) fn from_args(args: &Args) -> Result<Plan, CommandError> {
-        let table = compile_or_report(&args.pipeline, CompileOptions::default())?;
+        let (table, read) = compile_recording(&args.pipeline, CompileOptions::default())?;
         let project = Project::current()
             .map_err(|e| CommandError::failure("cannot determine the project").because(e))?;
         let bindings = resolve_bindings(args, &table, &project)?;
@@ -57,6 +61,7 @@ impl Plan {
         Ok(Plan {
             pipeline: args.pipeline.clone(),
             table,
+            read,
             project,
             home,
             bindings,
@@ -66,6 +71,15 @@ impl Plan {
             wall_timeout_ms,
             mock_scenario: args.mock_scenario,
         })
+    }
+
+    /// What the session freezes: the pipeline, its table and the files its compile read.
+    pub(crate) fn freeze_source(&self) -> FreezeSource<'_> {
+        FreezeSource {
+            path: &self.pipeline,
+            table: &self.table,
+            read: &self.read,
+        }
     }
 
     /// The bindings of a session whose frozen pipeline sits in `frozen_dir`: the pipeline's own

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::studio_link::StudioLink;
 use crate::runtime::coordinator::Outcome;
 use crate::runtime::run_config::Ending;
-use crate::runtime::session::SessionDir;
+use crate::runtime::session_dir::SessionDir;
 
 /// The summary's lines, from the same value `--json` prints.
 pub(crate) fn print(summary: &Value) {

@@ -24,9 +24,9 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Child;
 use tokio::task::JoinHandle;
 
-use super::reap;
 use crate::process::group::GroupGuard;
-use crate::process::held::{self, HeldGroup};
+use crate::process::reap;
+use crate::process::recorded_group::{self, HeldGroup};
 
 /// Viewport of every page: the size the casual games are designed for.
 pub(crate) const VIEWPORT: (u32, u32) = (800, 600);
@@ -113,7 +113,7 @@ pub struct Chromium {
     /// Removed when the browser is dropped.
     _profile: ProfileDir,
     /// Where the group is recorded; removed with the browser, after its group is killed.
-    _record: held::RecordGuard,
+    _record: recorded_group::RecordGuard,
     pub version: Option<String>,
     /// The tab Chromium opened at start, handed out once: reusing it saves starting a renderer.
     initial_page: Mutex<Option<chromiumoxide::Page>>,
@@ -142,7 +142,7 @@ impl Chromium {
             }
         };
         let pgid = held.as_ref().map(HeldGroup::pgid);
-        let record = held::RecordGuard(held.as_ref().map(|h| h.record().to_path_buf()));
+        let record = recorded_group::RecordGuard(held.as_ref().map(|h| h.record().to_path_buf()));
         let spawned = crate::process::command::spawned(exe)
             .args(flags(&profile.0))
             .envs(env.iter().map(|(k, v)| (k, v)))
@@ -283,12 +283,12 @@ impl Drop for Chromium {
 /// Stop the browser group recorded in `record` by a process that died, and remove its profile.
 /// Returns whether a live group was killed.
 pub(crate) fn reap_recorded(record: &Path) -> bool {
-    let profile = held::recorded_extra(record).map(PathBuf::from);
+    let profile = recorded_group::recorded_extra(record).map(PathBuf::from);
     let marker = format!(
         "{PROFILE_ENV}={}",
         profile.as_deref().unwrap_or(Path::new("")).display()
     );
-    let killed = held::reap_recorded(record, &marker);
+    let killed = recorded_group::reap_recorded(record, &marker);
     if let Some(profile) = profile
         && profile
             .file_name()

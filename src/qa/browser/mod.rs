@@ -12,7 +12,6 @@ pub mod launch;
 pub mod locate;
 pub(crate) mod observe;
 pub(crate) mod page_ops;
-pub mod reap;
 pub(crate) mod server;
 pub(crate) mod settle;
 pub(crate) mod smoke;

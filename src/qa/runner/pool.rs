@@ -13,9 +13,9 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::home::CrumbHome;
 use crate::qa::browser::boot::millis;
 use crate::qa::report::SlotFacts;
-use crate::runtime::home::CrumbHome;
 
 /// Environment variable overriding the number of slots.
 pub(crate) const SLOTS_ENV: &str = "CRUMB_BROWSER_SLOTS";

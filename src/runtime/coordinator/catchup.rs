@@ -6,13 +6,13 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::context::Latest;
+use super::prompt_context::Latest;
 use super::{CoordinatorError, Observer};
 use crate::engine::Replay;
 use crate::engine::effect::Effect;
 use crate::engine::replay::Parsed;
 use crate::pipeline::table::TransitionTable;
-use crate::runtime::session::SessionDir;
+use crate::runtime::session_dir::SessionDir;
 use crate::transcript::reader::{LineIssue, Tolerant};
 use crate::transcript::tail::Tail;
 use crate::transcript::{Event, Kind};

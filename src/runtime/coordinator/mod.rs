@@ -29,7 +29,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::dispatcher::{self, SharedWriter, SpawnJob, SpawnReport, append, runner_metadata};
 use super::inbox::{parse_line, read_after, rejection_draft, to_draft};
 use super::run_config::{Ending, RoleBinding, RunConfig};
-use super::session::SessionDir;
+use super::session_dir::SessionDir;
 use crate::adapters::AdapterKind;
 use crate::engine::effect::{Cancel, Done, Effect, Spawn};
 use crate::engine::{Replay, State};
@@ -41,11 +41,11 @@ use crate::transcript::tail::Tail;
 use crate::transcript::{Draft, Event, Kind};
 
 mod catchup;
-mod context;
+mod prompt_context;
 
 pub use catchup::Catchup;
 use catchup::{fold_item, inbox_offset, poll};
-use context::{Latest, render_prompt};
+use prompt_context::{Latest, render_prompt};
 
 /// How often the transcript and the inbox are polled.
 const POLL: Duration = Duration::from_millis(10);

@@ -8,7 +8,6 @@
 
 pub mod borrowed_line;
 pub mod clip;
-pub mod declared_kind;
 pub mod event;
 pub mod event_kind;
 pub mod event_metadata;
@@ -21,8 +20,8 @@ pub mod recent_ids;
 pub mod scan;
 pub mod scores;
 
-pub use declared_kind::DeclaredKind;
 pub use event::{ArtifactRef, ArtifactRole, Data, Draft, Event, Step};
+pub use event_kind::declared::DeclaredKind;
 pub use event_kind::{Kind, explain};
 pub use event_metadata::{Metadata, Visibility};
 pub use scores::{Deviation, Dimension, ScoreSource, Scores};
@@ -30,3 +29,4 @@ pub mod reader;
 pub mod schema;
 pub mod timestamp;
 pub mod validate;
+pub mod violation;

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::event::{Draft, Event};
-use super::validate::Violation;
+use super::violation::Violation;
 
 /// The schema of one transcript line (JSON Schema 2020-12).
 pub fn transcript_schema() -> Value {

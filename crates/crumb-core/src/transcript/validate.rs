@@ -1,53 +1,16 @@
 //! Checks the type system cannot express: ranges, id and hash formats, timestamps. Each problem is
 //! reported with the JSON path of the offending value, so an agent can fix its event.
 
-use std::fmt;
-
 use serde::Deserialize;
 
 use super::event::{ArtifactRef, Data, Draft, Event};
 use super::event_kind::Kind;
 use super::event_metadata::Metadata;
 use super::scores::{DIMENSION_MAX, Scores};
+use super::violation::{Violation, Violations};
 
 /// Longest accepted `from` / `to` actor name.
 const ACTOR_MAX_LEN: usize = 64;
-
-/// One problem in an event, at a JSON pointer (`/scores/D1/score`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    pub path: String,
-    pub message: String,
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = if self.path.is_empty() {
-            "/"
-        } else {
-            &self.path
-        };
-        write!(f, "{path}: {}", self.message)
-    }
-}
-
-/// Several violations, displayed one a line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violations(pub Vec<Violation>);
-
-impl fmt::Display for Violations {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, v) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str("\n")?;
-            }
-            write!(f, "{v}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for Violations {}
 
 /// Whether `s` is a canonical ULID (26 Crockford base32 characters, upper case).
 pub fn is_ulid(s: &str) -> bool {

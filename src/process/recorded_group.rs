@@ -129,7 +129,7 @@ pub(crate) fn reap_recorded(record: &Path, marker: &str) -> bool {
         return false;
     };
     let marker = marker.as_bytes();
-    let ours = crate::qa::browser::reap::members_of_group(pgid)
+    let ours = crate::process::reap::members_of_group(pgid)
         .into_iter()
         .any(|pid| {
             std::fs::read(format!("/proc/{pid}/environ"))

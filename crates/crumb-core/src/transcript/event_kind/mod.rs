@@ -1,6 +1,6 @@
 //! The event kind vocabulary: the 36 kinds of the transcript format plus the few crumb adds for
 //! itself, each with its wire string and the explanation `crumb explain <kind>` prints, and the
-//! kinds a pipeline declares for itself ([`Kind::Declared`], see [`super::declared_kind`]).
+//! kinds a pipeline declares for itself ([`Kind::Declared`], see [`declared`]).
 //!
 //! One macro table declares the vocabulary so the enum, `as_str`, `FromStr`, `ALL` and the
 //! explanations can never disagree.
@@ -11,7 +11,9 @@ use std::str::FromStr;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::declared_kind::DeclaredKind;
+pub mod declared;
+
+use declared::DeclaredKind;
 
 macro_rules! kinds {
     ($( $(#[doc = $doc:literal])* $variant:ident = $wire:literal, writer: $writer:literal, fields: $fields:literal; )*) => {

@@ -12,7 +12,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 use super::meta::write_atomically;
-use super::session::{META_FILE, SessionDir};
+use super::session_dir::{META_FILE, SessionDir};
 use crate::pipeline::role_authority::COMMON;
 use crate::pipeline::table::TransitionTable;
 use crate::transcript::Kind;

@@ -131,7 +131,7 @@ impl JsonSchema for DeclaredKind {
             "pattern": PATTERN,
             "maxLength": MAX_LEN,
             "not": { "anyOf": [
-                { "enum": super::event_kind::VOCABULARY },
+                { "enum": super::VOCABULARY },
                 { "pattern": reserved },
             ] },
         })

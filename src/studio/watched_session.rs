@@ -20,7 +20,7 @@ use crate::engine::Replay;
 use crate::engine::replay::Parsed;
 use crate::pipeline::table::TransitionTable;
 use crate::pipeline::triggers::{GOAL_KIND, JUDGE_SCORE_KIND, QA_RESULT_KIND};
-use crate::runtime::session::SessionDir;
+use crate::runtime::session_dir::SessionDir;
 use crate::transcript::Event;
 use crate::transcript::reader::{LineIssue, Tolerant};
 use crate::transcript::tail::Tail;
@@ -43,7 +43,7 @@ pub struct LiveTurn {
 }
 
 /// A watched session.
-pub struct Hub {
+pub struct WatchedSession {
     dir: SessionDir,
     inner: Mutex<Inner>,
     progress: watch::Sender<Progress>,
@@ -78,9 +78,9 @@ pub struct Inner {
     fold_tail: Tail<Tolerant>,
 }
 
-impl Hub {
+impl WatchedSession {
     /// Watch the session in `dir`; compiles its frozen pipeline once.
-    pub fn open(dir: SessionDir) -> Hub {
+    pub fn open(dir: SessionDir) -> WatchedSession {
         let (table, table_error) = match dir.table() {
             Ok(table) => (Some(Arc::new(table)), None),
             Err(err) => (None, Some(err.to_string())),
@@ -88,7 +88,7 @@ impl Hub {
         let index = LineIndex::new(dir.transcript());
         let fold_tail = dir.tail();
         let (progress, _) = watch::channel(Progress::default());
-        Hub {
+        WatchedSession {
             dir,
             inner: Mutex::new(Inner {
                 index,
@@ -148,7 +148,7 @@ impl Hub {
     }
 
     /// Index whatever was appended and wake the streams if anything was. The reducer state is
-    /// brought up to date separately ([`Hub::fold`]), so paging a huge session never waits for it.
+    /// brought up to date separately ([`WatchedSession::fold`]), so paging a huge session never waits for it.
     pub(crate) fn refresh(&self) -> std::io::Result<Progress> {
         let mut inner = self.lock();
         let extension = inner.index.extend()?;
@@ -329,9 +329,9 @@ pub(crate) fn safe_id(name: &str) -> String {
 mod tests {
     use std::path::PathBuf;
 
-    use super::Hub;
+    use super::WatchedSession;
     use crate::engine::Replay;
-    use crate::runtime::home::{CrumbHome, Project};
+    use crate::home::{CrumbHome, Project};
     use crate::runtime::session;
     use crate::transcript::framer::{Frame, FramedInput};
 
@@ -357,7 +357,7 @@ mod tests {
                 .expect("session");
             std::fs::write(created.dir.transcript(), &transcript).expect("write transcript");
 
-            let hub = Hub::open(created.dir.clone());
+            let hub = WatchedSession::open(created.dir.clone());
             hub.fold().expect("fold");
             let table = hub
                 .lock()
