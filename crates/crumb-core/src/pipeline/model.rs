@@ -700,7 +700,7 @@ fn default_stuck() -> u32 {
 pub struct Budget<T> {
     /// Crossing this records a warning once.
     pub warn: T,
-    /// Reaching this stops the session.
+    /// Reaching this stops the session: no turn starts once the total is at or past it.
     pub hard: T,
 }
 

@@ -392,7 +392,7 @@ fn pattern_hint(pattern: &str) -> String {
 
 /// A `done:` word that is not an outcome is most often the reason meant (`done: approved`), and
 /// `stopped` is the engine's own outcome: say so instead of only listing the words.
-fn done_hint(diagnostic: Diagnostic, pointer: &str, found: &Value) -> Diagnostic {
+fn done_hint(mut diagnostic: Diagnostic, pointer: &str, found: &Value) -> Diagnostic {
     let Some(word) = found.as_str().map(str::trim).filter(|w| !w.is_empty()) else {
         return diagnostic;
     };
@@ -414,6 +414,8 @@ fn done_hint(diagnostic: Diagnostic, pointer: &str, found: &Value) -> Diagnostic
             }
         })
         .collect();
+    diagnostic.message = format!("`done: {word}` is not an outcome");
+    diagnostic.label = Some("outcomes: pass, fail, partial, rejected".to_owned());
     diagnostic.hint(format!(
         "did you mean `done: {{ outcome: pass, reason: {reason} }}`? the exit code follows the outcome, the reason is only recorded"
     ))
