@@ -127,6 +127,9 @@ fn describe(
     let pointer = error.instance_path().as_str().to_string();
     let at = display_pointer(&pointer);
     let index = &doc.index;
+    if let Some(diagnostic) = bound_or_pattern(error, &pointer, &at, doc, file) {
+        return vec![diagnostic];
+    }
     match error.kind() {
         ValidationErrorKind::AdditionalProperties { unexpected } => {
             let allowed = allowed_keys(schema, error.schema_path().as_str());
@@ -186,24 +189,6 @@ fn describe(
                 .label(format!("expected {}", yaml_words(&expected))),
             ]
         }
-        ValidationErrorKind::Enum { options } => {
-            let words: Vec<String> = options
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let diagnostic = not_allowed(
-                error.instance(),
-                &words,
-                &at,
-                index.value_span(&pointer),
-                file,
-            );
-            vec![done_hint(diagnostic, &pointer, error.instance())]
-        }
         ValidationErrorKind::Constant { expected_value } => {
             let word = expected_value
                 .as_str()
@@ -215,42 +200,6 @@ fn describe(
                 index.value_span(&pointer),
                 file,
             )]
-        }
-        ValidationErrorKind::Minimum { .. } | ValidationErrorKind::Maximum { .. }
-            if pointer == "/version" =>
-        {
-            vec![version_out_of_range(
-                error.instance(),
-                index.value_span(&pointer),
-                file,
-            )]
-        }
-        ValidationErrorKind::Minimum { .. }
-            if pointer.starts_with("/limits/") && error.instance().as_u64() == Some(0) =>
-        {
-            let name = pointer.trim_start_matches("/limits/").replace('/', ".");
-            vec![
-                Diagnostic::new(&codes::ZERO_LIMIT, file, format!("`{name}` is zero"))
-                    .at(index.value_span(&pointer))
-                    .label("the session would stop before doing anything")
-                    .hint("use a positive number"),
-            ]
-        }
-        ValidationErrorKind::Pattern { pattern } => {
-            let shown = error
-                .instance()
-                .as_str()
-                .map_or_else(|| error.instance().to_string(), str::to_string);
-            vec![
-                Diagnostic::new(
-                    &codes::INVALID_VALUE,
-                    file,
-                    format!("`{shown}` is not allowed for {at}"),
-                )
-                .at(index.value_span(&pointer))
-                .label(format!("must match `{pattern}`"))
-                .hint(pattern_hint(pattern)),
-            ]
         }
         ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
             describe_alternatives(context, &pointer, error, schema, doc, file)
@@ -358,6 +307,76 @@ fn describe_alternatives(
         .at(doc.index.value_span(pointer))
         .label(format!("expected {}", yaml_words(&expected.join(" or ")))),
     ]
+}
+
+/// The words, bounds and patterns the schema states where a person meets them: an enum (a
+/// `done:` word with its reason hint), `version` (only 1), a zero limit, a name outside its
+/// pattern. `None` for every other error.
+fn bound_or_pattern(
+    error: &ValidationError<'_>,
+    pointer: &str,
+    at: &str,
+    doc: &Document,
+    file: &Path,
+) -> Option<Diagnostic> {
+    let index = &doc.index;
+    match error.kind() {
+        ValidationErrorKind::Minimum { .. } | ValidationErrorKind::Maximum { .. }
+            if pointer == "/version" =>
+        {
+            Some(version_out_of_range(
+                error.instance(),
+                index.value_span(pointer),
+                file,
+            ))
+        }
+        ValidationErrorKind::Minimum { .. }
+            if pointer.starts_with("/limits/") && error.instance().as_u64() == Some(0) =>
+        {
+            let name = pointer.trim_start_matches("/limits/").replace('/', ".");
+            Some(
+                Diagnostic::new(&codes::ZERO_LIMIT, file, format!("`{name}` is zero"))
+                    .at(index.value_span(pointer))
+                    .label("the session would stop before doing anything")
+                    .hint("use a positive number"),
+            )
+        }
+        ValidationErrorKind::Pattern { pattern } => {
+            let shown = error
+                .instance()
+                .as_str()
+                .map_or_else(|| error.instance().to_string(), str::to_string);
+            Some(
+                Diagnostic::new(
+                    &codes::INVALID_VALUE,
+                    file,
+                    format!("`{shown}` is not allowed for {at}"),
+                )
+                .at(index.value_span(pointer))
+                .label(format!("must match `{pattern}`"))
+                .hint(pattern_hint(pattern)),
+            )
+        }
+        ValidationErrorKind::Enum { options } => {
+            let words: Vec<String> = options
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let diagnostic = not_allowed(
+                error.instance(),
+                &words,
+                at,
+                index.value_span(pointer),
+                file,
+            );
+            Some(done_hint(diagnostic, pointer, error.instance()))
+        }
+        _ => None,
+    }
 }
 
 /// `version` is not 1: a version this crumb does not know, or a number no version could be.

@@ -130,10 +130,10 @@ fn apply(change: &Change) -> Value {
         Change::Version(n) => doc["version"] = json!(n),
         Change::DoneWord(s) => doc["routes"][2]["done"] = json!(s),
         Change::DoneOutcome(s) => {
-            doc["routes"][2]["done"] = json!({ "outcome": s, "reason": "ok" })
+            doc["routes"][2]["done"] = json!({ "outcome": s, "reason": "ok" });
         }
         Change::DoneReason(s) => {
-            doc["routes"][2]["done"] = json!({ "outcome": "pass", "reason": s })
+            doc["routes"][2]["done"] = json!({ "outcome": "pass", "reason": s });
         }
         Change::WhenVerdict(s) => doc["routes"][2]["when"]["verdict"] = json!(s),
         Change::With(s) => doc["routes"][3]["with"] = json!(s),

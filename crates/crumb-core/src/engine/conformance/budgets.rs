@@ -88,7 +88,7 @@ fn c36_a_spawn_decided_during_a_turn_starts_when_the_turn_ends() {
         ..Metadata::default()
     };
     s.send("writer", Kind::AgentWake, |e| {
-        e.metadata = Some(Box::new(wake))
+        e.metadata = Some(Box::new(wake));
     });
     let decided = s.send("writer", Kind::Note, |_| {});
     assert!(
@@ -99,7 +99,7 @@ fn c36_a_spawn_decided_during_a_turn_starts_when_the_turn_ends() {
     let mut stop = usage(10);
     stop.effect_id = Some("e1:0".into());
     let closed = s.send("writer", Kind::AgentStop, |e| {
-        e.metadata = Some(Box::new(stop))
+        e.metadata = Some(Box::new(stop));
     });
     assert_eq!(spawned(&closed), ["writer"]);
     assert!(s.state.deferred.is_empty());
