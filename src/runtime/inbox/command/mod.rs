@@ -211,13 +211,9 @@ impl Parser<'_> {
         match name {
             "approve" => Ok(UserCommand::Approve { note: text(args) }),
             "veto" => Ok(UserCommand::Veto { reason: text(args) }),
-            "answer" => {
-                let text = text(args).ok_or(InboxError::MissingArgument {
-                    command: "answer",
-                    what: "the answer",
-                })?;
-                Ok(UserCommand::Answer { text })
-            }
+            "answer" => Ok(UserCommand::Answer {
+                text: required_text(args, "answer", "the answer")?,
+            }),
             "pause" => {
                 let (role, rest) = self.role_word(args)?;
                 Ok(UserCommand::Pause {
@@ -272,13 +268,9 @@ impl Parser<'_> {
             }
             "reset-circuit" | "reset_circuit" => self.reset_circuit(args),
             "ask" => ask(args),
-            "note" => {
-                let text = text(args).ok_or(InboxError::MissingArgument {
-                    command: "note",
-                    what: "text",
-                })?;
-                Ok(UserCommand::Note { text })
-            }
+            "note" => Ok(UserCommand::Note {
+                text: required_text(args, "note", "text")?,
+            }),
             "redo" => Ok(UserCommand::Redo {
                 message: text(args),
             }),
@@ -402,6 +394,15 @@ fn split_word(text: &str) -> (&str, &str) {
 fn text(args: &str) -> Option<String> {
     let args = args.trim();
     (!args.is_empty()).then(|| args.to_owned())
+}
+
+/// The text a command cannot go without.
+fn required_text(
+    args: &str,
+    command: &'static str,
+    what: &'static str,
+) -> Result<String, InboxError> {
+    text(args).ok_or(InboxError::MissingArgument { command, what })
 }
 
 /// Echoed user input is cut short so an error ack stays one readable line.
