@@ -700,7 +700,9 @@ fn default_stuck() -> u32 {
 pub struct Budget<T> {
     /// Crossing this records a warning once.
     pub warn: T,
-    /// Reaching this stops the session: no turn starts once the total is at or past it.
+    /// Reaching this stops the session: no turn starts once the total is at or past it. Never
+    /// zero.
+    #[schemars(range(min = 1))]
     pub hard: T,
 }
 

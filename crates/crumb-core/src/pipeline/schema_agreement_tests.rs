@@ -106,6 +106,7 @@ enum Change {
     WhenVerdict(String),
     With(String),
     MaxVerify(i64),
+    TokensHard(i64),
 }
 
 fn changes() -> impl Strategy<Value = Change> {
@@ -119,6 +120,7 @@ fn changes() -> impl Strategy<Value = Change> {
         words().prop_map(Change::WhenVerdict),
         words().prop_map(Change::With),
         (-2i64..40).prop_map(Change::MaxVerify),
+        (-2i64..5).prop_map(Change::TokensHard),
     ]
 }
 
@@ -138,6 +140,7 @@ fn apply(change: &Change) -> Value {
         Change::WhenVerdict(s) => doc["routes"][2]["when"]["verdict"] = json!(s),
         Change::With(s) => doc["routes"][3]["with"] = json!(s),
         Change::MaxVerify(n) => doc["limits"]["max_verify"] = json!(n),
+        Change::TokensHard(n) => doc["limits"]["tokens"] = json!({ "warn": 0, "hard": n }),
     }
     doc
 }

@@ -439,16 +439,4 @@ fn limits(table: &TransitionTable, ctx: &mut Ctx<'_>) {
             ctx.emit(d);
         }
     }
-    // The other limits' zeros are the schema's (`minimum: 1`); a token cap is a generic budget.
-    if l.tokens_hard == 0 {
-        let d = ctx
-            .at(
-                &codes::ZERO_LIMIT,
-                "/limits/tokens/hard",
-                "`tokens.hard` is zero",
-            )
-            .label("the session would stop before doing anything")
-            .hint("use a positive number");
-        ctx.emit(d);
-    }
 }
