@@ -237,7 +237,7 @@ fn the_graph_draws_judge_a_to_judge_b_and_only_judge_b_to_the_verdicts() {
     let edges: Vec<&str> = run.stdout.lines().filter(|l| l.contains("-->")).collect();
     assert!(
         edges.contains(
-            &r##"    role_judge_a -->|"#2 judge.score from judge-a · feedback"| role_judge_b"##
+            &r##"    role_judge_a -->|"#3 judge.score from judge-a · feedback"| role_judge_b"##
         ),
         "{}",
         run.stdout

@@ -97,6 +97,7 @@ pub(crate) fn describe(command: &UserCommand) -> String {
     match command {
         UserCommand::Approve { .. } => "approve the awaited result".into(),
         UserCommand::Veto { .. } => "veto the current result".into(),
+        UserCommand::Answer { .. } => "answer what the session awaits".into(),
         UserCommand::Pause { role, .. } => format!(
             "pause {}",
             role.as_ref()
@@ -115,7 +116,7 @@ pub(crate) fn describe(command: &UserCommand) -> String {
         UserCommand::Ask { topic } => format!("ask: {topic}"),
         UserCommand::Note { .. } => "note for the record".into(),
         UserCommand::Redo { .. } => "redo the current step".into(),
-        UserCommand::Direct { role, .. } => format!("message for @{role} (runs it now)"),
+        UserCommand::Direct { role, .. } => format!("message for @{role}'s next turn"),
         UserCommand::Message { .. } => "message for every role's next spawn".into(),
     }
 }

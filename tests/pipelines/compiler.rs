@@ -197,7 +197,7 @@ fn graph_node_ids_stay_distinct_when_names_sanitise_alike() {
         "{mermaid}"
     );
     assert!(
-        mermaid.contains("role_a_b -->|\"#1 spec\"| role_a_b_2"),
+        mermaid.contains("role_a_b -->|\"#2 spec\"| role_a_b_2"),
         "{mermaid}"
     );
     let dot = crumb()

@@ -65,6 +65,11 @@ fixture_tests! {
     folder: "tests/pipelines/invalid", suffix: ".yaml", check: check_invalid,
     listed: every_invalid_fixture_has_a_test,
     invalid_await_without_answer => "await-without-answer.yaml",
+    invalid_bad_pipeline_name => "bad-pipeline-name.yaml",
+    invalid_done_stopped => "done-stopped.yaml",
+    invalid_extends_missing => "extends-missing.yaml",
+    invalid_join_without_combine => "join-without-combine.yaml",
+    invalid_produces_qa_result => "produces-qa-result.yaml",
     invalid_bad_duration => "bad-duration.yaml",
     invalid_bad_glob => "bad-glob.yaml",
     invalid_bad_size => "bad-size.yaml",
@@ -528,7 +533,8 @@ fn graph_draws_every_route_of_the_shipped_pipelines() {
         assert!(mermaid.starts_with("flowchart TD\n"));
         assert!(dot.starts_with("digraph "));
         for route in routes {
-            let marker = format!("\"#{} ", route["index"]);
+            // Edge labels number routes from 1, as every message does.
+            let marker = format!("\"#{} ", route["index"].as_u64().expect("an index") + 1);
             let edge = |text: &str| {
                 text.lines()
                     .any(|l| (l.contains("-->") || l.contains("->")) && l.contains(&marker))
@@ -577,3 +583,4 @@ fn graph_of_an_invalid_pipeline_explains_why() {
 }
 
 mod compiler;
+mod root_causes;

@@ -117,13 +117,30 @@ fn pause_and_resume_mid_run_hold_and_release_the_next_spawn_once() {
 }
 
 #[test]
-fn direct_messages_and_goto_each_spawn_their_role_once() {
+fn a_direct_message_waits_for_its_role_s_next_turn_and_goto_spawns_once() {
     let scratch = Scratch::new();
     let (child, session) = partial_run_awaiting(&scratch);
+    let wakes = of_kind(&transcript(&session), "agent.wake").len();
+    // While the verdict awaits a person, `@builder …` is queued, not a wake.
     scratch.say(&session, "@builder make the gems bigger");
-    wait_until_awaiting(&session, 2);
+    wait_for(|| Some(session.clone()), |e| of_kind(e, "ack").len() == 1);
+    let acked = transcript(&session);
+    let ack = &of_kind(&acked, "ack")[0];
+    assert!(
+        ack["body"]
+            .as_str()
+            .unwrap()
+            .contains("queued for @builder's next turn"),
+        "{ack}"
+    );
+    assert_eq!(
+        of_kind(&acked, "agent.wake").len(),
+        wakes,
+        "no turn started"
+    );
+    // `/goto` starts the planner; the spec route then starts the builder with the message.
     scratch.say(&session, "/goto planner-lead start over with a dodger");
-    wait_until_awaiting(&session, 3);
+    wait_until_awaiting(&session, 2);
     // `crumb say` refuses an unknown role itself; a line written straight into the inbox (as any
     // other writer could) must still be answered, with an error ack.
     {
@@ -141,6 +158,10 @@ fn direct_messages_and_goto_each_spawn_their_role_once() {
     assert_effects_once(&events);
     let builder_two = std::fs::read_to_string(session.join("prompts/builder-2.md")).unwrap();
     assert!(builder_two.contains("make the gems bigger"));
+    assert!(
+        !session.join("prompts/builder-3.md").exists(),
+        "the message woke no builder turn of its own"
+    );
     let planner_two = std::fs::read_to_string(session.join("prompts/planner-lead-2.md")).unwrap();
     assert!(planner_two.contains("start over with a dodger"));
     let acks = of_kind(&events, "ack");

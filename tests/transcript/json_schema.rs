@@ -87,8 +87,8 @@ fn every_kind_round_trips_through_the_generated_schema() {
 fn kinds_have_wire_strings_parsers_and_explanations() {
     assert_eq!(
         Kind::ALL.len(),
-        38,
-        "the 36 kinds of the format plus session.awaiting and hook"
+        39,
+        "the 36 kinds of the format plus session.awaiting, hook and user.answer"
     );
     for &kind in Kind::ALL {
         assert_eq!(kind.as_str().parse::<Kind>(), Ok(kind));

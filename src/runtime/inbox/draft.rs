@@ -21,6 +21,7 @@ pub fn to_draft(command: &UserCommand, inbox_offset: Option<u64>) -> Draft {
     let (kind, to, body) = match command {
         UserCommand::Approve { note } => (Kind::UserApprove, None, note.clone()),
         UserCommand::Veto { reason } => (Kind::UserVeto, None, reason.clone()),
+        UserCommand::Answer { text } => (Kind::UserAnswer, None, Some(text.clone())),
         UserCommand::Pause { role, reason } => {
             put_actor(&mut data, role.as_ref());
             (Kind::UserPause, role.clone(), reason.clone())
@@ -181,6 +182,12 @@ mod tests {
                 reason: Some("too dark".into())
             }),
             json!({"from": "user", "kind": "user.veto", "body": "too dark", "data": {"inbox_offset": 42}})
+        );
+        assert_eq!(
+            json_of(&UserCommand::Answer {
+                text: "blue".into()
+            }),
+            json!({"from": "user", "kind": "user.answer", "body": "blue", "data": {"inbox_offset": 42}})
         );
         assert_eq!(
             json_of(&UserCommand::Goto {

@@ -9,13 +9,18 @@
 //!   run, runs QA again; otherwise a message like any other.
 //! - `user.veto <reason>`: fires the pipeline's `user.veto` route with the reason as feedback; a
 //!   repair it starts counts against `limits.max_verify`.
+//! - `user.answer <text>`: while the session awaits a person (a question or a verdict), fires the
+//!   pipeline's `user.answer` route; the roles it spawns get the answer as a person's message. A
+//!   pipeline can so route an answer to a question differently from a veto of a verdict.
 //!
-//! Without a declared route, either command is refused with an error ack and the run goes on.
+//! Without a declared route, each of these commands is refused with an error ack and the run goes
+//! on: while the session awaits a person, only the declared `user.*` routes move it.
 //! - `user.intervene`: verbs in `data`, all optional and combinable — `goto: <role>`,
 //!   `swap: {from: <role>, to: <adapter>}`, `append` / `sandwich_append: <text>` (for `to` /
 //!   `data.target_actor`, or every role), `cancel: <role>|"all"`, `reset_circuit: <role>|"all"|true`,
-//!   `ask: <topic>`, `note: <text>`. A body with a target role and no verb spawns that role with the
-//!   body (`@role message`); a body with neither is a message for every role's next spawn.
+//!   `ask: <topic>`, `note: <text>`. A body with a target role and no verb is queued for that
+//!   role's next turn (`@role message`: acknowledged as queued, never a wake: only routes and
+//!   `/goto` start turns); a body with neither is a message for every role's next spawn.
 //!
 //! Every command is answered by one `ack` event (`metadata.ack_for`). A command that names a role
 //! the pipeline does not have, or that makes no sense in the current state, is answered with an
@@ -93,6 +98,7 @@ impl Step<'_> {
                 | Kind::UserResume
                 | Kind::UserApprove
                 | Kind::UserVeto
+                | Kind::UserAnswer
                 | Kind::UserIntervene
         ) {
             return;
@@ -122,6 +128,7 @@ impl Step<'_> {
             Kind::UserResume => self.resume(),
             Kind::UserApprove => self.approve(),
             Kind::UserVeto => self.veto(),
+            Kind::UserAnswer => self.answer(),
             _ => self.intervene_verbs(),
         };
         self.ack(outcome);
@@ -288,6 +295,45 @@ impl Step<'_> {
             Some(target) => Ok(format!("vetoed {}", clip(target, 64))),
             None => Ok("vetoed".to_owned()),
         }
+    }
+
+    /// `/answer <text>`: the pipeline's `user.answer` route, only while the session awaits a
+    /// person. The roles the route spawns get the answer as a person's message; a repair counts
+    /// against `limits.max_verify` like a veto's.
+    fn answer(&mut self) -> Result<String, String> {
+        let Some(awaiting) = &self.state.awaiting else {
+            return Err("nothing awaits an answer; nothing changed".to_owned());
+        };
+        let on = awaiting.on.clone();
+        let Some(route) = self.person_route(Kind::UserAnswer) else {
+            return Err("the pipeline declares no `user.answer` route; nothing changed".to_owned());
+        };
+        let Some(text) = self
+            .event
+            .body
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(|t| clip(t, MAX_TEXT))
+        else {
+            return Err("/answer needs the answer's text; nothing changed".to_owned());
+        };
+        self.state.awaiting = None;
+        let spawned: Vec<String> = match &route.action {
+            Action::Spawn { role } => vec![role.clone()],
+            Action::SpawnAll { roles } => roles.clone(),
+            _ => Vec::new(),
+        };
+        let repairs = !spawned.is_empty() || matches!(route.action, Action::RunQa);
+        if repairs && self.state.verification.count >= self.table.limits.max_verify {
+            self.stop("too_many_verify");
+            return Ok(format!("answered `{on}`; the verification budget is spent"));
+        }
+        for role in &spawned {
+            self.intervene(role, &text);
+        }
+        self.fire(&route, None, SpawnCause::Answer);
+        Ok(format!("answered `{on}`"))
     }
 
     /// The route a person's command fires, if the pipeline declares one.
@@ -475,14 +521,13 @@ impl Step<'_> {
             self.spawn(role, SpawnCause::Goto, None, Vec::new());
             acks.insert(0, format!("goto {role}"));
         } else if let Some(text) = verbs.body.as_ref().filter(|_| verbs.is_plain_message()) {
+            // `@role message` waits for that role's next turn, which only a route or `/goto`
+            // starts: a person's line never moves the session outside the declared routes.
             self.deliver(verbs.target.as_deref(), text);
             match &verbs.target {
-                // `@role message`: that role runs now with the message (a paused role gets it on
-                // resume: the pause filter queues the spawn).
-                Some(role) => {
-                    self.spawn(role, SpawnCause::Goto, None, Vec::new());
-                    acks.push(format!("intervene queued for @{role}"));
-                }
+                Some(role) => acks.push(format!(
+                    "queued for @{role}'s next turn (not a wake: /goto @{role} starts one)"
+                )),
                 None => acks.push("intervene queued".to_owned()),
             }
         }

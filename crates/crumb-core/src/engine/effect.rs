@@ -90,6 +90,8 @@ pub enum SpawnCause {
     Goto,
     /// A person's `/veto`: the repair route.
     Veto,
+    /// A person's `/answer` to what the session awaited: the `user.answer` route.
+    Answer,
     /// The previous spawn of the role failed; same context again.
     Retry,
     /// The circuit opened and the role moved to its next fallback adapter.

@@ -73,6 +73,20 @@ pub struct State {
     /// Adapter swaps, oldest first (at most `MAX_LIST`): a session with any is degraded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub swaps: Vec<Swap>,
+    /// Spawns decided by an event of a turn still running: they start when that turn's
+    /// `agent.stop` is folded, so the budgets they are checked against include its usage.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deferred: Vec<DeferredSpawn>,
+}
+
+/// A spawn waiting for the end of the turn whose event decided it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeferredSpawn {
+    /// The role whose running turn decided the spawn.
+    pub after: String,
+    /// The role to spawn.
+    pub role: String,
+    pub context: SpawnContext,
 }
 
 /// Roles spawned together by one route, and the verdicts their branches reported.
@@ -355,6 +369,10 @@ pub struct RoleState {
     /// What the last spawn was given, so a retry gets the same context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_spawn: Option<SpawnContext>,
+    /// The turn running now: opened by its `agent.wake` (the spawn's effect id, empty when the
+    /// wake named none), closed by its `agent.stop`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_turn: Option<String>,
 }
 
 /// The context of a spawn: what the last one was given (for retries), or one held back by a

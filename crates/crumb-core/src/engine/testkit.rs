@@ -128,9 +128,10 @@ pub(crate) fn casual_by_hand() -> TransitionTable {
                 reason: "approved".into(),
             },
         ),
+        kind_route(9, "user.answer", spawn("builder")),
         CompiledRoute {
             with_feedback: true,
-            ..kind_route(9, "user.veto", spawn("builder"))
+            ..kind_route(10, "user.veto", spawn("builder"))
         },
     ];
     let by_kind: HashMap<String, Vec<usize>> = [
@@ -139,7 +140,8 @@ pub(crate) fn casual_by_hand() -> TransitionTable {
         ("build", 2),
         ("qa.result", 3),
         ("user.approve", 8),
-        ("user.veto", 9),
+        ("user.answer", 9),
+        ("user.veto", 10),
     ]
     .into_iter()
     .map(|(k, i)| (k.to_owned(), vec![i]))

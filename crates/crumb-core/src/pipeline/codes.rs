@@ -156,7 +156,7 @@ codes! {
         "A route runs QA but no route handles the `qa.result` event it produces.",
         "Add a route `{ on: qa.result, ... }`.";
     AWAIT_WITHOUT_ANSWER = "crumb::await-without-answer", Error,
-        "A route waits for a person (`await: human`) but no route handles `user.approve` or `user.veto`, so nothing a person says could move the session on.",
+        "A route waits for a person (`await: human`) but no route handles `user.approve`, `user.veto` or `user.answer`, so nothing a person says could move the session on.",
         "Add the person's routes, e.g. `{ on: user.approve, done: { outcome: pass, reason: approved } }` and `{ on: user.veto, spawn: <role>, with: feedback }`.";
     BAD_DURATION = "crumb::bad-duration", Error,
         "A duration is malformed or zero.",

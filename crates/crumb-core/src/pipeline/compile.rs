@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::pipeline::codes;
 use crate::pipeline::diagnostic::Diagnostic;
 use crate::pipeline::loader::{self, FileKind};
 use crate::pipeline::model::{AwaitWho, Check, OneOrMany, Pipeline, Route, RunStep, With};
@@ -138,7 +139,17 @@ fn compile_text(
         sources.extend(assembled.sources);
     }
     let other_files = document.index.files.clone();
+    // A base or fragment that could not be read may hold any top-level key: one cause, so its
+    // `include-file` error is not followed by `missing-key` for what that file would have had.
+    let unread = diagnostics
+        .iter()
+        .any(|d| d.code == codes::INCLUDE_FILE.name);
     let mut compiled = compile_document(document, origin, options, diagnostics, sources, files);
+    if unread {
+        compiled.diagnostics.retain(|d| {
+            d.code != codes::MISSING_KEY.name || !d.message.ends_with(" in the top level")
+        });
+    }
     // A span in another file of an assembled pipeline names that file.
     for diagnostic in &mut compiled.diagnostics {
         if let Some(n) = diagnostic

@@ -386,7 +386,7 @@ pub(crate) fn check(
             .at(
                 &codes::UNREACHABLE_ROUTE,
                 &format!("/routes/{}", route.index),
-                format!("route {} can never fire", route.index),
+                format!("route {} can never fire", route.index + 1),
             )
             .label(format!("nothing reachable from `goal` writes {what}"))
             .hint("add the kind to the `produces` of a role that is spawned, or remove the route");

@@ -65,7 +65,7 @@ struct Edge {
     route: usize,
 }
 
-/// The text on a route's edge: `#index trigger[ · feedback]`.
+/// The text on a route's edge: `#n trigger[ · feedback]`, routes numbered from 1 as everywhere.
 pub(crate) fn route_label(route: &CompiledRoute) -> String {
     let trigger = match &route.trigger {
         Trigger::Kind {
@@ -103,7 +103,7 @@ pub(crate) fn route_label(route: &CompiledRoute) -> String {
     } else {
         ""
     };
-    format!("#{} {trigger}{feedback}", route.index)
+    format!("#{} {trigger}{feedback}", route.index + 1)
 }
 
 /// Where a route leads: one node, or every branch of a fan-out.

@@ -100,6 +100,7 @@ pub(crate) const CORE_KINDS: &[&str] = &[
     "user.intervene",
     "user.veto",
     "user.approve",
+    "user.answer",
     "user.pause",
     "user.resume",
     "session.awaiting",

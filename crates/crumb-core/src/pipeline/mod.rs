@@ -33,6 +33,8 @@ pub mod rubric;
 mod rubric_checks;
 pub(crate) mod salvage;
 pub mod schema;
+#[cfg(test)]
+mod schema_agreement_tests;
 pub mod semantic;
 pub mod source;
 pub mod suggest;

@@ -20,8 +20,10 @@ use crate::pipeline::choices::{CircuitAction, Guard};
 #[schemars(title = "crumb pipeline")]
 pub struct Pipeline {
     /// Format version of this file. Only `1` exists.
+    #[schemars(range(min = 1, max = 1))]
     pub version: u32,
     /// Short machine name of the pipeline (letters, digits, `-`, `_`).
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_-]+$"))]
     pub name: String,
     /// One line saying what the pipeline turns into what.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -563,10 +565,11 @@ pub enum RunStep {
 #[serde(untagged, deny_unknown_fields)]
 pub enum DoneSpec {
     /// An outcome word alone (`done: pass`); any other word is a validation error.
-    Word(String),
+    Word(#[schemars(schema_with = "declarable_outcome")] String),
     /// The outcome and the reason the `done` event records.
     Full {
         /// `pass`, `fail`, `partial` or `rejected`: what the exit code follows.
+        #[schemars(schema_with = "declarable_outcome")]
         outcome: Outcome,
         /// A `snake_case` word; defaults to `verdict_pass` for `pass`, else the outcome word.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -574,11 +577,21 @@ pub enum DoneSpec {
     },
 }
 
+/// The outcomes a `done:` may declare, as the schema states them: `stopped` is the engine's own
+/// (budgets, limits, breakers), so the schema refuses it as `validate` does.
+fn declarable_outcome(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": Outcome::DECLARABLE.map(Outcome::as_str),
+        "description": "`pass`, `fail`, `partial` or `rejected`: what the exit code follows.",
+    })
+}
+
 impl DoneSpec {
     /// The outcome and the reason, when the outcome is declarable (`None` for an unknown word).
     pub fn resolve(&self) -> Option<(Outcome, String)> {
         let (outcome, reason) = match self {
-            DoneSpec::Word(word) => (Outcome::parse(word.trim())?, None),
+            DoneSpec::Word(word) => (Outcome::parse(word)?, None),
             DoneSpec::Full { outcome, reason } => (*outcome, reason.clone()),
         };
         if outcome == Outcome::Stopped {
@@ -627,6 +640,7 @@ pub struct Limits {
     pub max_respec: u32,
     /// Most `judge.score` events (from any judging role) before stopping with `too_many_verify`;
     /// checked before a repair or a judging role is spawned.
+    #[schemars(range(min = 1))]
     #[serde(default = "default_max_verify")]
     pub max_verify: u32,
     /// Token budget over all spawns.
@@ -636,6 +650,7 @@ pub struct Limits {
     #[serde(default = "default_wall_clock")]
     pub wall_clock: Budget<String>,
     /// Consecutive failures without progress before the session is reported stuck.
+    #[schemars(range(min = 1))]
     #[serde(default = "default_stuck")]
     pub stuck_after_errors: u32,
     /// Per-role circuit breaker.
@@ -685,7 +700,9 @@ fn default_stuck() -> u32 {
 pub struct Budget<T> {
     /// Crossing this records a warning once.
     pub warn: T,
-    /// Reaching this stops the session.
+    /// Reaching this stops the session: no turn starts once the total is at or past it. Never
+    /// zero.
+    #[schemars(range(min = 1))]
     pub hard: T,
 }
 
@@ -694,6 +711,7 @@ pub struct Budget<T> {
 #[serde(deny_unknown_fields)]
 pub struct Circuit {
     /// Consecutive failed spawns of a role that open its circuit.
+    #[schemars(range(min = 1))]
     #[serde(default = "default_open_after")]
     pub open_after: u32,
     /// What an open circuit does: `swap` to the role's next `fallback` adapter (in order, one per

@@ -41,7 +41,7 @@ pub(crate) fn check(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<
         || ctx
             .diagnostics
             .iter()
-            .any(|d| d.code == codes::ROUTE_ACTION.name);
+            .any(|d| d.code == codes::ROUTE_ACTION.name || d.code == codes::FAN_OUT.name);
     flow::check(table, &shadowed, incomplete, ctx);
 }
 
@@ -251,7 +251,9 @@ fn handled(table: &TransitionTable, kind: &str) -> bool {
 fn unhandled_kinds(table: &TransitionTable, ctx: &mut Ctx<'_>) {
     for role in &table.roles {
         for (i, kind) in role.produces.iter().enumerate() {
-            if !handled(table, kind) {
+            // A kind the role may not write is reported as that (`produces-runner-kind`); that
+            // no route handles it from this role is the same mistake.
+            if !handled(table, kind) && !kind.parse::<Kind>().is_ok_and(Kind::is_runner_owned) {
                 let pointer = format!(
                     "/roles/{}/produces/{i}",
                     crate::pipeline::located_yaml::escape_segment(&role.id)
@@ -311,11 +313,11 @@ fn shadowed_routes(table: &TransitionTable, ctx: &mut Ctx<'_>) -> BTreeSet<usize
                 .at(
                     &codes::UNREACHABLE_ROUTE,
                     &format!("/routes/{j}"),
-                    format!("route {j} can never fire"),
+                    format!("route {} can never fire", j + 1),
                 )
                 .label(format!(
                     "route {} already matches everything this one does",
-                    earlier.index
+                    earlier.index + 1
                 ))
                 .hint(
                     "first match wins: remove this route, or move it above the one that shadows it",

@@ -127,6 +127,9 @@ fn describe(
     let pointer = error.instance_path().as_str().to_string();
     let at = display_pointer(&pointer);
     let index = &doc.index;
+    if let Some(diagnostic) = bound_or_pattern(error, &pointer, &at, doc, file) {
+        return vec![diagnostic];
+    }
     match error.kind() {
         ValidationErrorKind::AdditionalProperties { unexpected } => {
             let allowed = allowed_keys(schema, error.schema_path().as_str());
@@ -185,23 +188,6 @@ fn describe(
                 .at(index.value_span(&pointer))
                 .label(format!("expected {}", yaml_words(&expected))),
             ]
-        }
-        ValidationErrorKind::Enum { options } => {
-            let words: Vec<String> = options
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default();
-            vec![not_allowed(
-                error.instance(),
-                &words,
-                &at,
-                index.value_span(&pointer),
-                file,
-            )]
         }
         ValidationErrorKind::Constant { expected_value } => {
             let word = expected_value
@@ -321,6 +307,137 @@ fn describe_alternatives(
         .at(doc.index.value_span(pointer))
         .label(format!("expected {}", yaml_words(&expected.join(" or ")))),
     ]
+}
+
+/// The words, bounds and patterns the schema states where a person meets them: an enum (a
+/// `done:` word with its reason hint), `version` (only 1), a zero limit, a name outside its
+/// pattern. `None` for every other error.
+fn bound_or_pattern(
+    error: &ValidationError<'_>,
+    pointer: &str,
+    at: &str,
+    doc: &Document,
+    file: &Path,
+) -> Option<Diagnostic> {
+    let index = &doc.index;
+    match error.kind() {
+        ValidationErrorKind::Minimum { .. } | ValidationErrorKind::Maximum { .. }
+            if pointer == "/version" =>
+        {
+            Some(version_out_of_range(
+                error.instance(),
+                index.value_span(pointer),
+                file,
+            ))
+        }
+        ValidationErrorKind::Minimum { .. }
+            if pointer.starts_with("/limits/") && error.instance().as_u64() == Some(0) =>
+        {
+            let name = pointer.trim_start_matches("/limits/").replace('/', ".");
+            Some(
+                Diagnostic::new(&codes::ZERO_LIMIT, file, format!("`{name}` is zero"))
+                    .at(index.value_span(pointer))
+                    .label("the session would stop before doing anything")
+                    .hint("use a positive number"),
+            )
+        }
+        ValidationErrorKind::Pattern { pattern } => {
+            let shown = error
+                .instance()
+                .as_str()
+                .map_or_else(|| error.instance().to_string(), str::to_string);
+            Some(
+                Diagnostic::new(
+                    &codes::INVALID_VALUE,
+                    file,
+                    format!("`{shown}` is not allowed for {at}"),
+                )
+                .at(index.value_span(pointer))
+                .label(format!("must match `{pattern}`"))
+                .hint(pattern_hint(pattern)),
+            )
+        }
+        ValidationErrorKind::Enum { options } => {
+            let words: Vec<String> = options
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let diagnostic = not_allowed(
+                error.instance(),
+                &words,
+                at,
+                index.value_span(pointer),
+                file,
+            );
+            Some(done_hint(diagnostic, pointer, error.instance()))
+        }
+        _ => None,
+    }
+}
+
+/// `version` is not 1: a version this crumb does not know, or a number no version could be.
+fn version_out_of_range(found: &Value, span: Option<Span>, file: &Path) -> Diagnostic {
+    match found.as_u64().filter(|v| u32::try_from(*v).is_ok()) {
+        Some(version) => Diagnostic::new(
+            &codes::UNSUPPORTED_VERSION,
+            file,
+            format!("unsupported format version {version}"),
+        )
+        .at(span)
+        .label("only version 1 exists")
+        .hint("set `version: 1`"),
+        None => Diagnostic::new(
+            &codes::WRONG_TYPE,
+            file,
+            format!("the number at `version` is too large: {found}"),
+        )
+        .at(span)
+        .hint("write a number in the field's range"),
+    }
+}
+
+/// The words a pattern of the schema stands for, where it is one people meet.
+fn pattern_hint(pattern: &str) -> String {
+    if pattern == "^[A-Za-z0-9_-]+$" {
+        "use letters, digits, `-` and `_` only".to_owned()
+    } else {
+        format!("write a value matching `{pattern}`")
+    }
+}
+
+/// A `done:` word that is not an outcome is most often the reason meant (`done: approved`), and
+/// `stopped` is the engine's own outcome: say so instead of only listing the words.
+fn done_hint(mut diagnostic: Diagnostic, pointer: &str, found: &Value) -> Diagnostic {
+    let Some(word) = found.as_str().map(str::trim).filter(|w| !w.is_empty()) else {
+        return diagnostic;
+    };
+    if word == "stopped" && (pointer.ends_with("/done") || pointer.ends_with("/done/outcome")) {
+        return diagnostic.hint(
+            "`stopped` is the engine's own outcome (budgets, limits, breakers): declare one of pass, fail, partial, rejected",
+        );
+    }
+    if !pointer.ends_with("/done") {
+        return diagnostic;
+    }
+    let reason: String = word
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    diagnostic.message = format!("`done: {word}` is not an outcome");
+    diagnostic.label = Some("outcomes: pass, fail, partial, rejected".to_owned());
+    diagnostic.hint(format!(
+        "did you mean `done: {{ outcome: pass, reason: {reason} }}`? the exit code follows the outcome, the reason is only recorded"
+    ))
 }
 
 fn not_allowed(

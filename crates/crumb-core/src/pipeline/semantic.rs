@@ -7,37 +7,22 @@ use globset::GlobBuilder;
 
 use crate::pipeline::codes::{self, KNOWN_ADAPTERS};
 use crate::pipeline::located_yaml::escape_segment;
-use crate::pipeline::model::{Check, DoneSpec, OneOrMany, Pipeline, Qa, RoleAdapter};
+use crate::pipeline::model::{Check, OneOrMany, Pipeline, Qa, RoleAdapter};
 use crate::pipeline::pass_context::Ctx;
 use crate::pipeline::suggest;
 use crate::pipeline::table::{CheckKindSpec, CheckSpec, TransitionTable};
 use crate::pipeline::triggers::VERDICT_TRIGGER;
 use crate::transcript::Kind;
-use crate::vocab::{Outcome, RESERVED_ACTORS};
+use crate::vocab::RESERVED_ACTORS;
 
 /// Run every non-routing check.
 pub(crate) fn check(pipeline: &Pipeline, table: &TransitionTable, ctx: &mut Ctx<'_>) {
-    version(pipeline, ctx);
     roles(pipeline, ctx);
     route_shapes(pipeline, ctx);
     qa_checks(pipeline, table, ctx);
     scoring(pipeline, table, ctx);
     kinds(pipeline, ctx);
     limits(table, ctx);
-}
-
-fn version(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
-    if pipeline.version != 1 {
-        let d = ctx
-            .at(
-                &codes::UNSUPPORTED_VERSION,
-                "/version",
-                format!("unsupported format version {}", pipeline.version),
-            )
-            .label("only version 1 exists")
-            .hint("set `version: 1`");
-        ctx.emit(d);
-    }
 }
 
 fn roles(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
@@ -132,10 +117,11 @@ fn route_shapes(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
         .collect();
         if actions.len() != 1 {
             let message = if actions.is_empty() {
-                format!("route {i} (on `{}`) has no action", route.on)
+                format!("route {} (on `{}`) has no action", i + 1, route.on)
             } else {
                 format!(
-                    "route {i} (on `{}`) has {} actions: {}",
+                    "route {} (on `{}`) has {} actions: {}",
+                    i + 1,
                     route.on,
                     actions.len(),
                     actions.join(", ")
@@ -201,67 +187,18 @@ fn route_shapes(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
                 }
             }
         }
-        if let Some(done) = &route.done {
-            done_outcome(done, &format!("{base}/done"), ctx);
-        }
     }
     await_has_answers(pipeline, ctx);
 }
 
-/// A `done:` must name a declarable outcome; a bare reason word (`done: accepted`) would leave the
-/// exit code to guess from its spelling.
-fn done_outcome(done: &DoneSpec, pointer: &str, ctx: &mut Ctx<'_>) {
-    if done.resolve().is_some() {
-        return;
-    }
-    let words = Outcome::DECLARABLE.map(Outcome::as_str).join(", ");
-    let d = match done {
-        DoneSpec::Word(word) if word.trim().is_empty() => ctx
-            .at(&codes::ROUTE_ACTION, pointer, "`done` needs an outcome")
-            .hint(format!("one of {words}, e.g. `done: pass`")),
-        DoneSpec::Word(word) => {
-            let reason = clean_reason(word);
-            ctx.at(
-                &codes::INVALID_VALUE,
-                pointer,
-                format!("`done: {word}` is not an outcome"),
-            )
-            .label(format!("outcomes: {words}"))
-            .hint(format!(
-                "did you mean `done: {{ outcome: pass, reason: {reason} }}`? the exit code follows the outcome, the reason is only recorded"
-            ))
-        }
-        DoneSpec::Full { .. } => ctx
-            .at(
-                &codes::INVALID_VALUE,
-                pointer,
-                "`stopped` is the engine's own outcome (budgets, limits, breakers)",
-            )
-            .hint(format!("declare one of {words}")),
-    };
-    ctx.emit(d);
-}
-
-/// A word usable as a reason: lowercase, spaces and dashes as `_`.
-fn clean_reason(word: &str) -> String {
-    word.trim()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
-/// `await: human` needs something a person can answer with: a `user.approve` or `user.veto` route.
+/// `await: human` needs something a person can answer with: a `user.approve`, `user.veto` or
+/// `user.answer` route.
 fn await_has_answers(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
-    let answers = pipeline
-        .routes
-        .iter()
-        .any(|r| r.on == Kind::UserApprove.as_str() || r.on == Kind::UserVeto.as_str());
+    let answers = pipeline.routes.iter().any(|r| {
+        [Kind::UserApprove, Kind::UserVeto, Kind::UserAnswer]
+            .iter()
+            .any(|k| r.on == k.as_str())
+    });
     if answers {
         return;
     }
@@ -273,7 +210,7 @@ fn await_has_answers(pipeline: &Pipeline, ctx: &mut Ctx<'_>) {
             .at(
                 &codes::AWAIT_WITHOUT_ANSWER,
                 &format!("/routes/{i}/await"),
-                "the session waits for a person, but no route handles `user.approve` or `user.veto`",
+                "the session waits for a person, but no route handles `user.approve`, `user.veto` or `user.answer`",
             )
             .label("nothing a person says could move the session on")
             .hint("add `{ on: user.approve, done: { outcome: pass, reason: approved } }` and/or `{ on: user.veto, spawn: <role>, with: feedback }`");
@@ -499,29 +436,6 @@ fn limits(table: &TransitionTable, ctx: &mut Ctx<'_>) {
                 )
                 .label("hard stop before the warning")
                 .hint("set `warn` below `hard`");
-            ctx.emit(d);
-        }
-    }
-    let zeros = [
-        (l.tokens_hard == 0, "/limits/tokens/hard", "tokens.hard"),
-        (l.max_verify == 0, "/limits/max_verify", "max_verify"),
-        (
-            l.stuck_after_errors == 0,
-            "/limits/stuck_after_errors",
-            "stuck_after_errors",
-        ),
-        (
-            l.circuit_open_after == 0,
-            "/limits/circuit/open_after",
-            "circuit.open_after",
-        ),
-    ];
-    for (zero, pointer, name) in zeros {
-        if zero {
-            let d = ctx
-                .at(&codes::ZERO_LIMIT, pointer, format!("`{name}` is zero"))
-                .label("the session would stop before doing anything")
-                .hint("use a positive number");
             ctx.emit(d);
         }
     }

@@ -1,7 +1,7 @@
 //! The inbox grammar. Each line is trimmed; blank lines and `#` comments are ignored.
 //!
 //! ```text
-//! /approve [note]            /veto [reason]
+//! /approve [note]            /veto [reason]             /answer <text>
 //! /pause [@role] [reason]    /resume [@role]
 //! /goto <role> [message]     /swap <role>=<adapter>
 //! /append [@role] <text>     /cancel [@role] [reason]
@@ -30,6 +30,8 @@ pub enum UserCommand {
     Approve { note: Option<String> },
     /// Reject the current result; the reason becomes repair feedback.
     Veto { reason: Option<String> },
+    /// Answer what the session awaits (a question or a verdict): the `user.answer` route.
+    Answer { text: String },
     /// Pause the session, or one role.
     Pause {
         role: Option<String>,
@@ -59,7 +61,7 @@ pub enum UserCommand {
     Note { text: String },
     /// Redo the current step, optionally with a message.
     Redo { message: Option<String> },
-    /// `@role message`: run `role` now with the message.
+    /// `@role message`: a message for `role`'s next turn (not a wake).
     Direct { role: String, message: String },
     /// Plain text: a message for every role's next spawn.
     Message { text: String },
@@ -144,11 +146,11 @@ pub enum InboxError {
     TooLong { len: usize },
 }
 
-const COMMANDS: &str =
-    "approve, veto, pause, resume, goto, swap, append, cancel, reset-circuit, ask, note, redo";
-const COMMAND_NAMES: [&str; 12] = [
+const COMMANDS: &str = "approve, veto, answer, pause, resume, goto, swap, append, cancel, reset-circuit, ask, note, redo";
+const COMMAND_NAMES: [&str; 13] = [
     "approve",
     "veto",
+    "answer",
     "pause",
     "resume",
     "goto",
@@ -209,6 +211,9 @@ impl Parser<'_> {
         match name {
             "approve" => Ok(UserCommand::Approve { note: text(args) }),
             "veto" => Ok(UserCommand::Veto { reason: text(args) }),
+            "answer" => Ok(UserCommand::Answer {
+                text: required_text(args, "answer", "the answer")?,
+            }),
             "pause" => {
                 let (role, rest) = self.role_word(args)?;
                 Ok(UserCommand::Pause {
@@ -263,13 +268,9 @@ impl Parser<'_> {
             }
             "reset-circuit" | "reset_circuit" => self.reset_circuit(args),
             "ask" => ask(args),
-            "note" => {
-                let text = text(args).ok_or(InboxError::MissingArgument {
-                    command: "note",
-                    what: "text",
-                })?;
-                Ok(UserCommand::Note { text })
-            }
+            "note" => Ok(UserCommand::Note {
+                text: required_text(args, "note", "text")?,
+            }),
             "redo" => Ok(UserCommand::Redo {
                 message: text(args),
             }),
@@ -393,6 +394,15 @@ fn split_word(text: &str) -> (&str, &str) {
 fn text(args: &str) -> Option<String> {
     let args = args.trim();
     (!args.is_empty()).then(|| args.to_owned())
+}
+
+/// The text a command cannot go without.
+fn required_text(
+    args: &str,
+    command: &'static str,
+    what: &'static str,
+) -> Result<String, InboxError> {
+    text(args).ok_or(InboxError::MissingArgument { command, what })
 }
 
 /// Echoed user input is cut short so an error ack stays one readable line.

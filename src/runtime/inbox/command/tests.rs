@@ -40,6 +40,12 @@ fn every_command() {
         }
     );
     assert_eq!(
+        ok("/answer blue, the darker one"),
+        UserCommand::Answer {
+            text: "blue, the darker one".into()
+        }
+    );
+    assert_eq!(
         ok("/pause"),
         UserCommand::Pause {
             role: None,
@@ -202,6 +208,13 @@ fn unknown_roles_are_errors_with_a_suggestion() {
 
 #[test]
 fn malformed_commands_are_errors() {
+    assert!(matches!(
+        err("/answer"),
+        InboxError::MissingArgument {
+            command: "answer",
+            ..
+        }
+    ));
     assert!(matches!(
         err("/goto"),
         InboxError::MissingArgument {

@@ -9,6 +9,7 @@
 
 use crate::transcript::Metadata;
 
+mod budgets;
 mod commands;
 mod declared;
 mod fatal;
@@ -16,6 +17,7 @@ mod forged_events;
 mod kinds;
 mod outcomes;
 mod parallel;
+mod person;
 mod qa_error;
 mod routes;
 mod stops;

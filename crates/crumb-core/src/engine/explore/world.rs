@@ -56,6 +56,8 @@ pub enum Choice {
     Approve,
     /// A person's `/veto <reason>`.
     Veto,
+    /// A person's `/answer <text>` (only where the pipeline routes `user.answer`).
+    Answer,
     /// A person's `/redo` (QA again after it could not run).
     Redo,
 }
@@ -63,7 +65,10 @@ pub enum Choice {
 impl Choice {
     /// Whether a person made this choice (a loop through one is a person's, not the engine's).
     pub(crate) fn by_person(&self) -> bool {
-        matches!(self, Choice::Approve | Choice::Veto | Choice::Redo)
+        matches!(
+            self,
+            Choice::Approve | Choice::Veto | Choice::Answer | Choice::Redo
+        )
     }
 
     /// The role whose turn this choice ends, if any.
@@ -113,6 +118,7 @@ impl Choice {
             Choice::QaCouldNotRun => "QA could not run".to_owned(),
             Choice::Approve => "person: /approve".to_owned(),
             Choice::Veto => "person: /veto".to_owned(),
+            Choice::Answer => "person: /answer".to_owned(),
             Choice::Redo => "person: /redo".to_owned(),
         }
     }
@@ -186,6 +192,13 @@ impl<'a> World<'a> {
         }
         if let Some(awaiting) = &point.state.awaiting {
             choices.extend([Choice::Approve, Choice::Veto]);
+            if self
+                .table
+                .route_for(Kind::UserAnswer.as_str(), "user")
+                .is_some()
+            {
+                choices.push(Choice::Answer);
+            }
             // Anywhere else `/redo` is only a message for the next prompt, not a move.
             if awaiting.on == crate::pipeline::triggers::QA_ERROR_TRIGGER {
                 choices.push(Choice::Redo);
@@ -275,6 +288,7 @@ impl<'a> World<'a> {
             }))),
             Choice::Approve => Draft::new("user", Kind::UserApprove).body("/approve"),
             Choice::Veto => Draft::new("user", Kind::UserVeto).body("/veto placeholder reason"),
+            Choice::Answer => Draft::new("user", Kind::UserAnswer).body("placeholder answer"),
             Choice::Redo => {
                 Draft::new("user", Kind::UserIntervene).data(object(json!({ "redo": true })))
             }

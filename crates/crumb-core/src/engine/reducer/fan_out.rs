@@ -15,7 +15,8 @@ use crate::pipeline::table::CompiledRoute;
 use crate::vocab::{Severity, Verdict};
 
 impl Step<'_> {
-    /// Spawn every role of the route at once; budgets are checked for each before any starts.
+    /// Spawn every role of the route at once. The budgets are checked for the whole round before
+    /// any branch starts; a round that would cross one starts none (see `spent_budget`).
     pub(super) fn spawn_all(
         &mut self,
         route: &CompiledRoute,
@@ -23,7 +24,7 @@ impl Step<'_> {
         feedback: Option<Feedback>,
         cause: SpawnCause,
     ) {
-        if let Some(reason) = roles.iter().find_map(|r| self.spent_budget(r)) {
+        if let Some(reason) = self.spent_budget(roles) {
             self.stop(reason);
             return;
         }
@@ -40,7 +41,8 @@ impl Step<'_> {
         }
         let mut data = Map::new();
         data.insert("roles".into(), json!(roles));
-        data.insert("route".into(), json!(route.index));
+        // Routes are numbered from 1 wherever a person reads them (validate, check, budgets).
+        data.insert("route".into(), json!(route.index + 1));
         self.hook(
             "fan_out",
             format!("{} spawned together", roles.join(" + ")),

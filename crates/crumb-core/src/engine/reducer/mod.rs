@@ -9,8 +9,10 @@
 //! 2. **user commands** — `user.*` events: pause, resume, approve, veto, goto, swap, append, cancel,
 //!    reset-circuit, ask; each acknowledged with an `ack` event;
 //! 3. **route** — the table's route for the event (for `judge.score`: guards → corrected verdict →
-//!    `audit` → verdict route);
-//! 4. **limits** — circuit breaker (retry, swap, stop), tokens, wall clock, stuck;
+//!    `audit` → verdict route); the spawns an event of a still-open turn decides wait for that
+//!    turn's `agent.stop` (see `turns`);
+//! 4. **limits** — circuit breaker (retry, swap, stop), tokens, wall clock, stuck; then the
+//!    spawns deferred to the turn this event closed start, unless the limits stopped the session;
 //! 5. **pause filter** — spawns of paused roles are queued instead of issued;
 //! 6. **pairing** — each spawn takes the interventions waiting for its role.
 //!
@@ -21,6 +23,7 @@ mod fan_out;
 mod limits;
 mod qa_error;
 mod route;
+mod turns;
 
 pub use qa_error::QA_STATUS_ERROR;
 
@@ -110,6 +113,7 @@ impl Step<'_> {
         let answer = ask::pending_answer(self.table, self.state, self.event, now_ms);
         let was_done = self.state.done.is_some();
         self.bookkeeping(now_ms);
+        let turn_closed = self.track_turn();
         self.user_command(answer, was_done);
         if !was_done && self.state.done.is_none() {
             self.route();
@@ -117,8 +121,12 @@ impl Step<'_> {
             // Terminal: record the verdict for people, route nothing.
             self.assess(false);
         }
+        self.defer_spawns();
         if !was_done {
             self.limits();
+        }
+        if turn_closed {
+            self.release_deferred();
         }
         self.pause_filter();
         self.pairing();
@@ -204,6 +212,7 @@ impl Step<'_> {
             recorded_reason: None,
         });
         self.state.awaiting = None;
+        self.state.deferred.clear();
         self.effects.retain(|e| !e.starts_work());
         let id = self.next_id();
         self.effects.push(Effect::Done(effect::Done {

@@ -25,8 +25,11 @@ impl Step<'_> {
             self.judge();
             return;
         }
-        // A person's approve and veto fire their routes in the commands stage, with an ack.
-        if matches!(event.kind, Kind::UserApprove | Kind::UserVeto) {
+        // A person's approve, veto and answer fire their routes in the commands stage, with an ack.
+        if matches!(
+            event.kind,
+            Kind::UserApprove | Kind::UserVeto | Kind::UserAnswer
+        ) {
             return;
         }
         // A plan kind without its own route takes the route of the first plan kind that has one.
@@ -54,27 +57,42 @@ impl Step<'_> {
         self.fire(route, None, SpawnCause::Route);
     }
 
-    /// The stop reason when spawning `role` would go past a budget: a role that writes a plan
-    /// kind once a plan exists re-plans (`max_respec`), a judging role verifies (`max_verify`), and no
-    /// turn starts at the token hard cap. Checked before the spawn, so no turn is wasted.
-    pub(super) fn spent_budget(&self, role: &str) -> Option<&'static str> {
+    /// The stop reason when starting the turns of `roles` (one spawn, or a whole fan-out round)
+    /// would go past a budget. Each budget counts the whole round: every role of it that writes a
+    /// plan kind once a plan exists re-plans (`max_respec`), every judging role verifies
+    /// (`max_verify`), and no turn starts once the token total is at or past `tokens.hard` or the
+    /// session time at or past the wall-clock cap. A round that would cross a budget starts none
+    /// of its turns: the session stops before any branch runs, so no turn is wasted.
+    pub(super) fn spent_budget(&self, roles: &[String]) -> Option<&'static str> {
         let limits = &self.table.limits;
         let budgets = &self.state.budgets;
         if limits.tokens_hard > 0 && budgets.tokens >= limits.tokens_hard {
             return Some("token_exhausted");
         }
-        let produces = |kind: Kind| {
+        if limits.wall_clock_hard_ms > 0
+            && self.state.clock.elapsed_ms() >= limits.wall_clock_hard_ms
+        {
+            return Some("wall_clock_exhausted");
+        }
+        let produces = |role: &str, kind: Kind| {
             self.table
                 .role(role)
                 .is_some_and(|r| r.produces.iter().any(|k| k == kind.as_str()))
         };
-        if self.table.produces_slot(role, Slot::Plan)
+        let count = |keep: &dyn Fn(&str) -> bool| {
+            u32::try_from(roles.iter().filter(|r| keep(r)).count()).unwrap_or(u32::MAX)
+        };
+        let replans = count(&|r| self.table.produces_slot(r, Slot::Plan));
+        if replans > 0
             && self.state.plan.is_some()
-            && budgets.respecs >= limits.max_respec
+            && budgets.respecs.saturating_add(replans) > limits.max_respec
         {
             return Some("too_many_respec");
         }
-        if produces(Kind::JudgeScore) && self.state.verification.count >= limits.max_verify {
+        let verifies = count(&|r| produces(r, Kind::JudgeScore));
+        if verifies > 0
+            && self.state.verification.count.saturating_add(verifies) > limits.max_verify
+        {
             return Some("too_many_verify");
         }
         None
@@ -101,7 +119,7 @@ impl Step<'_> {
         }
         match &route.action {
             Action::Spawn { role } => {
-                if let Some(reason) = self.spent_budget(role) {
+                if let Some(reason) = self.spent_budget(std::slice::from_ref(role)) {
                     self.stop(reason);
                     return;
                 }
@@ -131,6 +149,13 @@ impl Step<'_> {
                         v.corrected.verdict, v.corrected.aggregate
                     ),
                     None if on == QA_ERROR_TRIGGER => self.qa_error_message(),
+                    None if self
+                        .table
+                        .route_for(Kind::UserAnswer.as_str(), "user")
+                        .is_some() =>
+                    {
+                        format!("`{on}` needs a person: /answer <text> to answer")
+                    }
                     None => format!("`{on}` needs a person: /veto <reason> to answer"),
                 };
                 self.await_person(on, judge_event_id, &body);

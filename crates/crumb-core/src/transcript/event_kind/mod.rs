@@ -132,6 +132,9 @@ kinds! {
     UserVeto = "user.veto", writer: "the user", fields: "`body` (reason)";
     /// The user approves the verdict that awaits them: fires the pipeline's `user.approve` route.
     UserApprove = "user.approve", writer: "the user", fields: "`body`";
+    /// crumb addition: the user answers what the session awaits (a question or a verdict): fires
+    /// the pipeline's `user.answer` route, the answer handed to the roles it spawns as a message.
+    UserAnswer = "user.answer", writer: "the user", fields: "`body` (the answer)";
     /// The user pauses the session, or one role (`to`).
     UserPause = "user.pause", writer: "the user", fields: "`to`";
     /// The user resumes the session, or one role (`to`); queued spawns are re-fired.
@@ -156,7 +159,8 @@ kinds! {
     /// A tool call's result.
     ToolResult = "tool.result", writer: "the dispatcher's stream tap", fields: "`body`, `data`";
     /// crumb addition: the session waits for a person (a route said `await: human`, e.g. after
-    /// PARTIAL). Persisted so replay and resume know it; `user.approve` or `user.veto` answers it.
+    /// PARTIAL). Persisted so replay and resume know it; `user.approve`, `user.veto` or
+    /// `user.answer` answers it.
     SessionAwaiting = "session.awaiting", writer: "the runner (`from: system`)", fields: "`body` (what is asked), `data.reason`";
     /// crumb addition: a hook fired (budget warning, stuck crossing, circuit breaker), recorded as an
     /// event instead of only being logged.
@@ -183,6 +187,7 @@ impl Kind {
                 | Kind::UserIntervene
                 | Kind::UserVeto
                 | Kind::UserApprove
+                | Kind::UserAnswer
                 | Kind::UserPause
                 | Kind::UserResume
         )
@@ -195,7 +200,7 @@ impl Kind {
 
     /// Kinds crumb adds to the base vocabulary (absent from the legacy transcript schema).
     pub fn is_crumb_addition(self) -> bool {
-        matches!(self, Kind::SessionAwaiting | Kind::Hook)
+        matches!(self, Kind::SessionAwaiting | Kind::Hook | Kind::UserAnswer)
     }
 
     /// One paragraph for `crumb explain <kind>`: meaning, writer, key fields.
