@@ -45,7 +45,7 @@ export function commandBar(me) {
   const thread = h('div', { class: 'thread', id: 'thread' });
   const hints = h('div', { class: 'hints' });
   const reason = h('div', { class: 'command-off small muted', id: 'command-off', hidden: true });
-  const input = h('input', { id: 'command', type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: '/approve · /veto <reason> · @role <message> · /ask status · plain text for every role', 'aria-label': 'command' });
+  const input = h('input', { id: 'command', type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: '/approve · /veto <reason> · /answer <text> · @role <message> (next turn) · /ask status · plain text for every role', 'aria-label': 'command' });
   const send = h('button', { class: 'btn primary', type: 'submit' }, 'Send');
   const showHints = () => {
     clear(hints);
@@ -72,7 +72,7 @@ export function commandBar(me) {
     bar.classList.toggle('off', !enabled);
     input.disabled = !enabled; send.disabled = !enabled;
     reason.hidden = enabled; reason.textContent = why || '';
-    input.placeholder = enabled ? '/approve · /veto <reason> · @role <message> · /ask status · plain text for every role' : (why || 'disabled');
+    input.placeholder = enabled ? '/approve · /veto <reason> · /answer <text> · @role <message> (next turn) · /ask status · plain text for every role' : (why || 'disabled');
   };
   return bar;
 }

@@ -1,4 +1,4 @@
-//! C35–C38: budgets decided on counts that include the triggering turn. A spawn decided by an
+//! C35–C38 and C43: budgets decided on counts that include the triggering turn. A spawn decided by an
 //! event of a turn still running waits for that turn's `agent.stop`, so the token hard cap sees
 //! its usage ("no turn starts once usage ≥ hard"); a fan-out round is checked as a whole and a
 //! round that would cross a budget starts none of its branches.
@@ -186,4 +186,32 @@ fn c38_a_round_that_fits_the_budget_exactly_starts_whole() {
         }
     }
     assert_eq!(s.state.verification.count, 6);
+}
+
+#[test]
+fn c43_a_round_of_planners_is_checked_against_max_respec_as_a_whole() {
+    let mut s = Script::with(table(
+        r"
+version: 1
+name: planners
+roles:
+  planner-a: { template: a.md.j2, produces: [spec] }
+  planner-b: { template: b.md.j2, produces: [spec] }
+  builder: { template: w.md.j2, produces: [build, note] }
+routes:
+  - { on: goal, spawn: [planner-a, planner-b] }
+  - { on: spec, spawn: builder }
+  - { on: build, spawn: [planner-a, planner-b], max: 5 }
+  - { on: note, done: pass }
+limits: { max_respec: 2 }
+",
+    ));
+    assert_eq!(spawned(&s.goal()), ["planner-a", "planner-b"]);
+    s.send("planner-a", Kind::Spec, |_| {});
+    s.send("planner-b", Kind::Spec, |_| {});
+    assert_eq!(s.state.budgets.respecs, 1);
+    // Two more re-plans would make 3 > 2: neither planner starts.
+    let round = s.send("builder", Kind::Build, |_| {});
+    assert!(spawned(&round).is_empty());
+    assert_eq!(done_reason(&round), Some("too_many_respec"));
 }
