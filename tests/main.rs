@@ -33,4 +33,5 @@ mod same_fold;
 mod shutdown;
 mod status_snapshot;
 mod studio;
+mod tail;
 mod transcript;

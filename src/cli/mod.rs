@@ -32,6 +32,7 @@ pub(crate) mod status;
 pub(crate) mod status_usage;
 mod stdout;
 pub(crate) mod studio;
+pub(crate) mod tail;
 pub mod validate;
 
 /// crumb — a declarative pipeline runner.
@@ -81,6 +82,8 @@ pub enum Command {
     Ls(ls::Args),
     /// Serve the local web console over the sessions' transcripts.
     Studio(studio::Args),
+    /// Print a session's events (human lines or its JSONL), following them with `--follow`.
+    Tail(tail::Args),
     /// Append a line to a session's inbox (`/approve`, `@builder …`, plain text).
     Say(say::Args),
     /// Check this machine: agent CLIs and their logins, Chromium, the crumb home, limits.
@@ -129,6 +132,7 @@ pub fn main() -> ExitCode {
         Command::Qa(args) => qa::run(args),
         Command::Ls(args) => ls::run(args),
         Command::Say(args) => say::run(args),
+        Command::Tail(args) => tail::run(args),
         Command::Studio(args) => studio::run(args),
         Command::Doctor(args) => doctor::run(args),
     };
