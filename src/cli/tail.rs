@@ -111,7 +111,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
                     ended |= line.event.kind == Kind::SessionEnd;
                 }
                 Err(issue) => {
-                    eprintln!("crumb tail: note: line {number} skipped: {}", issue.message)
+                    eprintln!("crumb tail: note: line {number} skipped: {}", issue.message);
                 }
             }
             if ended {
