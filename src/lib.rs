@@ -14,6 +14,7 @@ pub(crate) mod doctor;
 pub mod exit_codes;
 pub(crate) mod export;
 pub mod fs;
+pub(crate) mod mcp;
 pub mod process;
 pub mod qa;
 pub mod runtime;

@@ -19,6 +19,8 @@ pub(crate) mod graph;
 mod home_flag;
 pub(crate) mod init;
 pub(crate) mod ls;
+pub(crate) mod mcp;
+mod mcp_hosts;
 pub(crate) mod mock_agent;
 mod pipeline_file;
 pub mod qa;
@@ -86,6 +88,8 @@ pub enum Command {
     Tail(tail::Args),
     /// Append a line to a session's inbox (`/approve`, `@builder …`, plain text).
     Say(say::Args),
+    /// Serve the Model Context Protocol on stdio for Claude Code, Codex or Gemini CLI.
+    Mcp(mcp::Args),
     /// Check this machine: agent CLIs and their logins, Chromium, the crumb home, limits.
     Doctor(doctor::Args),
 }
@@ -135,6 +139,7 @@ pub fn main() -> ExitCode {
         Command::Tail(args) => tail::run(args),
         Command::Studio(args) => studio::run(args),
         Command::Doctor(args) => doctor::run(args),
+        Command::Mcp(args) => mcp::run(args),
     };
     match result {
         Ok(status) => crate::exit_codes::exit(status.code()),
