@@ -479,6 +479,18 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A scratch project at `project` holding the static casual pipeline
+/// (`pipelines/casual-static.yaml`, browser-free QA) next to a copy of `templates/`.
+pub fn casual_static_project(project: &Path) {
+    std::fs::create_dir_all(project.join("pipelines")).expect("mkdir");
+    std::fs::copy(
+        repo_root().join("tests/fixtures/run/casual-static.yaml"),
+        project.join("pipelines/casual-static.yaml"),
+    )
+    .expect("copy pipeline");
+    copy_dir(&repo_root().join("templates"), &project.join("templates"));
+}
+
 /// The one session under the crumb home `home` (its folder) and its transcript's events: for
 /// tests that run one pipeline once in a scratch home.
 pub fn only_session(home: &Path) -> (PathBuf, Vec<serde_json::Value>) {

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::support::{Crumb, crumb, eventually, repo_root};
+use crate::support::{Crumb, crumb, eventually};
 
 /// A scratch project holding the static casual pipeline, with its own crumb home.
 struct Project {
@@ -15,13 +15,7 @@ impl Project {
     fn new() -> Project {
         let root = tempfile::tempdir().expect("tempdir");
         let project = root.path().join("project");
-        std::fs::create_dir_all(project.join("pipelines")).expect("mkdir");
-        std::fs::copy(
-            repo_root().join("tests/fixtures/run/casual-static.yaml"),
-            project.join("pipelines/casual-static.yaml"),
-        )
-        .expect("copy pipeline");
-        crate::support::copy_dir(&repo_root().join("templates"), &project.join("templates"));
+        crate::support::casual_static_project(&project);
         Project { root }
     }
 

@@ -253,9 +253,7 @@ impl CrumbMcp {
         &self,
         Parameters(p): Parameters<PathsParams>,
     ) -> Result<Json<CommandOutput>, String> {
-        let mut args = vec!["validate".to_owned(), "--format".into(), "json".into()];
-        args.extend(self.confined(&p.paths)?);
-        self.command_owned(&args).await
+        self.on_pipelines("validate", &p.paths).await
     }
 
     /// Prove pipelines' routes: every outcome reachable, no dead end, every loop bounded
@@ -265,9 +263,7 @@ impl CrumbMcp {
         &self,
         Parameters(p): Parameters<PathsParams>,
     ) -> Result<Json<CommandOutput>, String> {
-        let mut args = vec!["check".to_owned(), "--format".into(), "json".into()];
-        args.extend(self.confined(&p.paths)?);
-        self.command_owned(&args).await
+        self.on_pipelines("check", &p.paths).await
     }
 
     /// What a diagnostic code or an event kind means (`crumb explain`).
@@ -331,14 +327,20 @@ impl CrumbMcp {
         output(&finished).map(Json)
     }
 
-    fn confined(&self, paths: &[String]) -> Result<Vec<String>, String> {
+    /// `crumb <command> --format json <paths>`, each path confined to the scope.
+    async fn on_pipelines(
+        &self,
+        command: &str,
+        paths: &[String],
+    ) -> Result<Json<CommandOutput>, String> {
         if paths.is_empty() {
             return Err("name at least one pipeline file or folder".to_owned());
         }
-        paths
-            .iter()
-            .map(|p| self.scope.confine(p).map(|p| p.display().to_string()))
-            .collect()
+        let mut args = vec![command.to_owned(), "--format".into(), "json".into()];
+        for path in paths {
+            args.push(self.scope.confine(path)?.display().to_string());
+        }
+        self.command_owned(&args).await
     }
 
     /// Start `crumb <args>` detached and answer with the session it creates.

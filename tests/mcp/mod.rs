@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::support::{Crumb, crumb, repo_root};
+use crate::support::{Crumb, crumb};
 
 /// Steps `client.py` reports when every expectation held.
 const STEPS: [&str; 8] = [
@@ -31,13 +31,7 @@ fn the_python_sdk_drives_crumb_mcp_over_stdio() {
         .to_owned();
     let root = tempfile::tempdir().expect("tempdir");
     let project = root.path().join("project");
-    std::fs::create_dir_all(project.join("pipelines")).expect("mkdir");
-    std::fs::copy(
-        repo_root().join("tests/fixtures/run/casual-static.yaml"),
-        project.join("pipelines/casual-static.yaml"),
-    )
-    .expect("copy pipeline");
-    crate::support::copy_dir(&repo_root().join("templates"), &project.join("templates"));
+    crate::support::casual_static_project(&project);
     std::fs::write(
         project.join("pipelines/broken.yaml"),
         "name: broken\nroles:\n  - id: a\n",
@@ -70,47 +64,28 @@ fn print_config_prints_each_hosts_snippet() {
     let root = tempfile::tempdir().expect("tempdir");
     let project = root.path().canonicalize().expect("canonical");
     let shown = project.display().to_string();
-    let claude = crumb()
-        .args(["mcp", "--print-config", "claude"])
-        .current_dir(&project)
-        .run()
-        .expect_code(0);
-    assert!(
-        claude.stdout.contains("claude mcp add crumb -- "),
-        "{}",
-        claude.stdout
-    );
-    let json_start = claude.stdout.find('{').expect("a .mcp.json");
+    let snippet = |host: &str| {
+        crumb()
+            .args(["mcp", "--print-config", host])
+            .current_dir(&project)
+            .run()
+            .expect_code(0)
+            .stdout
+    };
+    let claude = snippet("claude");
+    assert!(claude.contains("claude mcp add crumb -- "), "{claude}");
+    let json_start = claude.find('{').expect("a .mcp.json");
     let mcp_json: serde_json::Value =
-        serde_json::from_str(&claude.stdout[json_start..]).expect("valid JSON");
+        serde_json::from_str(&claude[json_start..]).expect("valid JSON");
     assert_eq!(
         mcp_json["mcpServers"]["crumb"]["args"],
         serde_json::json!(["mcp", "--project", shown])
     );
-    let codex = crumb()
-        .args(["mcp", "--print-config", "codex"])
-        .current_dir(&project)
-        .run()
-        .expect_code(0);
-    assert!(
-        codex.stdout.contains("[mcp_servers.crumb]"),
-        "{}",
-        codex.stdout
-    );
-    assert!(
-        codex
-            .stdout
-            .contains(&format!("args = [\"mcp\", \"--project\", \"{shown}\"]"))
-    );
-    let gemini = crumb()
-        .args(["mcp", "--print-config", "gemini"])
-        .current_dir(&project)
-        .run()
-        .expect_code(0);
-    assert!(gemini.stdout.contains("settings.json"), "{}", gemini.stdout);
-    assert!(
-        gemini.stdout.contains("\"mcpServers\""),
-        "{}",
-        gemini.stdout
-    );
+    let codex = snippet("codex");
+    assert!(codex.contains("[mcp_servers.crumb]"), "{codex}");
+    let args = format!("args = [\"mcp\", \"--project\", \"{shown}\"]");
+    assert!(codex.contains(&args), "{codex}");
+    let gemini = snippet("gemini");
+    assert!(gemini.contains("settings.json"), "{gemini}");
+    assert!(gemini.contains("\"mcpServers\""), "{gemini}");
 }
