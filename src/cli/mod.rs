@@ -36,6 +36,7 @@ mod stdout;
 pub(crate) mod studio;
 pub(crate) mod tail;
 pub mod validate;
+pub(crate) mod watch;
 
 /// crumb — a declarative pipeline runner.
 #[derive(Debug, Parser)]
@@ -86,6 +87,8 @@ pub enum Command {
     Studio(studio::Args),
     /// Print a session's events (human lines or its JSONL), following them with `--follow`.
     Tail(tail::Args),
+    /// A terminal view of a session: outcome, rounds, feed, scorecard; keys to approve, veto, stop.
+    Watch(watch::Args),
     /// Append a line to a session's inbox (`/approve`, `@builder …`, plain text).
     Say(say::Args),
     /// Serve the Model Context Protocol on stdio for Claude Code, Codex or Gemini CLI.
@@ -137,6 +140,7 @@ pub fn main() -> ExitCode {
         Command::Ls(args) => ls::run(args),
         Command::Say(args) => say::run(args),
         Command::Tail(args) => tail::run(args),
+        Command::Watch(args) => watch::run(args),
         Command::Studio(args) => studio::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Mcp(args) => mcp::run(args),

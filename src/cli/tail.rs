@@ -135,7 +135,13 @@ fn write_line(out: &mut String, line: &Line, json: bool) {
         out.push('\n');
         return;
     }
-    let event = &line.event;
+    out.push_str(&human_line(&line.event));
+    out.push('\n');
+}
+
+/// One event as a person reads it: time, writer, kind and a one-line preview of the body (as
+/// `crumb status` lists its last events).
+pub(crate) fn human_line(event: &Event) -> String {
     let time = event.ts.get(11..23).unwrap_or(&event.ts);
     let body = event
         .body
@@ -147,6 +153,5 @@ fn write_line(out: &mut String, line: &Line, json: bool) {
         event.from,
         event.kind.as_str()
     );
-    out.push_str(text.trim_end());
-    out.push('\n');
+    text.trim_end().to_owned()
 }

@@ -229,17 +229,7 @@ impl CrumbMcp {
         Parameters(p): Parameters<SessionParams>,
     ) -> Result<Json<CommandOutput>, String> {
         let session = self.scope.session(&p.session)?;
-        let meta = session.read_meta().map_err(|e| e.to_string())?;
-        let pid = meta
-            .pid
-            .and_then(|p| i32::try_from(p).ok())
-            .filter(|p| *p > 1 && crate::runtime::lock::is_held(session.path()))
-            .ok_or("no coordinator is running for this session")?;
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGTERM,
-        )
-        .map_err(|e| format!("cannot stop it: {e}"))?;
+        let pid = crate::runtime::stop::stop_coordinator(&session)?;
         Ok(Json(CommandOutput {
             exit_code: 0,
             result: serde_json::json!({ "stopping": true, "pid": pid }),

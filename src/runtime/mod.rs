@@ -21,4 +21,5 @@ pub mod session;
 pub mod session_dir;
 pub(crate) mod state_snapshot;
 pub(crate) mod status_fold;
+pub(crate) mod stop;
 pub(crate) mod stream_tap;
