@@ -36,3 +36,4 @@ mod status_snapshot;
 mod studio;
 mod tail;
 mod transcript;
+mod watch;

@@ -15,6 +15,8 @@ pub(crate) fn run(mut model: Model) -> Result<ExitStatus, CommandError> {
     let mut shown_outcome = String::new();
     let mut header = false;
     loop {
+        // Sampled before reading: whatever a coordinator wrote before it let go is read below.
+        let live = crate::runtime::lock::is_held(model.session.path());
         let fresh = model.poll().map_err(CommandError::failure)?;
         let mut out = String::new();
         if !header {
@@ -31,7 +33,7 @@ pub(crate) fn run(mut model: Model) -> Result<ExitStatus, CommandError> {
             shown_outcome = outcome;
         }
         crate::cli::stdout::print(&out)?;
-        if model.ended || !crate::runtime::lock::is_held(model.session.path()) {
+        if model.ended || !live {
             return Ok(ExitStatus::SUCCESS);
         }
         std::thread::sleep(POLL_INTERVAL);
