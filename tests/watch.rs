@@ -208,3 +208,65 @@ fn into_a_pipe_it_prints_plain_lines_until_the_session_ends() {
 fn path(folder: &Path) -> &str {
     folder.to_str().expect("utf-8 path")
 }
+
+/// The other keys: `v` vetoes with the typed reason, `:` sends a line (a refused one says why),
+/// `s` stops the coordinator and `r` resumes it in the background.
+#[test]
+fn veto_with_a_reason_a_refused_line_stop_and_resume_from_the_keys() {
+    let waiting = Waiting::start();
+    let home = waiting.root.path().join("home");
+    let command = format!(
+        "cd {} && CRUMB_HOME={} timeout --foreground 120 {} watch {}; sleep 60",
+        shell_words::quote(&waiting.root.path().join("project").display().to_string()),
+        shell_words::quote(&home.display().to_string()),
+        shell_words::quote(&crate::support::crumb_bin().display().to_string()),
+        shell_words::quote(&waiting.folder.display().to_string()),
+    );
+    let tmux = Tmux::start(80, 24, &command);
+    tmux.screen_with("awaiting a person");
+    tmux.run("send-keys -t watch v");
+    tmux.screen_with("veto, because:");
+    tmux.run("send-keys -t watch -l 'too easy'");
+    tmux.run("send-keys -t watch Enter");
+    tmux.screen_with("sent: /veto too easy");
+    let transcript = waiting.folder.join("transcript.jsonl");
+    eventually(
+        "a second wait for a person",
+        Duration::from_secs(60),
+        || {
+            let text = std::fs::read_to_string(&transcript).ok()?;
+            (text.contains("\"user.veto\"")
+                && text.contains("too easy")
+                && text.matches("\"session.awaiting\"").count() == 2)
+                .then_some(())
+        },
+    );
+
+    tmux.run("send-keys -t watch :");
+    tmux.run("send-keys -t watch -l '/frobnicate'");
+    tmux.run("send-keys -t watch Enter");
+    let refused = tmux.screen_with("refused:");
+    assert!(refused.contains("frobnicate"), "{refused}");
+
+    tmux.run("send-keys -t watch s");
+    tmux.screen_with("stopping the coordinator");
+    let first_pid = u64::from(waiting.run.id());
+    let stopped = waiting.run.wait();
+    assert_ne!(stopped.code, 0, "the stopped run does not end as a pass");
+
+    tmux.run("send-keys -t watch r");
+    tmux.screen_with("resuming (pid");
+    let meta = waiting.folder.join("meta.json");
+    eventually("the resumed coordinator", Duration::from_secs(60), || {
+        let meta: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&meta).ok()?).ok()?;
+        let pid = meta["pid"].as_u64()?;
+        (pid != first_pid).then_some(())
+    });
+    crumb()
+        .env("CRUMB_HOME", &home)
+        .args(["say", path(&waiting.folder), "/approve"])
+        .run()
+        .expect_code(0);
+    tmux.screen_with("done — approved (outcome pass)");
+}
