@@ -56,8 +56,10 @@ struct Tmux {
 
 impl Tmux {
     fn start(width: u16, height: u16, command: &str) -> Tmux {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmux = Tmux {
-            socket: format!("crumb-watch-{}-{width}", std::process::id()),
+            socket: format!("crumb-watch-{}-{n}", std::process::id()),
         };
         tmux.run(&format!(
             "new-session -d -s watch -x {width} -y {height} {}",
@@ -269,4 +271,25 @@ fn veto_with_a_reason_a_refused_line_stop_and_resume_from_the_keys() {
         .run()
         .expect_code(0);
     tmux.screen_with("done — approved (outcome pass)");
+}
+
+/// `crumb run … --watch` runs in the background and shows the view at once; approving from it
+/// ends the run, and the command exits with the run's code.
+#[test]
+fn run_with_watch_shows_the_session_and_exits_with_the_runs_code() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let project = root.path().join("project");
+    crate::support::casual_static_project(&project);
+    let command = format!(
+        "cd {} && CRUMB_HOME={} CRUMB_STUDIO_PORT=1 timeout --foreground 120 {} run pipelines/casual-static.yaml 'a puzzle game' --adapter mock --mock-scenario partial --watch; echo watch-exited-$?; sleep 60",
+        shell_words::quote(&project.display().to_string()),
+        shell_words::quote(&root.path().join("home").display().to_string()),
+        shell_words::quote(&crate::support::crumb_bin().display().to_string()),
+    );
+    let tmux = Tmux::start(80, 24, &command);
+    tmux.screen_with("awaiting a person");
+    tmux.run("send-keys -t watch a");
+    tmux.screen_with("done — approved (outcome pass)");
+    tmux.run("send-keys -t watch q");
+    tmux.screen_with("watch-exited-0");
 }

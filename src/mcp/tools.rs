@@ -335,19 +335,13 @@ impl CrumbMcp {
 
     /// Start `crumb <args>` detached and answer with the session it creates.
     async fn start(&self, args: &[String], what: &str) -> Result<Started, String> {
-        let before: std::collections::HashSet<String> =
-            listing::list(&self.scope.home, Some(&self.scope.project))
-                .0
-                .into_iter()
-                .map(|s| s.id)
-                .collect();
+        let before = listing::ids(&self.scope.home, &self.scope.project);
         let log = self.log_path(what)?;
         let mut exited = self.scope.detach(args, &log)?;
         let deadline = tokio::time::Instant::now() + START_LIMIT;
         let mut ended = false;
         loop {
-            let (sessions, _) = listing::list(&self.scope.home, Some(&self.scope.project));
-            if let Some(new) = sessions.into_iter().find(|s| !before.contains(&s.id)) {
+            if let Some(new) = listing::new_since(&self.scope.home, &self.scope.project, &before) {
                 return Ok(Started {
                     session_id: new.id,
                     folder: new.path.display().to_string(),

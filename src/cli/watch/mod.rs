@@ -5,6 +5,7 @@
 //! coordinator as Studio's Stop does, and resume in the background. When stdout is not a
 //! terminal it prints plain lines instead ([`plain`]).
 
+mod launch;
 mod model;
 mod plain;
 mod screen;
@@ -34,7 +35,14 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let home = CrumbHome::from_env()?;
     let project = Project::current().ok();
     let session = resolve(&home, project.as_ref(), &args.session)?;
-    let model = Model::open(session).map_err(CommandError::usage)?;
+    let mut model = Model::open(session).map_err(CommandError::usage)?;
+    show(&mut model).map(|()| ExitStatus::SUCCESS)
+}
+
+pub(crate) use launch::run_and_watch;
+
+/// The full-screen view on a terminal, plain lines anywhere else.
+fn show(model: &mut Model) -> Result<(), CommandError> {
     if std::io::stdout().is_terminal() {
         interactive(model)
     } else {
@@ -43,12 +51,12 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
 }
 
 /// The full-screen view until `q` or Ctrl-C; the terminal is restored however the loop ends.
-fn interactive(mut model: Model) -> Result<ExitStatus, CommandError> {
+fn interactive(model: &mut Model) -> Result<(), CommandError> {
     let mut terminal = ratatui::try_init()
         .map_err(|e| CommandError::failure("cannot take over the terminal").because(e))?;
-    let result = view_loop(&mut terminal, &mut model);
+    let result = view_loop(&mut terminal, model);
     ratatui::restore();
-    result.map(|()| ExitStatus::SUCCESS)
+    result
 }
 
 /// What the keys are doing.

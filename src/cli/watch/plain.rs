@@ -6,12 +6,12 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::model::Model;
-use crate::cli::error::{CommandError, ExitStatus};
+use crate::cli::error::CommandError;
 
 /// How long it waits before reading the transcript's tail again.
 const POLL_INTERVAL: Duration = Duration::from_millis(100);
 
-pub(crate) fn run(mut model: Model) -> Result<ExitStatus, CommandError> {
+pub(crate) fn run(model: &mut Model) -> Result<(), CommandError> {
     let mut shown_outcome = String::new();
     let mut header = false;
     loop {
@@ -34,7 +34,7 @@ pub(crate) fn run(mut model: Model) -> Result<ExitStatus, CommandError> {
         }
         crate::cli::stdout::print(&out)?;
         if model.ended || !live {
-            return Ok(ExitStatus::SUCCESS);
+            return Ok(());
         }
         std::thread::sleep(POLL_INTERVAL);
     }
