@@ -491,6 +491,31 @@ pub fn casual_static_project(project: &Path) {
     copy_dir(&repo_root().join("templates"), &project.join("templates"));
 }
 
+/// The folder of the one session under the crumb home `home` once its transcript holds a
+/// `session.awaiting` (a PARTIAL mock run waiting for a person).
+#[track_caller]
+pub fn awaiting_session(home: &Path) -> PathBuf {
+    eventually(
+        "a session waiting for a person",
+        Duration::from_secs(60),
+        || {
+            let project = std::fs::read_dir(home.join("projects"))
+                .ok()?
+                .next()?
+                .ok()?;
+            let session = std::fs::read_dir(project.path().join("sessions"))
+                .ok()?
+                .next()?
+                .ok()?
+                .path();
+            std::fs::read_to_string(session.join("transcript.jsonl"))
+                .ok()?
+                .contains("\"session.awaiting\"")
+                .then_some(session)
+        },
+    )
+}
+
 /// The one session under the crumb home `home` (its folder) and its transcript's events: for
 /// tests that run one pipeline once in a scratch home.
 pub fn only_session(home: &Path) -> (PathBuf, Vec<serde_json::Value>) {

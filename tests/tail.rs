@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::support::{Crumb, crumb, eventually};
+use crate::support::{Crumb, crumb};
 
 /// A scratch project holding the static casual pipeline, with its own crumb home.
 struct Project {
@@ -45,29 +45,6 @@ fn kind_of(line: &str) -> String {
     value["kind"].as_str().unwrap_or_default().to_owned()
 }
 
-/// The folder of the one session under `home` once its transcript has a `session.awaiting`.
-fn awaiting_session(home: &Path) -> PathBuf {
-    eventually(
-        "the session to wait for a person",
-        Duration::from_secs(60),
-        || {
-            let project = std::fs::read_dir(home.join("projects"))
-                .ok()?
-                .next()?
-                .ok()?;
-            let session = std::fs::read_dir(project.path().join("sessions"))
-                .ok()?
-                .next()?
-                .ok()?
-                .path();
-            transcript_lines(&session)
-                .iter()
-                .any(|l| kind_of(l) == "session.awaiting")
-                .then_some(session)
-        },
-    )
-}
-
 /// A PARTIAL session waits for a person; `tail --follow --json --from` its `session.awaiting`
 /// prints that line, keeps following while `/approve` drives the session on, and ends on
 /// `session.end` having printed exactly the transcript's lines from there on.
@@ -78,7 +55,7 @@ fn follow_json_prints_exactly_the_transcript_from_an_id_until_session_end() {
         .crumb(&["run", "pipelines/casual-static.yaml", "a snake game"])
         .args(["--adapter", "mock", "--mock-scenario", "partial", "--wait"])
         .spawn();
-    let folder = awaiting_session(&project.home());
+    let folder = crate::support::awaiting_session(&project.home());
     let before = transcript_lines(&folder);
     let awaiting = before
         .iter()

@@ -25,27 +25,21 @@ impl Waiting {
             .args(["run", "pipelines/casual-static.yaml", "a puzzle game"])
             .args(["--adapter", "mock", "--mock-scenario", "partial", "--wait"])
             .spawn();
-        let home = root.path().join("home");
-        let folder = eventually(
-            "a session waiting for a person",
-            Duration::from_secs(60),
-            || {
-                let project = std::fs::read_dir(home.join("projects"))
-                    .ok()?
-                    .next()?
-                    .ok()?;
-                let session = std::fs::read_dir(project.path().join("sessions"))
-                    .ok()?
-                    .next()?
-                    .ok()?
-                    .path();
-                std::fs::read_to_string(session.join("transcript.jsonl"))
-                    .ok()?
-                    .contains("\"session.awaiting\"")
-                    .then_some(session)
-            },
-        );
+        let folder = crate::support::awaiting_session(&root.path().join("home"));
         Waiting { root, folder, run }
+    }
+
+    /// The shell command a tmux pane runs: `crumb watch` on the session (bounded), then a line
+    /// with its exit code, then a pause that keeps the pane open to be read.
+    fn watch_command(&self) -> String {
+        let quote = |path: &Path| shell_words::quote(&path.display().to_string()).into_owned();
+        format!(
+            "cd {} && CRUMB_HOME={} timeout --foreground 120 {} watch {}; echo watch-exited-$?; sleep 60",
+            quote(&self.root.path().join("project")),
+            quote(&self.root.path().join("home")),
+            quote(&crate::support::crumb_bin()),
+            quote(&self.folder),
+        )
     }
 }
 
@@ -102,14 +96,7 @@ impl Drop for Tmux {
 /// terminal after `q`.
 fn approve_in_a_terminal(width: u16, height: u16) {
     let waiting = Waiting::start();
-    let home = waiting.root.path().join("home");
-    let command = format!(
-        "cd {} && CRUMB_HOME={} timeout --foreground 120 {} watch {}; echo watch-exited-$?; sleep 60",
-        shell_words::quote(&waiting.root.path().join("project").display().to_string()),
-        shell_words::quote(&home.display().to_string()),
-        shell_words::quote(&crate::support::crumb_bin().display().to_string()),
-        shell_words::quote(&waiting.folder.display().to_string()),
-    );
+    let command = waiting.watch_command();
     let tmux = Tmux::start(width, height, &command);
     let before = tmux.screen_with("awaiting a person");
     for shown in [
@@ -217,13 +204,7 @@ fn path(folder: &Path) -> &str {
 fn veto_with_a_reason_a_refused_line_stop_and_resume_from_the_keys() {
     let waiting = Waiting::start();
     let home = waiting.root.path().join("home");
-    let command = format!(
-        "cd {} && CRUMB_HOME={} timeout --foreground 120 {} watch {}; sleep 60",
-        shell_words::quote(&waiting.root.path().join("project").display().to_string()),
-        shell_words::quote(&home.display().to_string()),
-        shell_words::quote(&crate::support::crumb_bin().display().to_string()),
-        shell_words::quote(&waiting.folder.display().to_string()),
-    );
+    let command = waiting.watch_command();
     let tmux = Tmux::start(80, 24, &command);
     tmux.screen_with("awaiting a person");
     tmux.run("send-keys -t watch v");
