@@ -145,3 +145,23 @@ fn a_malformed_kind_is_a_usage_error() {
         run.stderr
     );
 }
+
+/// Without `--follow` every event is printed, also those after a `session.end` (a transcript
+/// that goes on after its end, as a resumed one may): `--json` reprints the file byte for byte.
+#[test]
+fn without_follow_it_prints_every_event_even_after_session_end() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fixture = std::fs::read_to_string(
+        crate::support::repo_root().join("tests/fixtures/engine/casual-pass.jsonl"),
+    )
+    .expect("fixture");
+    let twice = dir.path().join("transcript.jsonl");
+    std::fs::write(&twice, fixture.repeat(2)).expect("write");
+    let run = crumb()
+        .arg("tail")
+        .arg(&twice)
+        .arg("--json")
+        .run()
+        .expect_code(0);
+    assert_eq!(run.stdout, fixture.repeat(2));
+}

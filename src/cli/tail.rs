@@ -2,7 +2,8 @@
 //! lines for people or, with `--json`, exactly the transcript's JSONL lines (for scripts and `jq`).
 //!
 //! Reads with the live [`Tail`], so following costs one read of what was appended per poll, never
-//! a re-read of the file. `--follow` ends when the session writes `session.end` (whether or not
+//! a re-read of the file. Without `--follow` it prints every event there is; `--follow` ends when
+//! the session writes `session.end` (whether or not
 //! `--kinds` shows it); a session nobody drives any more is followed until Ctrl-C.
 
 use std::time::Duration;
@@ -108,7 +109,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
                     if filter.shows(&line.event) {
                         write_line(&mut out, &line, args.json);
                     }
-                    ended |= line.event.kind == Kind::SessionEnd;
+                    ended |= args.follow && line.event.kind == Kind::SessionEnd;
                 }
                 Err(issue) => {
                     eprintln!("crumb tail: note: line {number} skipped: {}", issue.message);
