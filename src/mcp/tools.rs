@@ -26,7 +26,14 @@ const START_LIMIT: Duration = Duration::from_secs(30);
 #[derive(Debug, Serialize, JsonSchema)]
 pub(crate) struct CommandOutput {
     pub exit_code: i32,
+    #[schemars(schema_with = "any_json")]
     pub result: Value,
+}
+
+/// Any JSON value, as an (empty) object schema: hosts such as Claude Code refuse a tool whose
+/// output schema holds the boolean schema `true` that schemars gives a `Value`.
+fn any_json(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "description": "what the command printed: its JSON, or {\"text\": …}" })
 }
 
 /// A session started in the background.

@@ -58,6 +58,10 @@ async def main():
             assert tool.input_schema.get("type") == "object", (name, tool.input_schema)
             assert tool.output_schema and tool.output_schema.get("type") == "object", (name, tool.output_schema)
             assert tool.annotations.read_only_hint == (name in READ_ONLY), (name, tool.annotations)
+            # Claude Code refuses a tool whose schema holds a boolean sub-schema (`true`).
+            for schema in (tool.input_schema, tool.output_schema):
+                bad = [k for k, v in schema.get("properties", {}).items() if not isinstance(v, dict)]
+                assert not bad, (name, bad)
         assert "pipeline" in tools["run"].input_schema["required"], tools["run"].input_schema
         assert tools["say"].input_schema["required"] == ["session", "line"], tools["say"].input_schema
         ok("tools and their schemas")
