@@ -390,5 +390,13 @@ fn claude_drives_crumb_through_its_mcp_server() {
         },
     );
     assert_eq!(events[0]["kind"], "session.start", "{events:?}");
-    assert!(run.stdout.contains("Done."), "{}", run.stdout);
+    // Three model turns: the `run` call, the `status` call, the answer; nothing was refused.
+    let result: Value = serde_json::from_str(run.stdout.trim()).expect("claude's JSON result");
+    assert_eq!(result["num_turns"], 3, "{result}");
+    assert_eq!(
+        result["permission_denials"],
+        serde_json::json!([]),
+        "{result}"
+    );
+    assert_eq!(result["result"], "Done.", "{result}");
 }

@@ -184,7 +184,8 @@ fn anthropic(mode: Mode, request: &Value) -> Response {
 }
 
 /// The next step of [`Mode::CrumbMcp`], from the tool results so far: `run`, then `status` of
-/// the session `run` answered with, then a final answer.
+/// the session `run` answered with, then a final answer: `Done.` only when `status` answered
+/// with the session's state.
 fn crumb_mcp_step(request: &Value) -> Value {
     let has_crumb = request["tools"]
         .as_array()
@@ -213,6 +214,11 @@ fn crumb_mcp_step(request: &Value) -> Value {
                 .unwrap_or("missing");
             json!({"type": "tool_use", "id": "toolu_fake_2", "name": "mcp__crumb__status", "input": {"session": id}})
         }
+        // The answer says whether `status` came back with the session's folded state.
+        (true, [_, status]) if status.contains("session_id") && status.contains("state") => {
+            json!({"type": "text", "text": "Done."})
+        }
+        (true, [_, status]) => json!({"type": "text", "text": format!("status failed: {status}")}),
         _ => json!({"type": "text", "text": "Done."}),
     }
 }
