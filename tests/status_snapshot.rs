@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::support::{Crumb, crumb, repo_root};
+use crate::support::{Crumb, crumb};
 
 /// Filler lines appended to a finished run, so it is long enough for a snapshot (> 10k lines).
 const FILLER: u32 = 12_000;
@@ -34,13 +34,7 @@ impl Session {
     fn padded(extra: &[&str], code: i32) -> Session {
         let home = tempfile::tempdir().expect("tempdir");
         let project = home.path().join("project");
-        std::fs::create_dir_all(project.join("pipelines")).expect("mkdir");
-        std::fs::copy(
-            repo_root().join("tests/fixtures/run/casual-static.yaml"),
-            project.join("pipelines/casual-static.yaml"),
-        )
-        .expect("copy pipeline");
-        crate::support::copy_dir(&repo_root().join("templates"), &project.join("templates"));
+        crate::support::casual_static_project(&project);
         let mut session = Session {
             project,
             folder: PathBuf::new(),

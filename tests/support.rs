@@ -146,7 +146,20 @@ impl Crumb {
 
     /// Start the process in the background; [`Running::wait`] collects it, dropping it kills it.
     #[track_caller]
-    pub fn spawn(mut self) -> Running {
+    pub fn spawn(self) -> Running {
+        self.spawn_with_lines(None)
+    }
+
+    /// [`Crumb::spawn`], also sending each line of stdout (without its newline) as it is written,
+    /// so a test can act once the process has said something.
+    #[track_caller]
+    pub fn spawn_lines(self) -> (Running, mpsc::Receiver<String>) {
+        let (tx, rx) = mpsc::channel();
+        (self.spawn_with_lines(Some(tx)), rx)
+    }
+
+    #[track_caller]
+    fn spawn_with_lines(mut self, lines: Option<mpsc::Sender<String>>) -> Running {
         let shown = format!("{:?}", self.cmd);
         self.cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         self.cmd.stdin(if self.stdin.is_some() {
@@ -164,8 +177,8 @@ impl Crumb {
                 let _ = pipe.write_all(&input);
             });
         }
-        let stdout = drain(child.stdout.take());
-        let stderr = drain(child.stderr.take());
+        let stdout = drain(child.stdout.take(), lines);
+        let stderr = drain(child.stderr.take(), None);
         Running {
             child: Some(child),
             deadline: Instant::now() + self.timeout,
@@ -177,13 +190,29 @@ impl Crumb {
     }
 }
 
-/// Read a pipe to its end on a thread, so a chatty process never blocks on a full pipe.
-fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
+/// Read a pipe to its end on a thread, so a chatty process never blocks on a full pipe; each
+/// complete line is also sent to `lines` when given.
+fn drain(
+    pipe: Option<impl Read + Send + 'static>,
+    lines: Option<mpsc::Sender<String>>,
+) -> mpsc::Receiver<Vec<u8>> {
     let (tx, rx) = mpsc::channel();
-    if let Some(mut pipe) = pipe {
+    if let Some(pipe) = pipe {
         std::thread::spawn(move || {
+            let mut pipe = std::io::BufReader::new(pipe);
             let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
+            loop {
+                let start = bytes.len();
+                match std::io::BufRead::read_until(&mut pipe, b'\n', &mut bytes) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if let Some(lines) = &lines {
+                            let line = String::from_utf8_lossy(&bytes[start..]);
+                            let _ = lines.send(line.trim_end_matches('\n').to_owned());
+                        }
+                    }
+                }
+            }
             let _ = tx.send(bytes);
         });
     }
@@ -448,6 +477,43 @@ pub fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), target).unwrap();
         }
     }
+}
+
+/// A scratch project at `project` holding the static casual pipeline
+/// (`pipelines/casual-static.yaml`, browser-free QA) next to a copy of `templates/`.
+pub fn casual_static_project(project: &Path) {
+    std::fs::create_dir_all(project.join("pipelines")).expect("mkdir");
+    std::fs::copy(
+        repo_root().join("tests/fixtures/run/casual-static.yaml"),
+        project.join("pipelines/casual-static.yaml"),
+    )
+    .expect("copy pipeline");
+    copy_dir(&repo_root().join("templates"), &project.join("templates"));
+}
+
+/// The folder of the one session under the crumb home `home` once its transcript holds a
+/// `session.awaiting` (a PARTIAL mock run waiting for a person).
+#[track_caller]
+pub fn awaiting_session(home: &Path) -> PathBuf {
+    eventually(
+        "a session waiting for a person",
+        Duration::from_secs(60),
+        || {
+            let project = std::fs::read_dir(home.join("projects"))
+                .ok()?
+                .next()?
+                .ok()?;
+            let session = std::fs::read_dir(project.path().join("sessions"))
+                .ok()?
+                .next()?
+                .ok()?
+                .path();
+            std::fs::read_to_string(session.join("transcript.jsonl"))
+                .ok()?
+                .contains("\"session.awaiting\"")
+                .then_some(session)
+        },
+    )
 }
 
 /// The one session under the crumb home `home` (its folder) and its transcript's events: for

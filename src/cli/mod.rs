@@ -19,6 +19,8 @@ pub(crate) mod graph;
 mod home_flag;
 pub(crate) mod init;
 pub(crate) mod ls;
+pub(crate) mod mcp;
+mod mcp_hosts;
 pub(crate) mod mock_agent;
 mod pipeline_file;
 pub mod qa;
@@ -32,7 +34,9 @@ pub(crate) mod status;
 pub(crate) mod status_usage;
 mod stdout;
 pub(crate) mod studio;
+pub(crate) mod tail;
 pub mod validate;
+pub(crate) mod watch;
 
 /// crumb — a declarative pipeline runner.
 #[derive(Debug, Parser)]
@@ -81,8 +85,14 @@ pub enum Command {
     Ls(ls::Args),
     /// Serve the local web console over the sessions' transcripts.
     Studio(studio::Args),
+    /// Print a session's events (human lines or its JSONL), following them with `--follow`.
+    Tail(tail::Args),
+    /// A terminal view of a session: outcome, rounds, feed, scorecard; keys to approve, veto, stop.
+    Watch(watch::Args),
     /// Append a line to a session's inbox (`/approve`, `@builder …`, plain text).
     Say(say::Args),
+    /// Serve the Model Context Protocol on stdio for Claude Code, Codex or Gemini CLI.
+    Mcp(mcp::Args),
     /// Check this machine: agent CLIs and their logins, Chromium, the crumb home, limits.
     Doctor(doctor::Args),
 }
@@ -129,8 +139,11 @@ pub fn main() -> ExitCode {
         Command::Qa(args) => qa::run(args),
         Command::Ls(args) => ls::run(args),
         Command::Say(args) => say::run(args),
+        Command::Tail(args) => tail::run(args),
+        Command::Watch(args) => watch::run(args),
         Command::Studio(args) => studio::run(args),
         Command::Doctor(args) => doctor::run(args),
+        Command::Mcp(args) => mcp::run(args),
     };
     match result {
         Ok(status) => crate::exit_codes::exit(status.code()),

@@ -151,7 +151,7 @@ fn fold_all(
 }
 
 /// The transcript file and, when there is one, the session directory.
-fn locate(reference: &str) -> Result<(PathBuf, Option<PathBuf>), String> {
+pub(crate) fn locate(reference: &str) -> Result<(PathBuf, Option<PathBuf>), String> {
     let path = Path::new(reference);
     if path.is_file() {
         let parent = path

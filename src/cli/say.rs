@@ -11,6 +11,7 @@ use crate::runtime::inbox::{append_line, parse_line};
 use crate::runtime::lock;
 use crate::runtime::meta::SessionStatus;
 use crate::runtime::resolve::resolve;
+use crate::runtime::session_dir::SessionDir;
 
 /// Arguments of `crumb say`.
 #[derive(Debug, clap::Args)]
@@ -35,8 +36,18 @@ fn say(args: &Args) -> Result<String, CommandError> {
     let home = CrumbHome::from_env()?;
     let project = Project::current().ok();
     let session = resolve(&home, project.as_ref(), &args.session)?;
+    if let Some(note) = send(&session, &line)? {
+        eprintln!("crumb say: note: {note}");
+    }
+    Ok(format!("sent to {}", session.id()))
+}
+
+/// Check `line` against the session's roles and append it to its inbox: what `crumb say` and
+/// `crumb watch` send. Answers with a note when the line cannot act yet (the session is done, or
+/// no coordinator runs).
+pub(crate) fn send(session: &SessionDir, line: &str) -> Result<Option<String>, CommandError> {
     let meta = session.read_meta().map_err(CommandError::usage_from)?;
-    match parse_line(&line, &meta.roles) {
+    match parse_line(line, &meta.roles) {
         Ok(Some(_)) => {}
         Ok(None) => {
             return Err(CommandError::usage(
@@ -46,17 +57,18 @@ fn say(args: &Args) -> Result<String, CommandError> {
         Err(err) => return Err(CommandError::usage_from(err)),
     }
     append_line(&session.inbox(), line.trim()).map_err(CommandError::usage_from)?;
-    if meta.status == SessionStatus::Done {
-        eprintln!(
-            "crumb say: note: session {} is done; the line is recorded but changes nothing",
+    Ok(if meta.status == SessionStatus::Done {
+        Some(format!(
+            "session {} is done; the line is recorded but changes nothing",
             session.id()
-        );
-    } else if !lock::is_held(session.path()) {
-        eprintln!(
-            "crumb say: note: no coordinator is running for {}; the line applies on `crumb resume {}`",
+        ))
+    } else if lock::is_held(session.path()) {
+        None
+    } else {
+        Some(format!(
+            "no coordinator is running for {}; the line applies on `crumb resume {}`",
             session.id(),
             session.id()
-        );
-    }
-    Ok(format!("sent to {}", session.id()))
+        ))
+    })
 }

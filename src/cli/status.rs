@@ -200,7 +200,7 @@ fn scorecard(state: &State, rubric: &[crate::pipeline::rubric::DimensionSpec]) -
 }
 
 /// One line of at most [`BODY_CHARS`] characters.
-fn preview(body: &str) -> String {
+pub(crate) fn preview(body: &str) -> String {
     let flat: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= BODY_CHARS {
         flat

@@ -25,6 +25,27 @@ pub(crate) struct SessionSummary {
     pub updated: String,
 }
 
+/// The ids of `project`'s sessions now: what [`new_since`] compares with.
+pub(crate) fn ids(home: &CrumbHome, project: &Project) -> std::collections::HashSet<String> {
+    list(home, Some(project))
+        .0
+        .into_iter()
+        .map(|s| s.id)
+        .collect()
+}
+
+/// A session of `project` that is not in `before`: the one a `crumb run` started since.
+pub(crate) fn new_since(
+    home: &CrumbHome,
+    project: &Project,
+    before: &std::collections::HashSet<String>,
+) -> Option<SessionSummary> {
+    list(home, Some(project))
+        .0
+        .into_iter()
+        .find(|s| !before.contains(&s.id))
+}
+
 /// The sessions of `project` (or of every project), newest first, plus the folders that could
 /// not be read (reported, not fatal).
 pub(crate) fn list(

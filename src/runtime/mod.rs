@@ -22,4 +22,5 @@ pub mod session_read;
 pub(crate) mod standalone_qa;
 pub(crate) mod state_snapshot;
 pub(crate) mod status_fold;
+pub(crate) mod stop;
 pub(crate) mod stream_tap;

@@ -330,3 +330,73 @@ fn gemini_rate_limited_is_quota() {
         false,
     );
 }
+
+/// The real `claude` as an MCP host: the fake model calls crumb's `run` tool and then `status`
+/// on the session it started (through `--mcp-config`); the calls reach `crumb mcp`, the session
+/// runs, and `status` answers with its state.
+#[test]
+fn claude_drives_crumb_through_its_mcp_server() {
+    let test = "claude_drives_crumb_through_its_mcp_server";
+    let Some(installed) = agents_or_skip(test, true) else {
+        return;
+    };
+    let api = FakeApi::start(Mode::CrumbMcp);
+    let project = Project::new();
+    let crumb_home = project.dir.path().join("crumb-home");
+    let config = project.dir.path().join("mcp.json");
+    let server = serde_json::json!({"mcpServers": {"crumb": {
+        "command": crate::support::crumb_bin(),
+        "args": ["mcp", "--project", project.dir.path(), "--home", &crumb_home],
+    }}});
+    std::fs::write(&config, server.to_string()).expect("mcp config");
+    let command = crate::support::Crumb::shell(
+        r#""$CLAUDE" -p "Start a snake game session and tell me its status." --output-format json --mcp-config "$MCP_CONFIG" --strict-mcp-config --allowedTools mcp__crumb__run mcp__crumb__status --model local-model"#,
+    )
+    .current_dir(project.dir.path())
+    .env("CLAUDE", installed.bin.join("claude"))
+    .env("MCP_CONFIG", &config)
+    .env("ANTHROPIC_BASE_URL", api.url())
+    .env("ANTHROPIC_API_KEY", "fake-key-for-a-local-api")
+    .env("CRUMB_STUDIO_PORT", "1")
+    .timeout(Duration::from_secs(180));
+    let run = super::setup::isolate(command, Cli::Claude, &project.home())
+        .env("ANTHROPIC_API_KEY", "fake-key-for-a-local-api")
+        .env("ANTHROPIC_BASE_URL", api.url())
+        .run();
+    assert_eq!(
+        run.code,
+        0,
+        "{}\n{}\n{:?}",
+        run.stdout,
+        run.stderr,
+        api.requests()
+    );
+    assert!(
+        crumb_home.join("projects").is_dir(),
+        "no session was started:\n{}\n{}\n{:?}",
+        run.stdout,
+        run.stderr,
+        api.requests()
+    );
+    let events = crate::support::eventually(
+        "the session MCP started to end",
+        Duration::from_secs(60),
+        || {
+            let (_, events) = crate::support::only_session(&crumb_home);
+            events
+                .iter()
+                .any(|e| e["kind"] == "session.end")
+                .then_some(events)
+        },
+    );
+    assert_eq!(events[0]["kind"], "session.start", "{events:?}");
+    // Three model turns: the `run` call, the `status` call, the answer; nothing was refused.
+    let result: Value = serde_json::from_str(run.stdout.trim()).expect("claude's JSON result");
+    assert_eq!(result["num_turns"], 3, "{result}");
+    assert_eq!(
+        result["permission_denials"],
+        serde_json::json!([]),
+        "{result}"
+    );
+    assert_eq!(result["result"], "Done.", "{result}");
+}

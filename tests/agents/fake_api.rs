@@ -29,6 +29,9 @@ pub enum Mode {
     Status(u16),
     /// Every model request is refused as too large (the vendor's input-limit error).
     InputTooLarge,
+    /// Anthropic only: call crumb's MCP `run` tool, then `status` on the session it started,
+    /// then answer.
+    CrumbMcp,
 }
 
 /// A running fake API; dropped, it stops.
@@ -162,6 +165,7 @@ fn anthropic(mode: Mode, request: &Value) -> Response {
             );
         }
         Mode::Pass => {}
+        Mode::CrumbMcp => return anthropic_reply(request, &crumb_mcp_step(request)),
     }
     let answered = request["messages"]
         .as_array()
@@ -171,12 +175,57 @@ fn anthropic(mode: Mode, request: &Value) -> Response {
     let has_bash = request["tools"]
         .as_array()
         .is_some_and(|tools| tools.iter().any(|t| t["name"] == "Bash"));
-    let model = request["model"].as_str().unwrap_or("claude-fake");
     let block = if answered || !has_bash {
         json!({"type": "text", "text": "Done."})
     } else {
         json!({"type": "tool_use", "id": "toolu_fake_1", "name": "Bash", "input": {"command": TURN_COMMAND, "description": "Run the turn"}})
     };
+    anthropic_reply(request, &block)
+}
+
+/// The next step of [`Mode::CrumbMcp`], from the tool results so far: `run`, then `status` of
+/// the session `run` answered with, then a final answer: `Done.` only when `status` answered
+/// with the session's state.
+fn crumb_mcp_step(request: &Value) -> Value {
+    let has_crumb = request["tools"]
+        .as_array()
+        .is_some_and(|tools| tools.iter().any(|t| t["name"] == "mcp__crumb__run"));
+    let results: Vec<String> = request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| b["content"].to_string())
+        .collect();
+    match (has_crumb, results.as_slice()) {
+        (true, []) => {
+            json!({"type": "tool_use", "id": "toolu_fake_1", "name": "mcp__crumb__run", "input": {"pipeline": "pipelines/casual-static.yaml", "pitch": "a snake game", "adapter": "mock"}})
+        }
+        (true, [run]) => {
+            let id = run
+                .split("session_id")
+                .nth(1)
+                .and_then(|rest| {
+                    rest.split(|c: char| !c.is_ascii_alphanumeric())
+                        .find(|w| w.len() == 26)
+                })
+                .unwrap_or("missing");
+            json!({"type": "tool_use", "id": "toolu_fake_2", "name": "mcp__crumb__status", "input": {"session": id}})
+        }
+        // The answer says whether `status` came back with the session's folded state.
+        (true, [_, status]) if status.contains("session_id") && status.contains("state") => {
+            json!({"type": "text", "text": "Done."})
+        }
+        (true, [_, status]) => json!({"type": "text", "text": format!("status failed: {status}")}),
+        _ => json!({"type": "text", "text": "Done."}),
+    }
+}
+
+/// One Anthropic Messages answer holding `block`, streamed when the request asks for it.
+fn anthropic_reply(request: &Value, block: &Value) -> Response {
+    let model = request["model"].as_str().unwrap_or("claude-fake");
     let stop_reason = if block["type"] == "tool_use" {
         "tool_use"
     } else {
@@ -192,7 +241,7 @@ fn anthropic(mode: Mode, request: &Value) -> Response {
     }
     let (start, delta) = if block["type"] == "tool_use" {
         (
-            json!({"type": "tool_use", "id": "toolu_fake_1", "name": "Bash", "input": {}}),
+            json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
             json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
         )
     } else {
@@ -250,7 +299,7 @@ fn openai(mode: Mode, request: &Value) -> Response {
                 json!({"error": {"type": "invalid_request_error", "code": "context_length_exceeded", "message": "Your input exceeds the context window of this model.", "param": "input"}}),
             );
         }
-        Mode::Pass => {}
+        Mode::Pass | Mode::CrumbMcp => {}
     }
     let input = request["input"].as_array().cloned().unwrap_or_default();
     let answered = input.iter().any(|item| {
@@ -319,7 +368,7 @@ fn gemini(mode: Mode, request: &Value, stream: bool) -> Response {
                 json!({"error": {"code": 400, "message": "The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).", "status": "INVALID_ARGUMENT"}}),
             );
         }
-        Mode::Pass => {}
+        Mode::Pass | Mode::CrumbMcp => {}
     }
     let contents = request["contents"].as_array().cloned().unwrap_or_default();
     let answered = contents.last().is_some_and(|last| {

@@ -51,6 +51,10 @@ pub struct Args {
     /// behind by a coordinator that died (by default that session is resumed).
     #[arg(long)]
     pub new: bool,
+    /// Run in the background and show the session in `crumb watch`'s terminal view (quitting the
+    /// view leaves the run going).
+    #[arg(long, conflicts_with = "json")]
+    pub watch: bool,
     #[command(flatten)]
     pub dry: DryRunArgs,
 }

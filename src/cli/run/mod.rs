@@ -26,6 +26,10 @@ use crate::cli::error::{CommandError, ExitStatus};
 
 /// `crumb run`: plan, then a dry run, or a session opened and driven.
 pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
+    if args.watch {
+        let home = super::home_flag::resolve(args.drive.home.as_deref())?;
+        return super::watch::run_and_watch(&home);
+    }
     let plan = plan::Plan::from_args(args)?;
     if args.dry.dry_run {
         return dry::run(&plan, &args.dry, args.drive.json);
