@@ -36,6 +36,46 @@ pub fn casual() -> TransitionTable {
     })
 }
 
+/// A writer and `judges` alike judges in one fan-out, joined with `join` (`all`, `any` or a
+/// count) and `combine` (`all_pass`, `majority`, `mean`, `min`), at most `max_verify`
+/// verifications: the pipelines `crumb check` is measured and tested on as fan-outs grow.
+pub fn judges(judges: usize, join: &str, combine: &str, max_verify: u32) -> TransitionTable {
+    use std::fmt::Write as _;
+    let mut yaml = String::from(
+        "version: 1\nname: judges\nkinds:\n  build: { slot: build }\nroles:\n  writer: { template: w.md.j2, produces: [build] }\n",
+    );
+    let names: Vec<String> = (1..=judges).map(|i| format!("judge-{i}")).collect();
+    for name in &names {
+        let _ = writeln!(
+            yaml,
+            "  {name}: {{ template: j.md.j2, produces: [judge.score], sees: [goal, build, qa.result] }}"
+        );
+    }
+    let _ = write!(
+        yaml,
+        "qa:\n  checks:\n    - {{ id: draft, kind: file, path: draft.md }}\n\
+         scoring:\n  rubric:\n    - {{ id: D1, label: Accuracy, weight: 2 }}\n    - {{ id: D2, label: Checks, source: qa }}\n    - {{ id: D3, label: Clarity, weight: 2 }}\n  pass_at: 20\n  partial_at: 14\n  guards: [pass_requires_qa, exec_from_qa]\n\
+         routes:\n  - {{ on: goal, spawn: writer }}\n  - {{ on: build, run: qa }}\n  - {{ on: qa.result, spawn: [{}] }}\n  - {{ on: judge.score, join: {join}, combine: {combine} }}\n\
+         \x20 - {{ on: verdict, when: {{ verdict: PASS }}, done: {{ outcome: pass, reason: verdict_pass }} }}\n\
+         \x20 - {{ on: verdict, when: {{ verdict: REJECT }}, done: {{ outcome: rejected, reason: rejected }} }}\n\
+         \x20 - {{ on: verdict, when: {{ verdict: [PARTIAL, FAIL] }}, spawn: writer, with: feedback }}\n\
+         \x20 - {{ on: user.veto, spawn: writer, with: feedback }}\n\
+         limits:\n  max_respec: 0\n  max_verify: {max_verify}\n  stuck_after_errors: 3\n  circuit: {{ open_after: 2, then: stop }}\n",
+        names.join(", ")
+    );
+    let compiled = crate::pipeline::compile::compile_str(
+        &yaml,
+        std::path::Path::new("judges.yaml"),
+        &crate::pipeline::compile::CompileOptions {
+            check_templates: false,
+        },
+        &crate::pipeline::source::InMemory::new().shared(),
+    );
+    compiled
+        .table
+        .unwrap_or_else(|| panic!("{yaml}\ncompiles: {:#?}", compiled.diagnostics))
+}
+
 #[cfg(test)]
 /// The same table written out by hand, to pin what the suite assumes the file says.
 #[allow(
