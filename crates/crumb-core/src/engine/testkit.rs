@@ -36,8 +36,8 @@ pub fn casual() -> TransitionTable {
     })
 }
 
-/// A writer and `judges` alike judges in one fan-out, joined with `join` (`all`, `any` or a
-/// count) and `combine` (`all_pass`, `majority`, `mean`, `min`), at most `max_verify`
+/// A writer and `judges` alike judges in one fan-out, joined with `join` (`all`, `any` or
+/// `{ quorum: n }`) and `combine` (`all_pass`, `majority`, `mean`, `min`), at most `max_verify`
 /// verifications: the pipelines `crumb check` is measured and tested on as fan-outs grow.
 pub fn judges(judges: usize, join: &str, combine: &str, max_verify: u32) -> TransitionTable {
     use std::fmt::Write as _;

@@ -215,16 +215,14 @@ fn representative_choices(world: &World<'_>, point: &Point, symmetry: &Symmetry)
                 return true;
             };
             let signature = Symmetry::signature(point, role, rules);
-            match offered
+            if let Some((_, _, first)) = offered
                 .iter()
                 .find(|(g, s, _)| *g == group && *s == signature)
             {
-                Some((_, _, first)) => first == role,
-                None => {
-                    offered.push((group, signature, role.to_owned()));
-                    true
-                }
+                return first == role;
             }
+            offered.push((group, signature, role.to_owned()));
+            true
         })
         .collect()
 }

@@ -108,7 +108,7 @@ fn hash(point: &Point, rename: &[(String, String)]) -> u64 {
 
 /// `items` hashed as a multiset: each on its own, the hashes sorted.
 fn multiset<T: serde::Serialize>(items: &[T], rules: Rules<'_>, hasher: &mut DefaultHasher) {
-    let mut hashes: Vec<u64> = items
+    let mut each: Vec<u64> = items
         .iter()
         .map(|item| {
             let mut own = DefaultHasher::new();
@@ -116,6 +116,6 @@ fn multiset<T: serde::Serialize>(items: &[T], rules: Rules<'_>, hasher: &mut Def
             own.finish()
         })
         .collect();
-    hashes.sort_unstable();
-    hashes.hash(hasher);
+    each.sort_unstable();
+    each.hash(hasher);
 }

@@ -168,22 +168,27 @@ fn longest(graph: &Graph, roles: usize) -> Longest {
     out
 }
 
-fn analyse(table: &TransitionTable, graph: &Graph, symmetry: &Symmetry) -> Report {
-    let mut longest = longest(graph, table.roles.len());
-    // Twins start alike, so their worst cases are one: the most any of them was found to take
-    // (loops closed by the search make the figure depend on the order it met the states in).
-    if let Some(start) = longest.per_role.first_mut() {
-        for group in &symmetry.groups {
-            let members: Vec<usize> = group
-                .iter()
-                .filter_map(|r| table.roles.iter().position(|spec| spec.id == *r))
-                .collect();
-            let worst = members.iter().map(|&i| start[i]).max().unwrap_or(0);
-            for i in members {
-                start[i] = worst;
-            }
+/// Twins start alike, so their worst cases are one: the most any of them was found to take
+/// (loops closed by the search make the figure depend on the order it met the states in).
+fn twins_share_worst_cases(table: &TransitionTable, symmetry: &Symmetry, longest: &mut Longest) {
+    let Some(start) = longest.per_role.first_mut() else {
+        return;
+    };
+    for group in &symmetry.groups {
+        let members: Vec<usize> = group
+            .iter()
+            .filter_map(|r| table.roles.iter().position(|spec| spec.id == *r))
+            .collect();
+        let worst = members.iter().map(|&i| start[i]).max().unwrap_or(0);
+        for i in members {
+            start[i] = worst;
         }
     }
+}
+
+fn analyse(table: &TransitionTable, graph: &Graph, symmetry: &Symmetry) -> Report {
+    let mut longest = longest(graph, table.roles.len());
+    twins_share_worst_cases(table, symmetry, &mut longest);
     let mut reached: BTreeMap<(String, String), Reached> = BTreeMap::new();
     let mut findings = Vec::new();
     let mut unexplored = 0usize;

@@ -68,10 +68,12 @@ fn two_judges_reduced_decide_what_the_full_search_decides_under_every_combine() 
 
 #[test]
 fn three_judges_reduced_decide_what_the_full_search_decides_under_every_combine() {
+    // Failing turns (retries, the circuit) multiply the unreduced search: once is enough.
+    compare(3, "all", "all_pass", 3, true);
     for combine in COMBINES {
-        compare(3, "all", combine, 3, true);
+        compare(3, "all", combine, 3, false);
         compare(3, "any", combine, 3, false);
-        compare(3, "2", combine, 3, false);
+        compare(3, "{ quorum: 2 }", combine, 3, false);
     }
 }
 
@@ -137,25 +139,6 @@ fn a_state_limit_reports_not_proven_and_no_dead_end() {
                 cut.findings[0].message
             );
             assert!(cut.declared_unreached.is_empty(), "{}", cut.text());
-        }
-    }
-}
-
-#[test]
-#[ignore = "timing"]
-fn timing() {
-    for n in [3, 5] {
-        for combine in COMBINES {
-            for join in ["all", "any"] {
-                let start = std::time::Instant::now();
-                let report = check(&judges(n, join, combine, 8), Options::default());
-                println!(
-                    "{n} {join} {combine}: {} states {:?} ok {}",
-                    report.states,
-                    start.elapsed(),
-                    report.ok()
-                );
-            }
         }
     }
 }
