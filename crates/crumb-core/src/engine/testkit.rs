@@ -20,20 +20,25 @@ use crate::vocab::{Severity, Verdict};
 /// The table `pipelines/casual.yaml` compiles to: the conformance suite runs against the real
 /// shipped pipeline.
 pub fn casual() -> TransitionTable {
-    let compiled = crate::pipeline::compile::compile_str(
+    compiled(
         include_str!("../../../../pipelines/casual.yaml"),
-        std::path::Path::new("pipelines/casual.yaml"),
+        "pipelines/casual.yaml",
+    )
+}
+
+/// The table `yaml` compiles to (templates not read), as if it were the file `path`.
+fn compiled(yaml: &str, path: &str) -> TransitionTable {
+    let compiled = crate::pipeline::compile::compile_str(
+        yaml,
+        std::path::Path::new(path),
         &crate::pipeline::compile::CompileOptions {
             check_templates: false,
         },
         &crate::pipeline::source::InMemory::new().shared(),
     );
-    compiled.table.unwrap_or_else(|| {
-        panic!(
-            "pipelines/casual.yaml compiles: {:#?}",
-            compiled.diagnostics
-        )
-    })
+    compiled
+        .table
+        .unwrap_or_else(|| panic!("{path} compiles: {:#?}", compiled.diagnostics))
 }
 
 /// A writer and `judges` alike judges in one fan-out, joined with `join` (`all`, `any` or
@@ -63,17 +68,7 @@ pub fn judges(judges: usize, join: &str, combine: &str, max_verify: u32) -> Tran
          limits:\n  max_respec: 0\n  max_verify: {max_verify}\n  stuck_after_errors: 3\n  circuit: {{ open_after: 2, then: stop }}\n",
         names.join(", ")
     );
-    let compiled = crate::pipeline::compile::compile_str(
-        &yaml,
-        std::path::Path::new("judges.yaml"),
-        &crate::pipeline::compile::CompileOptions {
-            check_templates: false,
-        },
-        &crate::pipeline::source::InMemory::new().shared(),
-    );
-    compiled
-        .table
-        .unwrap_or_else(|| panic!("{yaml}\ncompiles: {:#?}", compiled.diagnostics))
+    compiled(&yaml, "judges.yaml")
 }
 
 #[cfg(test)]
