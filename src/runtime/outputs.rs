@@ -1,6 +1,8 @@
 //! Prior outputs a prompt may quote (`outputs.by_kind`, `outputs.by_role` in
 //! [`crate::pipeline::template_variables`]): the latest event of each kind an agent wrote, and the latest
-//! from each role. Every value is bounded so a chatty agent cannot bloat the next prompt.
+//! from each role. Every value is bounded so a chatty agent cannot bloat the next prompt. A role
+//! that declares `sees:` gets only the kinds it lists: by kind, the others are absent; by role,
+//! each role's latest output among those kinds (absent when it wrote none of them).
 
 use std::collections::BTreeMap;
 
@@ -19,11 +21,14 @@ const MAX_ROLES: usize = 64;
 /// Longest QA stream tail in `qa.checks[*]`.
 pub(crate) const MAX_TAIL: usize = 2 * 1024;
 
-/// The latest output per kind and per role, and whether the goal was clipped.
+/// The latest output of each role in each kind (numbered, so the latest of a role among the
+/// kinds a prompt may see is known), and whether the goal was clipped.
 #[derive(Debug, Default)]
 pub(crate) struct Outputs {
-    by_kind: BTreeMap<String, Value>,
-    by_role: BTreeMap<String, Value>,
+    /// `(role, kind)` → (order noted, entry).
+    latest: BTreeMap<(String, String), (u64, Value)>,
+    roles: usize,
+    noted: u64,
     goal_bytes: usize,
 }
 
@@ -54,15 +59,42 @@ impl Outputs {
             "body": clip(event.body.as_deref().unwrap_or(""), MAX_BODY),
             "data": data,
         });
-        if self.by_role.len() < MAX_ROLES || self.by_role.contains_key(&event.from) {
-            self.by_role.insert(event.from.clone(), entry.clone());
+        let known = self.latest.keys().any(|(role, _)| *role == event.from);
+        if !known {
+            if self.roles == MAX_ROLES {
+                return;
+            }
+            self.roles += 1;
         }
-        self.by_kind.insert(event.kind.as_str().to_owned(), entry);
+        self.noted += 1;
+        self.latest.insert(
+            (event.from.clone(), event.kind.as_str().to_owned()),
+            (self.noted, entry),
+        );
     }
 
-    /// `{by_kind, by_role}` for the template context.
-    pub(crate) fn to_value(&self) -> Value {
-        json!({ "by_kind": self.by_kind, "by_role": self.by_role })
+    /// `{by_kind, by_role}` for the template context of a role that `sees` these kinds (all
+    /// when empty).
+    pub(crate) fn to_value(&self, sees: &[String]) -> Value {
+        let mut by_kind: BTreeMap<&str, &(u64, Value)> = BTreeMap::new();
+        let mut by_role: BTreeMap<&str, &(u64, Value)> = BTreeMap::new();
+        let visible = self
+            .latest
+            .iter()
+            .filter(|((_, kind), _)| sees.is_empty() || sees.iter().any(|seen| seen == kind));
+        for ((role, kind), entry) in visible {
+            for (slot, key) in [(&mut by_kind, kind.as_str()), (&mut by_role, role.as_str())] {
+                if slot.get(key).is_none_or(|kept| kept.0 < entry.0) {
+                    slot.insert(key, entry);
+                }
+            }
+        }
+        let values = |map: BTreeMap<&str, &(u64, Value)>| -> serde_json::Map<String, Value> {
+            map.into_iter()
+                .map(|(key, (_, value))| (key.to_owned(), value.clone()))
+                .collect()
+        };
+        json!({ "by_kind": values(by_kind), "by_role": values(by_role) })
     }
 
     /// Whether the goal the state holds was clipped (at [`MAX_TEXT`]).
@@ -124,7 +156,7 @@ mod tests {
         outputs.note(&event("planner", Kind::Spec, &"x".repeat(10_000)));
         outputs.note(&event("builder", Kind::ToolCall, "ls"));
         outputs.note(&event("system", Kind::Note, "runner"));
-        let value = outputs.to_value();
+        let value = outputs.to_value(&[]);
         let body = value["by_kind"]["spec"]["body"]
             .as_str()
             .unwrap_or_default();
@@ -132,6 +164,34 @@ mod tests {
         assert_eq!(value["by_role"]["planner"]["kind"], "spec");
         assert!(value["by_role"].get("builder").is_none());
         assert!(value["by_role"].get("system").is_none());
+    }
+
+    fn kind(name: &str) -> Kind {
+        name.parse().expect("a declarable kind name")
+    }
+
+    /// A judge that sees `[goal, idea.review]` gets neither the draft's kind nor the drafter's
+    /// draft: the drafter's entry is its latest review, and a kind it does not see is absent.
+    #[test]
+    fn a_role_that_declares_sees_gets_only_those_kinds() {
+        let mut outputs = Outputs::default();
+        outputs.note(&event("drafter", kind("idea.review"), "review"));
+        outputs.note(&event("drafter", kind("idea.draft"), "draft"));
+        outputs.note(&event("editor", kind("idea.draft"), "edit"));
+        let sees = ["goal".to_owned(), "idea.review".to_owned()];
+        let value = outputs.to_value(&sees);
+        assert_eq!(
+            value["by_kind"].as_object().map(serde_json::Map::len),
+            Some(1),
+            "{value}"
+        );
+        assert_eq!(value["by_kind"]["idea.review"]["body"], "review");
+        assert_eq!(value["by_role"]["drafter"]["body"], "review", "{value}");
+        assert!(value["by_role"].get("editor").is_none(), "{value}");
+        assert!(!value.to_string().contains("draft\""), "{value}");
+        let all = outputs.to_value(&[]);
+        assert_eq!(all["by_kind"]["idea.draft"]["body"], "edit");
+        assert_eq!(all["by_role"]["drafter"]["body"], "draft");
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! What a role's prompt is rendered from: the session's state plus the latest events of the plan
 //! and build slots (whatever kinds the pipeline declares for them; the template variables `spec`
 //! and `build`) and the latest QA result (the state keeps only summaries of those). A role that
-//! declares `sees:` gets only what comes from those kinds; `goal`, routed feedback and the
-//! person's messages always reach it.
+//! declares `sees:` gets only what comes from those kinds (`outputs` included); `goal`, routed
+//! feedback and the person's messages always reach it.
 
 use serde_json::{Value, json};
 
@@ -66,7 +66,7 @@ pub(super) fn render_prompt(
         feedback: spawn.feedback.as_ref(),
         interventions: &spawn.interventions,
         attempt: spawn.attempt,
-        outputs: latest.outputs.to_value(),
+        outputs: latest.outputs.to_value(&role.sees),
         goal_truncated: latest.outputs.goal_truncated(),
         inputs: json!(session.config.inputs),
     };

@@ -20,20 +20,55 @@ use crate::vocab::{Severity, Verdict};
 /// The table `pipelines/casual.yaml` compiles to: the conformance suite runs against the real
 /// shipped pipeline.
 pub fn casual() -> TransitionTable {
-    let compiled = crate::pipeline::compile::compile_str(
+    compiled(
         include_str!("../../../../pipelines/casual.yaml"),
-        std::path::Path::new("pipelines/casual.yaml"),
+        "pipelines/casual.yaml",
+    )
+}
+
+/// The table `yaml` compiles to (templates not read), as if it were the file `path`.
+fn compiled(yaml: &str, path: &str) -> TransitionTable {
+    let compiled = crate::pipeline::compile::compile_str(
+        yaml,
+        std::path::Path::new(path),
         &crate::pipeline::compile::CompileOptions {
             check_templates: false,
         },
         &crate::pipeline::source::InMemory::new().shared(),
     );
-    compiled.table.unwrap_or_else(|| {
-        panic!(
-            "pipelines/casual.yaml compiles: {:#?}",
-            compiled.diagnostics
-        )
-    })
+    compiled
+        .table
+        .unwrap_or_else(|| panic!("{path} compiles: {:#?}", compiled.diagnostics))
+}
+
+/// A writer and `judges` alike judges in one fan-out, joined with `join` (`all`, `any` or
+/// `{ quorum: n }`) and `combine` (`all_pass`, `majority`, `mean`, `min`), at most `max_verify`
+/// verifications: the pipelines `crumb check` is measured and tested on as fan-outs grow.
+pub fn judges(judges: usize, join: &str, combine: &str, max_verify: u32) -> TransitionTable {
+    use std::fmt::Write as _;
+    let mut yaml = String::from(
+        "version: 1\nname: judges\nkinds:\n  build: { slot: build }\nroles:\n  writer: { template: w.md.j2, produces: [build] }\n",
+    );
+    let names: Vec<String> = (1..=judges).map(|i| format!("judge-{i}")).collect();
+    for name in &names {
+        let _ = writeln!(
+            yaml,
+            "  {name}: {{ template: j.md.j2, produces: [judge.score], sees: [goal, build, qa.result] }}"
+        );
+    }
+    let _ = write!(
+        yaml,
+        "qa:\n  checks:\n    - {{ id: draft, kind: file, path: draft.md }}\n\
+         scoring:\n  rubric:\n    - {{ id: D1, label: Accuracy, weight: 2 }}\n    - {{ id: D2, label: Checks, source: qa }}\n    - {{ id: D3, label: Clarity, weight: 2 }}\n  pass_at: 20\n  partial_at: 14\n  guards: [pass_requires_qa, exec_from_qa]\n\
+         routes:\n  - {{ on: goal, spawn: writer }}\n  - {{ on: build, run: qa }}\n  - {{ on: qa.result, spawn: [{}] }}\n  - {{ on: judge.score, join: {join}, combine: {combine} }}\n\
+         \x20 - {{ on: verdict, when: {{ verdict: PASS }}, done: {{ outcome: pass, reason: verdict_pass }} }}\n\
+         \x20 - {{ on: verdict, when: {{ verdict: REJECT }}, done: {{ outcome: rejected, reason: rejected }} }}\n\
+         \x20 - {{ on: verdict, when: {{ verdict: [PARTIAL, FAIL] }}, spawn: writer, with: feedback }}\n\
+         \x20 - {{ on: user.veto, spawn: writer, with: feedback }}\n\
+         limits:\n  max_respec: 0\n  max_verify: {max_verify}\n  stuck_after_errors: 3\n  circuit: {{ open_after: 2, then: stop }}\n",
+        names.join(", ")
+    );
+    compiled(&yaml, "judges.yaml")
 }
 
 #[cfg(test)]

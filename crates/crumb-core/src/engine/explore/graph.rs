@@ -3,7 +3,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::key::key;
+use super::key::{key, rules};
+use super::symmetry::Symmetry;
 use super::world::{Choice, Point, World};
 use crate::engine::effect::Effect;
 use crate::vocab::Outcome;
@@ -36,6 +37,9 @@ pub(crate) struct Edge {
     /// The role whose turn this step ended, as an index into the table's roles.
     pub(crate) turn_of: Option<u16>,
     pub(crate) by_person: bool,
+    /// Which role of this node is which of `to` (an index into [`Graph::renamings`]): twins
+    /// renamed on the way, so each role's worst case follows the same role.
+    pub(crate) renaming: u32,
 }
 
 /// One point of the graph (its state is dropped once expanded).
@@ -46,6 +50,8 @@ pub(crate) struct Node {
     pub end: Option<(Outcome, String)>,
     /// Not ended, nothing pending, and no choice moves it on.
     pub(crate) dead_end: bool,
+    /// Some step from here led to a state past the limit: not a dead end, not decided.
+    pub(crate) unexplored: bool,
     /// Waiting for a person when it became a dead end.
     pub awaiting: bool,
     pub edges: Vec<Edge>,
@@ -61,6 +67,9 @@ pub(super) struct Graph {
     pub start: StepLabel,
     /// Per route of the table: whether some explored step fired it.
     pub fired: Vec<bool>,
+    /// Role permutations of edges, as `(role, role in the target)` index pairs that move;
+    /// the first is the identity.
+    pub(crate) renamings: Vec<Vec<(u16, u16)>>,
 }
 
 impl Graph {
@@ -95,8 +104,9 @@ pub fn summarise(effects: &[Effect], awaiting_before: bool, awaiting_after: bool
     then
 }
 
-/// Explore every point reachable from the goal, up to `max_states` points.
-pub(super) fn build(world: &World<'_>, max_states: usize) -> Graph {
+/// Explore every point reachable from the goal, up to `max_states` points, one per renaming of
+/// the twins in `symmetry`.
+pub(super) fn build(world: &World<'_>, max_states: usize, symmetry: &Symmetry) -> Graph {
     let (start_point, start_effects) = world.start("(goal)", serde_json::Map::new());
     let start = StepLabel {
         choice: "goal".to_owned(),
@@ -108,12 +118,18 @@ pub(super) fn build(world: &World<'_>, max_states: usize) -> Graph {
         truncated: false,
         start,
         fired: vec![false; world.table.routes.len()],
+        renamings: vec![Vec::new()],
     };
     note_fired(&mut graph.fired, world);
     let mut label_ids: HashMap<String, u32> = HashMap::new();
     let mut seen: HashMap<u64, u32> = HashMap::new();
+    let mut renaming_ids: HashMap<Vec<(u16, u16)>, u32> = HashMap::from([(Vec::new(), 0)]);
+    // Each node's renaming to the canonical names (its point's, the one expanded).
+    let mut frames: Vec<Vec<(String, String)>> = Vec::new();
     let mut queue: VecDeque<(u32, Point)> = VecDeque::new();
-    seen.insert(key(&start_point), 0);
+    let (start_key, start_frame) = key(&start_point, symmetry);
+    seen.insert(start_key, 0);
+    frames.push(start_frame);
     graph.nodes.push(new_node(&start_point, None));
     queue.push_back((0, start_point));
     let roles: Vec<&str> = world.table.roles.iter().map(|r| r.id.as_str()).collect();
@@ -122,14 +138,15 @@ pub(super) fn build(world: &World<'_>, max_states: usize) -> Graph {
         if graph.nodes[at as usize].end.is_some() {
             continue;
         }
-        let here = key(&point);
+        let (here, _) = key(&point, symmetry);
         let mut edges = Vec::new();
-        for choice in world.choices(&point) {
+        let mut unexplored = false;
+        for choice in representative_choices(world, &point, symmetry) {
             let mut next = point.clone();
             let awaiting_before = next.state.awaiting.is_some();
             let effects = world.step(&mut next, &choice);
             note_fired(&mut graph.fired, world);
-            let next_key = key(&next);
+            let (next_key, next_frame) = key(&next, symmetry);
             if next_key == here {
                 // Refused or without effect (an /approve nothing awaits): not a step.
                 continue;
@@ -147,27 +164,67 @@ pub(super) fn build(world: &World<'_>, max_states: usize) -> Graph {
             } else {
                 if graph.nodes.len() >= max_states {
                     graph.truncated = true;
+                    unexplored = true;
                     continue;
                 }
                 let id = u32::try_from(graph.nodes.len()).unwrap_or(u32::MAX);
                 seen.insert(next_key, id);
+                frames.push(next_frame.clone());
                 graph.nodes.push(new_node(&next, Some((at, label))));
                 queue.push_back((id, next));
                 id
             };
+            let moves = moves(&roles, &next_frame, &frames[to as usize]);
+            let renaming = *renaming_ids.entry(moves).or_insert_with_key(|moves| {
+                graph.renamings.push(moves.clone());
+                u32::try_from(graph.renamings.len() - 1).unwrap_or(u32::MAX)
+            });
             edges.push(Edge {
                 to,
                 label,
                 turn_of: turn_index(&roles, &choice),
                 by_person: choice.by_person(),
+                renaming,
             });
         }
         let node = &mut graph.nodes[at as usize];
-        node.dead_end = edges.is_empty() && node.end.is_none();
+        node.dead_end = edges.is_empty() && node.end.is_none() && !unexplored;
+        node.unexplored = unexplored;
         node.awaiting = point.state.awaiting.is_some();
         node.edges = edges;
     }
     graph
+}
+
+/// The choices at `point`, of twins whose records are equal only the first's: the others lead
+/// to renamings of the same states.
+fn representative_choices(world: &World<'_>, point: &Point, symmetry: &Symmetry) -> Vec<Choice> {
+    let choices = world.choices(point);
+    if symmetry.is_trivial() {
+        return choices;
+    }
+    let rules = rules(&[]);
+    let mut offered: Vec<(usize, u64, String)> = Vec::new();
+    choices
+        .into_iter()
+        .filter(|choice| {
+            let Some(role) = choice.turn_of() else {
+                return true;
+            };
+            let Some(group) = symmetry.group_of(role) else {
+                return true;
+            };
+            let signature = Symmetry::signature(point, role, rules);
+            if let Some((_, _, first)) = offered
+                .iter()
+                .find(|(g, s, _)| *g == group && *s == signature)
+            {
+                return first == role;
+            }
+            offered.push((group, signature, role.to_owned()));
+            true
+        })
+        .collect()
 }
 
 /// Mark the routes `world` fired since it was last asked.
@@ -189,9 +246,44 @@ fn new_node(point: &Point, parent: Option<(u32, u32)>) -> Node {
             )
         }),
         dead_end: false,
+        unexplored: false,
         awaiting: false,
         edges: Vec::new(),
     }
+}
+
+/// Which role of a point is which of the node it was found to be: a point renamed by `here`
+/// and the node's own point renamed by `there` are one canonical state, so a role `r` here is
+/// `there⁻¹(here(r))` there. Only the roles that move are listed.
+fn moves(roles: &[&str], here: &[(String, String)], there: &[(String, String)]) -> Vec<(u16, u16)> {
+    let index = |name: &str| {
+        roles
+            .iter()
+            .position(|r| *r == name)
+            .and_then(|i| u16::try_from(i).ok())
+    };
+    let mut moves: Vec<(u16, u16)> = here
+        .iter()
+        .map(|(from, _)| from.as_str())
+        .chain(there.iter().map(|(_, to)| to.as_str()))
+        .filter_map(|role| {
+            let canonical = here
+                .iter()
+                .find(|(from, _)| from == role)
+                .map_or(role, |(_, to)| to.as_str());
+            let theirs = there
+                .iter()
+                .find(|(_, to)| to == canonical)
+                .map_or(canonical, |(from, _)| from.as_str());
+            if role == theirs {
+                return None;
+            }
+            Some((index(role)?, index(theirs)?))
+        })
+        .collect();
+    moves.sort_unstable();
+    moves.dedup();
+    moves
 }
 
 fn turn_index(roles: &[&str], choice: &Choice) -> Option<u16> {

@@ -7,6 +7,7 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use super::state_hash::{Rules, hash_into};
+use super::symmetry::Symmetry;
 use super::world::Point;
 use crate::engine::guards::Rework;
 
@@ -46,25 +47,53 @@ const HISTORY_ONLY: &[&str] = &[
     // read only through the rework guard's cap, hashed in their place (see `key`)
     "builds",
     "vetoes",
+    // hashed on its own: once joined, its branches are history (see `key`)
+    "fan_out",
 ];
 
 /// Fields whose elements are one set whatever order they came in: the branches of a fan-out in
 /// the order they reported (the join combines them the same in any order; only the feedback text,
 /// which is history, follows it), so two orders are one state.
-const UNORDERED: &[&str] = &["results", "branches"];
+/// The roles' records (a map keyed by name) and a fan-out's roles are sets too, so a renaming of
+/// twins (see [`Symmetry`]) gives the same key whatever order the new names sort in.
+const UNORDERED: &[&str] = &["results", "branches", "roles"];
 
-/// The 64-bit key of `point`.
-pub(super) fn key(point: &Point) -> u64 {
+/// The rules the key hashes under, with `rename` for the twins.
+pub(super) fn rules(rename: &[(String, String)]) -> Rules<'_> {
+    Rules {
+        skip: HISTORY_ONLY,
+        unordered: UNORDERED,
+        rename,
+    }
+}
+
+/// The 64-bit key of `point`, the same for every renaming of twins in `symmetry`, and the
+/// renaming that took `point` to the canonical names (`from`, `to`; the others keep theirs).
+pub(super) fn key(point: &Point, symmetry: &Symmetry) -> (u64, Vec<(String, String)>) {
+    let rename = if symmetry.is_trivial() {
+        Vec::new()
+    } else {
+        symmetry.renaming(point, rules(&[]))
+    };
+    (hash(point, &rename), rename)
+}
+
+fn hash(point: &Point, rename: &[(String, String)]) -> u64 {
+    let rules = rules(rename);
     let mut hasher = DefaultHasher::new();
-    hash_into(
-        &point.state,
-        Rules {
-            skip: HISTORY_ONLY,
-            unordered: UNORDERED,
-        },
-        &mut hasher,
-    );
-    point.pending.hash(&mut hasher);
+    hash_into(&point.state, rules, &mut hasher);
+    // Pending work as a multiset of renamed items.
+    multiset(&point.pending, rules, &mut hasher);
+    // The fan-out: which route spawned whom, and until it joined what each branch reported.
+    // After the join nothing reads the branches again (later ones are only recorded).
+    if let Some(fan_out) = &point.state.fan_out {
+        fan_out.route.hash(&mut hasher);
+        multiset(&fan_out.roles, rules, &mut hasher);
+        match &fan_out.joined {
+            None => multiset(&fan_out.results, rules, &mut hasher),
+            Some(_) => 1u8.hash(&mut hasher),
+        }
+    }
     // Rebuilds and vetoes only ever lower the convergence cap, and only through thresholds: a
     // person's endless /veto after QA could not run is one loop, not an endless line of states.
     let budgets = &point.state.budgets;
@@ -75,4 +104,18 @@ pub(super) fn key(point: &Point) -> u64 {
     };
     rework.convergence_share().to_bits().hash(&mut hasher);
     hasher.finish()
+}
+
+/// `items` hashed as a multiset: each on its own, the hashes sorted.
+fn multiset<T: serde::Serialize>(items: &[T], rules: Rules<'_>, hasher: &mut DefaultHasher) {
+    let mut each: Vec<u64> = items
+        .iter()
+        .map(|item| {
+            let mut own = DefaultHasher::new();
+            hash_into(item, rules, &mut own);
+            own.finish()
+        })
+        .collect();
+    each.sort_unstable();
+    each.hash(hasher);
 }

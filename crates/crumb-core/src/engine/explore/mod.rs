@@ -4,7 +4,9 @@
 //! severity a judge can give, turns that fail, QA that passes, fails or cannot run, and a
 //! person's `/approve`, `/veto` and `/redo` whenever one is asked. Budgets (`max_verify`,
 //! `max_respec`, route `max:`, the circuit breaker, QA retries) bound the space; folded states are
-//! hashed (`key`) so each is visited once. It reports every terminal outcome reachable (with a
+//! hashed (`key`) so each is visited once, and roles the pipeline cannot tell apart are explored
+//! as one ([`symmetry`]): a fan-out of n alike judges is a multiset of verdicts, not n-tuples. A
+//! search cut off by the state limit says what it could not decide and claims nothing beyond. It reports every terminal outcome reachable (with a
 //! shortest path to it), every dead end (nothing can happen and no person is asked), every loop
 //! the engine could run forever, the longest path in turns and the worst-case turns per role.
 //! Tokens and wall clock are not choices: either can stop any session, so they are not explored.
@@ -15,6 +17,7 @@ pub mod play;
 mod report;
 pub mod script;
 mod state_hash;
+mod symmetry;
 pub mod world;
 
 pub use graph::{StepLabel, summarise};
@@ -24,6 +27,7 @@ use std::collections::BTreeMap;
 
 use crate::pipeline::table::{Action, TransitionTable};
 use graph::Graph;
+use symmetry::{Symmetry, rename_text};
 use world::World;
 
 /// How far to look.
@@ -33,6 +37,10 @@ pub struct Options {
     pub max_states: usize,
     /// Whether turns may fail (explores retries and the circuit breaker).
     pub failures: bool,
+    /// Whether alike roles are explored as one and severities no route tells apart as one
+    /// (off: every renaming and every severity is its own state, what the tests compare the
+    /// reduction with).
+    pub reduce: bool,
 }
 
 impl Default for Options {
@@ -40,6 +48,7 @@ impl Default for Options {
         Options {
             max_states: 200_000,
             failures: true,
+            reduce: true,
         }
     }
 }
@@ -48,8 +57,14 @@ impl Default for Options {
 pub fn check(table: &TransitionTable, options: Options) -> Report {
     let mut world = World::new(table);
     world.failures = options.failures;
-    let graph = graph::build(&world, options.max_states);
-    analyse(table, &graph)
+    let symmetry = if options.reduce {
+        Symmetry::of(table)
+    } else {
+        world.severities = crate::vocab::Severity::ALL.to_vec();
+        Symmetry::none()
+    };
+    let graph = graph::build(&world, options.max_states, &symmetry);
+    analyse(table, &graph, &symmetry)
 }
 
 /// DFS colours.
@@ -132,9 +147,15 @@ fn longest(graph: &Graph, roles: usize) -> Longest {
                 best_turns = out.turns[to] + turn;
                 best_edge = Some(index);
             }
+            let moves = &graph.renamings[edge.renaming as usize];
             for (role, slot) in per_role.iter_mut().enumerate() {
                 let own = u32::from(edge.turn_of.map(usize::from) == Some(role));
-                *slot = (*slot).max(out.per_role[to][role] + own);
+                // The same role at the target, which may know it by a twin's name.
+                let there = moves
+                    .iter()
+                    .find(|(here, _)| usize::from(*here) == role)
+                    .map_or(role, |(_, there)| usize::from(*there));
+                *slot = (*slot).max(out.per_role[to][there] + own);
             }
         }
         out.turns[at as usize] = best_turns;
@@ -147,20 +168,48 @@ fn longest(graph: &Graph, roles: usize) -> Longest {
     out
 }
 
-fn analyse(table: &TransitionTable, graph: &Graph) -> Report {
-    let longest = longest(graph, table.roles.len());
+/// Twins start alike, so their worst cases are one: the most any of them was found to take
+/// (loops closed by the search make the figure depend on the order it met the states in).
+fn twins_share_worst_cases(table: &TransitionTable, symmetry: &Symmetry, longest: &mut Longest) {
+    let Some(start) = longest.per_role.first_mut() else {
+        return;
+    };
+    for group in &symmetry.groups {
+        let members: Vec<usize> = group
+            .iter()
+            .filter_map(|r| table.roles.iter().position(|spec| spec.id == *r))
+            .collect();
+        let worst = members.iter().map(|&i| start[i]).max().unwrap_or(0);
+        for i in members {
+            start[i] = worst;
+        }
+    }
+}
+
+fn analyse(table: &TransitionTable, graph: &Graph, symmetry: &Symmetry) -> Report {
+    let mut longest = longest(graph, table.roles.len());
+    twins_share_worst_cases(table, symmetry, &mut longest);
     let mut reached: BTreeMap<(String, String), Reached> = BTreeMap::new();
     let mut findings = Vec::new();
+    let mut unexplored = 0usize;
     for (id, node) in graph.nodes.iter().enumerate() {
         let id = u32::try_from(id).unwrap_or(u32::MAX);
+        unexplored += usize::from(node.unexplored);
         if let Some((outcome, reason)) = &node.end {
-            reached
-                .entry((outcome.as_str().to_owned(), reason.clone()))
-                .or_insert_with(|| Reached {
-                    outcome: *outcome,
-                    reason: reason.clone(),
-                    path: graph.path_to(id),
-                });
+            // An end that names a twin is reached under every renaming of it.
+            for (reason, renaming) in symmetry.variants(reason) {
+                reached
+                    .entry((outcome.as_str().to_owned(), reason.clone()))
+                    .or_insert_with(|| Reached {
+                        outcome: *outcome,
+                        reason,
+                        path: graph
+                            .path_to(id)
+                            .iter()
+                            .map(|step| rename_text(step, &renaming))
+                            .collect(),
+                    });
+            }
         }
         if node.dead_end && findings.len() < report::MAX_FINDINGS {
             let message = if node.awaiting {
@@ -195,7 +244,9 @@ fn analyse(table: &TransitionTable, graph: &Graph) -> Report {
         findings.push(Finding {
             code: "state-limit".to_owned(),
             message: format!(
-                "the state space has more than {} states; the check stopped there, so nothing is proven",
+                "not proven within {} states: {unexplored} explored states have steps past the limit, so \
+                 whether those paths end, dead-end or loop is not decided (no dead end is claimed there) \
+                 and a declared route not reached yet may still be; raise --max-states",
                 graph.nodes.len()
             ),
             path: Vec::new(),
@@ -244,6 +295,8 @@ fn declared_unreached(
         .filter_map(|route| {
             let fired = graph.fired.get(route.index).copied().unwrap_or(false);
             match &route.action {
+                // Past the state limit, not reached is not decided: the limit finding says so.
+                _ if graph.truncated => None,
                 Action::Done { outcome, reason }
                     if !reached.contains_key(&(outcome.as_str().to_owned(), reason.clone())) =>
                 {
@@ -252,7 +305,7 @@ fn declared_unreached(
                         route.index + 1
                     ))
                 }
-                _ if !fired && !graph.truncated => {
+                _ if !fired => {
                     // The label starts with the route's own `#<index>`; this line numbers it.
                     let label = crate::pipeline::graph::route_label(route);
                     let trigger = label.split_once(' ').map_or(label.as_str(), |(_, t)| t);
@@ -267,5 +320,7 @@ fn declared_unreached(
         .collect()
 }
 
+#[cfg(test)]
+mod symmetry_tests;
 #[cfg(test)]
 mod tests;

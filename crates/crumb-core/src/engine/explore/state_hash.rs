@@ -4,23 +4,26 @@
 //!
 //! Struct fields whose name the caller lists are left out wherever they appear; the elements of
 //! fields listed as unordered are hashed as a multiset (each on its own, the hashes sorted), so
-//! two orders of the same elements are one state.
+//! two orders of the same elements are one state (a map listed so, as a multiset of entries);
+//! strings a renaming lists are hashed as their new names (the symmetry reduction's renaming).
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde::ser::{self, Serialize};
 
-/// Which struct fields a hash skips or treats as an unordered collection.
+/// Which struct fields a hash skips or treats as an unordered collection, and which strings it
+/// hashes as others.
 #[derive(Clone, Copy)]
-pub(crate) struct Rules {
+pub(crate) struct Rules<'r> {
     pub skip: &'static [&'static str],
     pub(crate) unordered: &'static [&'static str],
+    pub(crate) rename: &'r [(String, String)],
 }
 
 /// Feed `value` into `hasher` under `rules`.
 pub(crate) fn hash_into<T: Serialize + ?Sized>(
     value: &T,
-    rules: Rules,
+    rules: Rules<'_>,
     hasher: &mut DefaultHasher,
 ) {
     // Our own serializer never fails; a foreign impl that reports an error only makes the hash
@@ -45,7 +48,7 @@ impl ser::Error for HashError {
 
 struct HashSer<'h> {
     hasher: &'h mut DefaultHasher,
-    rules: Rules,
+    rules: Rules<'h>,
     /// The value is a field listed as unordered: a sequence here is hashed as a multiset.
     unordered: bool,
 }
@@ -60,8 +63,10 @@ impl HashSer<'_> {
 /// A sequence, map or struct being hashed. For an unordered sequence, each element's own hash.
 struct Compound<'h> {
     hasher: &'h mut DefaultHasher,
-    rules: Rules,
+    rules: Rules<'h>,
     elements: Option<Vec<u64>>,
+    /// An unordered map's entry whose key is hashed and whose value is not yet.
+    key: Option<u64>,
 }
 
 impl Compound<'_> {
@@ -72,11 +77,31 @@ impl Compound<'_> {
             hash_into(value, rules, &mut own);
             elements.push(own.finish());
         } else {
-            let _ = value.serialize(HashSer {
-                hasher: self.hasher,
-                rules,
-                unordered: false,
-            });
+            self.ordered(value);
+        }
+    }
+
+    fn ordered<T: Serialize + ?Sized>(&mut self, value: &T) {
+        let _ = value.serialize(HashSer {
+            hasher: self.hasher,
+            rules: self.rules,
+            unordered: false,
+        });
+    }
+
+    /// One entry of a map: in an unordered map the key and value hash as one element.
+    fn entry_part<T: Serialize + ?Sized>(&mut self, value: &T, is_key: bool) {
+        if self.elements.is_none() {
+            self.ordered(value);
+            return;
+        }
+        let mut own = DefaultHasher::new();
+        hash_into(value, self.rules, &mut own);
+        if is_key {
+            self.key = Some(own.finish());
+        } else if let Some(elements) = &mut self.elements {
+            self.key.take().hash(&mut own);
+            elements.push(own.finish());
         }
     }
 
@@ -157,6 +182,12 @@ impl<'h> ser::Serializer for HashSer<'h> {
         Ok(())
     }
     fn serialize_str(self, v: &str) -> Result<(), HashError> {
+        let v = self
+            .rules
+            .rename
+            .iter()
+            .find(|(from, _)| from == v)
+            .map_or(v, |(_, to)| to.as_str());
         v.hash(self.tag(6).hasher);
         Ok(())
     }
@@ -212,6 +243,7 @@ impl<'h> ser::Serializer for HashSer<'h> {
             hasher: this.hasher,
             rules: this.rules,
             elements: unordered.then(Vec::new),
+            key: None,
         })
     }
     fn serialize_tuple(self, len: usize) -> Result<Compound<'h>, HashError> {
@@ -237,14 +269,17 @@ impl<'h> ser::Serializer for HashSer<'h> {
             hasher: this.hasher,
             rules: this.rules,
             elements: None,
+            key: None,
         })
     }
     fn serialize_map(self, _len: Option<usize>) -> Result<Compound<'h>, HashError> {
+        let unordered = self.unordered;
         let this = self.tag(15);
         Ok(Compound {
             hasher: this.hasher,
             rules: this.rules,
-            elements: None,
+            elements: unordered.then(Vec::new),
+            key: None,
         })
     }
     fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Compound<'h>, HashError> {
@@ -253,6 +288,7 @@ impl<'h> ser::Serializer for HashSer<'h> {
             hasher: this.hasher,
             rules: this.rules,
             elements: None,
+            key: None,
         })
     }
     fn serialize_struct_variant(
@@ -268,6 +304,7 @@ impl<'h> ser::Serializer for HashSer<'h> {
             hasher: this.hasher,
             rules: this.rules,
             elements: None,
+            key: None,
         })
     }
 }
@@ -301,11 +338,11 @@ impl ser::SerializeMap for Compound<'_> {
     type Ok = ();
     type Error = HashError;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), HashError> {
-        self.element(key);
+        self.entry_part(key, true);
         Ok(())
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), HashError> {
-        self.element(value);
+        self.entry_part(value, false);
         Ok(())
     }
     fn end(self) -> Result<(), HashError> {
@@ -371,9 +408,10 @@ mod tests {
         maybe: Option<u32>,
     }
 
-    const RULES: Rules = Rules {
+    const RULES: Rules<'static> = Rules {
         skip: &["id"],
         unordered: &["results"],
+        rename: &[],
     };
 
     fn hash(value: &impl Serialize) -> u64 {

@@ -133,7 +133,7 @@ fn the_state_limit_is_a_violation_not_a_proof() {
         &crate::engine::testkit::casual(),
         Options {
             max_states: 10,
-            failures: true,
+            ..Options::default()
         },
     );
     assert!(report.findings.iter().any(|f| f.code == "state-limit"));

@@ -139,14 +139,27 @@ pub struct World<'a> {
     pub failures: bool,
     /// Indices of the routes fired since the caller last took them ([`World::take_fired`]).
     fired: std::cell::RefCell<Vec<usize>>,
+    /// The severities a judge's choices cover: all three, or only `Important` when no route
+    /// tells them apart (severity is read only to pick a verdict's route, so the other two
+    /// would lead to the same states under other names).
+    pub(crate) severities: Vec<Severity>,
 }
 
 impl<'a> World<'a> {
     pub fn new(table: &'a TransitionTable) -> Self {
+        let alike = table
+            .verdict_matrix
+            .iter()
+            .all(|row| row.iter().all(|route| *route == row[0]));
         World {
             table,
             failures: true,
             fired: std::cell::RefCell::new(Vec::new()),
+            severities: if alike {
+                vec![Severity::Important]
+            } else {
+                Severity::ALL.to_vec()
+            },
         }
     }
 
@@ -214,7 +227,7 @@ impl<'a> World<'a> {
         for kind in spec.produces.iter().filter_map(|k| k.parse::<Kind>().ok()) {
             if kind == Kind::JudgeScore {
                 for verdict in Verdict::ALL {
-                    for severity in Severity::ALL {
+                    for &severity in &self.severities {
                         choices.push(Choice::Judges {
                             role: role.to_owned(),
                             verdict,
