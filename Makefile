@@ -12,6 +12,7 @@ export CARGO_TERM_COLOR ?= never
 
 deps:
 	@./scripts/ensure-chromium.sh
+	@./scripts/ensure-tmux.sh
 
 release:
 	$(CARGO) build --release --locked
