@@ -10,6 +10,9 @@
 //! [`pipeline::source::SourceFiles`]. The `crumb` crate carries the effects out.
 
 #![deny(unreachable_pub)]
+// Docs are built with `--document-private-items` (`make lint`), where links to crate-private
+// items resolve: they are the map of the code for contributors.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod digest;
 pub mod engine;
