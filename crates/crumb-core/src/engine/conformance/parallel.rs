@@ -189,3 +189,21 @@ fn c34_a_branch_budget_is_checked_before_any_branch_starts() {
     assert!(spawns(&effects).is_empty());
     assert_eq!(done_reason(&effects), Some("too_many_verify"));
 }
+
+#[test]
+fn c44_a_late_branch_of_a_joined_round_leaves_the_persons_question_waiting() {
+    // `join: any`: the first verdict joins the round; its PARTIAL waits for a person. A judge
+    // that reports afterwards is recorded, not routed, and must not answer that question.
+    let mut s = fanned("any", "all_pass");
+    judge(&mut s, "judge-a", partial());
+    let waiting = s.state.awaiting.clone();
+    assert!(waiting.is_some(), "the joined PARTIAL waits for a person");
+    let effects = judge(&mut s, "judge-b", pass());
+    assert!(
+        hook(&effects, "join_ignored").is_some(),
+        "the late verdict is not routed"
+    );
+    assert_eq!(s.state.awaiting, waiting, "still waiting for the person");
+    let effects = s.user(Kind::UserApprove, "", serde_json::Value::Null);
+    assert_eq!(done_reason(&effects), Some("verdict_pass"), "{effects:#?}");
+}

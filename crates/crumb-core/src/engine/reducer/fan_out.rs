@@ -50,6 +50,15 @@ impl Step<'_> {
         );
     }
 
+    /// Whether an open (not yet joined) fan-out waits for `role`'s first verdict.
+    pub(super) fn fan_out_takes(&self, role: &str) -> bool {
+        self.state.fan_out.as_ref().is_some_and(|f| {
+            f.joined.is_none()
+                && f.roles.iter().any(|r| r == role)
+                && !f.results.iter().any(|r| r.role == role)
+        })
+    }
+
     /// A branch's `judge.score` reached a join route: record it, and fire the join once its mode
     /// is met. `feedback` is this branch's (already assessed by the guards).
     pub(super) fn join(&mut self, mode: JoinMode, combine: Combine, feedback: Option<Feedback>) {
@@ -66,12 +75,8 @@ impl Step<'_> {
             aggregate: record.corrected.aggregate,
             feedback: feedback.text.clone(),
         };
-        let open = self.state.fan_out.as_mut().filter(|f| {
-            f.joined.is_none()
-                && f.roles.contains(&event.from)
-                && !f.results.iter().any(|r| r.role == event.from)
-        });
-        let Some(fan_out) = open else {
+        let takes = self.fan_out_takes(&event.from);
+        let Some(fan_out) = self.state.fan_out.as_mut().filter(|_| takes) else {
             let mut data = Map::new();
             data.insert("role".into(), json!(event.from));
             self.hook(

@@ -270,7 +270,13 @@ impl Step<'_> {
                 .map(|s| clip(s, MAX_TEXT)),
         };
         let route = self.table.route_for(Kind::JudgeScore.as_str(), &event.from);
-        if !route.is_some_and(|r| matches!(r.action, Action::Join { .. })) {
+        let joins = route.is_some_and(|r| matches!(r.action, Action::Join { .. }));
+        // A verdict that will be routed answers what was waiting; a late branch of a round that
+        // already joined is only recorded, so a person's pending question stays pending.
+        if !joins || self.fan_out_takes(&event.from) {
+            self.state.awaiting = None;
+        }
+        if !joins {
             // This verdict is routed on its own: an earlier join's verdict is no longer the one
             // the routes acted on.
             self.state.verification.routed_join = None;
@@ -365,7 +371,6 @@ impl Step<'_> {
         if !live {
             return None;
         }
-        self.state.awaiting = None;
         Some((verdict, severity))
     }
 
