@@ -1,7 +1,7 @@
 // Studio's client: the session list, the new-session form and routing (`#/` and
 // `#/session/<id>`, the deep link `crumb run` prints). The session view is in session.js.
 
-import { h, clear, ago, clip, num, stamp, obj, arr } from './dom.js';
+import { h, clear, agoSpan, tickAgo, clip, num, obj, arr } from './dom.js';
 import { get, post } from './api.js';
 import { openSession, closeSession, currentId } from './session.js';
 import { outcomePill, markPills, normalise } from './outcome.js';
@@ -36,7 +36,7 @@ function sessionRow(s) {
       h('div', { class: 'row' }, h('span', { class: `dot tone-${o.tone}` }), h('code', {}, s.id.slice(-8)), outcomePill(o),
         h('span', { class: 'spacer' }), markPills(o)),
       h('div', { class: 'goal' }, clip(s.goal, 90)),
-      h('div', { class: 'muted small', title: stamp(s.created) }, `${s.pipeline ?? ''} · ${ago(s.created)}${score}`)));
+      h('div', { class: 'muted small' }, `${s.pipeline ?? ''} · `, agoSpan(s.created), score)));
 }
 
 function drawSessions() {
@@ -45,7 +45,8 @@ function drawSessions() {
   for (const s of sessions) {
     try { list.append(sessionRow(s)); } catch (err) { report(`a session row: ${err.message}`); }
   }
-  if (!sessions.length) list.append(h('li', { class: 'muted empty-list' }, 'No sessions yet.'));
+  const q = $('#session-filter').value.trim();
+  if (!sessions.length) list.append(h('li', { class: 'muted empty-list' }, q ? `No session matches “${q}”.` : 'No sessions yet.'));
   $('#more-sessions').hidden = sessions.length >= sessionTotal;
 }
 
@@ -72,6 +73,9 @@ async function setupNewForm() {
   const form = $('#new-form');
   $('#new-toggle').addEventListener('click', async () => {
     form.hidden = !form.hidden;
+    $('#new-toggle').setAttribute('aria-expanded', String(!form.hidden));
+    // Focus goes where the person will type next: into the form, and back to the toggle after.
+    if (!form.hidden) $('#new-pipeline').focus(); else $('#new-toggle').focus();
     if (!form.hidden && !$('#new-pipeline').options.length) {
       let answer;
       try { answer = obj(await get('/api/pipelines')); } catch (err) { $('#new-status').textContent = err.message; return; }
@@ -109,6 +113,8 @@ function route() {
 }
 
 installAlerts();
+// Relative times ("14s ago") keep moving while the page is open.
+setInterval(tickAgo, 5000);
 window.addEventListener('hashchange', route);
 $('#session-filter').addEventListener('input', () => loadSessions().catch(err => report(err.message)));
 $('#more-sessions').addEventListener('click', () => loadSessions(true).catch(err => report(err.message)));

@@ -72,6 +72,50 @@ export function ago(ts) {
   return Math.floor(s / 86400) + 'd ago';
 }
 
+/** A relative time that keeps moving ("14s ago"), the exact time on hover: `tickAgo` updates
+ * every one on the page, so a row drawn a minute ago never still says "0s ago". */
+export function agoSpan(ts, prefix = '') {
+  return h('span', { class: 'ago', title: stamp(ts), dataset: { ts: String(ts ?? ''), prefix } }, prefix + ago(ts));
+}
+
+export function tickAgo() {
+  for (const el of document.querySelectorAll('span.ago[data-ts]')) el.textContent = (el.dataset.prefix || '') + ago(el.dataset.ts);
+}
+
+/** One tab stop for a long list of rows (the feed, the transcript) rather than one per row and
+ * per button: ↑/↓ (Home/End) move between rows, Enter or Space opens the focused row, and Tab
+ * goes on to that row's own buttons (fork). Call `refresh()` after adding rows. */
+export function rovingRows(list, selector = '.ev') {
+  const rows = () => [...list.children].filter(r => r.matches(selector));
+  const activate = row => {
+    for (const r of rows()) {
+      const on = r === row;
+      r.tabIndex = on ? 0 : -1;
+      for (const b of r.querySelectorAll('button')) b.tabIndex = on ? 0 : -1;
+    }
+  };
+  list.addEventListener('focusin', e => {
+    const row = e.target.closest(selector);
+    if (row && row.parentElement === list && row.tabIndex !== 0) activate(row);
+  });
+  list.addEventListener('keydown', e => {
+    const row = e.target.closest(selector);
+    if (!row || row.parentElement !== list) return;
+    if ((e.key === 'Enter' || e.key === ' ') && e.target === row) { e.preventDefault(); row.click(); return; }
+    const all = rows();
+    const i = all.indexOf(row);
+    const next = { ArrowDown: all[i + 1], ArrowUp: all[i - 1], Home: all[0], End: all[all.length - 1] }[e.key];
+    if (next) { e.preventDefault(); activate(next); next.focus(); }
+  });
+  return {
+    refresh() {
+      const all = rows();
+      for (const r of all) if (r.tabIndex !== 0) { r.tabIndex = -1; for (const b of r.querySelectorAll('button')) b.tabIndex = -1; }
+      if (all.length && !all.some(r => r.tabIndex === 0)) activate(all[0]);
+    },
+  };
+}
+
 export function clip(text, n) {
   text = text == null ? '' : String(text);
   return text.length > n ? text.slice(0, n - 1) + '…' : text;

@@ -1,7 +1,7 @@
 // The live event feed and the paged, filterable transcript (never the whole history in the DOM,
 // so a 100,000-event session stays usable).
 
-import { h, clear, time, stamp, clip, obj, arr } from './dom.js';
+import { h, clear, time, stamp, clip, obj, arr, rovingRows } from './dom.js';
 import { get, sessionPath } from './api.js';
 import { reasonLabel } from './outcome.js';
 
@@ -68,19 +68,24 @@ export function row(seq, raw, onPick, onFork) {
   try { text = summary(e); } catch (err) { text = `(cannot summarise this event: ${err.message})`; }
   const kind = String(e.kind ?? '?');
   const done = kind === 'done' ? obj(e.data).reason : null;
-  return h('div', { class: 'ev tone-' + tone(kind), dataset: { id: String(e.id ?? '') }, onclick: () => onPick && onPick(seq, e) },
+  return h('div', { class: 'ev tone-' + tone(kind), tabindex: -1, dataset: { id: String(e.id ?? '') }, onclick: () => onPick && onPick(seq, e) },
     h('span', { class: 'ev-time', title: stamp(e.ts) }, time(e.ts)),
     h('span', { class: 'ev-from' }, String(e.from ?? '?')),
     h('span', { class: 'ev-kind', title: typeof done === 'string' ? done : '' }, kind),
     h('span', { class: 'ev-body' }, clip(text, 240)),
-    onFork ? h('button', { class: 'btn ghost small ev-fork', type: 'button', title: 'Start a new session from this point',
+    onFork ? h('button', { class: 'btn ghost small ev-fork', type: 'button', tabindex: -1, title: 'Start a new session from this point', 'aria-label': `fork from this ${kind}`,
       onclick: ev => { ev.stopPropagation(); onFork(e, ev.currentTarget); } }, 'fork') : null);
 }
 
 /** The live feed, newest row first (so the newest rows are what the screen shows). */
 export class Feed {
   /** `onFork(event, button)`: rows from the goal on offer a fork from there. */
-  constructor(el, onPick, onFork) { this.el = el; this.onPick = onPick; this.onFork = onFork; this.ids = new Set(); this.pastGoal = null; }
+  constructor(el, onPick, onFork) {
+    this.el = el; this.onPick = onPick; this.onFork = onFork; this.ids = new Set(); this.pastGoal = null;
+    el.setAttribute('role', 'group');
+    el.setAttribute('aria-label', 'live feed, newest first: ↑/↓ to move, Enter to open');
+    this.keys = rovingRows(el);
+  }
   reset() { clear(this.el); this.ids.clear(); this.pastGoal = null; }
   /** Offer (or hide) the rows' fork buttons: only once the session has ended or has no coordinator. */
   canFork(yes) { this.el.classList.toggle('can-fork', !!yes); }
@@ -100,6 +105,7 @@ export class Feed {
       this.ids.delete(this.el.lastElementChild.dataset.id);
       this.el.lastElementChild.remove();
     }
+    this.keys.refresh();
   }
 }
 
@@ -111,7 +117,8 @@ export class Transcript {
     this.role = h('input', { type: 'search', placeholder: 'from (role)', 'aria-label': 'from' });
     this.q = h('input', { type: 'search', placeholder: 'text', 'aria-label': 'text' });
     this.info = h('span', { class: 'muted small' });
-    this.list = h('div', { class: 'tx-list' });
+    this.list = h('div', { class: 'tx-list', role: 'group', 'aria-label': 'transcript page: ↑/↓ to move, Enter to open' });
+    this.keys = rovingRows(this.list);
     this.detail = h('pre', { class: 'detail', hidden: true });
     const apply = () => this.load({});
     for (const input of [this.kind, this.role, this.q]) input.addEventListener('change', apply);
@@ -145,11 +152,14 @@ export class Transcript {
     if (!events.length) { this.info.textContent = `no matching events (of ${page.total})`; return; }
     clear(this.list);
     for (const { seq, event } of events) this.list.append(row(seq, event, (s, e) => this.show(s, e)));
+    this.keys.refresh();
     this.first = events[0].seq; this.last = events[events.length - 1].seq;
     this.info.textContent = `#${this.first + 1}–#${this.last + 1} of ${page.total}`;
   }
   show(seq, e) {
     this.detail.hidden = false;
     this.detail.textContent = `#${seq + 1}\n` + JSON.stringify(e, null, 2);
+    this.detail.tabIndex = -1;
+    this.detail.focus({ preventScroll: true });
   }
 }

@@ -2,7 +2,7 @@
 // page title and the favicon. The server decides it (src/studio/outcome.rs); this only draws it,
 // and tolerates anything (an older server, a missing field) by falling back to "unknown".
 
-import { h } from './dom.js';
+import { h, agoSpan } from './dom.js';
 
 const TONES = new Set(['good', 'bad', 'warn', 'live', 'idle']);
 
@@ -18,6 +18,7 @@ export function normalise(o) {
     action: typeof o.action === 'string' ? o.action : null,
     marks: Array.isArray(o.marks) ? o.marks.filter(m => m && typeof m.text === 'string') : [],
     resumable: o.resumable === true,
+    since: typeof o.since === 'string' ? o.since : null,
   };
 }
 
@@ -44,14 +45,14 @@ export function outcomeBanner(raw, buttons = []) {
   return h('div', { class: `banner outcome-banner tone-${o.tone} outcome-${o.kind}`, id: 'outcome' },
     h('div', { class: 'row' },
       h('b', { class: 'outcome-title' }, o.title),
-      h('span', { class: 'outcome-detail', title: o.code || '' }, o.detail ? ' — ' + o.detail : ''),
+      h('span', { class: 'outcome-detail', title: o.code || '' }, o.detail ? ' — ' + o.detail : '', o.since ? agoSpan(o.since, ' since ') : null),
       h('span', { class: 'spacer' }),
       buttons),
     o.action ? h('div', { class: 'outcome-action small' }, o.action) : null,
     o.marks.map(m => h('div', { class: `mark mark-${m.kind === 'mock' ? 'mock' : 'degraded'} small` }, m.kind === 'mock' ? 'Mock: ' : 'Degraded: ', m.text)));
 }
 
-const FAVICON = { good: '#3fb68b', bad: '#e5534b', warn: '#e7b23d', live: '#5b9cf0', idle: '#8a93a5' };
+const FAVICON = { good: '#3fb68b', bad: '#f47067', warn: '#e7b23d', live: '#5b9cf0', idle: '#8a93a5' };
 
 /** The tab's title and favicon follow the open session's outcome. */
 export function titleAndFavicon(raw, goal) {
@@ -66,7 +67,7 @@ export function titleAndFavicon(raw, goal) {
 }
 
 const REASONS = {
-  verdict_pass: 'the verifier passed it',
+  verdict_pass: 'the verdict passed it',
   approved: 'approved by a person',
   rejected: 'rejected',
   too_many_verify: 'too many verifications without a pass',

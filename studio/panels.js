@@ -33,7 +33,7 @@ export function drawScorecard(el, rawCard, rubric, ended) {
     if (card.raw_verdict || card.raw_aggregate != null) {
       const differs = card.raw_verdict !== card.verdict || Math.abs((card.raw_aggregate ?? card.aggregate) - card.aggregate) > 1e-6;
       el.append(h('div', { class: 'claim' + (differs ? ' differs' : '') },
-        'verifier claimed ', h('b', {}, card.raw_verdict || '—'), ' at ', h('b', {}, num(card.raw_aggregate)),
+        `${typeof card.judge === 'string' && card.judge ? card.judge : 'the judge'} claimed `, h('b', {}, card.raw_verdict || '—'), ' at ', h('b', {}, num(card.raw_aggregate)),
         differs ? ' — the engine corrected it' : ' — the engine agrees'));
     }
   }
@@ -51,14 +51,29 @@ export function drawScorecard(el, rawCard, rubric, ended) {
       h('td', {}, h('span', { class: 'chip src-' + (s.source || d.source || 'none'), title: tip }, label), s.corrected_by_engine ? h('span', { class: 'chip src-engine', title: 'Changed by the engine' }, 'corrected') : null));
   });
   el.append(h('table', { class: 'scores' },
-    h('thead', {}, h('tr', {}, h('th', {}, ''), h('th', {}, ''), h('th', { class: 'num' }, 'raw'), h('th', { class: 'num' }, 'corrected'), h('th', {}, 'source'))),
+    h('thead', {}, h('tr', {}, h('th', {}, h('span', { class: 'visually-hidden' }, 'dimension')), h('th', {}, h('span', { class: 'visually-hidden' }, 'name')), h('th', { class: 'num' }, 'raw'), h('th', { class: 'num' }, 'corrected'), h('th', {}, 'source'))),
     h('tbody', {}, rows)));
   const corrections = arr(card && card.corrections).filter(c => typeof c === 'string');
   if (corrections.length) {
     el.append(h('div', { class: 'audit' }, h('b', {}, 'Audit: '),
       corrections.map(c => h('span', { class: 'chip warn', title: c }, CORRECTIONS[c] || c.replaceAll('_', ' ')))));
   }
-  if (card && card.feedback) el.append(h('p', { class: 'feedback' }, h('b', {}, 'Feedback: '), String(card.feedback)));
+  if (card && card.feedback) el.append(h('p', { class: 'feedback', title: String(card.feedback) }, h('b', {}, 'Feedback: '), String(card.feedback)));
+  const join = obj(card && card.join);
+  const branches = arr(join.branches).map(obj);
+  if (branches.length) {
+    // Parallel judges side by side, then the join: its declared rule and what it decided.
+    el.append(h('div', { class: 'judges', id: 'judges' },
+      h('table', { class: 'scores' },
+        h('caption', { class: 'small muted' }, `${branches.length} judges · combined by ${String(join.combine ?? '?')}`),
+        h('thead', {}, h('tr', {}, h('th', {}, 'judge'), h('th', {}, 'verdict'), h('th', { class: 'num' }, 'score'), h('th', {}, 'feedback'))),
+        h('tbody', {},
+          branches.map(b => h('tr', { class: 'judge-row', dataset: { role: String(b.role ?? '') } },
+            h('td', {}, h('b', {}, String(b.role ?? '?'))), h('td', {}, verdictPill(b.verdict)), h('td', { class: 'num' }, num(b.aggregate)),
+            h('td', { class: 'small', title: String(b.feedback ?? '') }, String(b.feedback ?? '').slice(0, 80)))),
+          h('tr', { class: 'join-row' }, h('td', {}, h('b', {}, 'join')), h('td', {}, verdictPill(join.verdict)), h('td', { class: 'num' }, num(join.aggregate)),
+            h('td', { class: 'small muted' }, `${String(join.combine ?? '')} · severity ${String(join.severity ?? '?')}`))))));
+  }
 }
 
 function bar(label, used, max, unit = '', warnAt = null) {
@@ -75,6 +90,17 @@ function fmt(n) {
   return String(Math.round(n * 10) / 10);
 }
 
+/** The agents' working time: the server's count up to the last event, plus — while a coordinator
+ * runs a turn and nobody is waited for — the time since that event (the server counts no further
+ * until the next one arrives). */
+function workingMs(data) {
+  const time = obj(data.time);
+  const s = obj(data.state);
+  const base = typeof time.working_ms === 'number' ? time.working_ms : 0;
+  const turnRuns = data.live && !s.done && obj(data.live_turn).role && typeof time.waiting_since_ms !== 'number';
+  return turnRuns && typeof time.latest_ms === 'number' ? base + Math.max(0, Date.now() - time.latest_ms) : base;
+}
+
 /** Budgets, with the session's time split into work and waiting for a person, and its cost. */
 export function drawBudgets(el, raw) {
   clear(el);
@@ -86,7 +112,7 @@ export function drawBudgets(el, raw) {
   const time = obj(data.time);
   if (!Object.keys(limits).length) el.append(h('p', { class: 'muted' }, 'No limits: ' + (data.table_error || 'pipeline unavailable')));
   else {
-    const working = typeof time.working_ms === 'number' ? time.working_ms : 0;
+    const working = workingMs(data);
     el.append(
       bar('respec', budgets.respecs ?? 0, limits.max_respec ?? 0),
       bar('verify', obj(s.verification).count ?? 0, limits.max_verify ?? 0),
@@ -97,7 +123,7 @@ export function drawBudgets(el, raw) {
   const waiting = (typeof time.waiting_ms === 'number' ? time.waiting_ms : 0) + (waitingSince !== null && !s.done ? Math.max(0, Date.now() - Math.max(waitingSince, obj(s.clock).latest_ms ?? waitingSince)) : 0);
   const cost = obj(data.cost);
   el.append(h('div', { class: 'spend small', id: 'spend' },
-    h('span', { title: 'the agents\' time, without the time the session waited for a person' }, `working ${duration(time.working_ms)}`),
+    h('span', { title: 'the agents\' time, without the time the session waited for a person' }, `working ${duration(workingMs(data))}`),
     h('span', { class: waiting > 0 ? 'waiting' : 'muted', title: 'time the session waited for a person' }, ` · waiting for you ${duration(waiting)}`),
     h('span', {}, ` · ${budgets.tokens ?? 0} tokens`),
     cost.turns ? h('span', { title: `reported by the adapter for ${cost.turns} turn(s)` }, ` · $${num(cost.usd, 4)}`) : h('span', { class: 'muted', title: 'no adapter reported a cost' }, ' · cost not reported')));

@@ -3,12 +3,12 @@
 // draw tolerates any JSON the server can send: a part that cannot be drawn says so and the rest
 // of the view goes on.
 
-import { h, clear, ago, stamp, zone, obj, arr } from './dom.js';
+import { h, clear, agoSpan, zone, obj, arr } from './dom.js';
 import { get, getText, post, sessionPath } from './api.js';
 import { drawGraph } from './graph.js';
 import { drawScorecard, drawBudgets, drawArtifacts, drawRoles } from './panels.js';
 import { Feed, Transcript } from './feed.js';
-import { commandBar, noteAck, sendLine, setRoles } from './command.js';
+import { commandBar, loadThread, noteAck, queuedVerdict, sendLine, setRoles } from './command.js';
 import { normalise, outcomePill, markPills, outcomeBanner, titleAndFavicon } from './outcome.js';
 import { report, watchConnection } from './alerts.js';
 
@@ -40,7 +40,7 @@ function safely(what, el, draw) {
 export async function openSession(id, onChange) {
   closeSession();
   const main = clear($('#main'));
-  const me = { id, source: null, data: null, timer: null, acks: new Map(), userByOffset: new Map(), ackFor: new Map(), onChange };
+  const me = { id, source: null, data: null, timer: null, acks: new Map(), userByOffset: new Map(), ackFor: new Map(), answers: new Map(), history: [], pendingLines: [], onChange };
   current = me;
   onChange();
   main.append(h('div', { class: 'empty' }, 'Loading session ', h('code', {}, id), '…'));
@@ -51,8 +51,21 @@ export async function openSession(id, onChange) {
   clear(main);
   me.data = obj(data);
   const tabs = ['Feed', 'Transcript', 'Artifacts', 'Roles'];
-  const tabBar = h('nav', { class: 'tabs' }, tabs.map(t => h('button', { class: 'tab', dataset: { tab: t }, onclick: () => showTab(t) }, t)));
-  const panes = Object.fromEntries(tabs.map(t => [t, h('section', { class: 'pane', dataset: { pane: t }, hidden: true })]));
+  // The WAI-ARIA tabs pattern: one tab stop, ←/→ (Home/End) move between tabs.
+  const tabBar = h('nav', { class: 'tabs', role: 'tablist', 'aria-label': 'session views' }, tabs.map(t => h('button', {
+    class: 'tab', id: `tab-${t}`, role: 'tab', 'aria-controls': `pane-${t}`, 'aria-selected': 'false', tabindex: -1,
+    dataset: { tab: t }, onclick: () => showTab(t),
+  }, t)));
+  tabBar.addEventListener('keydown', e => {
+    const i = tabs.indexOf(obj(e.target.dataset).tab);
+    if (i < 0) return;
+    const next = { ArrowRight: (i + 1) % tabs.length, ArrowLeft: (i + tabs.length - 1) % tabs.length, Home: 0, End: tabs.length - 1 }[e.key];
+    if (next === undefined) return;
+    e.preventDefault();
+    showTab(tabs[next]);
+    tabBar.children[next].focus();
+  });
+  const panes = Object.fromEntries(tabs.map(t => [t, h('section', { class: 'pane', id: `pane-${t}`, role: 'tabpanel', 'aria-labelledby': `tab-${t}`, dataset: { pane: t }, hidden: true })]));
   main.append(
     h('section', { class: 'session-head', id: 'session-head' }),
     h('div', { id: 'outcome-slot' }),
@@ -69,7 +82,12 @@ export async function openSession(id, onChange) {
   me.transcript = new Transcript(panes.Transcript, id);
   const loaded = {};
   function showTab(t) {
-    for (const b of tabBar.children) b.classList.toggle('active', b.dataset.tab === t);
+    for (const b of tabBar.children) {
+      const on = b.dataset.tab === t;
+      b.classList.toggle('active', on);
+      b.setAttribute('aria-selected', String(on));
+      b.tabIndex = on ? 0 : -1;
+    }
     for (const [name, pane] of Object.entries(panes)) pane.hidden = name !== t;
     if (loaded[t]) return;
     loaded[t] = true;
@@ -79,7 +97,9 @@ export async function openSession(id, onChange) {
   }
   me.reloadArtifacts = () => { if (loaded.Artifacts) drawArtifacts(panes.Artifacts, id, me.data).catch(() => {}); };
   showTab('Feed');
+  me.redraw = () => { if (current === me) drawSession(me); };
   drawSession(me);
+  loadThread(me);
   // Recent history, then the live stream from the last event shown, then a fresh state: whatever
   // happened between the first read and the stream's start is folded in at once.
   let recent = { events: [] };
@@ -139,7 +159,8 @@ function actions(me, o, d) {
   const s = obj(d.state);
   const out = [];
   const awaiting = obj(s.awaiting);
-  if (!s.done && awaiting.on === 'verdict') {
+  // An approve or veto already queued: offering the other would queue a contradiction.
+  if (!s.done && awaiting.on === 'verdict' && !queuedVerdict(me)) {
     out.push(h('button', { class: 'btn good', id: 'approve', onclick: () => sendLine(me, '/approve') }, 'Approve'));
     out.push(h('button', { class: 'btn bad', id: 'veto', onclick: () => { const i = $('#command'); i.value = '/veto '; i.focus(); } }, 'Veto…'));
   }
@@ -199,20 +220,29 @@ function drawSession(me) {
         outcomePill(o), markPills(o),
         h('span', { class: 'muted small' }, `${d.events ?? 0} events`)),
       h('div', { class: 'muted small' }, h('code', {}, String(d.id ?? '')), meta.pipeline ? ` · ${meta.pipeline} · started ` : '',
-        meta.created ? h('span', { title: stamp(meta.created) }, ago(meta.created)) : '',
+        meta.created ? agoSpan(meta.created) : '',
         d.live ? h('span', { class: 'live' }, ' ● coordinator live') : ' · no coordinator running',
         ` · times in ${zone}`,
         d.unreadable_lines ? h('span', { class: 'warn' }, ` · ${d.unreadable_lines} unreadable lines skipped`) : ''),
-      forkLine(d), inputsLine(d));
+      // `append` would write a missing line as the text "null".
+      ...[forkLine(d), inputsLine(d)].filter(Boolean));
   });
   if (me.feed) me.feed.canFork(!!s.done || !d.live);
   safely('the outcome', $('#outcome-slot'), () => {
     const slot = clear($('#outcome-slot'));
     slot.append(outcomeBanner(o, actions(me, o, d)));
     if (s.paused && !s.done) slot.append(h('div', { class: 'banner await' }, 'Paused. ', h('code', {}, '/resume'), ' to continue.'));
+    const queued = queuedVerdict(me);
+    if (queued && !s.done) {
+      slot.append(h('div', { class: 'banner await', id: 'queued' }, h('code', {}, queued),
+        d.live ? ' is sent; the coordinator has not read it yet.' : ' is queued: it is applied when the session is resumed.'));
+    }
     if (d.table_error) slot.append(h('div', { class: 'banner bad' }, String(d.table_error)));
   });
   titleAndFavicon(o, meta.goal);
+  // Said once per change (the banner itself is redrawn on every refresh).
+  const said = `${o.title}${o.detail ? ': ' + o.detail : ''}`;
+  if (me.announced !== said) { me.announced = said; const a = $('#announce'); if (a) a.textContent = said; }
   safely('the scorecard', $('#scorecard'), () => drawScorecard($('#scorecard'), d.scorecard, d.rubric, !!s.done));
   safely('the budgets', $('#budgets'), () => drawBudgets($('#budgets'), d));
   setRoles(d.pipeline ? obj(d.pipeline).roles : meta.roles);
@@ -228,14 +258,15 @@ async function tailLiveLog(me, turn) {
   clearTimeout(me.logTimer);
   const box = me.liveLog;
   if (!box) return;
-  if (!turn.role || obj(me.data.state).done) { box.hidden = true; return; }
+  // Only while a coordinator drives the turn: an interrupted session's last turn is not "working".
+  if (!turn.role || obj(me.data.state).done || !me.data.live) { box.hidden = true; return; }
   box.hidden = false;
   try {
     const roles = arr(obj(await get(sessionPath(me.id, '/roles'))).roles);
     const logs = arr(obj(roles.find(r => obj(r).role === turn.role)).logs).filter(n => typeof n === 'number');
     const text = logs.length ? await getText(sessionPath(me.id, `/logs/${encodeURIComponent(turn.role)}/${Math.max(...logs)}`)) : '(no output yet)';
     if (current !== me) return;
-    clear(box).append(h('div', { class: 'small muted' }, `${turn.role} is working since `, h('span', { title: stamp(turn.since) }, ago(turn.since)), ' — its log:'),
+    clear(box).append(h('div', { class: 'small muted' }, `${turn.role} is working since `, agoSpan(turn.since), ' — its log:'),
       h('pre', { class: 'viewer' }, text.split('\n').slice(-12).join('\n')));
   } catch (err) { clear(box).append(h('div', { class: 'small muted' }, `log: ${err.message}`)); }
   me.logTimer = setTimeout(() => { if (current === me) tailLiveLog(me, obj(me.data.live_turn)); }, LOG_POLL_MS);

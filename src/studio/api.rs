@@ -47,7 +47,7 @@ pub(crate) async fn health(State(app): State<Shared>) -> Json<Value> {
 pub(crate) struct PageQuery {
     pub offset: Option<usize>,
     pub limit: Option<usize>,
-    /// Substring of the id, goal, pipeline or status.
+    /// Substring of the id, goal, pipeline, status or outcome.
     pub q: Option<String>,
 }
 
@@ -58,37 +58,59 @@ pub(crate) async fn sessions(
 ) -> Result<Json<Value>, ApiError> {
     let app2 = Arc::clone(&app);
     let page = tokio::task::spawn_blocking(move || {
-        let mut all = sessions::all(&app2.config.home);
-        if let Some(q) = query
-            .q
-            .as_deref()
-            .map(str::to_lowercase)
-            .filter(|q| !q.is_empty())
-        {
-            all.retain(|s| {
-                [&s.id, &s.goal, &s.pipeline]
-                    .iter()
-                    .any(|field| field.to_lowercase().contains(&q))
-                    || s.status.contains(q.as_str())
-            });
-        }
-        let total = all.len();
-        let offset = query.offset.unwrap_or(0).min(total);
+        let all = sessions::all(&app2.config.home);
         let limit = query
             .limit
             .unwrap_or(DEFAULT_SESSIONS)
             .clamp(1, MAX_SESSIONS);
-        let rows: Vec<SessionRow> = all
-            .into_iter()
-            .skip(offset)
-            .take(limit)
-            .map(|s| sessions::row(s, &app2.registry))
-            .collect();
+        let q = query
+            .q
+            .as_deref()
+            .map(str::to_lowercase)
+            .filter(|q| !q.is_empty());
+        // Without a filter only the page's rows are built; a filter matches the outcome too
+        // ("failed", "waiting"), which only a built row knows.
+        let (total, offset, rows) = if let Some(q) = q {
+            let matching: Vec<SessionRow> = all
+                .into_iter()
+                .map(|s| sessions::row(s, &app2.registry))
+                .filter(|row| row_matches(row, &q))
+                .collect();
+            let total = matching.len();
+            let offset = query.offset.unwrap_or(0).min(total);
+            let rows = matching.into_iter().skip(offset).take(limit).collect();
+            (total, offset, rows)
+        } else {
+            let total = all.len();
+            let offset = query.offset.unwrap_or(0).min(total);
+            let rows: Vec<SessionRow> = all
+                .into_iter()
+                .skip(offset)
+                .take(limit)
+                .map(|s| sessions::row(s, &app2.registry))
+                .collect();
+            (total, offset, rows)
+        };
         json!({ "total": total, "offset": offset, "sessions": rows })
     })
     .await
     .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     Ok(Json(page))
+}
+
+/// Whether a list row matches the filter `q` (lower case): its id, goal, pipeline, status or
+/// outcome (the kind and the words the list shows).
+fn row_matches(row: &SessionRow, q: &str) -> bool {
+    let s = &row.summary;
+    let outcome = row
+        .outcome
+        .as_ref()
+        .map(|o| [o.kind.to_owned(), o.title.to_lowercase()]);
+    [&s.id, &s.goal, &s.pipeline]
+        .iter()
+        .any(|field| field.to_lowercase().contains(q))
+        || s.status.contains(q)
+        || outcome.is_some_and(|words| words.iter().any(|w| w.contains(q)))
 }
 
 /// `GET /api/pipelines`: the pipelines and presets a new session can use.
@@ -172,6 +194,8 @@ pub(crate) async fn session(
                 "waiting_ms": waiting,
                 "working_ms": elapsed.saturating_sub(waiting).max(0),
                 "waiting_since_ms": inner.waiting_since_ms,
+                // The last event's time: a live turn's work goes on from here (the page counts).
+                "latest_ms": clock.latest_ms,
             },
             "live_turn": inner.live_turn,
             "cost": { "usd": inner.cost_usd, "turns": inner.costed_turns },
@@ -260,6 +284,10 @@ fn scorecard(
         "corrections": latest.corrections,
         "previous_aggregate": verification.previous.as_ref().map(|p| p.corrected.aggregate),
         "feedback": declared.feedback,
+        // Who judged, by the pipeline's own role name; and, for parallel judges, each one's
+        // corrected verdict beside the join's rule and result.
+        "judge": judge.as_ref().map(|e| e.from.clone()),
+        "join": verification.routed_join,
     })
 }
 

@@ -13,7 +13,7 @@ use super::security::studio_csp;
 const PAGE: &str = include_str!("../../studio/index.html");
 
 /// Static files under `/assets/`: name, content type, content.
-pub const ASSETS: [(&str, &str, &str); 11] = [
+pub const ASSETS: [(&str, &str, &str); 12] = [
     (
         "app.js",
         "text/javascript; charset=utf-8",
@@ -69,7 +69,18 @@ pub const ASSETS: [(&str, &str, &str); 11] = [
         "text/css; charset=utf-8",
         include_str!("../../studio/style.css"),
     ),
+    (
+        "favicon.svg",
+        "image/svg+xml",
+        include_str!("../../studio/favicon.svg"),
+    ),
 ];
+
+/// `GET /favicon.ico`: browsers ask for it before the page names its icon; answered with the
+/// page's own icon rather than a 404 on every load.
+pub(crate) async fn favicon() -> Response {
+    asset(Path("favicon.svg".to_owned())).await
+}
 
 /// `GET /`: the page, with the token, this process's instance id and the preview origins in
 /// meta tags.

@@ -11,6 +11,7 @@
 //! - [`graph`]: the compiled graph (from `crumb graph`'s output) with edge counts;
 //! - [`api`], [`stream`], [`files`], [`say`], [`new_session`], [`fork`]: the routes, with
 //!   [`app`] (what they share) and [`api_error`] (how they refuse);
+//! - [`thread`]: the conversation (a person's lines, acks, answers), rebuilt from the files;
 //! - [`control`]: Resume (`crumb resume`) and Stop (SIGTERM) from the page;
 //! - [`security`]: host allow-list, write token, origin checks, CSPs;
 //! - [`assets`]: the embedded client from `studio/`;
@@ -36,6 +37,7 @@ pub(crate) mod security;
 pub(crate) mod server;
 pub(crate) mod sessions;
 pub(crate) mod stream;
+pub(crate) mod thread;
 pub mod watched_session;
 
 pub use config::StudioConfig;

@@ -29,6 +29,10 @@ pub(crate) struct Outcome {
     pub resumable: bool,
     /// Degradations: adapter swaps and roles on the mock adapter.
     pub marks: Vec<Mark>,
+    /// When the live turn began (RFC 3339), for a running session: the page shows it as a
+    /// relative time that keeps moving, never as a raw timestamp.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
 }
 
 /// One degradation a run must never hide.
@@ -60,7 +64,8 @@ pub(crate) fn outcome(state: &State, ctx: &Context<'_>) -> Outcome {
         let detail = if awaiting.is_verdict() {
             match &state.verification.latest {
                 Some(v) => format!(
-                    "the verifier said {} at {:.1} (engine-corrected) and the pipeline asks a person",
+                    "{} said {} at {:.1} (engine-corrected) and the pipeline asks a person",
+                    judged_by(state),
                     v.corrected.verdict.as_str(),
                     v.corrected.aggregate
                 ),
@@ -116,7 +121,7 @@ pub(crate) fn outcome(state: &State, ctx: &Context<'_>) -> Outcome {
         )
     } else {
         let detail = match ctx.running {
-            Some((role, since)) => format!("{role} is working since {since}"),
+            Some((role, _)) => format!("{role} is working"),
             None => state
                 .next_role
                 .as_ref()
@@ -125,6 +130,9 @@ pub(crate) fn outcome(state: &State, ctx: &Context<'_>) -> Outcome {
         base("running", "live", "Running", detail, None, None)
     };
     out.resumable = state.done.is_none() && !ctx.live;
+    if out.kind == "running" {
+        out.since = ctx.running.map(|(_, since)| since.to_owned());
+    }
     out.marks = marks;
     out
 }
@@ -146,6 +154,7 @@ fn base(
         action,
         resumable: false,
         marks: Vec::new(),
+        since: None,
     }
 }
 
@@ -204,6 +213,21 @@ fn circuit_words(state: &State, role: &str) -> String {
     )
 }
 
+/// Who judged the verdict the routes last acted on, by the roles the pipeline declares: the joined
+/// judges ("judge-a and judge-b (combined: `all_pass`)") or the one judge's role.
+fn judged_by(state: &State) -> String {
+    if let Some(join) = &state.verification.routed_join {
+        // Sorted: branches report in whatever order they finish, the words should not change.
+        let mut roles: Vec<&str> = join.branches.iter().map(|b| b.role.as_str()).collect();
+        roles.sort_unstable();
+        return format!("{} (combined: {})", roles.join(" and "), join.combine);
+    }
+    match state.verification.latest.as_ref().map(|v| v.from.as_str()) {
+        Some(role) if !role.is_empty() => role.to_owned(),
+        _ => "the judge".to_owned(),
+    }
+}
+
 /// A reason code in plain words (the code itself is shown on hover).
 pub(crate) fn reason_words(state: &State, reason: &str, limits: Option<&LimitsSpec>) -> String {
     let score = state
@@ -215,19 +239,28 @@ pub(crate) fn reason_words(state: &State, reason: &str, limits: Option<&LimitsSp
         |f: fn(&LimitsSpec) -> u64| limits.map_or_else(|| "?".to_owned(), |l| f(l).to_string());
     match reason {
         "verdict_pass" => match score {
-            Some((_, agg)) => format!("the verifier passed it at {agg:.1} (engine-corrected)"),
-            None => "the verifier passed it".to_owned(),
+            Some((_, agg)) => format!(
+                "{} passed it at {agg:.1} (engine-corrected)",
+                judged_by(state)
+            ),
+            None => format!("{} passed it", judged_by(state)),
         },
         "approved" => match score {
             Some((verdict, agg)) => {
-                format!("approved by a person; the verifier had said {verdict} at {agg:.1}")
+                format!(
+                    "approved by a person; {} had said {verdict} at {agg:.1}",
+                    judged_by(state)
+                )
             }
             None => "approved by a person".to_owned(),
         },
-        "rejected" => "the verifier rejected it".to_owned(),
+        "rejected" => format!("{} rejected it", judged_by(state)),
         _ if reason.starts_with("verdict_") && score.is_some() => {
             let (verdict, agg) = score.unwrap_or(("?", 0.0));
-            format!("the verifier's verdict was {verdict} at {agg:.1} (engine-corrected)")
+            format!(
+                "the verdict was {verdict} at {agg:.1} (engine-corrected), from {}",
+                judged_by(state)
+            )
         }
         "pass_without_qa" => "a pass was claimed without a successful QA run".to_owned(),
         "too_many_verify" => format!(

@@ -177,10 +177,13 @@ pub(crate) fn studio_csp(preview_origin: &str) -> String {
 }
 
 /// The preview's CSP: the game may load its own files and run, but connects nowhere else and can
-/// only be framed by Studio.
+/// only be framed by Studio. An IPv6 literal (`[::1]`) is not a CSP source expression — Chromium
+/// rejects the whole directive's entry with a console error — so Studio opened at `[::1]` shows
+/// the preview only through its "open ↗" link.
 pub(crate) fn preview_csp(studio_origins: &[String]) -> String {
     let ancestors = studio_origins
         .iter()
+        .filter(|h| !h.starts_with('['))
         .map(|h| format!("http://{h}"))
         .collect::<Vec<_>>()
         .join(" ");

@@ -68,6 +68,7 @@ fn studio_router(app: Shared) -> Router {
     Router::new()
         .route("/", get(assets::page))
         .route("/assets/{file}", get(assets::asset))
+        .route("/favicon.ico", get(assets::favicon))
         .route("/api/health", get(api::health))
         .route(
             "/api/sessions",
@@ -81,6 +82,7 @@ fn studio_router(app: Shared) -> Router {
         .route("/api/sessions/{id}/graph", get(api::graph))
         .route("/api/sessions/{id}/stream", get(stream::session_stream))
         .route("/api/sessions/{id}/inbox", post(say::inbox))
+        .route("/api/sessions/{id}/thread", get(super::thread::thread))
         .route("/api/sessions/{id}/resume", post(control::resume))
         .route("/api/sessions/{id}/stop", post(control::stop))
         .route("/api/sessions/{id}/artifacts", get(files::list))

@@ -596,9 +596,11 @@ fn wait_for_state(server: &Server, id: &str, what: &str, ready: impl Fn(&Value) 
     })
 }
 
+mod accessibility;
 mod batch_fork;
 mod browser;
 mod fork_page;
+mod judges;
 mod live;
 mod outcomes;
 mod probes;

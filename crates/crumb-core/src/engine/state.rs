@@ -303,6 +303,10 @@ pub struct Verification {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VerdictRecord {
     pub event_id: String,
+    /// The role that judged (the event's `from`): summaries name it, never a fixed "verifier".
+    /// Empty in snapshots written before it was recorded.
+    #[serde(default)]
+    pub from: String,
     pub raw: RawScores,
     pub corrected: Scorecard,
     pub corrections: Vec<Correction>,

@@ -359,6 +359,7 @@ impl Step<'_> {
         }
         let record = VerdictRecord {
             event_id: event.id.clone(),
+            from: event.from.clone(),
             raw,
             corrected: judgement.corrected,
             corrections: judgement.corrections,
