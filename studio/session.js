@@ -69,6 +69,7 @@ export async function openSession(id, onChange) {
   main.append(
     h('section', { class: 'session-head', id: 'session-head' }),
     h('div', { id: 'outcome-slot' }),
+    h('section', { class: 'story', id: 'story', 'aria-label': 'rounds' }),
     h('div', { class: 'grid' },
       h('section', { class: 'card graph-card' }, h('h3', {}, 'Pipeline'), h('div', { id: 'graph' })),
       h('section', { class: 'card', id: 'scorecard' }),
@@ -243,6 +244,7 @@ function drawSession(me) {
   // Said once per change (the banner itself is redrawn on every refresh).
   const said = `${o.title}${o.detail ? ': ' + o.detail : ''}`;
   if (me.announced !== said) { me.announced = said; const a = $('#announce'); if (a) a.textContent = said; }
+  safely('the story', $('#story'), () => drawStory($('#story'), obj(d.story)));
   safely('the scorecard', $('#scorecard'), () => drawScorecard($('#scorecard'), d.scorecard, d.rubric, !!s.done));
   safely('the budgets', $('#budgets'), () => drawBudgets($('#budgets'), d));
   setRoles(d.pipeline ? obj(d.pipeline).roles : meta.roles);
@@ -251,6 +253,24 @@ function drawSession(me) {
     else me.setCommandsEnabled(true);
   }
   tailLiveLog(me, obj(d.live_turn));
+}
+
+/** The story line: one row per round, in the engine's words (`crumb status` prints the same), so
+ * a run that recovered from a crash reads differently from a clean one. */
+function drawStory(el, story) {
+  clear(el);
+  const rounds = arr(story.rounds).map(obj);
+  if (!rounds.length) return;
+  const list = h('ol', { class: 'rounds' });
+  rounds.forEach((r, i) => {
+    if (i === 1 && story.rounds_left_out > 0) list.append(h('li', { class: 'muted small' }, `… ${story.rounds_left_out} rounds left out …`));
+    list.append(h('li', { class: 'round', dataset: { round: String(r.number ?? '') } },
+      h('b', { class: 'round-no' }, `R${r.number ?? '?'}`),
+      arr(r.steps).map(obj).map(st => h('span', { class: `step step-${String(st.tone ?? '')}` }, String(st.text ?? ''))),
+      typeof r.then === 'string' ? h('span', { class: 'step step-then' }, r.then) : null));
+  });
+  if (typeof story.ended === 'string') list.append(h('li', { class: 'round ended small' }, story.ended));
+  el.append(list);
 }
 
 /** The live turn's log, tailed while the turn runs. */

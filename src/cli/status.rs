@@ -1,5 +1,5 @@
 //! `crumb status <session-dir | transcript.jsonl | session id> [--pipeline PATH]`: where a session
-//! is — its outcome and progress, the last 10 events and the scorecard (the verifier's claim next
+//! is — its outcome and progress, its rounds (the story line), the last 10 events and the scorecard (the verifier's claim next
 //! to the corrected values). Computed by replaying the transcript, like `crumb replay`.
 
 use std::fmt::Write as _;
@@ -11,6 +11,7 @@ use super::status_usage::usage_block;
 use crate::engine::ask::duration;
 use crate::engine::state::State;
 use crate::runtime::status_fold::usage_by_role;
+use crate::runtime::story::{STATUS_STORY_EVENTS, story_of};
 
 /// How many recent events `status` lists.
 const RECENT: usize = 10;
@@ -39,6 +40,10 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
         load_for_status(&args.session, chosen, RECENT).map_err(CommandError::usage)?;
     let state = &loaded.replay.state;
     let inputs = crate::runtime::session_read::recorded_inputs(&loaded.transcript);
+    // The rounds, told by the engine's own fold (a second pass: left out of very long sessions).
+    let story = (loaded.replay.stats.events <= STATUS_STORY_EVENTS)
+        .then(|| story_of(&loaded.transcript, &loaded.table).ok())
+        .flatten();
     if args.json {
         let value = serde_json::json!({
             "inputs": inputs,
@@ -46,6 +51,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
             "rubric": loaded.table.scoring.rubric,
             "replay": loaded.replay.stats,
             "recent": loaded.recent,
+            "story": story,
         });
         let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
         text.push('\n');
@@ -82,6 +88,21 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
             "refused   {} event(s) a role may not write (ignored; see `crumb explain <kind>`)",
             state.refused_events
         );
+    }
+    match &story {
+        Some(story) if !story.rounds.is_empty() => {
+            let _ = writeln!(out, "\nrounds");
+            for line in story.lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+        Some(_) => {}
+        None => {
+            let _ = writeln!(
+                out,
+                "\nrounds    not told for a session over {STATUS_STORY_EVENTS} events (see Studio or `crumb export`)"
+            );
+        }
     }
     let _ = writeln!(out, "\nlast {} events", loaded.recent.len());
     for event in &loaded.recent {

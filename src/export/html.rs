@@ -85,6 +85,7 @@ pub(crate) fn report(session: &Loaded) -> String {
     );
     row(&mut out, "events", &session.state.events.to_string());
     out.push_str("</table>");
+    rounds(&mut out, session);
     scorecard(&mut out, session);
     timeline(&mut out, session);
     qa(&mut out, session);
@@ -97,6 +98,19 @@ pub(crate) fn report(session: &Loaded) -> String {
 
 fn row(out: &mut String, name: &str, value_html: &str) {
     let _ = write!(out, "<tr><th>{name}</th><td>{value_html}</td></tr>");
+}
+
+/// The rounds, in the engine's words (the same lines as `crumb status`).
+fn rounds(out: &mut String, session: &Loaded) {
+    let lines = session.story.lines();
+    if lines.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Rounds</h2><ol class=\"rounds\">");
+    for line in lines {
+        let _ = write!(out, "<li>{}</li>", escape(&line));
+    }
+    out.push_str("</ol>");
 }
 
 fn scorecard(out: &mut String, session: &Loaded) {

@@ -63,6 +63,13 @@ pub(crate) fn summary(session: &Loaded) -> String {
     let cost = cost.map(|c| format!(" · ${c:.4}")).unwrap_or_default();
     let _ = writeln!(out, "- **usage**: {input} tokens in → {output} out{cost}");
     let _ = writeln!(out, "- **events**: {}", session.state.events);
+    let rounds = session.story.lines();
+    if !rounds.is_empty() {
+        out.push_str("\n## Rounds\n\n");
+        for line in rounds {
+            let _ = writeln!(out, "- {line}");
+        }
+    }
     let scorecard = session.scorecard();
     if !scorecard.is_empty() {
         out.push_str("\n## Scorecard\n\n| dimension | claimed | corrected |\n|---|---:|---:|\n");

@@ -10,6 +10,7 @@ pub(crate) mod spans;
 
 use std::path::PathBuf;
 
+use crate::engine::story::{Before, Story, StoryFold};
 use crate::engine::{Replay, State};
 use crate::runtime::session_dir::SessionDir;
 use crate::transcript::Event;
@@ -22,6 +23,8 @@ pub(crate) struct Loaded {
     /// The pipeline's name.
     pub pipeline: String,
     pub state: State,
+    /// The rounds, as `crumb status` and Studio tell them.
+    pub story: Story,
     pub events: Vec<Event>,
     pub spans: Vec<spans::Span>,
     /// The declared rubric's dimension ids, in order.
@@ -37,13 +40,16 @@ pub(crate) fn load(dir: &SessionDir) -> Result<Loaded, String> {
     let file = std::fs::File::open(dir.transcript())
         .map_err(|e| format!("cannot read {}: {e}", dir.transcript().display()))?;
     let mut replay = Replay::new();
+    let mut story = StoryFold::new();
     let mut events = Vec::new();
     each_event(
         std::io::BufReader::with_capacity(256 * 1024, file),
         |event: Event| {
             // A kind the session's pipeline does not declare is skipped, as every fold skips it.
             if table.accepts_kind(event.kind) {
-                replay.fold_event(&table, &event);
+                let before = Before::of(&replay.state);
+                let effects = replay.fold_event(&table, &event);
+                story.observe(&table, &event, before, &replay.state, &effects);
                 events.push(event);
             }
         },
@@ -55,6 +61,7 @@ pub(crate) fn load(dir: &SessionDir) -> Result<Loaded, String> {
         dir: dir.path().to_path_buf(),
         pipeline: table.name.clone(),
         state: replay.state,
+        story: story.into_story(),
         events,
         spans,
         dimensions: table.scoring.rubric.iter().map(|d| d.id.clone()).collect(),

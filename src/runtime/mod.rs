@@ -23,4 +23,5 @@ pub(crate) mod standalone_qa;
 pub(crate) mod state_snapshot;
 pub(crate) mod status_fold;
 pub(crate) mod stop;
+pub(crate) mod story;
 pub(crate) mod stream_tap;

@@ -98,6 +98,42 @@ pub(crate) async fn sessions(
     Ok(Json(page))
 }
 
+/// The story line as the page draws it: per round, each step's words (the engine's, the same as
+/// `crumb status`) and a tone; then the run's end.
+fn story_view(story: &crate::engine::story::Story) -> Value {
+    use crate::engine::story::Step;
+    let rounds: Vec<Value> = story
+        .rounds
+        .iter()
+        .map(|round| {
+            let steps: Vec<Value> = round
+                .steps
+                .iter()
+                .map(|step| {
+                    let tone = match step {
+                        Step::Produced(_) => "work",
+                        Step::Qa(qa) if qa.passed => "good",
+                        Step::Qa(_) => "bad",
+                        Step::Judged(v) if !v.corrections.is_empty() => "corrected",
+                        Step::Judged(_) | Step::Join(_) => "verdict",
+                        Step::Incident(i) if i.what == "person" || i.what == "waits" => "person",
+                        Step::Incident(_) => "incident",
+                    };
+                    json!({ "tone": tone, "text": step.text() })
+                })
+                .collect();
+            let then = round.then.as_ref().map(crate::engine::story::Next::text);
+            json!({ "number": round.number, "steps": steps, "then": then })
+        })
+        .collect();
+    json!({
+        "rounds": rounds,
+        "rounds_left_out": story.rounds_left_out,
+        "ended": story.lines().last().filter(|_| story.ended.is_some()),
+        "incidents": story.rounds.iter().flat_map(|r| &r.steps).filter(|s| matches!(s, Step::Incident(i) if i.what != "person" && i.what != "waits")).count(),
+    })
+}
+
 /// Whether a list row matches the filter `q` (lower case): its id, goal, pipeline, status or
 /// outcome (the kind and the words the list shows).
 fn row_matches(row: &SessionRow, q: &str) -> bool {
@@ -221,6 +257,8 @@ pub(crate) async fn session(
                 "qa_checks": t.qa.as_ref().map(|q| q.checks.iter().map(|c| &c.id).collect::<Vec<_>>()),
             })),
             "scorecard": scorecard,
+            // The rounds, from the engine's fold (the same words `crumb status` prints).
+            "story": story_view(inner.story.story()),
             // A remote browser opens the preview with this key (loopback needs none).
             "preview_key": app2.config.allow_remote.then(|| super::files::preview_key(&app2.config.token, hub.dir().id())),
         })

@@ -18,9 +18,11 @@ use tokio::sync::watch;
 use super::index::LineIndex;
 use crate::engine::Replay;
 use crate::engine::replay::Parsed;
+use crate::engine::story::StoryFold;
 use crate::pipeline::table::TransitionTable;
 use crate::pipeline::triggers::{GOAL_KIND, JUDGE_SCORE_KIND, QA_RESULT_KIND};
 use crate::runtime::session_dir::SessionDir;
+use crate::runtime::story::observe;
 use crate::transcript::Event;
 use crate::transcript::reader::{LineIssue, Tolerant};
 use crate::transcript::tail::Tail;
@@ -71,6 +73,8 @@ pub struct Inner {
     /// Σ `cost_usd` the adapters reported on `agent.stop`, and how many turns reported one.
     pub cost_usd: f64,
     pub costed_turns: u32,
+    /// The rounds, observed while folding (Studio's story line).
+    pub story: StoryFold,
     /// Some fold has read the transcript to its end (the state means something).
     pub folded: bool,
     /// Reads the lines not folded into `replay` yet (the index may be ahead: paging needs no
@@ -102,6 +106,7 @@ impl WatchedSession {
                 waiting_since_ms: None,
                 cost_usd: 0.0,
                 costed_turns: 0,
+                story: StoryFold::new(),
                 folded: false,
                 fold_tail,
             }),
@@ -218,6 +223,7 @@ impl Inner {
     /// Start the fold over (the file was replaced).
     fn forget_fold(&mut self) {
         self.replay = Replay::new();
+        self.story = StoryFold::new();
         self.route_counts.clear();
         self.live_turn = None;
         self.waited_ms = 0;
@@ -232,7 +238,8 @@ impl Inner {
             return;
         };
         let parsed = item.unwrap_or_else(|issue| Parsed::Skip(issue.message));
-        if let Ok(Some((event, _))) = self.replay.fold_parsed(&table, line_no, parsed) {
+        let folded = observe(&mut self.story, &mut self.replay, &table, line_no, parsed);
+        if let Some(event) = folded {
             if let Some(key) = self.route_taken(&table, &event) {
                 *self.route_counts.entry(key).or_default() += 1;
             }

@@ -407,4 +407,5 @@ mod qa_infra;
 mod refusals;
 mod resume;
 mod scenarios;
+mod story;
 mod takeover;

@@ -606,4 +606,5 @@ mod outcomes;
 mod probes;
 mod recovery;
 mod security;
+mod story;
 mod stream;

@@ -201,8 +201,9 @@ impl Replay {
     }
 
     /// Fold one event (the duplicate rule is the line readers' business, not this one's).
-    pub fn fold_event(&mut self, table: &TransitionTable, event: &Event) {
-        self.apply(table, event);
+    /// Fold `event`; returns the effects the reducer asked for (a story observes them).
+    pub fn fold_event(&mut self, table: &TransitionTable, event: &Event) -> Vec<Effect> {
+        self.apply(table, event)
     }
 
     fn apply(&mut self, table: &TransitionTable, event: &Event) -> Vec<Effect> {

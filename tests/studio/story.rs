@@ -1,0 +1,98 @@
+//! The story line in Studio: a crash-once PASS and a fail-once repair, run for real on the mock,
+//! drawn under the banner one row per round from the server's fold — the same steps `crumb status
+//! --json` tells, so the page and the terminal cannot disagree.
+
+use super::browser::{browser_runtime, open_studio, page_failure, page_text, wait_in_page};
+use super::outcomes::{crumb_session, laptop};
+use super::*;
+
+fn run(home: &Path, scenario: &str, pitch: &str) {
+    crumb()
+        .args([
+            "run",
+            "pipelines/casual.yaml",
+            pitch,
+            "--preset",
+            "mock",
+            "--mock-scenario",
+            scenario,
+        ])
+        .env("CRUMB_HOME", home)
+        .env("CRUMB_STUDIO_PORT", "1")
+        .env("CRUMB_NO_OPEN", "1")
+        .run()
+        .expect_code(0);
+}
+
+/// Each round's step texts, as `crumb status --json` tells them.
+fn status_steps(home: &Path, id: &str) -> Vec<Vec<String>> {
+    let out = crumb()
+        .args(["status", id, "--json"])
+        .env("CRUMB_HOME", home)
+        .run()
+        .expect_code(0);
+    let status: Value = serde_json::from_str(&out.stdout).unwrap();
+    status["story"]["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["step"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_story_line_tells_each_round_and_agrees_with_status() {
+    let exe = crate::support::chromium();
+    let home = temp_home();
+    run(home.path(), "crash-once", "a builder that crashes once");
+    run(home.path(), "fail-once", "a build that needs a repair");
+    let server = Server::start(home.path());
+    let crashed = crumb_session(&server, "a builder that crashes once");
+    let repaired = crumb_session(&server, "a build that needs a repair");
+    for id in [&crashed, &repaired] {
+        let session = server.get_json(&format!("/api/sessions/{id}"));
+        let rounds = session["story"]["rounds"].as_array().unwrap();
+        let steps = status_steps(home.path(), id);
+        assert_eq!(
+            rounds.len(),
+            steps.len(),
+            "{id}: same rounds as crumb status"
+        );
+        for (round, told) in rounds.iter().zip(&steps) {
+            assert_eq!(
+                round["steps"].as_array().unwrap().len(),
+                told.len(),
+                "{round}"
+            );
+        }
+    }
+    let base = format!("http://127.0.0.1:{}/", server.addr.port());
+    browser_runtime().block_on(async {
+        let (chromium, page) = open_studio(&exe, &base).await;
+        laptop(&page).await;
+        page.evaluate(format!("location.hash = '#/session/{crashed}'")).await.unwrap();
+        if !wait_in_page(&page, "document.querySelectorAll('#story .round[data-round]').length === 1 && !!document.querySelector('#story .step-incident')", Duration::from_secs(20)).await {
+            page_failure(&page, "the crash-once story: one round with its failed turn").await;
+        }
+        let row = page_text(&page, "document.querySelector('#story .round[data-round]').textContent").await;
+        assert!(row.contains("builder failed: exit_nonzero") && row.contains("builder retried"), "{row}");
+        page.evaluate(format!("location.hash = '#/session/{repaired}'")).await.unwrap();
+        if !wait_in_page(&page, "document.querySelectorAll('#story .round[data-round]').length === 2", Duration::from_secs(20)).await {
+            page_failure(&page, "the fail-once story: two rounds").await;
+        }
+        let first = page_text(&page, "document.querySelector('#story .round[data-round=\"1\"]').textContent").await;
+        assert!(first.contains("→ FAIL") && first.contains("then builder (route)"), "{first}");
+        let second = page_text(&page, "document.querySelector('#story .round[data-round=\"2\"]').textContent").await;
+        assert!(second.contains("corrected by"), "the guard that corrected R2: {second}");
+        assert!(!page_text(&page, "document.querySelector('#story .step-incident') ? 'yes' : ''").await.contains("yes"), "a repair is not an incident");
+        chromium.shutdown().await;
+    });
+    server.shutdown();
+}
