@@ -203,3 +203,36 @@ export async function drawRoles(el, id) {
   }
   el.append(h('div', { class: 'roles' }, list, viewer));
 }
+
+/** Where the time and tokens went: one lane per role (and QA, and the person), a bar per turn, QA
+ * run or wait, tool calls inside turns; failed and timed-out turns marked. Then turns, tokens, cost
+ * and wall time per role. The spans are the server's, the same as `crumb export --format
+ * chrome-trace`. */
+export async function drawWaterfall(el, id) {
+  clear(el);
+  const data = obj(await get(sessionPath(id, '/spans')));
+  const spans = arr(data.spans).map(obj);
+  if (!spans.length) { el.append(h('p', { class: 'muted' }, 'No turns yet.')); return; }
+  const total = Math.max(1, typeof data.duration_ms === 'number' ? data.duration_ms : 1);
+  const tracks = [...new Set(spans.map(s => String(s.track ?? '?')))];
+  const pct = ms => `${Math.max(0, Math.min(100, (ms / total) * 100)).toFixed(3)}%`;
+  const lanes = tracks.map(track => h('div', { class: 'lane', dataset: { track } },
+    h('span', { class: 'lane-name' }, track),
+    h('div', { class: 'lane-bars' }, spans.filter(s => s.track === track).map(s => {
+      const ms = Math.max(0, (s.end_ms ?? 0) - (s.start_ms ?? 0));
+      const tip = [`${s.name} · ${duration(ms)} · ${s.status}`, s.tokens_in != null ? `${s.tokens_in}→${s.tokens_out ?? 0} tokens` : '', s.model || ''].filter(Boolean).join('\n');
+      return h('span', { class: `span span-${s.kind} status-${String(s.status ?? '').replace(/[^a-z_]/gi, '')}`, title: tip, dataset: { event: String(s.event_id ?? '') },
+        style: `left:${pct(s.start_ms ?? 0)};width:${pct(ms)}` },
+        arr(s.tools).map(obj).map(t => h('span', { class: 'tool', title: `${t.name} · ${duration(Math.max(0, t.end_ms - t.start_ms))}`,
+          style: `left:${(((t.start_ms - s.start_ms) / Math.max(1, ms)) * 100).toFixed(2)}%;width:${((Math.max(0, t.end_ms - t.start_ms) / Math.max(1, ms)) * 100).toFixed(2)}%` })));
+    }))));
+  el.append(h('h3', {}, `Time · ${duration(total)}`), h('div', { class: 'waterfall', id: 'waterfall' }, lanes));
+  const roles = arr(data.roles).map(obj);
+  el.append(h('table', { class: 'checks role-costs', id: 'role-costs' },
+    h('thead', {}, h('tr', {}, ['role', 'turns', 'failed', 'tokens in', 'tokens out', 'cost', 'wall time'].map(c => h('th', {}, c)))),
+    h('tbody', {}, roles.map(r => h('tr', { dataset: { role: String(r.role ?? '') } },
+      h('td', {}, h('b', {}, String(r.role ?? '?'))), h('td', { class: 'num' }, String(r.turns ?? 0)), h('td', { class: 'num' }, String(r.failed ?? 0)),
+      h('td', { class: 'num' }, String(r.tokens_in ?? 0)), h('td', { class: 'num' }, String(r.tokens_out ?? 0)),
+      h('td', { class: 'num' }, typeof r.cost_usd === 'number' ? `$${num(r.cost_usd, 4)}` : 'not reported'),
+      h('td', { class: 'num' }, duration(r.wall_ms)))))));
+}

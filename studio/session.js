@@ -6,7 +6,7 @@
 import { h, clear, agoSpan, zone, obj, arr } from './dom.js';
 import { get, getText, post, sessionPath } from './api.js';
 import { drawGraph } from './graph.js';
-import { drawScorecard, drawBudgets, drawArtifacts, drawRoles } from './panels.js';
+import { drawScorecard, drawBudgets, drawArtifacts, drawRoles, drawWaterfall } from './panels.js';
 import { Feed, Transcript } from './feed.js';
 import { commandBar, loadThread, noteAck, queuedVerdict, sendLine, setRoles } from './command.js';
 import { normalise, outcomePill, markPills, outcomeBanner, titleAndFavicon } from './outcome.js';
@@ -50,7 +50,7 @@ export async function openSession(id, onChange) {
   if (current !== me) return;
   clear(main);
   me.data = obj(data);
-  const tabs = ['Feed', 'Transcript', 'Artifacts', 'Roles'];
+  const tabs = ['Feed', 'Transcript', 'Artifacts', 'Roles', 'Time'];
   // The WAI-ARIA tabs pattern: one tab stop, ←/→ (Home/End) move between tabs.
   const tabBar = h('nav', { class: 'tabs', role: 'tablist', 'aria-label': 'session views' }, tabs.map(t => h('button', {
     class: 'tab', id: `tab-${t}`, role: 'tab', 'aria-controls': `pane-${t}`, 'aria-selected': 'false', tabindex: -1,
@@ -95,6 +95,7 @@ export async function openSession(id, onChange) {
     if (t === 'Transcript') me.transcript.load({});
     if (t === 'Artifacts') drawArtifacts(panes.Artifacts, id, me.data).catch(err => panes.Artifacts.append(String(err)));
     if (t === 'Roles') drawRoles(panes.Roles, id).catch(err => panes.Roles.append(String(err)));
+    if (t === 'Time') drawWaterfall(panes.Time, id).catch(err => panes.Time.append(String(err)));
   }
   me.reloadArtifacts = () => { if (loaded.Artifacts) drawArtifacts(panes.Artifacts, id, me.data).catch(() => {}); };
   showTab('Feed');

@@ -11,6 +11,7 @@
 //! - [`graph`]: the compiled graph (from `crumb graph`'s output) with edge counts;
 //! - [`api`], [`stream`], [`files`], [`say`], [`new_session`], [`fork`]: the routes, with
 //!   [`app`] (what they share) and [`api_error`] (how they refuse);
+//! - [`waterfall`]: where the time and tokens went (the export's spans, per role);
 //! - [`thread`]: the conversation (a person's lines, acks, answers), rebuilt from the files;
 //! - [`control`]: Resume (`crumb resume`) and Stop (SIGTERM) from the page;
 //! - [`security`]: host allow-list, write token, origin checks, CSPs;
@@ -39,6 +40,7 @@ pub(crate) mod sessions;
 pub(crate) mod stream;
 pub(crate) mod thread;
 pub mod watched_session;
+pub(crate) mod waterfall;
 
 pub use config::StudioConfig;
 pub use server::serve;

@@ -83,6 +83,7 @@ fn studio_router(app: Shared) -> Router {
         .route("/api/sessions/{id}/stream", get(stream::session_stream))
         .route("/api/sessions/{id}/inbox", post(say::inbox))
         .route("/api/sessions/{id}/thread", get(super::thread::thread))
+        .route("/api/sessions/{id}/spans", get(super::waterfall::spans))
         .route("/api/sessions/{id}/resume", post(control::resume))
         .route("/api/sessions/{id}/stop", post(control::stop))
         .route("/api/sessions/{id}/artifacts", get(files::list))

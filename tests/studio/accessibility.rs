@@ -125,7 +125,7 @@ fn every_view_passes_axe_and_the_conversation_survives_a_reload() {
             if !wait_in_page(&page, "!document.querySelector('#pane-Transcript').hidden && document.querySelector('#tab-Transcript').getAttribute('aria-selected') === 'true'", Duration::from_secs(5)).await {
                 page_failure(&page, "Enter on a feed row opens it in the transcript").await;
             }
-            for tab in ["Feed", "Transcript", "Artifacts", "Roles"] {
+            for tab in ["Feed", "Transcript", "Artifacts", "Roles", "Time"] {
                 page.evaluate(format!("document.querySelector('#tab-{tab}').click()")).await.unwrap();
                 let shown = format!("!document.querySelector('#pane-{tab}').hidden && document.querySelector('#pane-{tab}').childElementCount > 0");
                 if !wait_in_page(&page, &shown, Duration::from_secs(10)).await {
@@ -134,7 +134,7 @@ fn every_view_passes_axe_and_the_conversation_survives_a_reload() {
                 report.push((format!("{name} · {tab}"), violations(&page, &axe, tab).await));
             }
             // ←/→ move between tabs.
-            page.evaluate("{ const t = document.querySelector('#tab-Roles'); t.focus(); t.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true })) }").await.unwrap();
+            page.evaluate("{ const t = document.querySelector('#tab-Time'); t.focus(); t.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true })) }").await.unwrap();
             assert_eq!(page_text(&page, "document.activeElement.id").await, "tab-Feed");
         }
 
@@ -147,9 +147,9 @@ fn every_view_passes_axe_and_the_conversation_survives_a_reload() {
         if !wait_in_page(&page, "!!document.querySelector('#queued') && !document.querySelector('#approve') && !document.querySelector('#veto')", Duration::from_secs(10)).await {
             page_failure(&page, "a queued approve withdraws Approve and Veto").await;
         }
-        // Relative times move on: a row drawn as "0s ago" does not stay so.
-        page.evaluate("{ const a = document.querySelector('#session-head .ago'); a.dataset.ts = new Date(Date.now() - 120000).toISOString() }").await.unwrap();
-        if !wait_in_page(&page, "document.querySelector('#session-head .ago').textContent === '2m ago'", Duration::from_secs(10)).await {
+        // Relative times move on: a time drawn as "0s ago" does not stay so.
+        page.evaluate("{ const a = document.createElement('span'); a.className = 'ago'; a.id = 'probe-ago'; a.dataset.ts = new Date(Date.now() - 120000).toISOString(); a.textContent = '0s ago'; document.body.append(a); }").await.unwrap();
+        if !wait_in_page(&page, "document.querySelector('#probe-ago').textContent === '2m ago'", Duration::from_secs(10)).await {
             page_failure(&page, "relative times tick").await;
         }
         page.reload().await.expect("reload");

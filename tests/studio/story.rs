@@ -83,6 +83,18 @@ fn the_story_line_tells_each_round_and_agrees_with_status() {
         }
         let row = page_text(&page, "document.querySelector('#story .round[data-round]').textContent").await;
         assert!(row.contains("builder failed: exit_nonzero") && row.contains("builder retried"), "{row}");
+        // The waterfall draws the spans `crumb export --format chrome-trace` writes, lane by lane.
+        let trace = crumb().args(["export", &crashed, "--format", "chrome-trace"]).env("CRUMB_HOME", home.path()).run().expect_code(0);
+        let trace: Value = serde_json::from_str(&trace.stdout).unwrap();
+        let spans = |cat: &str| trace["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "X" && e["cat"] == cat).count();
+        page.evaluate("document.querySelector('#tab-Time').click()").await.unwrap();
+        if !wait_in_page(&page, "!!document.querySelector('#waterfall .lane') && !!document.querySelector('#role-costs tbody tr')", Duration::from_secs(20)).await {
+            page_failure(&page, "the waterfall").await;
+        }
+        let drawn = page_text(&page, "[document.querySelectorAll('#waterfall .span-turn').length, document.querySelectorAll('#waterfall .span-qa').length].join(',')").await;
+        assert_eq!(drawn, format!("{},{}", spans("turn"), spans("qa")));
+        let failed = page_text(&page, "document.querySelector('#role-costs tr[data-role=\"builder\"] td:nth-child(3)').textContent").await;
+        assert_eq!(failed, "1", "the crashed builder turn is counted as failed");
         page.evaluate(format!("location.hash = '#/session/{repaired}'")).await.unwrap();
         if !wait_in_page(&page, "document.querySelectorAll('#story .round[data-round]').length === 2", Duration::from_secs(20)).await {
             page_failure(&page, "the fail-once story: two rounds").await;
