@@ -50,7 +50,12 @@ function normalise(raw) {
   return { nodes, edges, current: typeof g.current === 'string' ? g.current : null };
 }
 
-export function drawGraph(container, raw) {
+/** Draw the graph at its natural size (labels 12 px, never scaled down) in a scrolling frame — pan
+ * by scrolling, zoom with + and − — and make every role and QA node open what it did:
+ * `onPick(node)` with `{ id, shape, role }`. */
+export function drawGraph(container, raw, onPick) {
+  const frame = container.querySelector('.graph-frame');
+  const keep = frame ? { left: frame.scrollLeft, top: frame.scrollTop } : null;
   clear(container);
   const graph = normalise(raw);
   if (!graph.nodes.length) {
@@ -75,7 +80,8 @@ export function drawGraph(container, raw) {
     y += H + GAP_Y;
   }
   const height = y - GAP_Y + 24;
-  const root = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'graph', role: 'img', 'aria-label': 'pipeline graph' });
+  const zoom = Math.max(1, Number(container.dataset.zoom) || 1);
+  const root = svg('svg', { viewBox: `0 0 ${width} ${height}`, width: width * zoom, height: height * zoom, class: 'graph', role: 'group', 'aria-label': 'pipeline graph: roles and QA open their turns' });
   root.append(svg('defs', {},
     svg('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' },
       svg('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrowhead' })),
@@ -120,7 +126,14 @@ export function drawGraph(container, raw) {
   for (const n of graph.nodes) {
     const p = pos.get(n.id);
     const current = graph.current === n.id;
-    const g = svg('g', { class: `node shape-${n.shape}` + (current ? ' current' : ''), transform: `translate(${p.x},${p.y})`, 'data-node': n.id });
+    const pickable = onPick && (n.shape === 'role' || n.shape === 'qa');
+    const g = svg('g', { class: `node shape-${n.shape}` + (current ? ' current' : '') + (pickable ? ' pickable' : ''), transform: `translate(${p.x},${p.y})`, 'data-node': n.id,
+      tabindex: pickable ? 0 : undefined, role: pickable ? 'button' : undefined, 'aria-label': pickable ? `${n.label}: open its turns` : undefined });
+    if (pickable) {
+      const pick = () => onPick({ id: n.id, shape: n.shape, role: n.label });
+      g.addEventListener('click', pick);
+      g.addEventListener('keydown', e => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); pick(); } });
+    }
     const rx = n.shape === 'role' ? 6 : n.shape === 'done' || n.shape === 'goal' || n.shape === 'event' ? 17 : 2;
     g.append(svg('title', {}, n.code ? `${n.label} (${n.code})` : n.label));
     g.append(svg('rect', { width: W, height: H, rx }));
@@ -128,7 +141,25 @@ export function drawGraph(container, raw) {
     if (current) g.append(svg('circle', { cx: W - 8, cy: 8, r: 4, class: 'pulse' }));
     root.append(g);
   }
-  container.append(root);
+  const box = document.createElement('div');
+  box.className = 'graph-frame';
+  box.append(root);
+  const controls = document.createElement('div');
+  controls.className = 'graph-zoom';
+  for (const [label, factor, name] of [['−', 1 / 1.25, 'zoom out'], ['+', 1.25, 'zoom in']]) {
+    const b = document.createElement('button');
+    b.type = 'button'; b.className = 'btn ghost small'; b.textContent = label; b.setAttribute('aria-label', name);
+    b.addEventListener('click', () => { container.dataset.zoom = String(Math.max(1, Math.min(3, zoom * factor))); drawGraph(container, raw, onPick); });
+    controls.append(b);
+  }
+  container.append(controls, box);
+  if (keep) { box.scrollLeft = keep.left; box.scrollTop = keep.top; }
+  else if (graph.current && pos.has(graph.current)) {
+    // First drawn: the live position in view.
+    const p = pos.get(graph.current);
+    box.scrollLeft = Math.max(0, (p.x + W / 2) * zoom - box.clientWidth / 2);
+    box.scrollTop = Math.max(0, (p.y + H / 2) * zoom - box.clientHeight / 2);
+  }
   const legend = document.createElement('div');
   legend.className = 'legend muted small';
   const at = graph.nodes.find(n => n.id === graph.current);

@@ -33,8 +33,8 @@ export function drawScorecard(el, rawCard, rubric, ended) {
     if (card.raw_verdict || card.raw_aggregate != null) {
       const differs = card.raw_verdict !== card.verdict || Math.abs((card.raw_aggregate ?? card.aggregate) - card.aggregate) > 1e-6;
       el.append(h('div', { class: 'claim' + (differs ? ' differs' : '') },
-        `${typeof card.judge === 'string' && card.judge ? card.judge : 'the judge'} claimed `, h('b', {}, card.raw_verdict || '—'), ' at ', h('b', {}, num(card.raw_aggregate)),
-        differs ? ' — the engine corrected it' : ' — the engine agrees'));
+        `${typeof card.judge === 'string' && card.judge ? card.judge : 'the judge'} claimed `, h('b', {}, card.raw_verdict || '—'), ' ', h('b', {}, num(card.raw_aggregate)),
+        differs ? ' · the engine corrected it' : ' · the engine agrees'));
     }
   }
   const scored = arr(card && card.dimensions).map(obj);
@@ -188,14 +188,38 @@ export async function drawArtifacts(el, id, data) {
   }
 }
 
+/** Each role and its turns: for every turn its outcome, time, tokens and model (the waterfall's
+ * spans), and its prompt and log. */
 export async function drawRoles(el, id) {
   clear(el);
-  const { roles } = await get(sessionPath(id, '/roles'));
-  const viewer = h('pre', { class: 'viewer' }, 'Pick a prompt or a log.');
-  const list = h('div', { class: 'role-list' }, roles.map(r => h('div', { class: 'role' },
-    h('b', {}, r.role),
-    h('div', { class: 'small' }, 'prompts: ', r.prompts.length ? r.prompts.map(n => h('a', { href: '#', onclick: e => { e.preventDefault(); show('prompts', r.role, n); } }, `#${n} `)) : h('span', { class: 'muted' }, 'none')),
-    h('div', { class: 'small' }, 'logs: ', r.logs.length ? r.logs.map(n => h('a', { href: '#', onclick: e => { e.preventDefault(); show('logs', r.role, n); } }, `#${n} `)) : h('span', { class: 'muted' }, 'none')))));
+  const [{ roles }, timing] = await Promise.all([
+    get(sessionPath(id, '/roles')),
+    get(sessionPath(id, '/spans')).catch(() => ({ spans: [] })),
+  ]);
+  const spans = arr(obj(timing).spans).map(obj).filter(s => s.kind === 'turn');
+  const viewer = h('pre', { class: 'viewer', tabindex: -1 }, 'Pick a prompt or a log.');
+  const link = (kind, role, n, label) => h('a', { href: '#', onclick: e => { e.preventDefault(); show(kind, role, n); } }, label);
+  const list = h('div', { class: 'role-list' }, arr(roles).map(obj).map(r => {
+    const prompts = arr(r.prompts), logs = arr(r.logs);
+    const turns = spans.filter(s => s.track === r.role);
+    const count = Math.max(prompts.length, logs.length, turns.length);
+    const rows = [];
+    for (let i = 0; i < count; i++) {
+      const turn = turns[i];
+      const n = i + 1;
+      rows.push(h('li', { class: 'turn small' + (turn && turn.status !== 'ok' ? ' turn-failed' : '') },
+        h('b', {}, `#${n}`),
+        turn ? ` ${turn.status} · ${duration(Math.max(0, turn.end_ms - turn.start_ms))}` : '',
+        turn && turn.tokens_in != null ? ` · ${turn.tokens_in}→${turn.tokens_out ?? 0} tok` : '',
+        turn && typeof turn.cost_usd === 'number' ? ` · $${num(turn.cost_usd, 4)}` : '',
+        turn && turn.model ? ` · ${turn.model}` : '',
+        ' · ', prompts.includes(n) ? link('prompts', r.role, n, 'prompt') : h('span', { class: 'muted' }, 'no prompt'),
+        ' · ', logs.includes(n) ? link('logs', r.role, n, 'log') : h('span', { class: 'muted' }, 'no log')));
+    }
+    return h('div', { class: 'role', dataset: { role: String(r.role) } },
+      h('b', {}, r.role),
+      rows.length ? h('ol', { class: 'turns' }, rows) : h('div', { class: 'small muted' }, 'no turns'));
+  }));
   async function show(kind, role, n) {
     viewer.textContent = 'Loading…';
     try { viewer.textContent = await getText(sessionPath(id, `/${kind}/${encodeURIComponent(role)}/${n}`)); }

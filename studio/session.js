@@ -94,9 +94,19 @@ export async function openSession(id, onChange) {
     loaded[t] = true;
     if (t === 'Transcript') me.transcript.load({});
     if (t === 'Artifacts') drawArtifacts(panes.Artifacts, id, me.data).catch(err => panes.Artifacts.append(String(err)));
-    if (t === 'Roles') drawRoles(panes.Roles, id).catch(err => panes.Roles.append(String(err)));
+    if (t === 'Roles') loaded.RolesDone = drawRoles(panes.Roles, id, me.data).catch(err => panes.Roles.append(String(err)));
     if (t === 'Time') drawWaterfall(panes.Time, id).catch(err => panes.Time.append(String(err)));
   }
+  // A node of the graph opens what it did: a role's turns (prompt, log, usage, outcome of each),
+  // QA's runs.
+  me.pickNode = async node => {
+    if (node.shape === 'qa') { showTab('Artifacts'); return; }
+    showTab('Roles');
+    await loaded.RolesDone;
+    const card = panes.Roles.querySelector(`.role[data-role="${CSS.escape(node.role)}"]`);
+    for (const c of panes.Roles.querySelectorAll('.role.picked')) c.classList.remove('picked');
+    if (card) { card.classList.add('picked'); card.scrollIntoView({ block: 'nearest' }); const first = card.querySelector('a, button'); if (first) first.focus(); }
+  };
   me.reloadArtifacts = () => { if (loaded.Artifacts) drawArtifacts(panes.Artifacts, id, me.data).catch(() => {}); };
   showTab('Feed');
   me.redraw = () => { if (current === me) drawSession(me); };
@@ -152,7 +162,7 @@ async function refreshGraph(me) {
   const el = $('#graph');
   try {
     const graph = await get(sessionPath(me.id, '/graph'));
-    if (current === me) safely('the graph', el, () => drawGraph(el, graph));
+    if (current === me) safely('the graph', el, () => drawGraph(el, graph, node => me.pickNode(node)));
   } catch (err) { if (el) clear(el).append(h('p', { class: 'muted' }, err.message)); }
 }
 
@@ -258,14 +268,24 @@ function drawSession(me) {
 
 /** The story line: one row per round, in the engine's words (`crumb status` prints the same), so
  * a run that recovered from a crash reads differently from a clean one. */
+/** Unfold (or fold) a round's line; remembered on the story's element across redraws. */
+function toggleRound(el, li) {
+  const n = Number(li.dataset.round);
+  if (li.classList.toggle('open')) el.openRounds.add(n); else el.openRounds.delete(n);
+}
+
 function drawStory(el, story) {
   clear(el);
+  el.openRounds = el.openRounds || new Set();
   const rounds = arr(story.rounds).map(obj);
   if (!rounds.length) return;
   const list = h('ol', { class: 'rounds' });
   rounds.forEach((r, i) => {
     if (i === 1 && story.rounds_left_out > 0) list.append(h('li', { class: 'muted small' }, `… ${story.rounds_left_out} rounds left out …`));
-    list.append(h('li', { class: 'round', dataset: { round: String(r.number ?? '') } },
+    const words = [`R${r.number ?? '?'}`, ...arr(r.steps).map(st => String(obj(st).text ?? '')), typeof r.then === 'string' ? r.then : ''].filter(Boolean).join(' · ');
+    // The text is all there for assistive technology; only the eye sees it clipped to one line.
+    list.append(h('li', { class: 'round' + (el.openRounds.has(r.number) ? ' open' : ''), title: words, tabindex: 0, dataset: { round: String(r.number ?? '') },
+      onclick: e => toggleRound(el, e.currentTarget), onkeydown: e => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); toggleRound(el, e.currentTarget); } } },
       h('b', { class: 'round-no' }, `R${r.number ?? '?'}`),
       arr(r.steps).map(obj).map(st => h('span', { class: `step step-${String(st.tone ?? '')}` }, String(st.text ?? ''))),
       typeof r.then === 'string' ? h('span', { class: 'step step-then' }, r.then) : null));

@@ -83,6 +83,19 @@ fn the_story_line_tells_each_round_and_agrees_with_status() {
         }
         let row = page_text(&page, "document.querySelector('#story .round[data-round]').textContent").await;
         assert!(row.contains("builder failed: exit_nonzero") && row.contains("builder retried"), "{row}");
+        // The graph is read at its natural size: every label at least 12 px on a 1280×720 screen.
+        if !wait_in_page(&page, "!!document.querySelector('#graph svg .node text')", Duration::from_secs(20)).await {
+            page_failure(&page, "the graph").await;
+        }
+        let smallest = page_text(&page, "(() => { const svg = document.querySelector('#graph svg'); const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width; return String(Math.min(...[...svg.querySelectorAll('.node text')].map(t => parseFloat(getComputedStyle(t).fontSize) * scale))); })()").await;
+        assert!(smallest.parse::<f64>().unwrap() >= 12.0, "graph labels at {smallest} px");
+        // A role's node opens its turns: the builder's crashed one and the one that built.
+        page.evaluate("[...document.querySelectorAll('#graph .node.pickable')].find(n => n.querySelector('text').textContent === 'builder').dispatchEvent(new MouseEvent('click', { bubbles: true }))").await.unwrap();
+        if !wait_in_page(&page, "!document.querySelector('#pane-Roles').hidden && !!document.querySelector('#pane-Roles .role.picked[data-role=\"builder\"]')", Duration::from_secs(10)).await {
+            page_failure(&page, "the builder's node opens its turns").await;
+        }
+        let turns = page_text(&page, "[...document.querySelectorAll('#pane-Roles .role.picked .turn')].map(t => t.classList.contains('turn-failed') ? 'failed' : 'ok').join(',')").await;
+        assert_eq!(turns, "failed,ok");
         // The waterfall draws the spans `crumb export --format chrome-trace` writes, lane by lane.
         let trace = crumb().args(["export", &crashed, "--format", "chrome-trace"]).env("CRUMB_HOME", home.path()).run().expect_code(0);
         let trace: Value = serde_json::from_str(&trace.stdout).unwrap();
