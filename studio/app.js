@@ -69,6 +69,72 @@ function watchSessions() {
 
 // ---------------------------------------------------------------- new session
 
+let adapters = [];
+
+/** An adapter's readiness in a few words, as `crumb doctor` found it. */
+function readiness(a) {
+  if (a.ready) return a.version ? `${a.adapter}: ready (${a.version})` : `${a.adapter}: ready`;
+  return `${a.adapter}: ${a.installed ? 'not logged in' : 'not installed'}${a.fix ? ' — ' + a.fix : ''}`;
+}
+
+function adapterOptions(select, blank) {
+  clear(select).append(h('option', { value: '' }, blank));
+  for (const a of adapters) select.append(h('option', { value: a.adapter }, `${a.adapter}${a.ready ? '' : ' (not ready)'}`));
+}
+
+/** The declared inputs as form fields (types, enums, defaults, required) and a binding per role. */
+let formFor = null;
+async function loadPipelineForm() {
+  const inputs = $('#new-inputs');
+  const bindings = $('#new-bindings');
+  const path = $('#new-pipeline').value;
+  // Drawn once per pipeline: what the person typed is never redrawn away.
+  if (!path || formFor === path) return;
+  formFor = path;
+  let form;
+  try { form = obj(await get(`/api/pipelines/form?path=${encodeURIComponent(path)}`)); }
+  catch (err) { $('#new-status').textContent = err.message; formFor = null; return; }
+  if (formFor !== path) return; // another pipeline was picked meanwhile
+  for (const box of [inputs, bindings]) { while (box.children.length > 1) box.lastChild.remove(); box.hidden = true; }
+  for (const spec of arr(form.inputs).map(obj)) {
+    const name = String(spec.name ?? '');
+    const id = `new-input-${name}`;
+    const values = arr(spec.values).map(String);
+    let field;
+    if (spec.type === 'enum') field = h('select', { id, dataset: { input: name, type: 'enum' } }, values.map(v => h('option', { value: v, selected: spec.default === v }, v)));
+    else if (spec.type === 'boolean') field = h('input', { id, type: 'checkbox', checked: spec.default === true, dataset: { input: name, type: 'boolean' } });
+    else if (spec.type === 'integer' || spec.type === 'number') field = h('input', { id, type: 'number', step: spec.type === 'integer' ? '1' : 'any', value: spec.default ?? '', required: !!spec.required, dataset: { input: name, type: spec.type } });
+    else field = h('input', { id, type: 'text', value: spec.default ?? '', required: !!spec.required, dataset: { input: name, type: 'string' } });
+    inputs.append(h('label', { for: id }, `${name}${spec.required ? ' *' : ''}${spec.description ? ' — ' + spec.description : ''}`, field));
+  }
+  inputs.hidden = !arr(form.inputs).length;
+  for (const role of arr(form.roles).map(String)) {
+    const select = h('select', { id: `new-bind-${role}`, dataset: { role } });
+    adapterOptions(select, '(as above)');
+    bindings.append(h('label', { for: select.id }, role, select));
+  }
+  bindings.hidden = !arr(form.roles).length;
+  const scenario = $('#new-scenario');
+  if (scenario.options.length <= 1) for (const sc of arr(form.scenarios).map(String)) scenario.append(h('option', { value: sc }, sc));
+}
+
+/** The form's values as `POST /api/sessions` takes them. */
+function formRequest() {
+  const inputs = {};
+  for (const field of document.querySelectorAll('#new-inputs [data-input]')) {
+    const type = field.dataset.type;
+    if (type === 'boolean') inputs[field.dataset.input] = field.checked;
+    else if (field.value === '') continue;
+    else inputs[field.dataset.input] = type === 'integer' || type === 'number' ? Number(field.value) : field.value;
+  }
+  const bindings = {};
+  for (const select of document.querySelectorAll('#new-bindings [data-role]')) if (select.value) bindings[select.dataset.role] = select.value;
+  return {
+    pipeline: $('#new-pipeline').value, pitch: $('#new-pitch').value, preset: $('#new-preset').value || null,
+    adapter: $('#new-adapter').value || null, mock_scenario: $('#new-scenario').value || null, inputs, bindings,
+  };
+}
+
 async function setupNewForm() {
   const form = $('#new-form');
   $('#new-toggle').addEventListener('click', async () => {
@@ -84,13 +150,24 @@ async function setupNewForm() {
       for (const p of arr(answer.presets).filter(p => typeof p === 'string')) $('#new-preset').append(h('option', { value: p }, p));
       // Say why the list is empty rather than offering nothing.
       if (!pipelines.length) $('#new-status').textContent = answer.why || 'no pipelines found';
+      try { adapters = arr(obj(await get('/api/adapters')).adapters).map(obj); } catch (_) { adapters = []; }
+      adapterOptions($('#new-adapter'), '(the default binding)');
+      for (const select of document.querySelectorAll('#new-bindings select')) adapterOptions(select, '(as above)');
+      $('#new-readiness').textContent = adapters.filter(a => 'version' in a).map(readiness).join(' · ');
+      await loadPipelineForm();
     }
+  });
+  $('#new-pipeline').addEventListener('change', () => loadPipelineForm());
+  $('#new-pitch-file').addEventListener('change', async e => {
+    const file = e.target.files && e.target.files[0];
+    if (file) $('#new-pitch').value = (await file.text()).trim().split('\n')[0].slice(0, 4096);
   });
   $('#new-pitch').addEventListener('keydown', e => { if (e.key === 'Enter' && (e.metaKey || e.ctrlKey)) form.requestSubmit(); });
   form.addEventListener('submit', async e => {
     e.preventDefault();
     $('#new-status').textContent = 'starting…';
-    const { ok, body } = await post('/api/sessions', { pipeline: $('#new-pipeline').value, pitch: $('#new-pitch').value, preset: $('#new-preset').value || null });
+    const { ok, body } = await post('/api/sessions', formRequest());
+    // A run `crumb run` refuses is refused here, with its reason.
     if (!ok) { $('#new-status').textContent = body.error || 'failed'; return; }
     $('#new-status').textContent = '';
     form.hidden = true;

@@ -13,6 +13,7 @@
 //!   [`app`] (what they share) and [`api_error`] (how they refuse);
 //! - [`waterfall`]: where the time and tokens went (the export's spans, per role);
 //! - [`thread`]: the conversation (a person's lines, acks, answers), rebuilt from the files;
+//! - [`new_form`]: what + New offers (declared inputs, roles, adapters' readiness);
 //! - [`control`]: Resume (`crumb resume`) and Stop (SIGTERM) from the page;
 //! - [`security`]: host allow-list, write token, origin checks, CSPs;
 //! - [`assets`]: the embedded client from `studio/`;
@@ -29,6 +30,7 @@ pub(crate) mod files;
 pub(crate) mod fork;
 pub(crate) mod graph;
 pub(crate) mod index;
+pub(crate) mod new_form;
 pub(crate) mod new_session;
 pub(crate) mod outcome;
 pub mod probe;

@@ -32,9 +32,20 @@ struct NewSession {
     /// The mock adapter's scenario (`pass`, `partial`, …), for demos and tests.
     #[serde(default)]
     mock_scenario: Option<String>,
+    /// The pipeline's declared inputs (`--set name=value`), checked by `crumb run` against
+    /// their declarations.
+    #[serde(default)]
+    inputs: std::collections::BTreeMap<String, Value>,
+    /// Every role on this adapter (`--adapter`).
+    #[serde(default)]
+    adapter: Option<String>,
+    /// Role → adapter (`--bind role=adapter`).
+    #[serde(default)]
+    bindings: std::collections::BTreeMap<String, String>,
 }
 
-/// `POST /api/sessions` `{"pipeline", "pitch", "preset"?}`: start `crumb run` in the background
+/// `POST /api/sessions` `{"pipeline", "pitch", "preset"?, "mock_scenario"?, "adapter"?,
+/// "bindings"?, "inputs"?}`: start `crumb run` in the background
 /// (the same code path as the command line) and answer with the new session's id once it exists.
 pub(crate) async fn new_session(
     State(app): State<Shared>,
@@ -58,7 +69,8 @@ pub(crate) async fn new_session(
 }
 
 /// Start `crumb <args>` (a `run` or a `fork`) and wait for the new session of `pitch` to appear:
-/// its id and the child's pid, or 502 with what the child said.
+/// its id and the child's pid, or 422 with what the child said (a run `crumb run` refuses, with
+/// its reason).
 pub(super) async fn start_session(
     app: &Shared,
     args: &[String],
@@ -80,9 +92,9 @@ pub(super) async fn start_session(
     match wait_for_session(app, &before, pitch, &exited).await {
         Some(id) => Ok((id, pid)),
         None => Err(ApiError(
-            StatusCode::BAD_GATEWAY,
+            StatusCode::UNPROCESSABLE_ENTITY,
             format!(
-                "crumb {what} did not start a session; its output: {}",
+                "crumb {what} did not start a session: {}",
                 read_log(&log_path)
             ),
         )),
@@ -120,6 +132,36 @@ fn run_args(request: &NewSession, project: &std::path::Path) -> Result<Vec<Strin
             return Err(bad("unknown mock scenario"));
         }
         args.extend(["--mock-scenario".into(), scenario.to_owned()]);
+    }
+    if let Some(adapter) = request.adapter.as_deref().filter(|a| !a.is_empty()) {
+        if !word(adapter) {
+            return Err(bad("unknown adapter"));
+        }
+        args.extend(["--adapter".into(), adapter.to_owned()]);
+    }
+    for (role, adapter) in &request.bindings {
+        if adapter.is_empty() {
+            continue;
+        }
+        if !word(role) || !word(adapter) {
+            return Err(bad("a binding is `role = adapter`, both plain names"));
+        }
+        args.extend(["--bind".into(), format!("{role}={adapter}")]);
+    }
+    // Each value as `crumb run --set` takes it (text as it is, numbers and booleans as written);
+    // `crumb run` checks it against the input's declaration and refuses with the reason.
+    for (name, value) in &request.inputs {
+        let text = match value {
+            Value::String(text) => text.clone(),
+            Value::Null => continue,
+            other => other.to_string(),
+        };
+        if !word(name) || text.len() > 4096 || text.contains(['\n', '\r', '\0']) {
+            return Err(bad(
+                "an input is a declared name and one line of at most 4096 bytes",
+            ));
+        }
+        args.extend(["--set".into(), format!("{name}={text}")]);
     }
     // After `--`: a pitch such as `--help me` is text, never an option.
     args.extend([

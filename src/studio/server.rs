@@ -76,6 +76,8 @@ fn studio_router(app: Shared) -> Router {
         )
         .route("/api/stream", get(stream::sessions_stream))
         .route("/api/pipelines", get(api::pipelines))
+        .route("/api/pipelines/form", get(super::new_form::form))
+        .route("/api/adapters", get(super::new_form::adapters))
         .route("/api/sessions/{id}", get(api::session))
         .route("/api/sessions/{id}/events", get(api::events))
         .route("/api/sessions/{id}/events/{event_id}", get(api::event))

@@ -602,6 +602,7 @@ mod browser;
 mod fork_page;
 mod judges;
 mod live;
+mod new_run;
 mod outcomes;
 mod probes;
 mod recovery;
