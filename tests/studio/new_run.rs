@@ -1,6 +1,6 @@
-//! + New starts what the command line can start: the pipeline's declared inputs as a form (type,
-//! default, required), a binding per role, a mock scenario, each adapter's readiness as `crumb
-//! doctor` finds it — and refuses, with `crumb run`'s own reason, what `crumb run` refuses.
+//! The new-session form starts what the command line can start: the pipeline's declared inputs as a
+//! form (type, default, required), a binding per role, a mock scenario, each adapter's readiness
+//! as `crumb doctor` finds it — and refuses, with `crumb run`'s own reason, what it refuses.
 
 use super::browser::{browser_runtime, open_studio, page_failure, page_text, wait_in_page};
 use super::outcomes::laptop;
