@@ -83,10 +83,11 @@ soak: deps
 	CRUMB_CHAOS_KILLS=$(SOAK_KILLS) CRUMB_CHAOS_CONCURRENT=$(SOAK_CONCURRENT) CRUMB_CHAOS_SEED=$(SOAK_SEED) \
 		$(CARGO) test --locked -p crumb --test main run::chaos -- --nocapture --test-threads=1
 
-# The Studio screenshots of docs/studio.md (docs/screens/*.png), written by the e2e test that
-# checks every outcome's appearance, so they can never show a Studio that no longer exists.
+# The Studio screenshots of docs/studio.md (docs/screens/*.png), written by the e2e tests that
+# check every outcome's appearance, the story line, the graph, the waterfall and parallel judges,
+# so they can never show a Studio that no longer exists.
 screens: deps
-	CRUMB_STUDIO_SCREENS=1 $(CARGO) test --locked -p crumb --test main studio::outcomes
+	CRUMB_STUDIO_SCREENS=1 $(CARGO) test --locked -p crumb --test main -- studio::outcomes studio::story studio::judges
 
 # Tools the project installs for itself (cargo-deny), kept out of the repository and reused.
 CRUMB_TOOLS ?= $(HOME)/.cache/crumb-tools

@@ -3,7 +3,7 @@
 //! roles the pipeline declares, never a "verifier" it does not have.
 
 use super::browser::{browser_runtime, open_studio, page_failure, page_text, wait_in_page};
-use super::outcomes::{crumb_session, laptop};
+use super::outcomes::{crumb_session, laptop, screen};
 use super::*;
 
 const TOPIC: &str = "why sourdough needs time";
@@ -45,6 +45,10 @@ fn parallel_judges_side_by_side_and_the_banner_names_them() {
         assert_eq!(judges, "judge-a:PASS,judge-b:PASS");
         let caption = page_text(&page, "document.querySelector('#judges caption').textContent").await;
         assert_eq!(caption, "2 judges · combined by all_pass");
+        if !wait_in_page(&page, "!!document.querySelector('#graph svg .node')", Duration::from_secs(20)).await {
+            page_failure(&page, "the cross-verify graph").await;
+        }
+        screen(&page, "judges").await;
         let banner = page_text(&page, "document.querySelector('#outcome').textContent").await;
         assert!(banner.contains("judge-a and judge-b") && !banner.contains("verifier"), "{banner}");
         chromium.shutdown().await;

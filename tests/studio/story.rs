@@ -3,7 +3,7 @@
 //! --json` tells, so the page and the terminal cannot disagree.
 
 use super::browser::{browser_runtime, open_studio, page_failure, page_text, wait_in_page};
-use super::outcomes::{crumb_session, laptop};
+use super::outcomes::{crumb_session, laptop, screen};
 use super::*;
 
 fn run(home: &Path, scenario: &str, pitch: &str) {
@@ -81,6 +81,7 @@ fn the_story_line_tells_each_round_and_agrees_with_status() {
         if !wait_in_page(&page, "document.querySelectorAll('#story .round[data-round]').length === 1 && !!document.querySelector('#story .step-incident')", Duration::from_secs(20)).await {
             page_failure(&page, "the crash-once story: one round with its failed turn").await;
         }
+        screen(&page, "story").await;
         let row = page_text(&page, "document.querySelector('#story .round[data-round]').textContent").await;
         assert!(row.contains("builder failed: exit_nonzero") && row.contains("builder retried"), "{row}");
         // The graph is read at its natural size: every label at least 12 px on a 1280×720 screen.
@@ -94,6 +95,7 @@ fn the_story_line_tells_each_round_and_agrees_with_status() {
         if !wait_in_page(&page, "!document.querySelector('#pane-Roles').hidden && !!document.querySelector('#pane-Roles .role.picked[data-role=\"builder\"]')", Duration::from_secs(10)).await {
             page_failure(&page, "the builder's node opens its turns").await;
         }
+        screen(&page, "graph").await;
         let turns = page_text(&page, "[...document.querySelectorAll('#pane-Roles .role.picked .turn')].map(t => t.classList.contains('turn-failed') ? 'failed' : 'ok').join(',')").await;
         assert_eq!(turns, "failed,ok");
         // The waterfall draws the spans `crumb export --format chrome-trace` writes, lane by lane.
@@ -104,6 +106,7 @@ fn the_story_line_tells_each_round_and_agrees_with_status() {
         if !wait_in_page(&page, "!!document.querySelector('#waterfall .lane') && !!document.querySelector('#role-costs tbody tr')", Duration::from_secs(20)).await {
             page_failure(&page, "the waterfall").await;
         }
+        screen(&page, "waterfall").await;
         let drawn = page_text(&page, "[document.querySelectorAll('#waterfall .span-turn').length, document.querySelectorAll('#waterfall .span-qa').length].join(',')").await;
         assert_eq!(drawn, format!("{},{}", spans("turn"), spans("qa")));
         let failed = page_text(&page, "document.querySelector('#role-costs tr[data-role=\"builder\"] td:nth-child(3)').textContent").await;
