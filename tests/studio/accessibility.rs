@@ -60,6 +60,16 @@ fn every_view_passes_axe_and_the_conversation_survives_a_reload() {
             .body("verdict_fail")
             .data(data),
     );
+    let mut passed = Fixture::new(home.path());
+    passed.run_to_verdict([5.0, 5.0, 4.0, 5.0, 4.0, 4.0], Verdict::Pass);
+    let mut data = Data::new();
+    data.insert("outcome".into(), json!("pass"));
+    data.insert("reason".into(), json!("verdict_pass"));
+    passed.append(
+        Draft::new("system", Kind::Done)
+            .body("verdict_pass")
+            .data(data),
+    );
     let mut waiting = Fixture::new(home.path());
     waiting.run_to_verdict([4.0, 5.0, 3.0, 3.0, 3.0, 3.0], Verdict::Partial);
     // A question asked from the CLI and answered by the engine before the page ever opened.
@@ -83,8 +93,8 @@ fn every_view_passes_axe_and_the_conversation_survives_a_reload() {
     browser_runtime().block_on(async {
         let (chromium, page) = open_studio(&exe, &base).await;
         laptop(&page).await;
-        if !wait_in_page(&page, "document.querySelectorAll('#sessions .session').length === 2", Duration::from_secs(20)).await {
-            page_failure(&page, "the list of two sessions").await;
+        if !wait_in_page(&page, "document.querySelectorAll('#sessions .session').length === 3", Duration::from_secs(20)).await {
+            page_failure(&page, "the list of three sessions").await;
         }
         let mut report: Vec<(String, String)> = Vec::new();
         report.push(("list".to_owned(), violations(&page, &axe, "list").await));
@@ -108,7 +118,7 @@ fn every_view_passes_axe_and_the_conversation_survives_a_reload() {
         report.push(("new-session form".to_owned(), violations(&page, &axe, "new-session form").await));
         page.evaluate("document.querySelector('#new-toggle').click()").await.unwrap();
 
-        for (name, id) in [("failed", failed.id()), ("waiting", waiting.id())] {
+        for (name, id) in [("failed", failed.id()), ("passed", passed.id()), ("waiting", waiting.id())] {
             page.evaluate(format!("location.hash = '#/session/{id}'")).await.unwrap();
             let ready = format!("document.querySelector('#session-head code') && document.querySelector('#session-head code').textContent === '{id}' && !!document.querySelector('#graph svg') && document.querySelectorAll('#feed .ev').length > 3");
             if !wait_in_page(&page, &ready, Duration::from_secs(20)).await {
@@ -152,12 +162,19 @@ fn every_view_passes_axe_and_the_conversation_survives_a_reload() {
         if !wait_in_page(&page, "document.querySelector('#probe-ago').textContent === '2m ago'", Duration::from_secs(10)).await {
             page_failure(&page, "relative times tick").await;
         }
+        // Nothing failed before the reload either (its entries go with the page).
+        let failed_requests = page_text(&page, "JSON.stringify(performance.getEntriesByType('resource').filter(e => e.responseStatus >= 400).map(e => e.name))").await;
+        assert_eq!(failed_requests, "[]");
         page.reload().await.expect("reload");
         let kept = "document.querySelectorAll('#thread .sent').length === 2 && !!document.querySelector('#thread .answer') && [...document.querySelectorAll('#thread .sent code')].map(c => c.textContent).join(',') === '/ask status,/approve' && !!document.querySelector('#queued') && !document.querySelector('#approve')";
         if !wait_in_page(&page, kept, Duration::from_secs(20)).await {
             page_failure(&page, "the thread after a reload").await;
         }
         report.push(("waiting after reload".to_owned(), violations(&page, &axe, "after reload").await));
+        // Nothing failed on the way: no request answered with an error, no error banner.
+        let failed_requests = page_text(&page, "JSON.stringify(performance.getEntriesByType('resource').filter(e => e.responseStatus >= 400).map(e => e.name))").await;
+        assert_eq!(failed_requests, "[]");
+        assert_eq!(page_text(&page, "String(document.querySelectorAll('#alerts .alert').length)").await, "0", "no error banner");
         chromium.shutdown().await;
         let bad: Vec<String> = report
             .iter()
