@@ -117,6 +117,9 @@ fn the_story_line_tells_each_round_and_agrees_with_status() {
         }
         let first = page_text(&page, "document.querySelector('#story .round[data-round=\"1\"]').textContent").await;
         assert!(first.contains("→ FAIL") && first.contains("then builder (route)"), "{first}");
+        // Corrections never push the scorecard past its card, and none hides behind "…".
+        let fits = page_text(&page, "(() => { const card = document.querySelector('#scorecard'); const box = card.getBoundingClientRect(); const chips = [...card.querySelectorAll('.audit .chip')]; return String(chips.length >= 2 && card.scrollWidth <= card.clientWidth && chips.every(c => { const r = c.getBoundingClientRect(); return r.right <= box.right && r.width > 0; })); })()").await;
+        assert_eq!(fits, "true", "the scorecard holds every correction");
         let second = page_text(&page, "document.querySelector('#story .round[data-round=\"2\"]').textContent").await;
         assert!(second.contains("corrected by"), "the guard that corrected R2: {second}");
         assert!(!page_text(&page, "document.querySelector('#story .step-incident') ? 'yes' : ''").await.contains("yes"), "a repair is not an incident");
