@@ -12,6 +12,7 @@ pub mod guards;
 pub mod reducer;
 pub mod replay;
 pub mod state;
+pub mod why;
 
 pub use effect::{Effect, Feedback, Intervention, SpawnCause};
 pub use reducer::reduce;
