@@ -33,6 +33,7 @@ mod runtime;
 mod same_fold;
 mod shutdown;
 mod status_snapshot;
+mod store;
 mod studio;
 mod tail;
 mod transcript;
