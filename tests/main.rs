@@ -38,3 +38,4 @@ mod studio;
 mod tail;
 mod transcript;
 mod watch;
+mod why;

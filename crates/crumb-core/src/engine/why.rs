@@ -270,9 +270,12 @@ fn route_ref(route: &CompiledRoute) -> RouteRef {
         Action::Done { outcome, reason } => format!("done {} ({reason})", outcome.as_str()),
         Action::AwaitHuman => "await a person".to_owned(),
     };
+    let number = route.index + 1;
+    let label = route_label(route);
+    let trigger = label.strip_prefix(&format!("#{number} ")).unwrap_or(&label);
     RouteRef {
-        number: route.index + 1,
-        label: format!("{} → {action}", route_label(route)),
+        number,
+        label: format!("{trigger} → {action}"),
     }
 }
 
