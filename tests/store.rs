@@ -209,6 +209,12 @@ fn a_release_copies_a_nested_tree_verified_and_refuses_to_overwrite() {
     let listed: Value = serde_json::from_str(&listed.stdout).unwrap();
     assert_eq!(listed.as_array().unwrap().len(), 2);
 
+    copies_verified_and_refuses_to_overwrite(&scratch);
+}
+
+/// `copy-artifacts` of the `nested` version: a dry run, a copy, a refusal, `--force`, and a
+/// tampered version file refused by name.
+fn copies_verified_and_refuses_to_overwrite(scratch: &Scratch) {
     let out = scratch.dir.path().join("out");
     let dry = scratch
         .command(&["copy-artifacts", "nested", "--dry-run", "--to"])
