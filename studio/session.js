@@ -11,6 +11,7 @@ import { Feed, Transcript } from './feed.js';
 import { commandBar, noteAck, sendLine, setRoles } from './command.js';
 import { normalise, outcomePill, markPills, outcomeBanner, titleAndFavicon } from './outcome.js';
 import { report, watchConnection } from './alerts.js';
+import { roundButtons, versionsPane } from './versions.js';
 
 const $ = sel => document.querySelector(sel);
 /** While a session can still move, its view is refreshed this often even without events. */
@@ -50,7 +51,7 @@ export async function openSession(id, onChange) {
   if (current !== me) return;
   clear(main);
   me.data = obj(data);
-  const tabs = ['Feed', 'Transcript', 'Artifacts', 'Roles'];
+  const tabs = ['Feed', 'Transcript', 'Artifacts', 'Roles', 'Versions'];
   const tabBar = h('nav', { class: 'tabs' }, tabs.map(t => h('button', { class: 'tab', dataset: { tab: t }, onclick: () => showTab(t) }, t)));
   const panes = Object.fromEntries(tabs.map(t => [t, h('section', { class: 'pane', dataset: { pane: t }, hidden: true })]));
   main.append(
@@ -64,9 +65,11 @@ export async function openSession(id, onChange) {
     h('div', { class: 'card tabs-card' }, tabBar, Object.values(panes)));
   me.liveLog = h('div', { class: 'live-log', id: 'live-log', hidden: true });
   me.feed = new Feed(h('div', { class: 'feed', id: 'feed' }), (seq, e) => { showTab('Transcript'); me.transcript.show(seq, e); },
-    (e, button) => forkAt(me, e, button));
+    (e, button) => forkAt(me, e, button), e => roundButtons(me, e, me.versions));
   panes.Feed.append(me.liveLog, me.feed.el);
   me.transcript = new Transcript(panes.Transcript, id);
+  me.versions = versionsPane(panes.Versions, id);
+  me.versions.open = () => showTab('Versions');
   const loaded = {};
   function showTab(t) {
     for (const b of tabBar.children) b.classList.toggle('active', b.dataset.tab === t);
@@ -76,6 +79,7 @@ export async function openSession(id, onChange) {
     if (t === 'Transcript') me.transcript.load({});
     if (t === 'Artifacts') drawArtifacts(panes.Artifacts, id, me.data).catch(err => panes.Artifacts.append(String(err)));
     if (t === 'Roles') drawRoles(panes.Roles, id).catch(err => panes.Roles.append(String(err)));
+    if (t === 'Versions') me.versions.reload();
   }
   me.reloadArtifacts = () => { if (loaded.Artifacts) drawArtifacts(panes.Artifacts, id, me.data).catch(() => {}); };
   showTab('Feed');

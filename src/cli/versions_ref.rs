@@ -7,7 +7,6 @@ use super::error::CommandError;
 use crate::home::{CrumbHome, Project};
 use crate::pipeline::table::TransitionTable;
 use crate::runtime::session_dir::SessionDir;
-use crate::runtime::session_read::compile_frozen;
 use crate::transcript::Event;
 
 /// A session, its table and its events.
@@ -22,15 +21,12 @@ pub(crate) struct OpenSession {
 pub(crate) fn open_session(home: &CrumbHome, reference: &str) -> Result<OpenSession, CommandError> {
     let project = Project::current().ok();
     let dir = crate::runtime::resolve::resolve(home, project.as_ref(), reference)?;
-    let meta = dir.read_meta().map_err(CommandError::usage_from)?;
-    let table = compile_frozen(&dir.frozen_pipeline(&meta)).map_err(CommandError::usage_from)?;
-    let (events, _) = crate::transcript::reader::read_path(&dir.transcript())
-        .map_err(|e| CommandError::usage(format!("cannot read the transcript: {e}")))?;
+    let opened = crate::runtime::versions::point::open(&dir).map_err(CommandError::usage)?;
     Ok(OpenSession {
         dir,
-        table,
-        events,
-        pipeline_hash: meta.pipeline_hash,
+        table: opened.table,
+        events: opened.events,
+        pipeline_hash: opened.pipeline_hash,
     })
 }
 

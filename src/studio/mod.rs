@@ -36,6 +36,7 @@ pub(crate) mod security;
 pub(crate) mod server;
 pub(crate) mod sessions;
 pub(crate) mod stream;
+pub(crate) mod versions;
 pub mod watched_session;
 
 pub use config::StudioConfig;

@@ -29,6 +29,9 @@ pub(crate) struct Outcome {
     pub resumable: bool,
     /// Degradations: adapter swaps and roles on the mock adapter.
     pub marks: Vec<Mark>,
+    /// `crumb why`'s first line, for the banner's detail (the session view only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 /// One degradation a run must never hide.
@@ -146,6 +149,7 @@ fn base(
         action,
         resumable: false,
         marks: Vec::new(),
+        why: None,
     }
 }
 

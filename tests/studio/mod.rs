@@ -605,3 +605,4 @@ mod probes;
 mod recovery;
 mod security;
 mod stream;
+mod versions;

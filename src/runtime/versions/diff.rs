@@ -56,6 +56,51 @@ pub(crate) fn compare(before: &Tree, after: &Tree) -> Vec<FileChange> {
         .collect()
 }
 
+/// One changed path with the text diff of its content, when both sides are text.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct DiffRow {
+    #[serde(flatten)]
+    pub file: FileChange,
+    pub text_diff: Option<String>,
+}
+
+/// The changes between two points `a` and `b` (event ids or unique prefixes) of a session.
+pub(crate) fn between_points(
+    session: &std::path::Path,
+    opened: &super::point::Opened,
+    a: &str,
+    b: &str,
+) -> Result<Vec<DiffRow>, String> {
+    let before = super::point::point(&opened.table, &opened.events, Some(a))?;
+    let after = super::point::point(&opened.table, &opened.events, Some(b))?;
+    let read = |path: &str, sha: &str| {
+        let recorded = format!("{}{path}", super::point::ARTIFACTS_PREFIX);
+        crate::runtime::artifact_store::tree::verified(session, &recorded, sha).ok()
+    };
+    Ok(rows(&before.tree, &after.tree, read, read))
+}
+
+/// The changes between two trees, each file read through its side's reader for a text diff.
+pub(crate) fn rows(
+    before: &Tree,
+    after: &Tree,
+    read_before: impl Fn(&str, &str) -> Option<Vec<u8>>,
+    read_after: impl Fn(&str, &str) -> Option<Vec<u8>>,
+) -> Vec<DiffRow> {
+    compare(before, after)
+        .into_iter()
+        .map(|file| {
+            let text_diff = match (file.change, &file.before, &file.after) {
+                (Change::Changed, Some(old), Some(new)) => read_before(&file.path, old)
+                    .zip(read_after(&file.path, new))
+                    .and_then(|(old, new)| text_diff(&old, &new)),
+                _ => None,
+            };
+            DiffRow { file, text_diff }
+        })
+        .collect()
+}
+
 /// The changed lines of two text files (`-` removed, `+` added, two lines of context), or
 /// `None` when either is not text or the files are too large to diff.
 pub(crate) fn text_diff(before: &[u8], after: &[u8]) -> Option<String> {

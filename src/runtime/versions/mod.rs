@@ -7,6 +7,7 @@ pub(crate) mod diff;
 pub(crate) mod manifest;
 pub(crate) mod point;
 pub(crate) mod release;
+pub(crate) mod zip;
 
 use std::path::{Path, PathBuf};
 

@@ -10,6 +10,27 @@ use crate::transcript::Event;
 
 use super::manifest::Judged;
 
+/// A session read for its points: its table, its events and its pipeline's hash.
+pub(crate) struct Opened {
+    pub table: TransitionTable,
+    pub events: Vec<Event>,
+    pub pipeline_hash: String,
+}
+
+/// Read `dir` with its frozen table.
+pub(crate) fn open(dir: &crate::runtime::session_dir::SessionDir) -> Result<Opened, String> {
+    let meta = dir.read_meta().map_err(|e| e.to_string())?;
+    let table = crate::runtime::session_read::compile_frozen(&dir.frozen_pipeline(&meta))
+        .map_err(|e| e.to_string())?;
+    let (events, _) = crate::transcript::reader::read_path(&dir.transcript())
+        .map_err(|e| format!("cannot read the transcript: {e}"))?;
+    Ok(Opened {
+        table,
+        events,
+        pipeline_hash: meta.pipeline_hash,
+    })
+}
+
 /// The prefix every tree path has; a version's paths are relative to it.
 pub(crate) const ARTIFACTS_PREFIX: &str = "artifacts/";
 
