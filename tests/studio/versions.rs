@@ -95,3 +95,68 @@ fn a_round_is_released_downloaded_compared_and_previewed() {
     let why: Value = serde_json::from_str(&why.stdout).unwrap();
     assert_eq!(view["outcome"]["why"], why["headline"]);
 }
+
+/// The page: a build row's "release" makes a version the Versions tab lists, its "changed"
+/// shows what the repair changed, its "preview" opens that round's tree, and the banner says
+/// why the session ended.
+#[test]
+fn the_feed_releases_and_compares_a_round() {
+    use super::browser::{browser_runtime, open_studio, page_failure, page_text, wait_in_page};
+    let exe = crate::support::chromium();
+    let scratch = crate::run::Scratch::new();
+    let session = crate::export::fail_once_session(&scratch, &scratch.pipeline(), "a dodger");
+    let id = session.file_name().unwrap().to_str().unwrap().to_owned();
+    let events = lines(&session);
+    let builds: Vec<String> = events
+        .iter()
+        .filter(|e| e["kind"] == "build")
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect();
+    let server = Server::start(&scratch.home());
+    let base = format!("http://127.0.0.1:{}/#/session/{id}", server.addr.port());
+    browser_runtime().block_on(async {
+        let (chromium, page) = open_studio(&exe, &base).await;
+        let release = format!("#feed .ev[data-id=\"{}\"] button.ev-release", builds[0]);
+        let shown = format!("!!document.querySelector('{}')", release.replace('\'', "\\'"));
+        if !wait_in_page(&page, &shown, Duration::from_secs(20)).await {
+            page_failure(&page, "the release button on the first build's row").await;
+        }
+        let why = page_text(&page, "(document.getElementById('outcome-why') || {}).textContent || ''").await;
+        assert!(why.starts_with("Why: pass (verdict_pass)"), "{why}");
+        let preview = page_text(
+            &page,
+            &format!("document.querySelector('#feed .ev[data-id=\"{}\"] a.ev-round').getAttribute('href')", builds[0]),
+        )
+        .await;
+        assert!(preview.contains(&format!("/@round/{}/game/index.html", builds[0])), "{preview}");
+        page_text(&page, "(window.prompt = () => 'from-page', 'ok')").await;
+        page.find_element(release.as_str())
+            .await
+            .expect("the release button")
+            .click()
+            .await
+            .expect("click release");
+        let listed = "!!document.querySelector('#versions tr[data-version=\"from-page\"] a[href$=\"/versions/from-page/zip\"]')";
+        if !wait_in_page(&page, listed, Duration::from_secs(20)).await {
+            page_failure(&page, "the released version in the Versions tab").await;
+        }
+        let changed = format!("#feed .ev[data-id=\"{}\"] button.ev-changed", builds[1]);
+        page.find_element(changed.as_str())
+            .await
+            .expect("the changed button")
+            .click()
+            .await
+            .expect("click changed");
+        let diff = format!(
+            "(() => {{ const d = document.getElementById('what-changed'); return !!d && !d.hidden && d.textContent.startsWith('{} → {}') && d.textContent.includes('changed game/'); }})()",
+            builds[0], builds[1]
+        );
+        if !wait_in_page(&page, &diff, Duration::from_secs(20)).await {
+            page_failure(&page, "what the repair changed").await;
+        }
+        chromium.shutdown().await;
+    });
+    let versions = server.get_json(&format!("/api/sessions/{id}/versions"));
+    assert_eq!(versions["versions"][0]["name"], "from-page");
+    assert_eq!(versions["versions"][0]["at"], builds[0].as_str());
+}
