@@ -140,21 +140,7 @@ fn long_session(binary: &Path, scratch: &Path, pipeline: &Path) -> (PathBuf, Str
         .arg("a dodger")
         .args(["--adapter", "mock", "--json"]);
     timed(run);
-    let project = std::fs::read_dir(home.join("projects"))
-        .expect("projects")
-        .next()
-        .expect("a project")
-        .expect("entry");
-    let session = std::fs::read_dir(project.path().join("sessions"))
-        .expect("sessions")
-        .map(|e| e.expect("entry").path())
-        .find(|p| {
-            !p.file_name()
-                .expect("name")
-                .to_string_lossy()
-                .starts_with('.')
-        })
-        .expect("the session");
+    let session = support::only_session(&home);
     let transcript = session.join("transcript.jsonl");
     let text = std::fs::read_to_string(&transcript).expect("transcript");
     let mut lines: Vec<&str> = text.lines().collect();

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::run::Scratch;
 
-fn lines(session: &Path) -> Vec<Value> {
+pub(crate) fn lines(session: &Path) -> Vec<Value> {
     std::fs::read_to_string(session.join("transcript.jsonl"))
         .unwrap()
         .lines()
@@ -29,6 +29,19 @@ fn sessions(home: &Path) -> Vec<PathBuf> {
         .collect();
     found.sort();
     found
+}
+
+/// `crumb fork <parent> --at <at> --mock-scenario pass --json`, which must pass; its summary.
+fn fork_to_pass(scratch: &Scratch, parent: &Path, at: &str) -> Value {
+    let run = scratch
+        .command(&["fork"])
+        .arg(parent)
+        .args(["--at", at, "--mock-scenario", "pass", "--json"])
+        .run()
+        .expect_code(0);
+    let summary: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(summary["outcome"], "pass", "{}", run.stdout);
+    summary
 }
 
 fn first(events: &[Value], kind: &str) -> String {
@@ -120,14 +133,7 @@ fn a_fork_at_the_first_qa_result_restores_the_first_build_and_passes() {
     let parent_events = lines(&parent);
     let qa = first(&parent_events, "qa.result");
     let first_build = parent_events.iter().find(|e| e["kind"] == "build").unwrap();
-    let run = scratch
-        .command(&["fork"])
-        .arg(&parent)
-        .args(["--at", &qa, "--mock-scenario", "pass", "--json"])
-        .run()
-        .expect_code(0);
-    let summary: Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(summary["outcome"], "pass", "{}", run.stdout);
+    let summary = fork_to_pass(&scratch, &parent, &qa);
     let fork = PathBuf::from(summary["folder"].as_str().unwrap());
     // The repair in the parent rewrote the game; the fork's prefix saw the first build's files,
     // and the fork's own store holds them.
@@ -242,13 +248,6 @@ fn a_fork_of_a_session_older_than_its_wall_clock_budget_is_not_stopped_by_it() {
     }
     std::fs::write(&path, shifted).unwrap();
     let spec = first(&lines(&parent), "spec");
-    let run = scratch
-        .command(&["fork"])
-        .arg(&parent)
-        .args(["--at", &spec, "--mock-scenario", "pass", "--json"])
-        .run()
-        .expect_code(0);
-    let summary: Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(summary["outcome"], "pass", "{}", run.stdout);
+    let summary = fork_to_pass(&scratch, &parent, &spec);
     assert_eq!(summary["reason"], "verdict_pass");
 }

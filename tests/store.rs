@@ -5,16 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::fork::lines;
 use crate::run::Scratch;
 use crate::support::crumb;
-
-fn lines(transcript: &Path) -> Vec<Value> {
-    std::fs::read_to_string(transcript)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 fn sha(bytes: &[u8]) -> String {
     crumb_core::digest::sha256_hex(bytes)
@@ -82,7 +75,7 @@ fn a_build_past_the_store_cap_is_refused_with_an_audit() {
     let big = vec![b'x'; (1 << 20) + 1];
     let run = build(dir.path(), "s-1", &[("game/big.bin", &big)]).expect_code(2);
     assert!(run.stderr.contains("limits.max_store_mb"), "{}", run.stderr);
-    let events = lines(&dir.path().join("transcript.jsonl"));
+    let events = lines(dir.path());
     assert_eq!(events.len(), 1, "only the audit is written: {events:?}");
     assert_eq!(events[0]["kind"], "audit");
     assert_eq!(
@@ -100,7 +93,7 @@ fn a_build_past_the_store_cap_is_refused_with_an_audit() {
 fn a_corrupt_object_is_reported_and_never_used() {
     let scratch = Scratch::new();
     let session = crate::export::fail_once_session(&scratch, &scratch.pipeline(), "a dodger");
-    let events = lines(&session.join("transcript.jsonl"));
+    let events = lines(&session);
     let first_build = events.iter().find(|e| e["kind"] == "build").unwrap();
     let artifact = &first_build["artifacts"][0];
     let hash = artifact["sha256"].as_str().unwrap();
@@ -282,7 +275,7 @@ fn copies_verified_and_refuses_to_overwrite(scratch: &Scratch) {
 fn diff_between_the_two_builds_of_a_fail_once_session_lists_the_changed_files() {
     let scratch = Scratch::new();
     let session = crate::export::fail_once_session(&scratch, &scratch.pipeline(), "a dodger");
-    let events = lines(&session.join("transcript.jsonl"));
+    let events = lines(&session);
     let builds: Vec<&Value> = events.iter().filter(|e| e["kind"] == "build").collect();
     assert_eq!(builds.len(), 2);
     let hashes = |build: &Value| -> std::collections::BTreeMap<String, String> {

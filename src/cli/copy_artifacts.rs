@@ -26,16 +26,12 @@ pub struct Args {
     /// Verify and list what would be copied; write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Print what was copied as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// The crumb home (default `$CRUMB_HOME`, else `~/.crumb`).
-    #[arg(long)]
-    pub home: Option<PathBuf>,
+    #[command(flatten)]
+    pub flags: super::versions_ref::VersionFlags,
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
-    let home = super::home_flag::resolve(args.home.as_deref())?;
+    let home = super::home_flag::resolve(args.flags.home.as_deref())?;
     let copied = match super::versions_ref::version(&home, &args.source) {
         Some(version) if args.at.is_none() => copy_out(
             &Source::Version(&version),
@@ -56,7 +52,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
         }
     }
     .map_err(CommandError::usage)?;
-    let text = if args.json {
+    let text = if args.flags.json {
         serde_json::to_string_pretty(&copied).map_err(CommandError::failure_from)? + "\n"
     } else {
         let mut out = String::new();

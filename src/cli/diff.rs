@@ -15,16 +15,12 @@ pub struct Args {
     /// `<session> <event-a> <event-b>`, or `<version-a> <version-b>`.
     #[arg(num_args = 2..=3, required = true)]
     pub points: Vec<String>,
-    /// Print the changed files (and text diffs) as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// The crumb home (default `$CRUMB_HOME`, else `~/.crumb`).
-    #[arg(long)]
-    pub home: Option<PathBuf>,
+    #[command(flatten)]
+    pub flags: super::versions_ref::VersionFlags,
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
-    let home = super::home_flag::resolve(args.home.as_deref())?;
+    let home = super::home_flag::resolve(args.flags.home.as_deref())?;
     let changes = match args.points.as_slice() {
         [session, a, b] => {
             let project = crate::home::Project::current().ok();
@@ -62,7 +58,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
             ));
         }
     };
-    let text = if args.json {
+    let text = if args.flags.json {
         serde_json::to_string_pretty(&changes).map_err(CommandError::failure_from)? + "\n"
     } else {
         render(&changes)

@@ -40,7 +40,7 @@ pub(crate) mod studio;
 pub(crate) mod tail;
 pub mod validate;
 pub(crate) mod versions;
-mod versions_ref;
+pub(crate) mod versions_ref;
 pub(crate) mod watch;
 pub(crate) mod why;
 

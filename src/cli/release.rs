@@ -1,8 +1,6 @@
 //! `crumb release <session> [--at EVENT] [--as NAME] [--note TEXT]`: freeze a point of a session
 //! (by default the build its final verdict judged) as a named version of the project.
 
-use std::path::PathBuf;
-
 use super::error::{CommandError, ExitStatus};
 use crate::runtime::versions::{dir_of_session, point::point, release};
 
@@ -20,16 +18,12 @@ pub struct Args {
     /// A note kept in the manifest.
     #[arg(long, value_name = "TEXT")]
     pub note: Option<String>,
-    /// Print the manifest as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// The crumb home (default `$CRUMB_HOME`, else `~/.crumb`).
-    #[arg(long)]
-    pub home: Option<PathBuf>,
+    #[command(flatten)]
+    pub flags: super::versions_ref::VersionFlags,
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
-    let home = super::home_flag::resolve(args.home.as_deref())?;
+    let home = super::home_flag::resolve(args.flags.home.as_deref())?;
     let session = super::versions_ref::open_session(&home, &args.session)?;
     let point =
         point(&session.table, &session.events, args.at.as_deref()).map_err(CommandError::usage)?;
@@ -45,7 +39,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
         },
     )
     .map_err(CommandError::usage)?;
-    let text = if args.json {
+    let text = if args.flags.json {
         serde_json::to_string_pretty(&manifest).map_err(CommandError::failure_from)? + "\n"
     } else {
         let judged = manifest.judged.as_ref().map_or_else(

@@ -2,7 +2,6 @@
 //! one), oldest first.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 use super::error::{CommandError, ExitStatus};
 use crate::runtime::versions::{dir_of_session, list};
@@ -12,16 +11,12 @@ use crate::runtime::versions::{dir_of_session, list};
 pub struct Args {
     /// Only the versions released from this session.
     pub session: Option<String>,
-    /// Print the manifests as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// The crumb home (default `$CRUMB_HOME`, else `~/.crumb`).
-    #[arg(long)]
-    pub home: Option<PathBuf>,
+    #[command(flatten)]
+    pub flags: super::versions_ref::VersionFlags,
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
-    let home = super::home_flag::resolve(args.home.as_deref())?;
+    let home = super::home_flag::resolve(args.flags.home.as_deref())?;
     let (dir, only) = match &args.session {
         Some(reference) => {
             let project = crate::home::Project::current().ok();
@@ -37,7 +32,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
         .into_iter()
         .filter(|m| only.as_ref().is_none_or(|id| *id == m.session))
         .collect();
-    let text = if args.json {
+    let text = if args.flags.json {
         serde_json::to_string_pretty(&versions).map_err(CommandError::failure_from)? + "\n"
     } else if versions.is_empty() {
         "no versions yet (`crumb release <session>` makes one)\n".to_owned()

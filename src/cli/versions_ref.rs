@@ -9,6 +9,17 @@ use crate::pipeline::table::TransitionTable;
 use crate::runtime::session_dir::SessionDir;
 use crate::transcript::Event;
 
+/// The flags every version command takes.
+#[derive(Debug, clap::Args)]
+pub struct VersionFlags {
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The crumb home (default `$CRUMB_HOME`, else `~/.crumb`).
+    #[arg(long)]
+    pub home: Option<PathBuf>,
+}
+
 /// A session, its table and its events.
 pub(crate) struct OpenSession {
     pub dir: SessionDir,

@@ -3,14 +3,7 @@
 //! banner's outcome.
 
 use super::*;
-
-fn lines(session: &Path) -> Vec<Value> {
-    std::fs::read_to_string(session.join("transcript.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use crate::fork::lines;
 
 #[test]
 fn a_round_is_released_downloaded_compared_and_previewed() {
