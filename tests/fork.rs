@@ -44,6 +44,17 @@ fn fork_to_pass(scratch: &Scratch, parent: &Path, at: &str) -> Value {
     summary
 }
 
+/// The state `crumb replay --json` folds `session` into.
+fn replayed(scratch: &Scratch, session: &Path) -> Value {
+    let replay = scratch
+        .command(&["replay", "--json"])
+        .arg(session)
+        .run()
+        .expect_code(0);
+    let state: Value = serde_json::from_str(&replay.stdout).unwrap();
+    state.get("state").cloned().unwrap_or(state)
+}
+
 fn first(events: &[Value], kind: &str) -> String {
     events.iter().find(|e| e["kind"] == kind).unwrap()["id"]
         .as_str()
@@ -110,13 +121,7 @@ fn a_fork_of_a_fail_once_session_with_the_pass_scenario_passes_and_replays_exact
         std::fs::read(parent.join("artifacts/spec.md")).unwrap()
     );
     // Replay of the fork is the state the live drive ended in.
-    let replay = scratch
-        .command(&["replay", "--json"])
-        .arg(&fork)
-        .run()
-        .expect_code(0);
-    let state: Value = serde_json::from_str(&replay.stdout).unwrap();
-    let state = state.get("state").unwrap_or(&state);
+    let state = replayed(&scratch, &fork);
     assert_eq!(state["done"]["outcome"], "pass", "{state}");
     assert_eq!(state["events"], u64::try_from(events.len()).unwrap());
     assert_eq!(state["session_id"], fork_id);
@@ -144,13 +149,7 @@ fn a_fork_at_the_first_qa_result_restores_the_first_build_and_passes() {
         assert_eq!(crumb_core::digest::sha256_hex(&bytes), sha);
     }
     // Replay of the fork is the state its live drive ended in.
-    let replay = scratch
-        .command(&["replay", "--json"])
-        .arg(&fork)
-        .run()
-        .expect_code(0);
-    let state: Value = serde_json::from_str(&replay.stdout).unwrap();
-    let state = state.get("state").unwrap_or(&state);
+    let state = replayed(&scratch, &fork);
     assert_eq!(state["done"]["outcome"], summary["outcome"], "{state}");
     assert_eq!(state["done"]["reason"], summary["reason"], "{state}");
     assert_eq!(state["events"], u64::try_from(lines(&fork).len()).unwrap());
