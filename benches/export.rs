@@ -37,21 +37,7 @@ fn main() {
         .status()
         .expect("run crumb");
     assert!(status.success());
-    let project = std::fs::read_dir(home.join("projects"))
-        .expect("projects")
-        .next()
-        .expect("one")
-        .expect("entry");
-    let session = std::fs::read_dir(project.path().join("sessions"))
-        .expect("sessions")
-        .map(|e| e.expect("entry").path())
-        .find(|p| {
-            !p.file_name()
-                .expect("name")
-                .to_string_lossy()
-                .starts_with('.')
-        })
-        .expect("the session");
+    let session = support::only_session(&home);
     let id = session
         .file_name()
         .expect("id")

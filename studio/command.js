@@ -45,11 +45,16 @@ export async function loadThread(me) {
   try { lines = arr(obj(await get(sessionPath(me.id, '/thread'))).lines).map(obj); } catch (_) { return; }
   const thread = document.getElementById('thread');
   if (!thread) return;
-  clear(thread);
-  me.history = lines.map(l => String(l.line ?? '')).filter(Boolean);
-  me.pendingLines = lines.filter(l => l.pending).map(l => String(l.line ?? ''));
-  for (const l of lines) {
+  // Lines this page sent while the thread loaded stay as they are, after the rebuilt ones.
+  const live = [...thread.querySelectorAll('.sent:not(.from-files)')];
+  const liveOffsets = new Set(live.map(c => c.dataset.offset).filter(Boolean));
+  for (const card of thread.querySelectorAll('.sent.from-files')) card.remove();
+  const older = lines.filter(l => !liveOffsets.has(String(l.inbox_offset)));
+  me.history = [...older.map(l => String(l.line ?? '')).filter(Boolean), ...arr(me.history).filter(l => !older.some(o => o.line === l))];
+  me.pendingLines = [...new Set([...older.filter(l => l.pending).map(l => String(l.line ?? '')), ...arr(me.pendingLines)])];
+  for (const l of older) {
     const card = sentCard(String(l.line ?? ''), l.inbox_offset);
+    card.classList.add('from-files');
     const ack = card.querySelector('.ack');
     const reply = obj(l.ack);
     if (l.ack) {
@@ -65,7 +70,7 @@ export async function loadThread(me) {
     }
     if (typeof l.answer === 'string') card.append(h('pre', { class: 'answer small' }, l.answer));
     if (l.responded) card.append(h('div', { class: 'muted small' }, `${obj(l.responded).role} responded · ${obj(l.responded).events ?? 0} events`));
-    thread.append(card);
+    thread.insertBefore(card, live[0] || null);
   }
   thread.scrollTop = thread.scrollHeight;
   if (me.redraw) me.redraw();

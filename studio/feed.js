@@ -62,7 +62,7 @@ export function summary(raw) {
 
 /** A feed or transcript row; never throws (a row that cannot be drawn says so). With `onFork`,
  * the row carries a "fork" button (shown by the feed's `can-fork` class). */
-export function row(seq, raw, onPick, onFork) {
+export function row(seq, raw, onPick, onFork, extra) {
   const e = obj(raw);
   let text;
   try { text = summary(e); } catch (err) { text = `(cannot summarise this event: ${err.message})`; }
@@ -74,14 +74,15 @@ export function row(seq, raw, onPick, onFork) {
     h('span', { class: 'ev-kind', title: typeof done === 'string' ? done : '' }, kind),
     h('span', { class: 'ev-body' }, clip(text, 240)),
     onFork ? h('button', { class: 'btn ghost small ev-fork', type: 'button', tabindex: -1, title: 'Start a new session from this point', 'aria-label': `fork from this ${kind}`,
-      onclick: ev => { ev.stopPropagation(); onFork(e, ev.currentTarget); } }, 'fork') : null);
+      onclick: ev => { ev.stopPropagation(); onFork(e, ev.currentTarget); } }, 'fork') : null,
+    extra ? extra(e) : null);
 }
 
 /** The live feed, newest row first (so the newest rows are what the screen shows). */
 export class Feed {
   /** `onFork(event, button)`: rows from the goal on offer a fork from there. */
-  constructor(el, onPick, onFork) {
-    this.el = el; this.onPick = onPick; this.onFork = onFork; this.ids = new Set(); this.pastGoal = null;
+  constructor(el, onPick, onFork, onFiles) {
+    this.el = el; this.onPick = onPick; this.onFork = onFork; this.onFiles = onFiles; this.ids = new Set(); this.pastGoal = null;
     el.setAttribute('role', 'group');
     el.setAttribute('aria-label', 'live feed, newest first: ↑/↓ to move, Enter to open');
     this.keys = rovingRows(el);
@@ -100,7 +101,9 @@ export class Feed {
     const id = String(e.id ?? '');
     if (id && this.ids.has(id)) return;
     if (id) this.ids.add(id);
-    this.el.prepend(row(seq, e, this.onPick, forkable ? this.onFork : null));
+    // A row that recorded files offers its round's release, preview and "what changed".
+    const files = this.onFiles && Array.isArray(e.artifacts) && e.artifacts.length ? this.onFiles : null;
+    this.el.prepend(row(seq, e, this.onPick, forkable ? this.onFork : null, files));
     while (this.el.childElementCount > FEED_MAX) {
       this.ids.delete(this.el.lastElementChild.dataset.id);
       this.el.lastElementChild.remove();

@@ -8,7 +8,7 @@ const TONES = new Set(['good', 'bad', 'warn', 'live', 'idle']);
 
 /** The outcome object, or a neutral stand-in when the server sent none (or nonsense). */
 export function normalise(o) {
-  if (!o || typeof o !== 'object') return { kind: 'unknown', tone: 'idle', title: 'Unknown', detail: '', code: null, action: null, marks: [], resumable: false };
+  if (!o || typeof o !== 'object') return { kind: 'unknown', tone: 'idle', title: 'Unknown', detail: '', code: null, action: null, marks: [], resumable: false, why: null };
   return {
     kind: typeof o.kind === 'string' ? o.kind : 'unknown',
     tone: TONES.has(o.tone) ? o.tone : 'idle',
@@ -19,6 +19,7 @@ export function normalise(o) {
     marks: Array.isArray(o.marks) ? o.marks.filter(m => m && typeof m.text === 'string') : [],
     resumable: o.resumable === true,
     since: typeof o.since === 'string' ? o.since : null,
+    why: typeof o.why === 'string' ? o.why : null,
   };
 }
 
@@ -49,6 +50,7 @@ export function outcomeBanner(raw, buttons = []) {
       h('span', { class: 'spacer' }),
       buttons),
     o.action ? h('div', { class: 'outcome-action small' }, o.action) : null,
+    o.why ? h('div', { class: 'outcome-why small muted', id: 'outcome-why' }, 'Why: ', o.why) : null,
     o.marks.map(m => h('div', { class: `mark mark-${m.kind === 'mock' ? 'mock' : 'degraded'} small` }, m.kind === 'mock' ? 'Mock: ' : 'Degraded: ', m.text)));
 }
 

@@ -11,6 +11,7 @@ import { Feed, Transcript } from './feed.js';
 import { commandBar, loadThread, noteAck, queuedVerdict, sendLine, setRoles } from './command.js';
 import { normalise, outcomePill, markPills, outcomeBanner, titleAndFavicon } from './outcome.js';
 import { report, watchConnection } from './alerts.js';
+import { roundButtons, versionsPane } from './versions.js';
 
 const $ = sel => document.querySelector(sel);
 /** While a session can still move, its view is refreshed this often even without events. */
@@ -50,7 +51,7 @@ export async function openSession(id, onChange) {
   if (current !== me) return;
   clear(main);
   me.data = obj(data);
-  const tabs = ['Feed', 'Transcript', 'Artifacts', 'Roles', 'Time'];
+  const tabs = ['Feed', 'Transcript', 'Artifacts', 'Roles', 'Time', 'Versions'];
   // The WAI-ARIA tabs pattern: one tab stop, ←/→ (Home/End) move between tabs.
   const tabBar = h('nav', { class: 'tabs', role: 'tablist', 'aria-label': 'session views' }, tabs.map(t => h('button', {
     class: 'tab', id: `tab-${t}`, role: 'tab', 'aria-controls': `pane-${t}`, 'aria-selected': 'false', tabindex: -1,
@@ -78,9 +79,11 @@ export async function openSession(id, onChange) {
     h('div', { class: 'card tabs-card' }, tabBar, Object.values(panes)));
   me.liveLog = h('div', { class: 'live-log', id: 'live-log', hidden: true });
   me.feed = new Feed(h('div', { class: 'feed', id: 'feed' }), (seq, e) => { showTab('Transcript'); me.transcript.show(seq, e); },
-    (e, button) => forkAt(me, e, button));
+    (e, button) => forkAt(me, e, button), e => roundButtons(me, e, me.versions));
   panes.Feed.append(me.liveLog, me.feed.el);
   me.transcript = new Transcript(panes.Transcript, id);
+  me.versions = versionsPane(panes.Versions, id);
+  me.versions.open = () => showTab('Versions');
   const loaded = {};
   function showTab(t) {
     for (const b of tabBar.children) {
@@ -96,6 +99,7 @@ export async function openSession(id, onChange) {
     if (t === 'Artifacts') drawArtifacts(panes.Artifacts, id, me.data).catch(err => panes.Artifacts.append(String(err)));
     if (t === 'Roles') loaded.RolesDone = drawRoles(panes.Roles, id, me.data).catch(err => panes.Roles.append(String(err)));
     if (t === 'Time') drawWaterfall(panes.Time, id).catch(err => panes.Time.append(String(err)));
+    if (t === 'Versions') me.versions.reload();
   }
   // A node of the graph opens what it did: a role's turns (prompt, log, usage, outcome of each),
   // QA's runs.

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::run::Scratch;
 
-fn lines(session: &Path) -> Vec<Value> {
+pub(crate) fn lines(session: &Path) -> Vec<Value> {
     std::fs::read_to_string(session.join("transcript.jsonl"))
         .unwrap()
         .lines()
@@ -31,6 +31,30 @@ fn sessions(home: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// `crumb fork <parent> --at <at> --mock-scenario pass --json`, which must pass; its summary.
+fn fork_to_pass(scratch: &Scratch, parent: &Path, at: &str) -> Value {
+    let run = scratch
+        .command(&["fork"])
+        .arg(parent)
+        .args(["--at", at, "--mock-scenario", "pass", "--json"])
+        .run()
+        .expect_code(0);
+    let summary: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(summary["outcome"], "pass", "{}", run.stdout);
+    summary
+}
+
+/// The state `crumb replay --json` folds `session` into.
+fn replayed(scratch: &Scratch, session: &Path) -> Value {
+    let replay = scratch
+        .command(&["replay", "--json"])
+        .arg(session)
+        .run()
+        .expect_code(0);
+    let state: Value = serde_json::from_str(&replay.stdout).unwrap();
+    state.get("state").cloned().unwrap_or(state)
+}
+
 fn first(events: &[Value], kind: &str) -> String {
     events.iter().find(|e| e["kind"] == kind).unwrap()["id"]
         .as_str()
@@ -43,30 +67,6 @@ fn a_fork_of_a_fail_once_session_with_the_pass_scenario_passes_and_replays_exact
     let scratch = Scratch::new();
     let parent = crate::export::fail_once_session(&scratch, &scratch.pipeline(), "a dodger");
     let parent_events = lines(&parent);
-    // After the first build the parent's game files were rebuilt: they cannot be restored.
-    let refused = scratch
-        .command(&["fork"])
-        .arg(&parent)
-        .args([
-            "--at",
-            &first(&parent_events, "build"),
-            "--mock-scenario",
-            "pass",
-        ])
-        .run()
-        .expect_code(2);
-    assert!(
-        refused
-            .stderr
-            .contains("cannot restore artifacts/game/index.html"),
-        "{}",
-        refused.stderr
-    );
-    assert_eq!(
-        sessions(&scratch.home()).len(),
-        1,
-        "a refused fork leaves no session"
-    );
     // From the spec (a unique prefix of its id, lower case), with the pass scenario.
     let spec = first(&parent_events, "spec");
     let run = scratch
@@ -121,18 +121,79 @@ fn a_fork_of_a_fail_once_session_with_the_pass_scenario_passes_and_replays_exact
         std::fs::read(parent.join("artifacts/spec.md")).unwrap()
     );
     // Replay of the fork is the state the live drive ended in.
-    let replay = scratch
-        .command(&["replay", "--json"])
-        .arg(&fork)
-        .run()
-        .expect_code(0);
-    let state: Value = serde_json::from_str(&replay.stdout).unwrap();
-    let state = state.get("state").unwrap_or(&state);
+    let state = replayed(&scratch, &fork);
     assert_eq!(state["done"]["outcome"], "pass", "{state}");
     assert_eq!(state["events"], u64::try_from(events.len()).unwrap());
     assert_eq!(state["session_id"], fork_id);
     // And the parent is untouched.
     assert_eq!(lines(&parent), parent_events);
+}
+
+/// The fork the store exists for: at the first `qa.result` of a `fail-once` session, before the
+/// repair rewrote the game, with the first build's files restored from the store.
+#[test]
+fn a_fork_at_the_first_qa_result_restores_the_first_build_and_passes() {
+    let scratch = Scratch::new();
+    let parent = crate::export::fail_once_session(&scratch, &scratch.pipeline(), "a dodger");
+    let parent_events = lines(&parent);
+    let qa = first(&parent_events, "qa.result");
+    let first_build = parent_events.iter().find(|e| e["kind"] == "build").unwrap();
+    let summary = fork_to_pass(&scratch, &parent, &qa);
+    let fork = PathBuf::from(summary["folder"].as_str().unwrap());
+    // The repair in the parent rewrote the game; the fork's prefix saw the first build's files,
+    // and the fork's own store holds them.
+    for artifact in first_build["artifacts"].as_array().unwrap() {
+        let sha = artifact["sha256"].as_str().unwrap();
+        let stored = fork.join("objects").join(&sha[..2]).join(&sha[2..]);
+        let bytes = std::fs::read(&stored).unwrap();
+        assert_eq!(crumb_core::digest::sha256_hex(&bytes), sha);
+    }
+    // Replay of the fork is the state its live drive ended in.
+    let state = replayed(&scratch, &fork);
+    assert_eq!(state["done"]["outcome"], summary["outcome"], "{state}");
+    assert_eq!(state["done"]["reason"], summary["reason"], "{state}");
+    assert_eq!(state["events"], u64::try_from(lines(&fork).len()).unwrap());
+}
+
+/// A session made before the store (no `objects/`) can fork where its files are unchanged; a
+/// point whose files were rewritten since needs `--allow-missing`.
+#[test]
+fn a_pre_store_session_needs_allow_missing_past_a_rewrite() {
+    let scratch = Scratch::new();
+    let parent = crate::export::fail_once_session(&scratch, &scratch.pipeline(), "a dodger");
+    std::fs::remove_dir_all(parent.join("objects")).unwrap();
+    let build = first(&lines(&parent), "build");
+    let refused = scratch
+        .command(&["fork"])
+        .arg(&parent)
+        .args(["--at", &build, "--mock-scenario", "pass"])
+        .run()
+        .expect_code(2);
+    assert!(
+        refused
+            .stderr
+            .contains("cannot restore artifacts/game/index.html"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(
+        sessions(&scratch.home()).len(),
+        1,
+        "a refused fork leaves no session"
+    );
+    scratch
+        .command(&["fork"])
+        .arg(&parent)
+        .args([
+            "--at",
+            &build,
+            "--mock-scenario",
+            "pass",
+            "--allow-missing",
+            "--json",
+        ])
+        .run()
+        .expect_code(0);
 }
 
 #[test]
@@ -186,13 +247,6 @@ fn a_fork_of_a_session_older_than_its_wall_clock_budget_is_not_stopped_by_it() {
     }
     std::fs::write(&path, shifted).unwrap();
     let spec = first(&lines(&parent), "spec");
-    let run = scratch
-        .command(&["fork"])
-        .arg(&parent)
-        .args(["--at", &spec, "--mock-scenario", "pass", "--json"])
-        .run()
-        .expect_code(0);
-    let summary: Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(summary["outcome"], "pass", "{}", run.stdout);
+    let summary = fork_to_pass(&scratch, &parent, &spec);
     assert_eq!(summary["reason"], "verdict_pass");
 }

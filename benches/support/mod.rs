@@ -16,6 +16,29 @@ pub fn scratch_project(root: &Path) -> (tempfile::TempDir, PathBuf) {
     (scratch, pipeline)
 }
 
+/// The one session folder under the crumb home `home` (a bench's scratch home holds one).
+#[allow(
+    dead_code,
+    reason = "not every bench that shares this module reads a session"
+)]
+pub fn only_session(home: &Path) -> PathBuf {
+    let project = std::fs::read_dir(home.join("projects"))
+        .expect("projects")
+        .next()
+        .expect("one")
+        .expect("entry");
+    std::fs::read_dir(project.path().join("sessions"))
+        .expect("sessions")
+        .map(|e| e.expect("entry").path())
+        .find(|p| {
+            !p.file_name()
+                .expect("name")
+                .to_string_lossy()
+                .starts_with('.')
+        })
+        .expect("the session")
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("create dir");
     for entry in std::fs::read_dir(from).expect("read dir") {

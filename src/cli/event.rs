@@ -34,6 +34,7 @@ const MAX_STDIN_BYTES: u64 = 4 * MAX_LINE_BYTES as u64;
 
 use crate::pipeline::role_authority::is_runner_metadata;
 use crate::qa::confine;
+use crate::runtime::artifact_store::objects::ObjectError;
 use crate::runtime::authority_record::AuthorityRecord;
 
 /// Where and as whom this process writes, from the environment the runner sets for a spawn.
@@ -120,11 +121,49 @@ fn execute() -> Result<Value, CommandError> {
     stamp_provenance(object);
     let draft = parse_draft(&value)
         .map_err(|violations| CommandError::failure(format!("invalid event:\n{violations}")))?;
+    keep_artifacts(&mut writer, &draft, &session, authority.as_ref())?;
     let event = writer.append(draft).map_err(|e| match e {
         WriteError::Invalid(_) | WriteError::TooLarge { .. } => CommandError::failure_from(e),
         WriteError::Io { .. } => CommandError::usage_from(e),
     })?;
     Ok(json!({"id": event.id, "ts": event.ts}))
+}
+
+/// Store the draft's files by content before the event that records them exists. A draft
+/// whose files would take the store past its cap is refused like a firewall violation: nothing
+/// but the `audit` event that says why is written.
+fn keep_artifacts(
+    writer: &mut Writer,
+    draft: &Draft,
+    session: &SpawnEnv,
+    authority: Option<&AuthorityRecord>,
+) -> Result<(), CommandError> {
+    if draft.artifacts.is_empty() {
+        return Ok(());
+    }
+    let cap_mb = authority
+        .and_then(|a| a.store_cap_mb)
+        .unwrap_or(crate::runtime::artifact_store::DEFAULT_CAP_MB);
+    let kept = crate::runtime::artifact_store::tree::keep(
+        &session.session_dir,
+        &draft.artifacts,
+        cap_mb.saturating_mul(1 << 20),
+    );
+    let Err(why) = kept else { return Ok(()) };
+    if !matches!(why, ObjectError::CapExceeded { .. }) {
+        return Err(CommandError::usage(format!("nothing was written: {why}")));
+    }
+    let violation = "artifact_store_cap_exceeded";
+    let mut attempt = Map::new();
+    attempt.insert("kind".into(), Value::String(draft.kind.as_str().to_owned()));
+    let mut audit = audit_draft(&attempt, &session.actor, violation);
+    audit.body = Some(format!("refused {}: {why}", draft.kind.as_str()));
+    let audit = writer.append(audit).map_err(CommandError::usage_from)?;
+    print_line(&json!({"rejected": true, "violation": violation, "audit_id": audit.id}));
+    Err(CommandError::usage(format!(
+        "refused: {why}; nothing was written, audit event {} records the attempt",
+        audit.id
+    )))
 }
 
 fn session_from_env() -> Result<SpawnEnv, CommandError> {

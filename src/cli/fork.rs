@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::adapters::mock::Scenario;
 use crate::home::Project;
+use crate::runtime::artifact_store::tree;
 use crate::runtime::bindings::bind_flag::parse_binds;
 use crate::runtime::coordinator::Session;
 use crate::runtime::fork;
@@ -36,7 +37,8 @@ pub struct Args {
     /// Make the mock adapter behave another way from the fork point on.
     #[arg(long, value_enum, value_name = "SCENARIO")]
     pub mock_scenario: Option<Scenario>,
-    /// Fork even when some artifacts cannot be restored as they were (they are left out).
+    /// Fork even when some artifacts cannot be restored as they were (they are left out): only
+    /// a session made before the artifact store, or one whose store was damaged, needs it.
     #[arg(long)]
     pub allow_missing: bool,
     #[command(flatten)]
@@ -100,10 +102,10 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let text = fork::lines(&events, &id, parent.id(), &config).map_err(CommandError::failure)?;
     std::fs::write(prepared.building_path().join("transcript.jsonl"), text)
         .map_err(|e| CommandError::failure("cannot write the fork's transcript").because(e))?;
-    let missing = fork::restore(
+    let missing = tree::restore(
         parent.path(),
         prepared.building_path(),
-        &fork::artifacts(&events),
+        &tree::tree_of(&events),
     );
     for (path, why) in &missing {
         eprintln!("crumb fork: cannot restore {path} as it was at the fork point: {why}");

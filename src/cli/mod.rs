@@ -9,6 +9,8 @@ use error::{CommandError, ExitStatus};
 
 pub(crate) mod batch;
 pub(crate) mod check;
+pub(crate) mod copy_artifacts;
+pub(crate) mod diff;
 pub(crate) mod doctor;
 pub(crate) mod error;
 pub(crate) mod event;
@@ -24,6 +26,7 @@ mod mcp_hosts;
 pub(crate) mod mock_agent;
 mod pipeline_file;
 pub mod qa;
+pub(crate) mod release;
 pub(crate) mod replay;
 pub(crate) mod resume;
 pub(crate) mod run;
@@ -36,7 +39,10 @@ mod stdout;
 pub(crate) mod studio;
 pub(crate) mod tail;
 pub mod validate;
+pub(crate) mod versions;
+pub(crate) mod versions_ref;
 pub(crate) mod watch;
+pub(crate) mod why;
 
 /// crumb — a declarative pipeline runner.
 #[derive(Debug, Parser)]
@@ -54,6 +60,16 @@ pub enum Command {
     Batch(batch::Args),
     /// Start a new session from any event of another, driven on with other bindings if asked.
     Fork(fork::Args),
+    /// Why a session ended or what it waits for: the route, guards, budgets, failed turns, QA.
+    Why(why::Args),
+    /// Freeze a point of a session as a named version of the project, with a manifest.
+    Release(release::Args),
+    /// List the project's released versions.
+    Versions(versions::Args),
+    /// Copy a version's (or a session's) whole tree into a folder, every sha256 verified.
+    CopyArtifacts(copy_artifacts::Args),
+    /// The files that changed between two points of a session, or two versions.
+    Diff(diff::Args),
     /// Take over a stopped or waiting session and drive it on.
     Resume(resume::Args),
     /// The mock adapter's agent process (run by the dispatcher, not by people).
@@ -123,6 +139,11 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Batch(args) => batch::run(args),
         Command::Fork(args) => fork::run(args),
+        Command::Why(args) => why::run(args),
+        Command::Release(args) => release::run(args),
+        Command::Versions(args) => versions::run(args),
+        Command::CopyArtifacts(args) => copy_artifacts::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Resume(args) => resume::run(args),
         // The mock agent is a process of its own (the dispatcher's child) with its own exit.
         Command::MockAgent(args) => return mock_agent::run(args),

@@ -91,6 +91,17 @@ pub(crate) fn load(reference: &str, chosen: Choice<'_>, keep: usize) -> Result<L
     fold_all(transcript, table, table_origin, keep)
 }
 
+/// The transcript `reference` names and the table it is read with (the rules of [`load`]),
+/// for readers that fold it their own way (`crumb why`).
+pub(crate) fn locate_with_table(
+    reference: &str,
+    chosen: Choice<'_>,
+) -> Result<(PathBuf, TransitionTable), String> {
+    let (transcript, session) = locate_session(reference)?;
+    let (table, _) = table_for(session.as_ref(), &transcript, chosen)?;
+    Ok((transcript, table))
+}
+
 /// [`load`] for `crumb status`: a session's transcript is folded from its snapshot when it has a
 /// valid one ([`fold_for_status`]), which also sums each role's usage (`None` for a transcript
 /// outside a session folder: it gets no snapshot).

@@ -123,6 +123,18 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     out.push_str(&usage_block(&usage));
     out.push('\n');
     out.push_str(&scorecard(state, &loaded.table.scoring.rubric));
+    if let Some(dir) = loaded.transcript.parent()
+        && let Some(line) =
+            crate::runtime::artifact_store::health::check_session(dir).problem_line()
+    {
+        let _ = writeln!(out, "\n{line}");
+    }
+    let dry_run = crate::runtime::session_read::recorded_dry_run(&loaded.transcript);
+    let _ = writeln!(
+        out,
+        "\nwhy       {} (`crumb why` says more)",
+        crate::engine::why::headline(&loaded.table, state, dry_run)
+    );
     super::stdout::print(&out)?;
     Ok(ExitStatus::SUCCESS)
 }

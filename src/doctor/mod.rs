@@ -40,6 +40,7 @@ pub(crate) struct Report {
 
 /// Check the whole machine, with `home` as the crumb home.
 pub(crate) fn run(env: &Environment, home: &Path) -> Report {
+    let home_root = home;
     let agents: Vec<AgentCheck> = agents::agents()
         .map(|kind| agents::check(kind, env))
         .collect();
@@ -101,6 +102,7 @@ pub(crate) fn run(env: &Environment, home: &Path) -> Report {
             fix: fix.clone(),
         });
     }
+    problems.extend(damaged_stores(home_root));
     Report {
         ok: problems.is_empty(),
         default_adapter,
@@ -111,6 +113,27 @@ pub(crate) fn run(env: &Environment, home: &Path) -> Report {
         problems,
         notes,
     }
+}
+
+/// Every session under `home` whose artifact store lost or damaged an object its transcript
+/// records (see [`crate::runtime::artifact_store::health`]).
+fn damaged_stores(home: &Path) -> Vec<Problem> {
+    let sessions = std::fs::read_dir(home.join("projects"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|project| std::fs::read_dir(project.path().join("sessions")).ok())
+        .flat_map(|sessions| sessions.flatten().map(|s| s.path()));
+    sessions
+        .filter(|session| session.join(crate::runtime::artifact_store::objects::OBJECTS_DIR).is_dir())
+        .filter_map(|session| {
+            let line = crate::runtime::artifact_store::health::check_session(&session).problem_line()?;
+            Some(Problem {
+                what: format!("session {}: the artifact store has {}", session.display(), line.trim_start_matches("store").trim_start()),
+                fix: "fork, release or diff from an event before the damaged files, or restore the session folder from a backup".to_owned(),
+            })
+        })
+        .collect()
 }
 
 /// The human report.

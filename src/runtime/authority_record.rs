@@ -32,6 +32,9 @@ pub(crate) struct AuthorityRecord {
     /// Kind → the JSON Schema its `data` must satisfy (the pipeline's `kinds.<kind>.schema`).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub schemas: std::collections::BTreeMap<String, serde_json::Value>,
+    /// The artifact store's cap in MiB (`limits.max_store_mb`); absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_cap_mb: Option<u64>,
 }
 
 /// The record could not be read or written.
@@ -58,6 +61,7 @@ impl AuthorityRecord {
             common: COMMON.iter().map(|k| k.as_str().to_owned()).collect(),
             declared_kinds: table.declared_kinds.clone(),
             schemas: table.kind_schemas.clone(),
+            store_cap_mb: Some(table.limits.max_store_mb),
         }
     }
 
@@ -152,6 +156,7 @@ mod tests {
             )]
             .into_iter()
             .collect(),
+            store_cap_mb: Some(8),
         };
         record.write(dir.path()).unwrap();
         assert_eq!(

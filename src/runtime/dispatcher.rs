@@ -553,6 +553,12 @@ pub(crate) async fn run_qa(
     }
     let metadata = draft.metadata.get_or_insert_with(Metadata::default);
     metadata.effect_id = Some(effect.id.clone());
+    // QA's evidence (screenshots) is the runner's own: kept by content, never refused by the cap.
+    if let Err(err) =
+        crate::runtime::artifact_store::tree::keep(session.path(), &draft.artifacts, u64::MAX)
+    {
+        eprintln!("crumb: cannot keep QA's evidence in the store: {err}");
+    }
     if let Err(err) = append(&writer, draft) {
         // The result must exist whatever happened; a minimal one cannot fail validation.
         eprintln!("crumb: cannot write qa.result: {err}");

@@ -1,9 +1,10 @@
 //! A fork: a new session whose transcript is a prefix of another's, up to and including one
 //! event (ids kept; each line's `session_id` becomes the fork's; `session.start` records the
 //! parent and the fork point, and the run configuration the fork is driven with), and whose
-//! artifacts are the files as they were at that point — restored by content hash from the
-//! parent's folder, never by copying what came later. A file whose recorded hash the parent no
-//! longer holds cannot be restored, and the fork is refused naming it (unless allowed).
+//! artifacts are the files as they were at that point — restored from the parent's artifact
+//! store ([`super::artifact_store::tree::restore`]), never by copying what came later. A file
+//! the store cannot give back (a session made before the store, whose file changed since) is
+//! refused naming it, unless allowed.
 
 use std::path::Path;
 
@@ -98,47 +99,6 @@ pub(crate) fn lines(
         out.push('\n');
     }
     Ok(out)
-}
-
-/// Every file the prefix recorded, latest hash per path, in first-seen order.
-pub(crate) fn artifacts(events: &[Event]) -> Vec<(String, String)> {
-    let mut latest: indexmap::IndexMap<String, String> = indexmap::IndexMap::new();
-    for event in events {
-        for artifact in &event.artifacts {
-            latest.insert(artifact.path.clone(), artifact.sha256.clone());
-        }
-    }
-    latest.into_iter().collect()
-}
-
-/// Copy each artifact whose content in `parent` still has the recorded hash into `fork`; the
-/// others are returned with the reason they cannot be restored.
-pub(crate) fn restore(
-    parent: &Path,
-    fork: &Path,
-    wanted: &[(String, String)],
-) -> Vec<(String, String)> {
-    let mut missing = Vec::new();
-    for (path, sha) in wanted {
-        let outcome = (|| {
-            let from =
-                crate::fs::confine::resolve_inside(parent, path).map_err(|e| e.to_string())?;
-            let to = crate::fs::confine::join_inside(fork, path).map_err(|e| e.to_string())?;
-            let bytes =
-                crate::fs::bounded_read::read(&from, 256 << 20).map_err(|e| e.to_string())?;
-            if crumb_core::digest::sha256_hex(&bytes) != *sha {
-                return Err("the parent's file changed after the fork point".to_owned());
-            }
-            if let Some(dir) = to.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-            }
-            std::fs::write(&to, bytes).map_err(|e| e.to_string())
-        })();
-        if let Err(why) = outcome {
-            missing.push((path.clone(), why));
-        }
-    }
-    missing
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The runtime: sessions on disk, bindings, inbox, process spawning, coordinator and dispatcher. Everything here may do I/O.
 
+pub(crate) mod artifact_store;
 pub(crate) mod authority_record;
 pub(crate) mod bindings;
 pub mod coordinator;
@@ -25,3 +26,4 @@ pub(crate) mod status_fold;
 pub(crate) mod stop;
 pub(crate) mod story;
 pub(crate) mod stream_tap;
+pub(crate) mod versions;

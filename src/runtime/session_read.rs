@@ -323,6 +323,15 @@ pub(crate) fn recorded_inputs(path: &Path) -> serde_json::Map<String, serde_json
         .unwrap_or_default()
 }
 
+/// Whether the transcript's `session.start` marks a dry run (`data.dry_run`).
+pub(crate) fn recorded_dry_run(path: &Path) -> bool {
+    first_session_start(path)
+        .ok()
+        .flatten()
+        .and_then(|event| event.data?.get("dry_run")?.as_bool())
+        .unwrap_or(false)
+}
+
 /// The pipeline name and hash the transcript's `session.start` recorded (`data.pipeline`,
 /// `data.pipeline_hash`); `None` for a transcript that records no hash (a legacy one).
 pub(crate) fn recorded_pipeline(path: &Path) -> Result<Option<(String, String)>, OpenError> {

@@ -212,7 +212,11 @@ pub(crate) async fn session(
         let scorecard = scorecard(&hub, &inner, &rubric);
         let live = lock::is_held(hub.dir().path());
         let status = row.as_ref().map_or("running", |r| r.summary.status);
-        let outcome = sessions::session_outcome(&inner, status, live);
+        let mut outcome = sessions::session_outcome(&inner, status, live);
+        outcome.why = table.as_deref().map(|table| {
+            let dry_run = crate::runtime::session_read::recorded_dry_run(&hub.dir().transcript());
+            crate::engine::why::headline(table, &inner.replay.state, dry_run)
+        });
         let clock = &inner.replay.state.clock;
         let elapsed = i64::try_from(clock.elapsed_ms()).unwrap_or(i64::MAX);
         let open_wait = inner

@@ -13,7 +13,7 @@ use super::security::studio_csp;
 const PAGE: &str = include_str!("../../studio/index.html");
 
 /// Static files under `/assets/`: name, content type, content.
-pub const ASSETS: [(&str, &str, &str); 12] = [
+pub const ASSETS: [(&str, &str, &str); 13] = [
     (
         "app.js",
         "text/javascript; charset=utf-8",
@@ -53,6 +53,11 @@ pub const ASSETS: [(&str, &str, &str); 12] = [
         "command.js",
         "text/javascript; charset=utf-8",
         include_str!("../../studio/command.js"),
+    ),
+    (
+        "versions.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../studio/versions.js"),
     ),
     (
         "outcome.js",

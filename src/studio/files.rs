@@ -438,8 +438,29 @@ async fn preview_file(
     } else {
         path
     };
+    if let Some(round) = path.strip_prefix(super::versions::ROUND_PREFIX) {
+        return round_file(&preview.app, &id, round).await;
+    }
     let (real, bytes) = read_confined(&preview.app, &id, &format!("artifacts/{path}")).await?;
     Ok(([(header::CONTENT_TYPE, content_type(&real))], bytes).into_response())
+}
+
+/// `@round/<event>/<path>`: the file as it was after that event, from the session's store.
+async fn round_file(app: &Shared, id: &str, round: &str) -> Result<Response, ApiError> {
+    let (at, path) = round.split_once('/').unwrap_or((round, ""));
+    let path = if path.is_empty() || path.ends_with('/') {
+        format!("{path}index.html")
+    } else {
+        path.to_owned()
+    };
+    let dir = app.session_dir(id)?;
+    let at = at.to_owned();
+    let kind = content_type(FsPath::new(&path));
+    let bytes = tokio::task::spawn_blocking(move || super::versions::round_file(&dir, &at, &path))
+        .await
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        .ok_or(PathRefusal::Missing)?;
+    Ok(([(header::CONTENT_TYPE, kind)], bytes).into_response())
 }
 
 #[cfg(test)]

@@ -41,6 +41,7 @@ pub(crate) mod server;
 pub(crate) mod sessions;
 pub(crate) mod stream;
 pub(crate) mod thread;
+pub(crate) mod versions;
 pub mod watched_session;
 pub(crate) mod waterfall;
 

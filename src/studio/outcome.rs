@@ -33,6 +33,9 @@ pub(crate) struct Outcome {
     /// relative time that keeps moving, never as a raw timestamp.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub since: Option<String>,
+    /// `crumb why`'s first line, for the banner's detail (the session view only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 /// One degradation a run must never hide.
@@ -155,6 +158,7 @@ fn base(
         resumable: false,
         marks: Vec::new(),
         since: None,
+        why: None,
     }
 }
 

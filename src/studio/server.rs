@@ -94,6 +94,16 @@ fn studio_router(app: Shared) -> Router {
         .route("/api/sessions/{id}/logs/{role}/{n}", get(files::log))
         .route("/api/sessions/{id}/prompts/{role}/{n}", get(files::prompt))
         .route("/api/sessions/{id}/fork", post(super::fork::fork))
+        .route(
+            "/api/sessions/{id}/versions",
+            get(super::versions::versions),
+        )
+        .route("/api/sessions/{id}/release", post(super::versions::release))
+        .route(
+            "/api/sessions/{id}/versions/{name}/zip",
+            get(super::versions::download),
+        )
+        .route("/api/sessions/{id}/diff", get(super::versions::changed))
         .route("/api/batches", get(super::batches::list))
         .route("/batches", get(super::batches::page))
         .fallback(not_found)

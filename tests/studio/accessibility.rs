@@ -135,7 +135,7 @@ fn every_view_passes_axe_and_the_conversation_survives_a_reload() {
             if !wait_in_page(&page, "!document.querySelector('#pane-Transcript').hidden && document.querySelector('#tab-Transcript').getAttribute('aria-selected') === 'true'", Duration::from_secs(5)).await {
                 page_failure(&page, "Enter on a feed row opens it in the transcript").await;
             }
-            for tab in ["Feed", "Transcript", "Artifacts", "Roles", "Time"] {
+            for tab in ["Feed", "Transcript", "Artifacts", "Roles", "Time", "Versions"] {
                 page.evaluate(format!("document.querySelector('#tab-{tab}').click()")).await.unwrap();
                 let shown = format!("!document.querySelector('#pane-{tab}').hidden && document.querySelector('#pane-{tab}').childElementCount > 0");
                 if !wait_in_page(&page, &shown, Duration::from_secs(10)).await {
@@ -144,7 +144,7 @@ fn every_view_passes_axe_and_the_conversation_survives_a_reload() {
                 report.push((format!("{name} · {tab}"), violations(&page, &axe, tab).await));
             }
             // ←/→ move between tabs.
-            page.evaluate("{ const t = document.querySelector('#tab-Time'); t.focus(); t.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true })) }").await.unwrap();
+            page.evaluate("{ const t = document.querySelector('#tab-Versions'); t.focus(); t.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true })) }").await.unwrap();
             assert_eq!(page_text(&page, "document.activeElement.id").await, "tab-Feed");
         }
 

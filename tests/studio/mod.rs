@@ -609,3 +609,4 @@ mod recovery;
 mod security;
 mod story;
 mod stream;
+mod versions;

@@ -13,6 +13,7 @@ pub mod reducer;
 pub mod replay;
 pub mod state;
 pub mod story;
+pub mod why;
 
 pub use effect::{Effect, Feedback, Intervention, SpawnCause};
 pub use reducer::reduce;

@@ -235,6 +235,7 @@ pub(crate) fn casual_by_hand() -> TransitionTable {
             stuck_after_errors: 5,
             circuit_open_after: 3,
             circuit_then: CircuitAction::Swap,
+            max_store_mb: 256,
         },
         by_kind,
         verdict_matrix,

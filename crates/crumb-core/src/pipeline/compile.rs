@@ -285,6 +285,7 @@ fn lower(pipeline: &Pipeline, ctx: &mut Ctx<'_>) -> TransitionTable {
         stuck_after_errors: limits.stuck_after_errors,
         circuit_open_after: limits.circuit.open_after,
         circuit_then: limits.circuit.then,
+        max_store_mb: limits.max_store_mb,
     };
 
     TransitionTable {

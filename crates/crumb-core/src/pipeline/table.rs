@@ -223,6 +223,8 @@ pub struct LimitsSpec {
     pub stuck_after_errors: u32,
     pub(crate) circuit_open_after: u32,
     pub(crate) circuit_then: CircuitAction,
+    /// The artifact store's cap, in MiB.
+    pub max_store_mb: u64,
 }
 
 impl TransitionTable {

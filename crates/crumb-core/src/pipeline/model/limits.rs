@@ -31,6 +31,11 @@ pub struct Limits {
     /// Per-role circuit breaker.
     #[serde(default)]
     pub circuit: Circuit,
+    /// Most megabytes (MiB) the session's artifact store may hold; an event whose files would
+    /// take it past this is refused (`crumb event` records the refusal as an `audit` event).
+    #[schemars(range(min = 1))]
+    #[serde(default = "default_max_store_mb")]
+    pub max_store_mb: u64,
 }
 
 impl Default for Limits {
@@ -42,6 +47,7 @@ impl Default for Limits {
             wall_clock: default_wall_clock(),
             stuck_after_errors: default_stuck(),
             circuit: Circuit::default(),
+            max_store_mb: default_max_store_mb(),
         }
     }
 }
@@ -66,6 +72,9 @@ fn default_wall_clock() -> Budget<String> {
 }
 fn default_stuck() -> u32 {
     5
+}
+fn default_max_store_mb() -> u64 {
+    256
 }
 
 /// A soft warning threshold and a hard stop.
