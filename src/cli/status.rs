@@ -89,21 +89,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
             state.refused_events
         );
     }
-    match &story {
-        Some(story) if !story.rounds.is_empty() => {
-            let _ = writeln!(out, "\nrounds");
-            for line in story.lines() {
-                let _ = writeln!(out, "  {line}");
-            }
-        }
-        Some(_) => {}
-        None => {
-            let _ = writeln!(
-                out,
-                "\nrounds    not told for a session over {STATUS_STORY_EVENTS} events (see Studio or `crumb export`)"
-            );
-        }
-    }
+    out.push_str(&rounds_block(story.as_ref()));
     let _ = writeln!(out, "\nlast {} events", loaded.recent.len());
     for event in &loaded.recent {
         let time = event.ts.get(11..23).unwrap_or(&event.ts);
@@ -140,6 +126,27 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
 }
 
 /// Which roles have run and what the latest QA run said.
+/// The `rounds` block: the story line, one row per round (or why it is not told).
+fn rounds_block(story: Option<&crate::engine::story::Story>) -> String {
+    let mut out = String::new();
+    match story {
+        Some(story) if !story.rounds.is_empty() => {
+            let _ = writeln!(out, "\nrounds");
+            for line in story.lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+        Some(_) => {}
+        None => {
+            let _ = writeln!(
+                out,
+                "\nrounds    not told for a session over {STATUS_STORY_EVENTS} events (see Studio or `crumb export`)"
+            );
+        }
+    }
+    out
+}
+
 fn progress(state: &State, table: &crate::pipeline::table::TransitionTable) -> String {
     let mut parts: Vec<String> = table
         .roles
