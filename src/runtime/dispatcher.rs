@@ -17,6 +17,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
+use super::capability::{self, CAPABILITY_ENV};
 use super::run_config::{RoleBinding, RunConfig};
 use super::session_dir::SessionDir;
 use super::stream_tap::StreamTap;
@@ -96,8 +97,15 @@ pub(crate) async fn run_spawn(
     let prompt_path = job.session.prompt_path(&role, n);
     let log_path = job.session.log_path(&role, n);
     let wake = wake_draft(&job, &prompt_path, &log_path);
-    let wake_id = match append(&writer, wake) {
-        Ok(event) => event.id,
+    let opened = capability::open_turn(
+        job.session.path(),
+        &mut writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+        wake,
+    );
+    let (wake_id, capability) = match opened {
+        Ok((event, capability)) => (event.id, capability),
         Err(err) => {
             let report = fail(
                 &writer,
@@ -110,9 +118,16 @@ pub(crate) async fn run_spawn(
         }
     };
 
-    let launch = match (&job.prompt, launch(&job, &prompt_path, &log_path)) {
-        (Err(why), _) => return fail(&writer, &job, "prompt_failed", why, None),
-        (Ok(_), Err(why)) => return fail(&writer, &job, "missing_binary", &why, None),
+    let launched = launch(&job, &prompt_path, &log_path, capability.token());
+    let launch = match (&job.prompt, launched) {
+        (Err(why), _) => {
+            capability.revoke();
+            return fail(&writer, &job, "prompt_failed", why, None);
+        }
+        (Ok(_), Err(why)) => {
+            capability.revoke();
+            return fail(&writer, &job, "missing_binary", &why, None);
+        }
         (Ok(_), Ok(launch)) => launch,
     };
     let cancelled = async {
@@ -131,6 +146,8 @@ pub(crate) async fn run_spawn(
         cancelled,
     )
     .await;
+    // The turn is over: nothing it left behind may speak for the role any more.
+    capability.revoke();
     if finished.outcome == Outcome::Cancelled && job.shutdown.load(Ordering::SeqCst) {
         return SpawnReport { role, effect_id };
     }
@@ -375,6 +392,7 @@ fn launch(
     job: &SpawnJob,
     prompt_path: &Path,
     log_path: &Path,
+    capability: &str,
 ) -> Result<(SpawnSpec, AdapterKind, Vec<String>), String> {
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot locate the crumb binary: {e}"))?;
@@ -400,6 +418,7 @@ fn launch(
     };
     let invocation = crate::adapters::invocation(adapter, &request).map_err(|e| e.to_string())?;
     let mut env = crumb_env(job, &exe, prompt_path);
+    env.push((CAPABILITY_ENV.into(), capability.into()));
     env.extend(
         invocation
             .env

@@ -2,6 +2,7 @@
 
 pub(crate) mod authority_record;
 pub(crate) mod bindings;
+pub mod capability;
 pub mod coordinator;
 pub(crate) mod dead_session;
 pub(crate) mod dispatcher;

@@ -106,6 +106,17 @@ impl Writer {
     /// write under one lock: a reader, or a crash, sees all of them or none (a session's
     /// `session.start` and `goal` are never apart).
     pub fn append_all(&mut self, drafts: Vec<Draft>) -> Result<Vec<Event>, WriteError> {
+        self.append_all_located(drafts).map(|(events, _)| events)
+    }
+
+    /// [`Writer::append`], also returning the byte offset at which the event's line starts (a
+    /// capability record points at its turn's `agent.wake` this way).
+    pub fn append_located(&mut self, draft: Draft) -> Result<(Event, u64), WriteError> {
+        let (mut events, offset) = self.append_all_located(vec![draft])?;
+        Ok((events.remove(0), offset))
+    }
+
+    fn append_all_located(&mut self, drafts: Vec<Draft>) -> Result<(Vec<Event>, u64), WriteError> {
         let mut events = drafts
             .into_iter()
             .map(|draft| self.draft_event(draft))
@@ -113,9 +124,9 @@ impl Writer {
         self.file.lock().map_err(|source| self.io(source))?;
         let result = self.append_locked(&mut events);
         let unlocked = self.file.unlock().map_err(|source| self.io(source));
-        result?;
+        let offset = result?;
         unlocked?;
-        Ok(events)
+        Ok((events, offset))
     }
 
     /// Validate `draft` and measure its line before any lock is taken: placeholder id and
@@ -140,7 +151,8 @@ impl Writer {
         Ok(event)
     }
 
-    fn append_locked(&mut self, events: &mut [Event]) -> Result<(), WriteError> {
+    /// Append under the lock; returns where the first event's line starts.
+    fn append_locked(&mut self, events: &mut [Event]) -> Result<u64, WriteError> {
         let (file_last_id, ends_with_newline) =
             last_line_id(&mut self.file).map_err(|source| self.io(source))?;
         let now = SystemTime::now();
@@ -158,21 +170,22 @@ impl Writer {
             lines.push(b'\n');
             floor = Some(id);
         }
-        self.write_whole(&lines)?;
+        let before = self.write_whole(&lines)?;
         self.last_id = floor;
-        Ok(())
+        Ok(before + u64::from(!ends_with_newline))
     }
 
     /// Append `bytes` (whole lines) with one `write_all`; on failure cut the file back to its
     /// length before, so a full disk leaves no half line behind. The caller holds the lock.
-    fn write_whole(&mut self, bytes: &[u8]) -> Result<(), WriteError> {
+    /// Returns the length the file had before.
+    fn write_whole(&mut self, bytes: &[u8]) -> Result<u64, WriteError> {
         let before = self
             .file
             .metadata()
             .map_err(|source| self.io(source))?
             .len();
         let Err(source) = self.write_bytes(bytes) else {
-            return Ok(());
+            return Ok(before);
         };
         match self.file.set_len(before) {
             Ok(()) => Err(self.io(source)),

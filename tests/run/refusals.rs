@@ -91,9 +91,7 @@ fn the_firewall_knows_the_sessions_roles_with_or_without_the_authority_record() 
         let event = |draft: &str| {
             crumb()
                 .arg("event")
-                .env("CRUMB_ACTOR", "builder")
-                .env("CRUMB_SESSION_ID", session.file_name().unwrap())
-                .env("CRUMB_SESSION_DIR", &session)
+                .turn(&session, "builder")
                 .stdin(draft)
                 .run()
         };

@@ -149,6 +149,8 @@ pub async fn drive(
 ) -> Result<Outcome, CoordinatorError> {
     // The caller holds the session's lock: any group still recorded is a dead coordinator's.
     super::orphans::reap(&session.dir);
+    // No earlier turn is live: a token of a killed run must never work again.
+    super::capability::revoke_all(session.dir.path());
     let writer =
         crate::transcript::writer::Writer::open(session.dir.transcript(), session.dir.id())?;
     let (tasks_tx, tasks) = mpsc::unbounded_channel();
