@@ -146,8 +146,10 @@ pub(crate) async fn run_spawn(
         cancelled,
     )
     .await;
-    // The turn is over: nothing it left behind may speak for the role any more.
+    // The turn is over: nothing it left behind may speak for the role any more, and nothing that
+    // left its group (`setsid`, a double fork) outlives it.
     capability.revoke();
+    process::group::kill_marked(&format!("{CAPABILITY_ENV}={}", capability.token()));
     if finished.outcome == Outcome::Cancelled && job.shutdown.load(Ordering::SeqCst) {
         return SpawnReport { role, effect_id };
     }
