@@ -16,7 +16,7 @@
 //! written, `FAILURE` malformed or invalid event (nothing written), `USAGE_ERROR` refused by the
 //! firewall or the capability check, or I/O failure.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
@@ -488,9 +488,7 @@ fn stamp_provenance(object: &mut Map<String, Value>) {
     }
 }
 
-/// Print one line on stdout; a closed pipe is not worth a panic.
+/// Print one line on stdout (never a panic: see `fs::stdout`).
 fn print_line(value: &Value) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{value}");
-    let _ = out.flush();
+    crate::fs::stdout::outln!("{value}");
 }
