@@ -10,8 +10,7 @@ use serde::{Deserialize, Serialize};
 /// Current `meta.json` format.
 pub(crate) const META_SCHEMA_VERSION: u32 = 1;
 
-/// Upper bound on a `meta.json` we are willing to parse; anything larger is not ours.
-const MAX_META_BYTES: u64 = 1 << 20;
+use super::limits::MAX_META_BYTES;
 
 /// Where a session is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,6 +9,7 @@ pub(crate) mod dispatcher;
 pub(crate) mod fork;
 pub(crate) mod freeze;
 pub mod inbox;
+pub(crate) mod limits;
 pub(crate) mod listing;
 pub mod lock;
 pub mod meta;

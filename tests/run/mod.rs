@@ -399,6 +399,7 @@ mod chaos;
 mod hostile_files;
 mod inputs;
 mod lifecycle;
+mod limits;
 mod live;
 mod orphans;
 mod outcomes;
