@@ -51,6 +51,7 @@ struct SpawnEnv {
     session_id: String,
     transcript: PathBuf,
     session_dir: PathBuf,
+    grant: capability::Grant,
 }
 
 /// A refusal decided before the firewall could look at the draft: no valid capability, an
@@ -142,7 +143,11 @@ fn execute() -> Result<Value, CommandError> {
         .map_err(|violations| CommandError::failure(format!("invalid event:\n{violations}")))?;
     let event = writer.append(draft).map_err(|e| match e {
         WriteError::Invalid(_) | WriteError::TooLarge { .. } => CommandError::failure_from(e),
-        WriteError::Io { .. } => CommandError::usage_from(e),
+        WriteError::Io { .. } => {
+            // A storage fault, not the agent's: the turn is owed, not failed.
+            capability::record_fault(&session.grant, &e.to_string());
+            CommandError::usage_from(e)
+        }
     })?;
     Ok(json!({"id": event.id, "ts": event.ts}))
 }
@@ -177,10 +182,11 @@ fn bind() -> Result<(SpawnEnv, AuthorityRecord), Unbound> {
         }
     };
     let session = SpawnEnv {
-        actor: grant.role,
-        session_id: grant.session_id,
-        transcript: grant.transcript,
-        session_dir: grant.session_dir,
+        actor: grant.role.clone(),
+        session_id: grant.session_id.clone(),
+        transcript: grant.transcript.clone(),
+        session_dir: grant.session_dir.clone(),
+        grant,
     };
     let refuse = |violation: &'static str, message: String| Unbound {
         violation,

@@ -52,6 +52,31 @@ impl Capability {
     pub fn revoke(&self) {
         let _ = std::fs::remove_file(&self.record);
     }
+
+    /// What a `crumb event` of this turn could not write for a storage fault, if one could not
+    /// (see [`record_fault`]); taken, so it is reported once.
+    pub(crate) fn take_fault(&self) -> Option<String> {
+        let marker = fault_marker(&self.record);
+        let cause = std::fs::read_to_string(&marker).ok()?;
+        let _ = std::fs::remove_file(&marker);
+        Some(if cause.trim().is_empty() {
+            "a crumb event of the turn could not write to the session".to_owned()
+        } else {
+            cause.trim().to_owned()
+        })
+    }
+}
+
+/// Where a turn's `crumb event` notes a write it could not make: next to the capability's
+/// record, so the dispatcher finds it and the turn is owed rather than failed.
+fn fault_marker(record: &Path) -> PathBuf {
+    record.with_extension("fault")
+}
+
+/// Note that a `crumb event` holding `grant` could not write for a storage fault (best effort: on
+/// a full disk the file may stay empty, which still says so).
+pub(crate) fn record_fault(grant: &Grant, cause: &str) {
+    let _ = std::fs::write(fault_marker(&grant.record), cause);
 }
 
 /// What `capabilities/<sha256>` holds.
@@ -72,6 +97,8 @@ pub(crate) struct Grant {
     pub session_id: String,
     pub role: String,
     pub transcript: PathBuf,
+    /// The capability's record.
+    record: PathBuf,
 }
 
 /// Why a presented token gives no authority.
@@ -171,7 +198,8 @@ pub(crate) fn named_session(token: &str) -> Option<PathBuf> {
 pub(crate) fn resolve(token: &str) -> Result<Grant, Invalid> {
     let session_dir = named_session(token).ok_or(Invalid::Malformed)?;
     let sha = crumb_core::digest::sha256_hex(token.as_bytes());
-    let record = read_record(&session_dir.join(CAPABILITIES_DIR).join(&sha))?;
+    let record_path = session_dir.join(CAPABILITIES_DIR).join(&sha);
+    let record = read_record(&record_path)?;
     let transcript = session_dir.join(TRANSCRIPT_FILE);
     let mut file = File::open(&transcript).map_err(|_| Invalid::Forged)?;
     file.seek(SeekFrom::Start(record.wake_offset))
@@ -202,6 +230,7 @@ pub(crate) fn resolve(token: &str) -> Result<Grant, Invalid> {
         session_id: record.session_id,
         role: record.role,
         transcript,
+        record: record_path,
     })
 }
 

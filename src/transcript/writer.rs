@@ -60,6 +60,10 @@ pub struct Writer {
     session_id: String,
     file: File,
     last_id: Option<Ulid>,
+    /// Set by [`Writer::halting`]: once an append failed to reach the file, this writer appends
+    /// nothing more (see [`Writer::fault`]).
+    halting: bool,
+    fault: Option<String>,
     /// Test hook: write only this many bytes of the next line, then fail as a full disk would.
     #[cfg(test)]
     fail_after: Option<usize>,
@@ -86,9 +90,32 @@ impl Writer {
             session_id: session_id.into(),
             file,
             last_id: None,
+            halting: false,
+            fault: None,
             #[cfg(test)]
             fail_after: None,
         })
+    }
+
+    /// A writer that stops at its first failed write: every later append fails with the same
+    /// cause and writes nothing. The coordinator's writer is one, so no event it writes after a
+    /// failed one (an `agent.stop` after a lost `error`, a `done` after a lost outcome) can make
+    /// the engine decide on what was never recorded.
+    pub(crate) fn halting(mut self) -> Self {
+        self.halting = true;
+        self
+    }
+
+    /// Stop a halting writer for a cause found outside it (the disk too full to rely on).
+    pub(crate) fn halt(&mut self, cause: String) {
+        if self.halting {
+            self.fault.get_or_insert(cause);
+        }
+    }
+
+    /// Why a halting writer stopped, if it did.
+    pub(crate) fn fault(&self) -> Option<&str> {
+        self.fault.as_deref()
     }
 
     /// The transcript path.
@@ -117,6 +144,11 @@ impl Writer {
     }
 
     fn append_all_located(&mut self, drafts: Vec<Draft>) -> Result<(Vec<Event>, u64), WriteError> {
+        if let Some(fault) = &self.fault {
+            return Err(self.io(io::Error::other(format!(
+                "an earlier append failed ({fault}); nothing more is written"
+            ))));
+        }
         let mut events = drafts
             .into_iter()
             .map(|draft| self.draft_event(draft))
@@ -124,9 +156,13 @@ impl Writer {
         self.file.lock().map_err(|source| self.io(source))?;
         let result = self.append_locked(&mut events);
         let unlocked = self.file.unlock().map_err(|source| self.io(source));
-        let offset = result?;
-        unlocked?;
-        Ok((events, offset))
+        let written = result.and_then(|offset| unlocked.map(|()| offset));
+        if self.halting
+            && let Err(WriteError::Io { source, .. }) = &written
+        {
+            self.fault = Some(source.to_string());
+        }
+        Ok((events, written?))
     }
 
     /// Validate `draft` and measure its line before any lock is taken: placeholder id and

@@ -408,4 +408,5 @@ mod qa_infra;
 mod refusals;
 mod resume;
 mod scenarios;
+mod storage_faults;
 mod takeover;
