@@ -4,12 +4,12 @@
 //! to outlive its turn in a session of its own, and tokens reused after their turns ended. Every attempt is refused (exit 2) and recorded, and
 //! the outcome is the honest verifier's.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::crumb;
+use crate::support::{crumb, only_session};
 
 /// A run takes a few seconds; this only bounds a hang.
 const LIMIT: Duration = Duration::from_secs(120);
@@ -99,29 +99,11 @@ routes:
 ";
 
 fn project() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for (path, text) in [
+    crate::support::project_with(&[
         ("pipelines/hostile.yaml", PIPELINE),
         ("templates/role.md.j2", "goal: {{ goal }}\n"),
         ("agents/agent.py", AGENT),
-    ] {
-        let file = dir.path().join(path);
-        std::fs::create_dir_all(file.parent().expect("a folder")).expect("mkdir");
-        std::fs::write(file, text).expect("write");
-    }
-    dir
-}
-
-fn only_session(home: &Path) -> PathBuf {
-    let sessions: Vec<PathBuf> = std::fs::read_dir(home.join("projects"))
-        .expect("projects")
-        .flat_map(|p| {
-            std::fs::read_dir(p.expect("entry").path().join("sessions")).expect("sessions")
-        })
-        .map(|s| s.expect("entry").path())
-        .collect();
-    assert_eq!(sessions.len(), 1, "{sessions:?}");
-    sessions[0].clone()
+    ])
 }
 
 fn events(session: &Path) -> Vec<Value> {
@@ -158,7 +140,7 @@ fn no_agent_can_pass_a_verdict_as_another_role() {
         .run();
     let summary: Value = serde_json::from_str(&run.stdout).expect("a JSON summary");
     assert_eq!(summary["reason"], "verdict_fail", "{}", run.stderr);
-    let session = only_session(&dir.path().join("home"));
+    let session = only_session(&dir.path().join("home")).0;
 
     let attacks: Value = serde_json::from_str(
         &std::fs::read_to_string(session.join("attacks.txt")).expect("the builder ran"),

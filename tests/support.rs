@@ -58,6 +58,17 @@ pub fn open_turn(
     capability
 }
 
+/// A project folder holding `files` (path relative to it, text).
+pub fn project_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (path, text) in files {
+        let file = dir.path().join(path);
+        std::fs::create_dir_all(file.parent().expect("a folder")).expect("mkdir");
+        std::fs::write(file, text).expect("write");
+    }
+    dir
+}
+
 /// Start building a `crumb` invocation run from the repository root, with a clean environment
 /// for the variables crumb reads.
 pub fn crumb() -> Crumb {
