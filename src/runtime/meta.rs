@@ -200,7 +200,11 @@ mod tests {
         let path = dir.path().join("meta.json");
         std::fs::write(&path, b"{\"status\": 7").unwrap();
         assert!(matches!(Meta::read(&path), Err(MetaError::Parse { .. })));
-        std::fs::write(&path, vec![b' '; 2 << 20]).unwrap();
+        std::fs::write(
+            &path,
+            vec![b' '; usize::try_from(MAX_META_BYTES).unwrap() + 1],
+        )
+        .unwrap();
         assert!(matches!(Meta::read(&path), Err(MetaError::TooLarge { .. })));
         assert!(matches!(
             Meta::read(&dir.path().join("none")),
