@@ -1,5 +1,5 @@
-//! `crumb event` as a whole process: spawn, read stdin, read the authority record, lock, append,
-//! print. Prints the median wall time per append (target: ≤ 5 ms) for an empty transcript and for
+//! `crumb event` as a whole process: spawn, read stdin, check the turn's capability (its record,
+//! its `agent.wake` and the turn's lines since), read the authority record, lock, append, print. Prints the median wall time per append (target: ≤ 5 ms) for an empty transcript and for
 //! one that already holds 100,000 lines (the append must not depend on the transcript's length),
 //! then the typed reader's cost per line on that transcript.
 //!
@@ -28,13 +28,11 @@ const RUNS: usize = 200;
 const WARMUP: usize = 10;
 const DRAFT: &str = r#"{"kind":"build","body":"build done","artifacts":[{"path":"artifacts/game/index.html","sha256":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","role":"src"}],"data":{"phaser_version":"3.80.1"}}"#;
 
-fn append_once(transcript: &Path) -> Duration {
+fn append_once(capability: &str) -> Duration {
     let started = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_crumb"))
         .arg("event")
-        .env("CRUMB_ACTOR", "builder")
-        .env("CRUMB_SESSION_ID", "bench")
-        .env("CRUMB_TRANSCRIPT_PATH", transcript)
+        .env("CRUMB_CAPABILITY", capability)
         .env("CRUMB_HARNESS", "mock")
         .env("CRUMB_PROVIDER", "none")
         .stdin(Stdio::piped())
@@ -54,11 +52,23 @@ fn append_once(transcript: &Path) -> Duration {
     elapsed
 }
 
-fn measure(label: &str, transcript: &Path) {
+/// Append [`RUNS`] times as one turn of `builder`, opened in `session` as the dispatcher opens one.
+fn measure(label: &str, session: &Path) {
+    let mut writer =
+        crumb::transcript::writer::Writer::open(session.join("transcript.jsonl"), "bench")
+            .expect("open transcript");
+    let wake = crumb::transcript::Draft::new("builder", crumb::transcript::Kind::AgentWake)
+        .metadata(crumb::transcript::Metadata {
+            effect_id: Some(format!("bench:{label}")),
+            ..Default::default()
+        });
+    let (_, capability) =
+        crumb::runtime::capability::open_turn(session, &mut writer, wake).expect("open a turn");
+    let token = capability.token();
     for _ in 0..WARMUP {
-        append_once(transcript);
+        append_once(token);
     }
-    let mut samples: Vec<Duration> = (0..RUNS).map(|_| append_once(transcript)).collect();
+    let mut samples: Vec<Duration> = (0..RUNS).map(|_| append_once(token)).collect();
     samples.sort_unstable();
     let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
     report::row(
@@ -87,15 +97,21 @@ fn main() {
     report::conditions("before");
     let dir = tempfile::tempdir().expect("temp dir");
     // The firewall reads the session's authority record on every append, as in a real session.
-    std::fs::write(
-        dir.path().join("authority.json"),
-        r#"{"roles": {"builder": ["build"]}, "common": ["note", "agent.thought_summary"]}"#,
-    )
-    .expect("write authority.json");
-    let empty = dir.path().join("empty.jsonl");
+    let session = |name: &str| {
+        let session = dir.path().join(name);
+        std::fs::create_dir(&session).expect("session folder");
+        std::fs::write(
+            session.join("authority.json"),
+            r#"{"roles": {"builder": ["build"]}, "common": ["note", "agent.thought_summary"]}"#,
+        )
+        .expect("write authority.json");
+        session
+    };
+    let empty = session("empty");
     measure("empty transcript", &empty);
 
-    let large = dir.path().join("large.jsonl");
+    let large_session = session("large");
+    let large = large_session.join("transcript.jsonl");
     let mut file = std::io::BufWriter::new(std::fs::File::create(&large).expect("create"));
     for n in 0..100_000u64 {
         let id = ulid::Ulid::from_parts(1_700_000_000_000 + n, u128::from(n)).to_string();
@@ -106,7 +122,7 @@ fn main() {
         .expect("write");
     }
     drop(file);
-    measure("100,000-line transcript", &large);
+    measure("100,000-line transcript", &large_session);
     measure_reader(&large);
     measure_parse(&large);
     report::conditions("after");

@@ -53,17 +53,36 @@ fn timed(mut command: Command) -> Duration {
     started.elapsed()
 }
 
-/// `crumb event` recording `artifacts/game/blob.bin` as `sha`.
-fn record(dir: &Path, sha: &str) -> Duration {
+/// Open one turn of `builder` in `dir` as the dispatcher does (its authority record, an
+/// `agent.wake` naming a fresh capability); the token `crumb event` writes with.
+fn open_builder_turn(dir: &Path) -> String {
+    std::fs::write(
+        dir.join("authority.json"),
+        r#"{"roles": {"builder": ["build"]}, "common": ["note"]}"#,
+    )
+    .expect("authority record");
+    let mut writer = crumb::transcript::writer::Writer::open(dir.join("transcript.jsonl"), "bench")
+        .expect("open transcript");
+    let wake = crumb::transcript::Draft::new("builder", crumb::transcript::Kind::AgentWake)
+        .metadata(crumb::transcript::Metadata {
+            effect_id: Some("bench:store".to_owned()),
+            ..Default::default()
+        });
+    let (_, capability) =
+        crumb::runtime::capability::open_turn(dir, &mut writer, wake).expect("open a turn");
+    capability.token().to_owned()
+}
+
+/// `crumb event` recording `artifacts/game/blob.bin` as `sha`, as the turn holding `token`.
+fn record(dir: &Path, token: &str, sha: &str) -> Duration {
     let draft = format!(
         r#"{{"kind":"build","body":"built","artifacts":[{{"path":"artifacts/game/blob.bin","sha256":"{sha}"}}]}}"#
     );
     let mut command = Command::new(env!("CARGO_BIN_EXE_crumb"));
     command
         .arg("event")
-        .env("CRUMB_ACTOR", "builder")
-        .env("CRUMB_SESSION_ID", "bench")
-        .env("CRUMB_SESSION_DIR", dir)
+        .env("CRUMB_CAPABILITY", token)
+        .current_dir(dir)
         .stdin(Stdio::piped());
     let started = Instant::now();
     let mut child = command
@@ -89,6 +108,7 @@ fn bench_store() {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::create_dir_all(dir.path().join("artifacts/game")).expect("artifacts");
     let file = dir.path().join("artifacts/game/blob.bin");
+    let token = open_builder_turn(dir.path());
     let mut fresh = Vec::new();
     let mut stored = Vec::new();
     for run in 0..RUNS {
@@ -102,9 +122,9 @@ fn bench_store() {
         }
         std::fs::write(&file, &bytes).expect("write the build");
         let sha = crumb_core::digest::sha256_hex(&bytes);
-        fresh.push(record(dir.path(), &sha));
+        fresh.push(record(dir.path(), &token, &sha));
         // The same event again: the store holds it, so nothing is read or written.
-        stored.push(record(dir.path(), &sha));
+        stored.push(record(dir.path(), &token, &sha));
     }
     let (fresh_median, fresh_min, _) = report::spread(&mut fresh);
     let (stored_median, _, _) = report::spread(&mut stored);

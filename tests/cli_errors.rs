@@ -50,14 +50,14 @@ fn run_refuses_a_missing_pipeline_and_bad_inputs_before_any_session() {
 }
 
 #[test]
-fn event_outside_a_session_says_which_variable_is_missing() {
+fn event_outside_an_agent_turn_says_it_needs_a_capability() {
     let tmp = tempfile::tempdir().unwrap();
     let run = crumb()
         .arg("event")
         .stdin(r#"{"kind":"note","body":"hi"}"#)
         .run()
         .expect_code(2);
-    insta::assert_snapshot!("event_without_environment", shown(&run, tmp.path()));
+    insta::assert_snapshot!("event_without_capability", shown(&run, tmp.path()));
 }
 
 /// Files that may end the process: the binary's `main`, the CLI's `main` (which alone prints a

@@ -2,12 +2,12 @@
 //! adapter): two judges in sequence through an `on: judge.score` route, and `sees:` deciding what
 //! a role's prompt holds.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::crumb;
+use crate::support::{crumb, only_session};
 
 /// Each run takes a few seconds; this only bounds a hang.
 const LIMIT: Duration = Duration::from_secs(120);
@@ -67,29 +67,11 @@ routes:
 
 /// A project folder holding the pipeline, its template and its agent.
 fn project() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for (path, text) in [
+    crate::support::project_with(&[
         ("pipelines/two-judges.yaml", PIPELINE),
         ("templates/role.md.j2", TEMPLATE),
         ("agents/agent.py", AGENT),
-    ] {
-        let file = dir.path().join(path);
-        std::fs::create_dir_all(file.parent().expect("a folder")).expect("mkdir");
-        std::fs::write(file, text).expect("write");
-    }
-    dir
-}
-
-fn only_session(home: &Path) -> PathBuf {
-    let sessions: Vec<PathBuf> = std::fs::read_dir(home.join("projects"))
-        .expect("projects")
-        .flat_map(|p| {
-            std::fs::read_dir(p.expect("entry").path().join("sessions")).expect("sessions")
-        })
-        .map(|s| s.expect("entry").path())
-        .collect();
-    assert_eq!(sessions.len(), 1, "{sessions:?}");
-    sessions[0].clone()
+    ])
 }
 
 #[test]
@@ -98,7 +80,7 @@ fn two_judges_in_sequence_pass_and_sees_decides_what_each_prompt_holds() {
     let run = run_in(dir.path(), &["a one-page note"], None).expect_code(0);
     let summary: Value = serde_json::from_str(&run.stdout).expect("a JSON summary");
     assert_eq!(summary["reason"], "verdict_pass", "{}", run.stderr);
-    let session = only_session(&dir.path().join("home"));
+    let session = only_session(&dir.path().join("home")).0;
     let transcript = std::fs::read_to_string(session.join("transcript.jsonl")).expect("read");
     let judges: Vec<String> = transcript
         .lines()
@@ -162,7 +144,7 @@ fn long_goal() -> String {
 }
 
 fn events(dir: &Path) -> Vec<Value> {
-    let session = only_session(&dir.join("home"));
+    let session = only_session(&dir.join("home")).0;
     std::fs::read_to_string(session.join("transcript.jsonl"))
         .expect("read")
         .lines()
@@ -193,7 +175,7 @@ fn a_goal_from_a_pitch_file_past_the_prompt_limit_is_warned_about_once_and_kept_
         .find(|e| e["kind"] == "hook" && e["data"]["hook"] == "goal_truncated")
         .expect("a goal_truncated hook");
     assert_eq!(hook["data"]["limit"], 8192);
-    let session = only_session(&dir.path().join("home"));
+    let session = only_session(&dir.path().join("home")).0;
     let prompt = std::fs::read_to_string(session.join("prompts/planner-1.md")).expect("prompt");
     assert!(!prompt.contains("TAIL-MARKER"), "the prompt quotes 8 KiB");
 }

@@ -23,6 +23,8 @@ mod engine;
 mod exit_codes;
 mod export;
 mod fork;
+mod full_stdout;
+mod hostile_agents;
 mod init;
 mod mcp;
 mod pipelines;

@@ -17,13 +17,21 @@ fn object(session: &Path, sha: &str) -> PathBuf {
     session.join("objects").join(&sha[..2]).join(&sha[2..])
 }
 
-/// `crumb event` as the builder of the session folder `dir`.
+/// `crumb event` as a turn of the builder in the session folder `dir` (a real capability; an
+/// authority record letting the builder write `build` unless the test wrote its own).
 fn builder_event(dir: &Path, session_id: &str, draft: &Value) -> crate::support::Run {
+    let authority = dir.join("authority.json");
+    if !authority.exists() {
+        std::fs::write(
+            &authority,
+            json!({"roles": {"builder": ["build"]}, "common": ["note"]}).to_string(),
+        )
+        .unwrap();
+    }
+    let capability = crate::support::open_turn(dir, session_id, "builder");
     crumb()
         .arg("event")
-        .env("CRUMB_ACTOR", "builder")
-        .env("CRUMB_SESSION_ID", session_id)
-        .env("CRUMB_SESSION_DIR", dir)
+        .env("CRUMB_CAPABILITY", capability.token())
         .stdin(draft.to_string())
         .run()
 }
@@ -75,7 +83,10 @@ fn a_build_past_the_store_cap_is_refused_with_an_audit() {
     let big = vec![b'x'; (1 << 20) + 1];
     let run = build(dir.path(), "s-1", &[("game/big.bin", &big)]).expect_code(2);
     assert!(run.stderr.contains("limits.max_store_mb"), "{}", run.stderr);
-    let events = lines(dir.path());
+    let events: Vec<Value> = lines(dir.path())
+        .into_iter()
+        .filter(|e| e["kind"] != "agent.wake")
+        .collect();
     assert_eq!(events.len(), 1, "only the audit is written: {events:?}");
     assert_eq!(events[0]["kind"], "audit");
     assert_eq!(

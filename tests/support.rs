@@ -36,6 +36,39 @@ pub struct Crumb {
     timeout: Duration,
 }
 
+/// Open a turn of `role` in `session` (id `session_id`) as the dispatcher does: an `agent.wake`
+/// with a unique effect id naming a fresh capability, registered in the session.
+pub fn open_turn(
+    session: &Path,
+    session_id: &str,
+    role: &str,
+) -> crumb::runtime::capability::Capability {
+    use crumb::transcript::{Draft, Kind, Metadata};
+    static TURNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = TURNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let mut writer =
+        crumb::transcript::writer::Writer::open(session.join("transcript.jsonl"), session_id)
+            .expect("open the transcript");
+    let wake = Draft::new(role, Kind::AgentWake).metadata(Metadata {
+        effect_id: Some(format!("test-turn:{role}:{}:{n}", std::process::id())),
+        ..Metadata::default()
+    });
+    let (_, capability) =
+        crumb::runtime::capability::open_turn(session, &mut writer, wake).expect("open a turn");
+    capability
+}
+
+/// A project folder holding `files` (path relative to it, text).
+pub fn project_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (path, text) in files {
+        let file = dir.path().join(path);
+        std::fs::create_dir_all(file.parent().expect("a folder")).expect("mkdir");
+        std::fs::write(file, text).expect("write");
+    }
+    dir
+}
+
 /// Start building a `crumb` invocation run from the repository root, with a clean environment
 /// for the variables crumb reads.
 pub fn crumb() -> Crumb {
@@ -73,6 +106,7 @@ impl Crumb {
             "CRUMB_SESSION_DIR",
             "CRUMB_SESSION_ID",
             "CRUMB_TRANSCRIPT_PATH",
+            "CRUMB_CAPABILITY",
             "CRUMB_HOME",
             // Markers of an enclosing agent CLI: ambient binding detection must not see them.
             "CLAUDECODE",
@@ -115,6 +149,19 @@ impl Crumb {
     pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
         self.cmd.env(key, value);
         self
+    }
+
+    /// Run as a turn of `role` in the session folder `session`, the way the dispatcher starts an
+    /// agent: a real `agent.wake` naming a fresh capability, and `CRUMB_CAPABILITY` set (the only
+    /// thing `crumb event` takes a role and a session from). The session id is the transcript's,
+    /// or the folder's name for an empty one.
+    pub fn turn(self, session: &Path, role: &str) -> Self {
+        let id = crumb::transcript::reader::read_path(&session.join("transcript.jsonl"))
+            .ok()
+            .and_then(|(events, _)| events.first().map(|e| e.session_id.clone()))
+            .unwrap_or_else(|| session.file_name().unwrap().to_string_lossy().into_owned());
+        let capability = open_turn(session, &id, role);
+        self.env("CRUMB_CAPABILITY", capability.token())
     }
 
     pub fn env_remove(mut self, key: &str) -> Self {

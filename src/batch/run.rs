@@ -2,6 +2,7 @@
 //! the batch is resumed by the next `crumb run` of the same pitch), at most `jobs` at once, under
 //! one progress display, within a global token and wall budget.
 
+use crate::fs::stdout::outln;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -187,7 +188,7 @@ fn worker(shared: &Shared<'_>, exe: &std::path::Path) {
             row.session.as_deref().unwrap_or("no session")
         );
         if shared.options.plain && !shared.options.quiet {
-            println!("{line}");
+            outln!("{line}");
         } else {
             let _ = shared.bars.println(line);
         }

@@ -3,6 +3,7 @@
 //! and `--collect <home>` summarises what its pods wrote. Exit 0 when every session passed, else
 //! `BATCH_NOT_ALL_PASSED`.
 
+use crate::fs::stdout::{out, outln};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -147,13 +148,13 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
         .map_err(|e| CommandError::failure("cannot write the batch folder").because(e))?;
     let quiet = args.json || args.csv;
     if !quiet && args.index.is_none() {
-        println!(
+        outln!(
             "batch    {} ({} pitches, {} at once)",
             batch.id,
             batch.pitches.len(),
             args.jobs
         );
-        println!("folder   {}", dir.path().display());
+        outln!("folder   {}", dir.path().display());
     }
     let options = run::Options {
         home,
@@ -219,7 +220,7 @@ fn emit_k8s(
         deadline_s,
     })
     .map_err(|e| CommandError::failure("cannot write the manifests").because(e))?;
-    print!("{text}");
+    out!("{text}");
     Ok(ExitStatus::SUCCESS)
 }
 
@@ -301,11 +302,11 @@ fn only_batch(home: &Path) -> Result<BatchFile, CommandError> {
 fn report(args: &Args, rows: &[Row]) -> Result<(), CommandError> {
     if args.json {
         let text = serde_json::to_string_pretty(rows).map_err(CommandError::failure_from)?;
-        println!("{text}");
+        outln!("{text}");
     } else if args.csv {
-        print!("{}", summary::csv(rows).map_err(CommandError::failure)?);
+        out!("{}", summary::csv(rows).map_err(CommandError::failure)?);
     } else {
-        print!("{}", summary::human(rows));
+        out!("{}", summary::human(rows));
     }
     Ok(())
 }

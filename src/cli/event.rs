@@ -1,15 +1,22 @@
 //! `crumb event`: how agents write back. Reads one JSON event on stdin, stamps it and appends it
 //! to the session's transcript.
 //!
-//! The firewall: an agent may only speak as itself (`from` must equal `CRUMB_ACTOR`), may write
-//! only the kinds its role `produces` plus the common set (`pipeline::role_authority`, learnt from the
-//! session's `authority.json`), and may not write runner-owned kinds or metadata (provenance and
-//! usage: token counts come only from the adapter's usage tap). A refused draft is never written; an `audit` event
-//! records the attempt instead. Exit codes: `SUCCESS` written, `FAILURE` malformed or invalid
-//! event (nothing written), `USAGE_ERROR` refused by the firewall, missing environment, or I/O
-//! failure.
+//! Who may write is decided by the turn's capability (`CRUMB_CAPABILITY`, see
+//! [`crate::runtime::capability`]), never by the caller's environment: the session, the transcript
+//! and the role all come from it, and a `CRUMB_ACTOR`, `CRUMB_SESSION_DIR`, `CRUMB_SESSION_ID` or
+//! `CRUMB_TRANSCRIPT_PATH` that contradicts it is refused. No valid capability, or a session
+//! without its `authority.json`, is refused too (fail closed).
+//!
+//! The firewall: an agent may only speak as its role (`from` must equal the capability's role), may
+//! write only the kinds its role `produces` plus the common set (`pipeline::role_authority`, learnt
+//! from the session's `authority.json`), and may not write runner-owned kinds or metadata
+//! (provenance and usage: token counts come only from the adapter's usage tap). A refused draft is
+//! never written; an `audit` event records the attempt instead (in the session the capability, or
+//! failing that `CRUMB_SESSION_DIR`, names, when that is a real session). Exit codes: `SUCCESS`
+//! written, `FAILURE` malformed or invalid event (nothing written), `USAGE_ERROR` refused by the
+//! firewall or the capability check, or I/O failure.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
@@ -35,19 +42,32 @@ const MAX_STDIN_BYTES: u64 = 4 * MAX_LINE_BYTES as u64;
 use crate::pipeline::role_authority::is_runner_metadata;
 use crate::qa::confine;
 use crate::runtime::artifact_store::objects::ObjectError;
-use crate::runtime::authority_record::AuthorityRecord;
+use crate::runtime::authority_record::{AUTHORITY_FILE, AuthorityRecord};
+use crate::runtime::capability::{self, CAPABILITY_ENV};
+use crate::runtime::session_dir::TRANSCRIPT_FILE;
 
-/// Where and as whom this process writes, from the environment the runner sets for a spawn.
+/// Where and as whom this process writes, from the turn's capability.
 struct SpawnEnv {
     actor: String,
     session_id: String,
     transcript: PathBuf,
-    /// The session folder (`CRUMB_SESSION_DIR`, else the transcript's folder).
     session_dir: PathBuf,
+    grant: capability::Grant,
+}
+
+/// A refusal decided before the firewall could look at the draft: no valid capability, an
+/// environment that contradicts it, or no authority record.
+struct Unbound {
+    violation: &'static str,
+    message: String,
+    /// The actor the caller claimed or holds, for the audit.
+    actor: String,
+    /// Where to record the attempt (a real session), with its session id.
+    record_in: Option<(PathBuf, String)>,
 }
 
 /// Why `crumb event` stopped without writing the draft: a `CommandError::failure` when the
-/// input is not a valid event, a `CommandError::usage` for the environment, the firewall or I/O.
+/// input is not a valid event, a `CommandError::usage` for the capability, the firewall or I/O.
 pub(crate) fn run(_args: &Args) -> Result<ExitStatus, CommandError> {
     let printed = execute()?;
     print_line(&printed);
@@ -55,8 +75,12 @@ pub(crate) fn run(_args: &Args) -> Result<ExitStatus, CommandError> {
 }
 
 fn execute() -> Result<Value, CommandError> {
-    let session = session_from_env()?;
-    let mut value = read_stdin()?;
+    let input = read_stdin();
+    let (session, authority) = match bind() {
+        Ok(bound) => bound,
+        Err(unbound) => return Err(refuse_unbound(&unbound, input.ok().as_ref())),
+    };
+    let mut value = input?;
     let Some(object) = value.as_object_mut() else {
         return Err(CommandError::failure(
             "/: the event must be a JSON object".to_owned(),
@@ -69,32 +93,31 @@ fn execute() -> Result<Value, CommandError> {
     let mut writer = Writer::open(&session.transcript, session.session_id.clone())
         .map_err(CommandError::usage_from)?;
 
-    let authority = AuthorityRecord::load(&session.session_dir).map_err(|e| {
-        CommandError::usage(format!(
-            "cannot learn which kinds the session's roles may write: {e}"
-        ))
-    })?;
     // A name outside the vocabulary is a kind only when the session's pipeline declares it.
     if let Some(name) = object.get("kind").and_then(Value::as_str)
         && let Ok(kind @ Kind::Declared(_)) = name.parse::<Kind>()
-        && !authority.as_ref().is_some_and(|a| a.accepts_kind(kind))
+        && !authority.accepts_kind(kind)
     {
         return Err(CommandError::failure(format!(
             "invalid event: /kind: `{name}` is neither in the transcript vocabulary (`crumb schema transcript`) nor declared by this session's pipeline (`kinds:`); nothing was written"
         )));
     }
-    if let Some(violation) = firewall_violation(object, &session.actor, authority.as_ref())
+    if let Some(violation) = firewall_violation(object, &session.actor, &authority)
         .or_else(|| artifact_violation(object, &session.session_dir))
     {
         let audit = writer
-            .append(audit_draft(object, &session.actor, violation))
+            .append(audit_draft(Some(object), &session.actor, violation))
             .map_err(CommandError::usage_from)?;
         print_line(&json!({"rejected": true, "violation": violation, "audit_id": audit.id}));
         let allowed = authority
-            .as_ref()
-            .and_then(|a| a.roles.get(&session.actor).map(|p| (p, &a.common)))
-            .map(|(produces, common)| {
-                let kinds: Vec<&str> = produces.iter().chain(common).map(String::as_str).collect();
+            .roles
+            .get(&session.actor)
+            .map(|produces| {
+                let kinds: Vec<&str> = produces
+                    .iter()
+                    .chain(&authority.common)
+                    .map(String::as_str)
+                    .collect();
                 format!("; `{}` may write: {}", session.actor, kinds.join(", "))
             })
             .unwrap_or_default();
@@ -107,11 +130,9 @@ fn execute() -> Result<Value, CommandError> {
     }
 
     // The pipeline's declared schema for this kind's `data`, if it has one.
-    if let (Some(record), Some(kind)) = (
-        authority.as_ref(),
-        object.get("kind").and_then(Value::as_str),
-    ) && let Some(problem) =
-        record.data_violation(kind, object.get("data").unwrap_or(&Value::Null))
+    if let Some(kind) = object.get("kind").and_then(Value::as_str)
+        && let Some(problem) =
+            authority.data_violation(kind, object.get("data").unwrap_or(&Value::Null))
     {
         return Err(CommandError::failure(format!(
             "invalid event: `{kind}` data does not match the pipeline's schema: {problem}"
@@ -121,10 +142,14 @@ fn execute() -> Result<Value, CommandError> {
     stamp_provenance(object);
     let draft = parse_draft(&value)
         .map_err(|violations| CommandError::failure(format!("invalid event:\n{violations}")))?;
-    keep_artifacts(&mut writer, &draft, &session, authority.as_ref())?;
+    keep_artifacts(&mut writer, &draft, &session, &authority)?;
     let event = writer.append(draft).map_err(|e| match e {
         WriteError::Invalid(_) | WriteError::TooLarge { .. } => CommandError::failure_from(e),
-        WriteError::Io { .. } => CommandError::usage_from(e),
+        WriteError::Io { .. } => {
+            // A storage fault, not the agent's: the turn is owed, not failed.
+            capability::record_fault(&session.grant, &e.to_string());
+            CommandError::usage_from(e)
+        }
     })?;
     Ok(json!({"id": event.id, "ts": event.ts}))
 }
@@ -136,13 +161,13 @@ fn keep_artifacts(
     writer: &mut Writer,
     draft: &Draft,
     session: &SpawnEnv,
-    authority: Option<&AuthorityRecord>,
+    authority: &AuthorityRecord,
 ) -> Result<(), CommandError> {
     if draft.artifacts.is_empty() {
         return Ok(());
     }
     let cap_mb = authority
-        .and_then(|a| a.store_cap_mb)
+        .store_cap_mb
         .unwrap_or(crate::runtime::artifact_store::DEFAULT_CAP_MB);
     let kept = crate::runtime::artifact_store::tree::keep(
         &session.session_dir,
@@ -156,7 +181,7 @@ fn keep_artifacts(
     let violation = "artifact_store_cap_exceeded";
     let mut attempt = Map::new();
     attempt.insert("kind".into(), Value::String(draft.kind.as_str().to_owned()));
-    let mut audit = audit_draft(&attempt, &session.actor, violation);
+    let mut audit = audit_draft(Some(&attempt), &session.actor, violation);
     audit.body = Some(format!("refused {}: {why}", draft.kind.as_str()));
     let audit = writer.append(audit).map_err(CommandError::usage_from)?;
     print_line(&json!({"rejected": true, "violation": violation, "audit_id": audit.id}));
@@ -166,39 +191,125 @@ fn keep_artifacts(
     )))
 }
 
-fn session_from_env() -> Result<SpawnEnv, CommandError> {
+/// The session, transcript and role of this turn, from its capability alone, and the session's
+/// authority record. The `CRUMB_*` identity variables are informational: one that names another
+/// role or session than the capability is refused rather than ignored, so the attempt is seen.
+fn bind() -> Result<(SpawnEnv, AuthorityRecord), Unbound> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let actor = var("CRUMB_ACTOR").ok_or_else(|| {
-        CommandError::usage(
-            "CRUMB_ACTOR is not set; crumb event is run by agents inside a crumb session"
-                .to_owned(),
-        )
-    })?;
-    let session_id = var("CRUMB_SESSION_ID").ok_or_else(|| {
-        CommandError::usage(
-            "CRUMB_SESSION_ID is not set; crumb event needs the session it writes to".to_owned(),
-        )
-    })?;
-    let session_dir = var("CRUMB_SESSION_DIR").map(PathBuf::from);
-    let transcript = var("CRUMB_TRANSCRIPT_PATH")
-        .map(PathBuf::from)
-        .or_else(|| session_dir.as_ref().map(|dir| dir.join("transcript.jsonl")))
-        .ok_or_else(|| {
-            CommandError::usage(
-                "neither CRUMB_TRANSCRIPT_PATH nor CRUMB_SESSION_DIR is set".to_owned(),
-            )
-        })?;
-    let session_dir = session_dir.unwrap_or_else(|| {
-        transcript
-            .parent()
-            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    let claimed_actor = var("CRUMB_ACTOR");
+    let token = var(CAPABILITY_ENV);
+    let grant = match token.as_deref().map(capability::resolve) {
+        Some(Ok(grant)) => grant,
+        failed => {
+            let (violation, why) = match failed {
+                Some(Err(invalid)) => (invalid.violation(), invalid.describe()),
+                _ => ("missing_capability_attempt", "CRUMB_CAPABILITY is not set"),
+            };
+            let claimed = token
+                .as_deref()
+                .and_then(capability::named_session)
+                .or_else(|| var("CRUMB_SESSION_DIR").map(PathBuf::from));
+            return Err(Unbound {
+                violation,
+                message: format!(
+                    "{why}: crumb event writes only for an agent's turn, with the capability crumb \
+                     started that turn with (a person speaks through `crumb say <session> \"…\"`)"
+                ),
+                actor: claimed_actor.unwrap_or_else(|| "unknown".to_owned()),
+                record_in: claimed.as_deref().and_then(real_session),
+            });
+        }
+    };
+    let session = SpawnEnv {
+        actor: grant.role.clone(),
+        session_id: grant.session_id.clone(),
+        transcript: grant.transcript.clone(),
+        session_dir: grant.session_dir.clone(),
+        grant,
+    };
+    let refuse = |violation: &'static str, message: String| Unbound {
+        violation,
+        message,
+        actor: session.actor.clone(),
+        record_in: Some((session.session_dir.clone(), session.session_id.clone())),
+    };
+    if let Some(claimed) = claimed_actor.filter(|claimed| *claimed != session.actor) {
+        return Err(refuse(
+            "forged_actor_attempt",
+            format!(
+                "CRUMB_ACTOR is `{claimed}` but this turn's capability is `{}`'s; an agent may only speak as its own role",
+                session.actor
+            ),
+        ));
+    }
+    let contradicted = [
+        ("CRUMB_SESSION_DIR", session.session_dir.clone()),
+        ("CRUMB_TRANSCRIPT_PATH", session.transcript.clone()),
+        ("CRUMB_SESSION_ID", PathBuf::from(&session.session_id)),
+    ]
+    .into_iter()
+    .find(|(name, granted)| var(name).is_some_and(|claimed| Path::new(&claimed) != granted));
+    if let Some((name, granted)) = contradicted {
+        return Err(refuse(
+            "forged_session_attempt",
+            format!(
+                "{name} does not match this turn's capability (which is for {}); crumb event writes only to its own session",
+                granted.display()
+            ),
+        ));
+    }
+    match AuthorityRecord::load(&session.session_dir) {
+        Ok(Some(authority)) => Ok((session, authority)),
+        Ok(None) => Err(refuse(
+            "missing_authority_attempt",
+            format!(
+                "{} has no authority.json, so nothing says which kinds its roles may write",
+                session.session_dir.display()
+            ),
+        )),
+        Err(e) => Err(refuse(
+            "missing_authority_attempt",
+            format!("cannot learn which kinds the session's roles may write: {e}"),
+        )),
+    }
+}
+
+/// `dir` with its session id when it is a real session (a transcript and an authority record), so
+/// a refusal can be recorded there; nothing is created in any other folder.
+fn real_session(dir: &Path) -> Option<(PathBuf, String)> {
+    if !dir.join(AUTHORITY_FILE).is_file() {
+        return None;
+    }
+    let file = std::fs::File::open(dir.join(TRANSCRIPT_FILE)).ok()?;
+    let first = crate::transcript::reader::Reader::new(std::io::BufReader::new(file))
+        .find_map(Result::ok)?;
+    Some((dir.to_path_buf(), first.session_id))
+}
+
+/// Record an [`Unbound`] refusal where it can be and turn it into the command's error.
+fn refuse_unbound(unbound: &Unbound, attempt: Option<&Value>) -> CommandError {
+    let recorded = unbound.record_in.as_ref().and_then(|(dir, id)| {
+        let mut writer = Writer::open(dir.join(TRANSCRIPT_FILE), id.clone()).ok()?;
+        let draft = audit_draft(
+            attempt.and_then(Value::as_object),
+            &unbound.actor,
+            unbound.violation,
+        );
+        writer.append(draft).ok()
     });
-    Ok(SpawnEnv {
-        actor,
-        session_id,
-        transcript,
-        session_dir,
-    })
+    let recorded = match recorded {
+        Some(audit) => {
+            print_line(
+                &json!({"rejected": true, "violation": unbound.violation, "audit_id": audit.id}),
+            );
+            format!("audit event {} records the attempt", audit.id)
+        }
+        None => "no session to record it in".to_owned(),
+    };
+    CommandError::usage(format!(
+        "refused: {}; nothing was written, {recorded}",
+        unbound.message
+    ))
 }
 
 fn read_stdin() -> Result<Value, CommandError> {
@@ -220,12 +331,10 @@ fn read_stdin() -> Result<Value, CommandError> {
 
 /// The first firewall rule the draft breaks, as an audit violation code. `from` was already
 /// defaulted to the actor, so a spawn running as a reserved actor is caught by the first rules too.
-/// Without an `authority` (a bare transcript, not a session folder) only the runner-owned rules
-/// apply; the reducer still ignores what the role may not write.
 fn firewall_violation(
     object: &Map<String, Value>,
     actor: &str,
-    authority: Option<&AuthorityRecord>,
+    authority: &AuthorityRecord,
 ) -> Option<&'static str> {
     let from = object.get("from").and_then(Value::as_str);
     if let Some(from) = from {
@@ -249,10 +358,10 @@ fn firewall_violation(
         if kind.is_runner_owned() {
             return Some("forged_runner_kind_attempt");
         }
-        match authority.map(|a| a.may_write(actor, kind)) {
-            Some(None) => return Some("unknown_role_attempt"),
-            Some(Some(false)) => return Some("unauthorized_kind_attempt"),
-            _ => {}
+        match authority.may_write(actor, kind) {
+            None => return Some("unknown_role_attempt"),
+            Some(false) => return Some("unauthorized_kind_attempt"),
+            Some(true) => {}
         }
     }
     if let Some(metadata) = object.get("metadata").and_then(Value::as_object)
@@ -303,11 +412,11 @@ fn describe(violation: &str) -> &'static str {
         "forged_validator_event_attempt" => "agents may not write events `from: validator`",
         "forged_coordinator_event_attempt" => "agents may not write events `from: coordinator`",
         "forged_actor_attempt" => {
-            "`from` must equal CRUMB_ACTOR (an agent may only speak as itself)"
+            "`from` must be the role of this turn's capability (an agent may only speak as itself)"
         }
         "forged_qa_result_attempt" => "`qa.result` is written only by the runner's QA",
         "forged_runner_kind_attempt" => "this kind is written only by the runner",
-        "unknown_role_attempt" => "CRUMB_ACTOR is not a role of this session's pipeline",
+        "unknown_role_attempt" => "the capability's role is not a role of this session's pipeline",
         "artifact_path_escape_attempt" => {
             "artifact paths are relative to the session folder and name a file under `artifacts/` \
              (no absolute path, `..`, NUL or symlink leading out)"
@@ -324,7 +433,7 @@ fn describe(violation: &str) -> &'static str {
     }
 }
 
-fn audit_draft(attempt: &Map<String, Value>, actor: &str, violation: &str) -> Draft {
+fn audit_draft(attempt: Option<&Map<String, Value>>, actor: &str, violation: &str) -> Draft {
     let text = |value: &Value| match value {
         Value::String(s) => Value::String(s.chars().take(ATTEMPTED_BODY_CHARS).collect()),
         other => Value::String(
@@ -343,7 +452,7 @@ fn audit_draft(attempt: &Map<String, Value>, actor: &str, violation: &str) -> Dr
         ("attempted_kind", "kind"),
         ("attempted_body", "body"),
     ] {
-        if let Some(value) = attempt.get(field) {
+        if let Some(value) = attempt.and_then(|attempt| attempt.get(field)) {
             data.insert(key.to_owned(), text(value));
         }
     }
@@ -377,12 +486,13 @@ fn strip_stamped_fields(
         None => Ok(()),
         Some(Value::String(s)) if s == session_id => Ok(()),
         Some(_) => Err(CommandError::failure(format!(
-            "/session_id: does not match CRUMB_SESSION_ID ({session_id}); leave it out, crumb event fills it"
+            "/session_id: does not match this turn's session ({session_id}); leave it out, crumb event fills it"
         ))),
     }
 }
 
-/// Provenance comes from the runner's binding (environment), which wins over what the agent claims.
+/// Provenance comes from the runner's binding (environment), which wins over what the agent claims
+/// (it is informational: the engine decides nothing on it).
 fn stamp_provenance(object: &mut Map<String, Value>) {
     let stamps: Vec<(&str, String)> = [
         ("harness", "CRUMB_HARNESS"),
@@ -423,9 +533,7 @@ fn stamp_provenance(object: &mut Map<String, Value>) {
     }
 }
 
-/// Print one line on stdout; a closed pipe is not worth a panic.
+/// Print one line on stdout (never a panic: see `fs::stdout`).
 fn print_line(value: &Value) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{value}");
-    let _ = out.flush();
+    crate::fs::stdout::outln!("{value}");
 }

@@ -2,6 +2,7 @@
 //! up to that event, its artifacts as they were then), driven on with possibly other bindings or
 //! another mock scenario. Exit codes follow the fork's outcome, as `crumb run`'s do.
 
+use crate::fs::stdout::outln;
 use crate::runtime::freeze::FreezeSource;
 use crate::runtime::session_read::compile_frozen_recording;
 use std::sync::Arc;
@@ -118,13 +119,13 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     }
     let created = prepared.commit(Vec::new())?;
     if !args.drive.json {
-        println!(
+        outln!(
             "session  {} (fork of {} at {})",
             created.dir.id(),
             parent.id(),
             events.last().map_or("", |e| e.id.as_str())
         );
-        println!("folder   {}", created.dir.path().display());
+        outln!("folder   {}", created.dir.path().display());
     }
     let session = Session {
         dir: created.dir,

@@ -5,6 +5,7 @@
 //! before any token is spent. The shipped files are embedded at build
 //! time, so `init` works from an installed binary. Nothing that exists is overwritten.
 
+use crate::fs::stdout::outln;
 use std::path::{Path, PathBuf};
 
 use super::error::{CommandError, ExitStatus};
@@ -167,7 +168,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     for (path, text) in &plan {
         write(&args.dir.join(path), text)
             .map_err(|e| CommandError::failure(format!("cannot write {path}")).because(e))?;
-        println!("created  {}", args.dir.join(path).display());
+        outln!("created  {}", args.dir.join(path).display());
     }
     let pipeline = args.dir.join(plan[0].0);
     let compiled = compile_file(
@@ -181,7 +182,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
             pipeline.display()
         )));
     }
-    println!(
+    outln!(
         "valid    {}\nnext     crumb run {} \"<your pitch>\"",
         pipeline.display(),
         pipeline.display()

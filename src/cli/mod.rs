@@ -89,7 +89,7 @@ pub enum Command {
     Export(export::Args),
     /// Print a pipeline's compiled transition table as a graph.
     Graph(graph::Args),
-    /// Append one event (JSON on stdin) to the current session's transcript.
+    /// Append one event (JSON on stdin) for the agent turn holding `CRUMB_CAPABILITY`.
     Event(event::Args),
     /// Fold a transcript through the reducer and print the final state.
     Replay(replay::Args),
@@ -166,6 +166,13 @@ pub fn main() -> ExitCode {
         Command::Doctor(args) => doctor::run(args),
         Command::Mcp(args) => mcp::run(args),
     };
+    // A command whose stdout could not be written says so, whatever it answered (`fs::stdout`).
+    let result = result.and_then(|status| match crate::fs::stdout::failure() {
+        Some(cause) => Err(CommandError::failure(format!(
+            "cannot write stdout ({cause}); what the command did is done, only its output is lost"
+        ))),
+        None => Ok(status),
+    });
     match result {
         Ok(status) => crate::exit_codes::exit(status.code()),
         Err(error) => {

@@ -5,6 +5,7 @@
 //! ([`crate::exit_codes`]): `SUCCESS` after a clean shutdown, `FAILURE` when the ports cannot be
 //! bound, `USAGE_ERROR` for a refused `--bind` or an unusable crumb home.
 
+use crate::fs::stdout::outln;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
@@ -81,9 +82,9 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
                     .collect::<String>()
             );
         }
-        println!("crumb studio: {url}");
-        println!("  sessions from {}", config.home.root().display());
-        println!("  press Ctrl-C to stop");
+        outln!("crumb studio: {url}");
+        outln!("  sessions from {}", config.home.root().display());
+        outln!("  press Ctrl-C to stop");
         if !args.no_open && std::env::var_os("CRUMB_NO_OPEN").is_none() {
             open_browser(&url);
         }

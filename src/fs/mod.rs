@@ -6,5 +6,6 @@ pub(crate) mod bounded_read;
 pub(crate) mod confine;
 pub(crate) mod recorded_reads;
 pub(crate) mod source_files;
+pub(crate) mod stdout;
 
 pub use source_files::{FsSource, real_files};

@@ -76,3 +76,25 @@ pub(crate) fn terminate_process(pid: u32) {
         let _ = nix::sys::signal::kill(Pid::from_raw(raw), Signal::SIGTERM);
     }
 }
+
+/// SIGKILL every process whose environment holds `marker` (`KEY=value`), whatever its group or
+/// session, never this process: what a turn left behind by leaving its group (`setsid`, a double
+/// fork) still carries the turn's variables. Passes over `/proc` repeat until one finds nothing
+/// (at most a few), so a process that forks while it is scanned is caught on the next pass.
+/// Returns how many processes were killed.
+pub(crate) fn kill_marked(marker: &str) -> usize {
+    const PASSES: usize = 5;
+    let mut killed = 0;
+    for _ in 0..PASSES {
+        let found = super::reap::pids_carrying(marker);
+        if found.is_empty() {
+            break;
+        }
+        for pid in found {
+            if pid > 1 && nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL).is_ok() {
+                killed += 1;
+            }
+        }
+    }
+    killed
+}

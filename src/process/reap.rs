@@ -47,6 +47,25 @@ pub(crate) fn reap_chromium_zombies() -> usize {
     reaped
 }
 
+/// Pids of the processes (other than this one) whose environment holds `marker` (`KEY=value`),
+/// read through `/proc` (a zombie has none, so it is never counted).
+pub(crate) fn pids_carrying(marker: &str) -> Vec<i32> {
+    let me = i32::try_from(std::process::id()).unwrap_or(0);
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let marker = marker.as_bytes();
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == marker))
+        })
+        .collect()
+}
+
 /// Pids of live or zombie processes whose process group is `pgid`.
 pub fn members_of_group(pgid: i32) -> Vec<i32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {

@@ -17,6 +17,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
+use super::capability::{self, CAPABILITY_ENV};
 use super::run_config::{RoleBinding, RunConfig};
 use super::session_dir::SessionDir;
 use super::stream_tap::StreamTap;
@@ -27,7 +28,7 @@ use crate::engine::effect::{RunQa, Spawn};
 use crate::pipeline::table::{QaSpec, RoleSpec};
 use crate::process::{self, Outcome, SpawnSpec, Stream};
 use crate::qa::report::{EXIT_COULD_NOT_RUN, QaStatus};
-use crate::transcript::writer::{WriteError, Writer};
+use crate::transcript::writer::{MAX_LINE_BYTES, WriteError, Writer};
 use crate::transcript::{Draft, Event, Kind, Metadata};
 
 /// The variable holding the absolute path of the running crumb, for `"$CRUMB_BIN" event`.
@@ -44,10 +45,35 @@ pub(crate) type SharedWriter = Arc<Mutex<Writer>>;
 
 /// Append one draft through the shared writer.
 pub(crate) fn append(writer: &SharedWriter, draft: Draft) -> Result<Event, WriteError> {
+    lock(writer).append(draft)
+}
+
+fn lock(writer: &SharedWriter) -> std::sync::MutexGuard<'_, Writer> {
     writer
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .append(draft)
+}
+
+/// Why writes to the session in `dir` cannot be relied on, if they cannot: a probe as large as
+/// the largest line an append may need cannot be written (a full disk, a quota, a file size
+/// limit). Run only after a failed turn, whose own writes may have failed the same way.
+fn storage_short(dir: &Path) -> Option<String> {
+    use std::io::Write as _;
+    let probe = dir.join(format!(".storage-probe.{}", std::process::id()));
+    let chunk = vec![0u8; 64 * 1024];
+    let written = std::fs::File::create(&probe).and_then(|mut file| {
+        for _ in 0..MAX_LINE_BYTES / chunk.len() {
+            file.write_all(&chunk)?;
+        }
+        file.sync_data()
+    });
+    let _ = std::fs::remove_file(&probe);
+    written.err().map(|e| {
+        format!(
+            "the session cannot take a {} KiB write ({e})",
+            MAX_LINE_BYTES / 1024
+        )
+    })
 }
 
 /// Provenance metadata of a runner-written event answering `effect_id`.
@@ -96,8 +122,9 @@ pub(crate) async fn run_spawn(
     let prompt_path = job.session.prompt_path(&role, n);
     let log_path = job.session.log_path(&role, n);
     let wake = wake_draft(&job, &prompt_path, &log_path);
-    let wake_id = match append(&writer, wake) {
-        Ok(event) => event.id,
+    let opened = capability::open_turn(job.session.path(), &mut lock(&writer), wake);
+    let (wake_id, capability) = match opened {
+        Ok((event, capability)) => (event.id, capability),
         Err(err) => {
             let report = fail(
                 &writer,
@@ -110,9 +137,16 @@ pub(crate) async fn run_spawn(
         }
     };
 
-    let launch = match (&job.prompt, launch(&job, &prompt_path, &log_path)) {
-        (Err(why), _) => return fail(&writer, &job, "prompt_failed", why, None),
-        (Ok(_), Err(why)) => return fail(&writer, &job, "missing_binary", &why, None),
+    let launched = launch(&job, &prompt_path, &log_path, capability.token());
+    let launch = match (&job.prompt, launched) {
+        (Err(why), _) => {
+            capability.revoke();
+            return fail(&writer, &job, "prompt_failed", why, None);
+        }
+        (Ok(_), Err(why)) => {
+            capability.revoke();
+            return fail(&writer, &job, "missing_binary", &why, None);
+        }
         (Ok(_), Ok(launch)) => launch,
     };
     let cancelled = async {
@@ -131,6 +165,10 @@ pub(crate) async fn run_spawn(
         cancelled,
     )
     .await;
+    // The turn is over: nothing it left behind may speak for the role any more, and nothing that
+    // left its group (`setsid`, a double fork) outlives it.
+    capability.revoke();
+    process::group::kill_marked(&format!("{CAPABILITY_ENV}={}", capability.token()));
     if finished.outcome == Outcome::Cancelled && job.shutdown.load(Ordering::SeqCst) {
         return SpawnReport { role, effect_id };
     }
@@ -151,6 +189,18 @@ pub(crate) async fn run_spawn(
         Outcome::Exited { code } => Some(code),
         _ => None,
     };
+    // A failed turn one of whose own writes failed (its `crumb event` says so), or that failed
+    // where the session cannot take a write (the agent's own files may have failed the same way): the machine's fault, not the turn's, so nothing
+    // is recorded and the coordinator stops with the turn still owed. (A turn that succeeded
+    // all the same goes on as usual.)
+    let fault = capability.take_fault();
+    let storage = failure
+        .as_ref()
+        .and_then(|_| fault.or_else(|| storage_short(job.session.path())));
+    if let Some(cause) = storage {
+        lock(&writer).halt(cause);
+        return SpawnReport { role, effect_id };
+    }
     if let Some((reason, failure)) = &failure {
         write_failure(&writer, &job, reason, failure, &finished);
     }
@@ -375,6 +425,7 @@ fn launch(
     job: &SpawnJob,
     prompt_path: &Path,
     log_path: &Path,
+    capability: &str,
 ) -> Result<(SpawnSpec, AdapterKind, Vec<String>), String> {
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot locate the crumb binary: {e}"))?;
@@ -400,6 +451,7 @@ fn launch(
     };
     let invocation = crate::adapters::invocation(adapter, &request).map_err(|e| e.to_string())?;
     let mut env = crumb_env(job, &exe, prompt_path);
+    env.push((CAPABILITY_ENV.into(), capability.into()));
     env.extend(
         invocation
             .env

@@ -10,8 +10,7 @@ use serde::{Deserialize, Serialize};
 /// Current `meta.json` format.
 pub(crate) const META_SCHEMA_VERSION: u32 = 1;
 
-/// Upper bound on a `meta.json` we are willing to parse; anything larger is not ours.
-const MAX_META_BYTES: u64 = 1 << 20;
+use super::limits::MAX_META_BYTES;
 
 /// Where a session is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -201,7 +200,11 @@ mod tests {
         let path = dir.path().join("meta.json");
         std::fs::write(&path, b"{\"status\": 7").unwrap();
         assert!(matches!(Meta::read(&path), Err(MetaError::Parse { .. })));
-        std::fs::write(&path, vec![b' '; 2 << 20]).unwrap();
+        std::fs::write(
+            &path,
+            vec![b' '; usize::try_from(MAX_META_BYTES).unwrap() + 1],
+        )
+        .unwrap();
         assert!(matches!(Meta::read(&path), Err(MetaError::TooLarge { .. })));
         assert!(matches!(
             Meta::read(&dir.path().join("none")),

@@ -3,12 +3,14 @@
 pub(crate) mod artifact_store;
 pub(crate) mod authority_record;
 pub(crate) mod bindings;
+pub mod capability;
 pub mod coordinator;
 pub(crate) mod dead_session;
 pub(crate) mod dispatcher;
 pub(crate) mod fork;
 pub(crate) mod freeze;
 pub mod inbox;
+pub(crate) mod limits;
 pub(crate) mod listing;
 pub mod lock;
 pub mod meta;

@@ -5,7 +5,8 @@
 //! profile folder), QA commands in `qa/command-<ulid>.pgid`. Whoever takes the session over (`crumb resume`, or the next `crumb run` of
 //! the same pitch) holds its lock, so every record still on disk belongs to a dead coordinator:
 //! each is killed (if its processes still carry the session's marker) and removed before anything
-//! new starts.
+//! new starts, and so is any process that left its recorded group but still carries the
+//! session's id in its environment.
 
 use std::path::Path;
 
@@ -20,6 +21,8 @@ pub(crate) fn reap(session: &SessionDir) -> usize {
     for record in records(&session.path().join("logs")) {
         killed += usize::from(process::kill_orphan(&record, session.id()));
     }
+    // What left its recorded group (`setsid`, a double fork) still carries the session's id.
+    killed += process::group::kill_marked(&format!("CRUMB_SESSION_ID={}", session.id()));
     killed + reap_qa_records(&session.qa_dir())
 }
 

@@ -36,6 +36,8 @@ pub enum SessionError {
     Authority(#[from] AuthorityError),
     #[error("cannot write the session's first events: {0}")]
     Header(String),
+    #[error("refused: {0}; nothing was created")]
+    GoalTooLarge(String),
 }
 
 /// A freshly created session, locked by the caller, which becomes its coordinator.
@@ -140,6 +142,9 @@ pub(crate) fn prepare(
     source: FreezeSource<'_>,
     goal: &str,
 ) -> Result<Prepared, SessionError> {
+    if let Some(problem) = super::limits::goal_problem(goal) {
+        return Err(SessionError::GoalTooLarge(problem));
+    }
     let sessions = home.sessions_dir(project);
     let create_err = |path: &Path| {
         let path = path.display().to_string();

@@ -49,7 +49,7 @@ pub(crate) async fn fresh_hub(
         .hub(&app.config.home, id)
         .ok_or_else(|| ApiError::not_found("session"))?;
     let refreshed = Arc::clone(&hub);
-    tokio::task::spawn_blocking(move || {
+    let read = tokio::task::spawn_blocking(move || {
         if fold {
             refreshed.fold()
         } else {
@@ -57,6 +57,11 @@ pub(crate) async fn fresh_hub(
         }
     })
     .await
-    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
-    Ok(hub)
+    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    match read {
+        Ok(()) => Ok(hub),
+        // Deleted while it was read: gone, not broken.
+        Err(_) if app.registry.open_hub(id).is_none() => Err(ApiError::not_found("session")),
+        Err(e) => Err(e.into()),
+    }
 }

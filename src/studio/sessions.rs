@@ -84,15 +84,12 @@ impl Registry {
         None
     }
 
-    /// The hub of session `id`, opened on first use.
+    /// The hub of session `id`, opened on first use. A session whose folder is gone (deleted
+    /// while Studio watched it) is forgotten, so it answers 404 like one that never was; one
+    /// that reappears is found again.
     pub(crate) fn hub(&self, home: &CrumbHome, id: &str) -> Option<Arc<WatchedSession>> {
-        if let Some(hub) = self
-            .hubs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(id)
-        {
-            return Some(Arc::clone(hub));
+        if let Some(hub) = self.open_hub(id) {
+            return Some(hub);
         }
         let dir = self.locate(home, id)?;
         let mut hubs = self.hubs.lock().unwrap_or_else(PoisonError::into_inner);
@@ -119,13 +116,20 @@ impl Registry {
         Some(Arc::clone(hub))
     }
 
-    /// A hub already open, without opening one.
+    /// A hub already open, without opening one; `None` (and forgotten) when its folder is gone.
     pub(crate) fn open_hub(&self, id: &str) -> Option<Arc<WatchedSession>> {
-        self.hubs
+        let mut hubs = self.hubs.lock().unwrap_or_else(PoisonError::into_inner);
+        let hub = hubs.get(id).cloned()?;
+        if SessionDir::open(hub.dir().path()).is_ok() {
+            return Some(hub);
+        }
+        hubs.remove(id);
+        drop(hubs);
+        self.paths
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(id)
-            .cloned()
+            .remove(id);
+        None
     }
 }
 

@@ -60,6 +60,10 @@ pub struct Writer {
     session_id: String,
     file: File,
     last_id: Option<Ulid>,
+    /// Set by [`Writer::halting`]: once an append failed to reach the file, this writer appends
+    /// nothing more (see [`Writer::fault`]).
+    halting: bool,
+    fault: Option<String>,
     /// Test hook: write only this many bytes of the next line, then fail as a full disk would.
     #[cfg(test)]
     fail_after: Option<usize>,
@@ -86,9 +90,32 @@ impl Writer {
             session_id: session_id.into(),
             file,
             last_id: None,
+            halting: false,
+            fault: None,
             #[cfg(test)]
             fail_after: None,
         })
+    }
+
+    /// A writer that stops at its first failed write: every later append fails with the same
+    /// cause and writes nothing. The coordinator's writer is one, so no event it writes after a
+    /// failed one (an `agent.stop` after a lost `error`, a `done` after a lost outcome) can make
+    /// the engine decide on what was never recorded.
+    pub(crate) fn halting(mut self) -> Self {
+        self.halting = true;
+        self
+    }
+
+    /// Stop a halting writer for a cause found outside it (the disk too full to rely on).
+    pub(crate) fn halt(&mut self, cause: String) {
+        if self.halting {
+            self.fault.get_or_insert(cause);
+        }
+    }
+
+    /// Why a halting writer stopped, if it did.
+    pub(crate) fn fault(&self) -> Option<&str> {
+        self.fault.as_deref()
     }
 
     /// The transcript path.
@@ -106,6 +133,22 @@ impl Writer {
     /// write under one lock: a reader, or a crash, sees all of them or none (a session's
     /// `session.start` and `goal` are never apart).
     pub fn append_all(&mut self, drafts: Vec<Draft>) -> Result<Vec<Event>, WriteError> {
+        self.append_all_located(drafts).map(|(events, _)| events)
+    }
+
+    /// [`Writer::append`], also returning the byte offset at which the event's line starts (a
+    /// capability record points at its turn's `agent.wake` this way).
+    pub fn append_located(&mut self, draft: Draft) -> Result<(Event, u64), WriteError> {
+        let (mut events, offset) = self.append_all_located(vec![draft])?;
+        Ok((events.remove(0), offset))
+    }
+
+    fn append_all_located(&mut self, drafts: Vec<Draft>) -> Result<(Vec<Event>, u64), WriteError> {
+        if let Some(fault) = &self.fault {
+            return Err(self.io(io::Error::other(format!(
+                "an earlier append failed ({fault}); nothing more is written"
+            ))));
+        }
         let mut events = drafts
             .into_iter()
             .map(|draft| self.draft_event(draft))
@@ -113,9 +156,13 @@ impl Writer {
         self.file.lock().map_err(|source| self.io(source))?;
         let result = self.append_locked(&mut events);
         let unlocked = self.file.unlock().map_err(|source| self.io(source));
-        result?;
-        unlocked?;
-        Ok(events)
+        let written = result.and_then(|offset| unlocked.map(|()| offset));
+        if self.halting
+            && let Err(WriteError::Io { source, .. }) = &written
+        {
+            self.fault = Some(source.to_string());
+        }
+        Ok((events, written?))
     }
 
     /// Validate `draft` and measure its line before any lock is taken: placeholder id and
@@ -140,7 +187,8 @@ impl Writer {
         Ok(event)
     }
 
-    fn append_locked(&mut self, events: &mut [Event]) -> Result<(), WriteError> {
+    /// Append under the lock; returns where the first event's line starts.
+    fn append_locked(&mut self, events: &mut [Event]) -> Result<u64, WriteError> {
         let (file_last_id, ends_with_newline) =
             last_line_id(&mut self.file).map_err(|source| self.io(source))?;
         let now = SystemTime::now();
@@ -158,21 +206,22 @@ impl Writer {
             lines.push(b'\n');
             floor = Some(id);
         }
-        self.write_whole(&lines)?;
+        let before = self.write_whole(&lines)?;
         self.last_id = floor;
-        Ok(())
+        Ok(before + u64::from(!ends_with_newline))
     }
 
     /// Append `bytes` (whole lines) with one `write_all`; on failure cut the file back to its
     /// length before, so a full disk leaves no half line behind. The caller holds the lock.
-    fn write_whole(&mut self, bytes: &[u8]) -> Result<(), WriteError> {
+    /// Returns the length the file had before.
+    fn write_whole(&mut self, bytes: &[u8]) -> Result<u64, WriteError> {
         let before = self
             .file
             .metadata()
             .map_err(|source| self.io(source))?
             .len();
         let Err(source) = self.write_bytes(bytes) else {
-            return Ok(());
+            return Ok(before);
         };
         match self.file.set_len(before) {
             Ok(()) => Err(self.io(source)),

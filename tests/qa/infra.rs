@@ -193,3 +193,28 @@ fn the_browser_starts_while_the_static_checks_run() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// Chromium's own temp folders (`org.chromium.Chromium.*`) go with the run: after a browser QA
+/// run the temp folder crumb was given is as empty as before.
+#[test]
+fn browser_qa_leaves_nothing_in_the_temp_folder() {
+    assert_chromium();
+    let scratch = tempfile::tempdir().unwrap();
+    let temp = scratch.path().join("tmp");
+    std::fs::create_dir_all(&temp).unwrap();
+    crumb()
+        .env("TMPDIR", &temp)
+        .arg("qa")
+        .arg(repo_root().join(CASUAL))
+        .arg(fixture("good"))
+        .args(["--json", "--out"])
+        .arg(scratch.path().join("qa"))
+        .run()
+        .expect_code(0);
+    let left: Vec<_> = std::fs::read_dir(&temp)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind in TMPDIR: {left:?}");
+}

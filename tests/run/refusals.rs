@@ -91,9 +91,7 @@ fn the_firewall_knows_the_sessions_roles_with_or_without_the_authority_record() 
         let event = |draft: &str| {
             crumb()
                 .arg("event")
-                .env("CRUMB_ACTOR", "builder")
-                .env("CRUMB_SESSION_ID", session.file_name().unwrap())
-                .env("CRUMB_SESSION_DIR", &session)
+                .turn(&session, "builder")
                 .stdin(draft)
                 .run()
         };
@@ -140,4 +138,38 @@ fn replay_checks_the_pipeline_hash_session_start_recorded() {
     );
     let run = replay(&["--pipeline", other.to_str().unwrap(), "--force"]).expect_code(0);
     assert!(run.stdout.contains("with --force"), "{}", run.stdout);
+}
+
+/// Every coordinator start revokes the capabilities issued before it: a token a turn of an
+/// earlier run held (here one still registered, as a killed run leaves it) writes nothing after
+/// `crumb resume`, and the attempt is recorded.
+#[test]
+fn a_resume_revokes_every_capability_issued_before_it() {
+    let scratch = Scratch::new();
+    summary(&scratch.run("partial", &[]).expect_code(10));
+    let session = scratch.session();
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    let stale = crate::support::open_turn(&session, &id, "builder");
+    let note = || {
+        crumb()
+            .arg("event")
+            .env("CRUMB_CAPABILITY", stale.token())
+            .stdin(r#"{"kind":"note","body":"still here"}"#)
+            .run()
+    };
+    note().expect_code(0);
+    scratch.say(&session, "/approve");
+    assert_eq!(summary(&scratch.resume(&session))["reason"], "approved");
+    let run = note().expect_code(2);
+    assert!(run.stderr.contains("not registered"), "{}", run.stderr);
+    let events = transcript(&session);
+    assert_eq!(
+        events.last().unwrap()["data"]["violation"],
+        "invalid_capability_attempt"
+    );
+    assert_eq!(
+        events.iter().filter(|e| e["body"] == "still here").count(),
+        1,
+        "only the write before the resume"
+    );
 }

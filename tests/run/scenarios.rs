@@ -158,9 +158,7 @@ fn a_maximal_id_at_the_end_of_the_transcript_does_not_stop_approve() {
     std::fs::write(&path, format!("{text}{forged}\n")).unwrap();
     scratch
         .command(&["event"])
-        .env("CRUMB_ACTOR", "builder")
-        .env("CRUMB_SESSION_ID", &id)
-        .env("CRUMB_SESSION_DIR", &session)
+        .turn(&session, "builder")
         .stdin(r#"{"kind":"note","body":"still writable"}"#)
         .run()
         .expect_code(0);

@@ -61,6 +61,9 @@ async fn turn(kind: AdapterKind, role: &str, extra_env: &[(&str, &str)]) -> Turn
     path.insert(0, fakes);
     let system_path = std::env::join_paths(path).unwrap();
     let mut env = identity.vars(Some(&system_path));
+    // The turn's capability, as the dispatcher gives it: `crumb event` writes only with it.
+    let capability = crate::support::open_turn(dir.path(), dir.id(), role);
+    env.push(("CRUMB_CAPABILITY".into(), capability.token().into()));
     env.extend(invocation.env.clone());
     env.extend(
         extra_env
@@ -95,7 +98,8 @@ async fn turn(kind: AdapterKind, role: &str, extra_env: &[(&str, &str)]) -> Turn
     let events = std::fs::read_to_string(dir.transcript())
         .unwrap()
         .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|event| event["kind"] != "agent.wake")
         .collect();
     let log = std::fs::read_to_string(dir.log_path(role, 1)).unwrap();
     Turn {

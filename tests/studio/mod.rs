@@ -570,6 +570,30 @@ fn session_state_shows_the_reducers_verdict_graph_and_budgets() {
     assert!(list["sessions"][0].get("history").is_none());
 }
 
+/// A session folder deleted while Studio watches it is gone from the list and answers 404 (the
+/// session and its events), never "Running" or 500; put back, it is picked up again.
+#[test]
+fn a_deleted_session_is_gone_from_studio_and_one_that_reappears_is_back() {
+    let home = temp_home();
+    let mut fixture = Fixture::new(home.path());
+    fixture.note("before");
+    let id = fixture.id();
+    let server = Server::start(home.path());
+    let session = format!("/api/sessions/{id}");
+    let events = format!("{session}/events");
+    assert_eq!(server.get(&session).status, 200);
+    assert_eq!(server.get(&events).status, 200);
+    let aside = home.path().join("aside");
+    std::fs::rename(fixture.dir(), &aside).unwrap();
+    assert_eq!(server.get(&session).status, 404);
+    assert_eq!(server.get(&events).status, 404);
+    assert_eq!(server.get_json("/api/sessions")["total"], 0);
+    std::fs::rename(&aside, fixture.dir()).unwrap();
+    assert_eq!(server.get(&session).status, 200);
+    assert_eq!(server.get(&events).status, 200);
+    assert_eq!(server.get_json("/api/sessions")["total"], 1);
+}
+
 /// Start a mock casual session whose verdicts are all PARTIAL, the way the page's form does
 /// (`crumb run --wait` in the background); its id.
 fn start_partial(server: &Server, pitch: &str) -> String {

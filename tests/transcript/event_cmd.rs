@@ -269,6 +269,12 @@ fn crumb_event_rejects_invalid_input_with_paths_and_writes_nothing() {
     for (draft, expected) in cases {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("transcript.jsonl");
+        // A role allowed both kinds, so the draft's shape is what is checked.
+        fs::write(
+            dir.path().join("authority.json"),
+            r#"{"roles": {"builder": ["build", "judge.score"]}, "common": ["note"]}"#,
+        )
+        .unwrap();
         let run = event_cmd(&path, "builder")
             .stdin(draft)
             .run()
@@ -299,48 +305,45 @@ fn crumb_event_refuses_a_five_megabyte_body() {
     assert!(raw_lines(&path).is_empty());
 }
 
+/// Without a capability nothing is written, whatever the environment claims: a person's shell
+/// with the old identity variables, a token crumb never minted, and a session folder made up.
 #[test]
-fn crumb_event_needs_its_environment() {
+fn crumb_event_refuses_without_a_capability() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("transcript.jsonl");
     let draft = r#"{"kind":"note"}"#;
-    let run = crumb()
-        .arg("event")
-        .env("CRUMB_SESSION_ID", "s")
-        .env("CRUMB_TRANSCRIPT_PATH", &path)
-        .stdin(draft)
-        .run()
-        .expect_code(2);
+    let claims = |cmd: crate::support::Crumb| {
+        cmd.env("CRUMB_ACTOR", "builder")
+            .env("CRUMB_SESSION_ID", "s")
+            .env("CRUMB_SESSION_DIR", dir.path())
+            .env("CRUMB_TRANSCRIPT_PATH", &path)
+            .stdin(draft)
+    };
+    let run = claims(crumb().arg("event")).run().expect_code(2);
     assert!(
-        run.stderr.contains("CRUMB_ACTOR is not set"),
+        run.stderr.contains("CRUMB_CAPABILITY is not set")
+            && run.stderr.contains("crumb say")
+            && run.stderr.contains("no session to record it in"),
         "{}",
         run.stderr
     );
-    let run = crumb()
-        .arg("event")
-        .env("CRUMB_ACTOR", "builder")
-        .env("CRUMB_TRANSCRIPT_PATH", &path)
-        .stdin(draft)
-        .run()
-        .expect_code(2);
-    assert!(
-        run.stderr.contains("CRUMB_SESSION_ID is not set"),
-        "{}",
-        run.stderr
+    let made_up = format!("{}@{}", "0".repeat(64), dir.path().display());
+    for token in ["builder", made_up.as_str()] {
+        let run = claims(crumb().arg("event"))
+            .env("CRUMB_CAPABILITY", token)
+            .run()
+            .expect_code(2);
+        assert!(
+            run.stderr.contains("CRUMB_CAPABILITY is not"),
+            "{token}: {}",
+            run.stderr
+        );
+    }
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing is created in a folder that is not a session"
     );
-    let run = crumb()
-        .arg("event")
-        .env("CRUMB_ACTOR", "builder")
-        .env("CRUMB_SESSION_ID", "s")
-        .stdin(draft)
-        .run()
-        .expect_code(2);
-    assert!(
-        run.stderr.contains("CRUMB_TRANSCRIPT_PATH"),
-        "{}",
-        run.stderr
-    );
-    assert!(!path.exists());
 }
 
 /// 8 processes each append 500 events through `crumb event` at once: exactly 4,000 whole, valid
@@ -351,6 +354,8 @@ fn crumb_event_concurrent_appends_never_interleave() {
     const EACH: usize = 500;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("transcript.jsonl");
+    fs::write(dir.path().join("authority.json"), super::TEST_AUTHORITY).unwrap();
+    let capability = crate::support::open_turn(dir.path(), "sess-1", "builder");
     let script = format!(
         r#"i=0; while [ $i -lt {EACH} ]; do printf '{{"kind":"note","body":"w%s-%s"}}' "$W" "$i" | "$CRUMB" event > /dev/null || exit 1; i=$((i+1)); done"#
     );
@@ -358,9 +363,7 @@ fn crumb_event_concurrent_appends_never_interleave() {
         .map(|w| {
             Crumb::shell(&script)
                 .env("W", w.to_string())
-                .env("CRUMB_ACTOR", "builder")
-                .env("CRUMB_SESSION_ID", "sess-1")
-                .env("CRUMB_TRANSCRIPT_PATH", &path)
+                .env("CRUMB_CAPABILITY", capability.token())
                 .spawn()
         })
         .collect();
@@ -375,7 +378,11 @@ fn crumb_event_concurrent_appends_never_interleave() {
         "torn or invalid lines: {:?}",
         &issues[..issues.len().min(3)]
     );
-    assert_eq!(text.lines().count(), WRITERS * EACH);
+    assert_eq!(
+        text.lines().count(),
+        WRITERS * EACH + 1,
+        "the turn's wake, then ours"
+    );
     assert_eq!(events.len(), WRITERS * EACH);
     assert_increasing(&events.iter().map(|e| e.id.clone()).collect::<Vec<_>>());
     let mut bodies: Vec<String> = events.into_iter().filter_map(|e| e.body).collect();

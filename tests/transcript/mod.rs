@@ -25,12 +25,18 @@ use crate::support::{Crumb, crumb, repo_root};
 // ---------------------------------------------------------------------------------------------
 // helpers
 
+/// The events of a transcript, without the `agent.wake`s that [`event_cmd`] opens turns with.
 fn read_file(path: &Path) -> (Vec<Event>, Vec<LineIssue>) {
     let file = fs::File::open(path).expect("open transcript");
     let mut events = Vec::new();
     let mut issues = Vec::new();
     for item in Reader::new(BufReader::new(file)) {
         match item {
+            Ok(event)
+                if opens_a_test_turn(
+                    event.kind.as_str(),
+                    event.data.as_ref().and_then(|d| d.get("capability")),
+                ) => {}
             Ok(event) => events.push(event),
             Err(issue) => issues.push(issue),
         }
@@ -38,10 +44,22 @@ fn read_file(path: &Path) -> (Vec<Event>, Vec<LineIssue>) {
     (events, issues)
 }
 
+/// Whether a line is an `agent.wake` naming a capability (what [`event_cmd`] writes first).
+fn opens_a_test_turn(kind: &str, capability: Option<&Value>) -> bool {
+    kind == "agent.wake" && capability.is_some_and(Value::is_string)
+}
+
+/// Every line as JSON, without the `agent.wake`s that [`event_cmd`] opens turns with.
 fn raw_lines(path: &Path) -> Vec<Value> {
     let text = fs::read_to_string(path).unwrap_or_default();
     text.lines()
-        .map(|line| serde_json::from_str(line).expect("every written line is JSON"))
+        .map(|line| serde_json::from_str::<Value>(line).expect("every written line is JSON"))
+        .filter(|line| {
+            !opens_a_test_turn(
+                line["kind"].as_str().unwrap_or_default(),
+                line["data"].get("capability"),
+            )
+        })
         .collect()
 }
 
@@ -61,13 +79,20 @@ fn dim(score: f64, source: ScoreSource) -> Dimension {
     }
 }
 
-/// A `crumb event` invocation for `actor` writing to `transcript`.
+/// The authority record [`event_cmd`] gives a folder that has none: the roles these tests use.
+const TEST_AUTHORITY: &str = r#"{"roles": {"builder": ["build"], "verifier": ["judge.score"], "planner-lead": ["spec"]}, "common": ["note", "agent.thought_summary"]}"#;
+
+/// A `crumb event` invocation as a turn of `actor` in the folder holding `transcript` (session
+/// `sess-1`): a real capability, and an authority record unless the test wrote its own.
 fn event_cmd(transcript: &Path, actor: &str) -> crate::support::Crumb {
+    let dir = transcript.parent().unwrap();
+    if !dir.join("authority.json").exists() {
+        fs::write(dir.join("authority.json"), TEST_AUTHORITY).unwrap();
+    }
+    let capability = crate::support::open_turn(dir, "sess-1", actor);
     crumb()
         .arg("event")
-        .env("CRUMB_ACTOR", actor)
-        .env("CRUMB_SESSION_ID", "sess-1")
-        .env("CRUMB_TRANSCRIPT_PATH", transcript)
+        .env("CRUMB_CAPABILITY", capability.token())
 }
 
 fn assert_increasing(ids: &[String]) {
@@ -297,15 +322,15 @@ fn crumb_event_past_a_file_size_limit_leaves_no_half_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("transcript.jsonl");
     let mut writer = Writer::open(&path, "sess-1").unwrap();
+    fs::write(dir.path().join("authority.json"), TEST_AUTHORITY).unwrap();
+    let capability = crate::support::open_turn(dir.path(), "sess-1", "builder");
     while fs::metadata(&path).unwrap().len() < 900 {
         writer.append(Draft::new("builder", Kind::Note)).unwrap();
     }
     let before = fs::read(&path).unwrap();
     let body = "y".repeat(400);
     let run = Crumb::shell(r#"trap '' XFSZ; ulimit -f 2; exec "$CRUMB" event"#)
-        .env("CRUMB_ACTOR", "builder")
-        .env("CRUMB_SESSION_ID", "sess-1")
-        .env("CRUMB_TRANSCRIPT_PATH", &path)
+        .env("CRUMB_CAPABILITY", capability.token())
         .stdin(json!({"kind": "note", "body": body}).to_string())
         .run()
         .expect_code(2);
@@ -444,17 +469,18 @@ fn crumb_event_appends_and_prints_id_and_ts() {
         (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", "[TS]"),
     ]}, {
         insta::assert_snapshot!("crumb_event_stdout", run.stdout);
-        insta::assert_snapshot!("crumb_event_line", fs::read_to_string(&path).unwrap());
+        insta::assert_snapshot!("crumb_event_line", format!("{}\n", lines[0]));
     });
-    // The session dir form works too, and `from` may be given explicitly.
-    let run = crumb()
-        .arg("event")
+    // The informational variables may be set, as the dispatcher sets them, when they agree with
+    // the capability; `from` may be given explicitly.
+    event_cmd(&path, "builder")
         .env("CRUMB_ACTOR", "builder")
         .env("CRUMB_SESSION_ID", "sess-1")
         .env("CRUMB_SESSION_DIR", dir.path())
+        .env("CRUMB_TRANSCRIPT_PATH", &path)
         .stdin(r#"{"from":"builder","kind":"note","body":"hi","session_id":"sess-1"}"#)
-        .run();
-    run.expect_code(0);
+        .run()
+        .expect_code(0);
     let lines = raw_lines(&path);
     assert_eq!(lines.len(), 2);
     assert!(lines[0]["id"].as_str() < lines[1]["id"].as_str());

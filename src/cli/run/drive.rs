@@ -2,6 +2,7 @@
 //! shown, the summary printed, and the outcome's exit code returned. Shared by `crumb run`,
 //! `crumb resume` and `crumb fork`.
 
+use crate::fs::stdout::outln;
 use serde_json::json;
 
 use super::args::DriveArgs;
@@ -61,7 +62,7 @@ pub(crate) fn drive_and_report(
     let mut summary = summary::of(&dir, &outcome);
     summary["inputs"] = json!(inputs);
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&summary).unwrap_or_default()
         );

@@ -5,6 +5,7 @@
 //! `crumb resume` never runs real agents on it), and the summary says so: a dry run is never a
 //! pass of the work.
 
+use crate::fs::stdout::outln;
 use std::path::Path;
 
 use serde_json::{Value, json};
@@ -153,25 +154,25 @@ fn print_summary(
             "exit_code": code,
             "inputs": inputs,
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&summary).unwrap_or_default()
         );
     } else {
-        println!(
+        outln!(
             "session  {} (DRY RUN: no agent ran, nothing was checked)",
             dir.id()
         );
-        println!("folder   {}", dir.path().display());
+        outln!("folder   {}", dir.path().display());
         for line in super::inputs::lines(inputs) {
-            println!("input    {line}");
+            outln!("input    {line}");
         }
         for step in &played.steps {
-            println!("  {step}");
+            outln!("  {step}");
         }
-        println!("DRY RUN  {why}; this is the route, not a result of the work");
+        outln!("DRY RUN  {why}; this is the route, not a result of the work");
         if played.unused > 0 {
-            println!("script   {} entries were not used", played.unused);
+            outln!("script   {} entries were not used", played.unused);
         }
     }
 }

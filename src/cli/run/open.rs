@@ -2,6 +2,7 @@
 //! new one built whole (frozen pipeline, `session.start`, goal) and renamed into place. Also how
 //! `crumb resume` reopens a stopped session, and the header each prints.
 
+use crate::fs::stdout::outln;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -124,35 +125,36 @@ fn create(plan: Plan, json: bool) -> Result<Opened, CommandError> {
 
 /// The header of a new session: where it is, how each role is bound, the inputs, Studio.
 fn print_header(dir: &SessionDir, config: &RunConfig) {
-    println!("session  {}", dir.id());
-    println!("folder   {}", dir.path().display());
+    outln!("session  {}", dir.id());
+    outln!("folder   {}", dir.path().display());
     for (role, binding) in &config.bindings {
         let model = binding
             .model
             .as_deref()
             .map(|m| format!(" model {m}"))
             .unwrap_or_default();
-        println!(
+        outln!(
             "bind     {role} → {}{model} ({})",
-            binding.adapter, binding.decided_by
+            binding.adapter,
+            binding.decided_by
         );
     }
     for line in inputs::lines(&config.inputs) {
-        println!("input    {line}");
+        outln!("input    {line}");
     }
-    println!("{}", StudioLink::probe(dir.id()).line());
+    outln!("{}", StudioLink::probe(dir.id()).line());
 }
 
 /// The header of a resumed session (`crumb resume`, or `crumb run` finding a dead session).
 pub(crate) fn print_resumed_header(dir: &SessionDir) {
-    println!("session  {} (resumed)", dir.id());
-    println!("folder   {}", dir.path().display());
+    outln!("session  {} (resumed)", dir.id());
+    outln!("folder   {}", dir.path().display());
     // The values recorded at the start: a resume never reads `--set` again.
     let recorded = dir.run_config().ok().flatten().map(|c| c.inputs);
     for line in recorded.iter().flat_map(inputs::lines) {
-        println!("input    {line} (recorded)");
+        outln!("input    {line} (recorded)");
     }
-    println!("{}", StudioLink::probe(dir.id()).line());
+    outln!("{}", StudioLink::probe(dir.id()).line());
 }
 
 /// `session.start` (the run configuration) and the `goal`: the transcript's first events, written

@@ -12,8 +12,9 @@ use crate::runtime::session_dir::SessionDir;
 use crate::transcript::writer::Writer;
 use crate::transcript::{Draft, Kind, Metadata};
 
-/// The largest goal crumb reads: far above what prompts quote, low enough to refuse a wrong file.
-pub(super) const MAX_PITCH_BYTES: u64 = 1024 * 1024;
+/// The largest goal crumb reads: far above what prompts quote, low enough to refuse a wrong file
+/// (the session's own limit, `runtime::limits`).
+pub(super) const MAX_PITCH_BYTES: u64 = crate::runtime::limits::MAX_GOAL_BYTES as u64;
 
 /// Where the goal comes from.
 pub(super) enum Source<'a> {

@@ -2,6 +2,7 @@
 //! role, step, elapsed, events, token budget) on a terminal, plain lines otherwise, nothing
 //! with `--json` (the summary is the only output then).
 
+use crate::fs::stdout::outln;
 use std::io::IsTerminal;
 use std::time::Instant;
 
@@ -140,7 +141,7 @@ impl Observer for Progress {
                 self.budget(state)
             ));
         } else if self.plain {
-            println!("[{elapsed:6.1}s] {shown}");
+            outln!("[{elapsed:6.1}s] {shown}");
         }
     }
 

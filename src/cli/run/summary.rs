@@ -2,6 +2,7 @@
 //! ended, the verdict, swaps, the last agent error, the inputs and where to look next, as the
 //! value `--json` prints ([`of`]) and as lines for people ([`print()`]).
 
+use crate::fs::stdout::outln;
 use serde_json::{Value, json};
 
 use super::studio_link::StudioLink;
@@ -18,9 +19,9 @@ pub(crate) fn print(summary: &Value) {
             .unwrap_or("")
             .to_owned()
     };
-    println!();
+    outln!();
     match summary.get("reason").and_then(Value::as_str) {
-        Some(reason) => println!(
+        Some(reason) => outln!(
             "ended    {reason} (outcome {}, exit {})",
             summary
                 .get("outcome")
@@ -31,11 +32,11 @@ pub(crate) fn print(summary: &Value) {
                 .map(ToString::to_string)
                 .unwrap_or_default()
         ),
-        None if text("status") == "interrupted" => println!(
+        None if text("status") == "interrupted" => outln!(
             "stopped  interrupted; continue with crumb resume {}",
             text("session_id")
         ),
-        None => println!(
+        None => outln!(
             "waiting  for a person: crumb say {} /approve   (or /veto <why>), then crumb resume {}",
             text("session_id"),
             text("session_id")
@@ -51,7 +52,7 @@ pub(crate) fn print(summary: &Value) {
         .flatten()
     {
         let word = |key: &str| swap.get(key).and_then(Value::as_str).unwrap_or("?");
-        println!(
+        outln!(
             "DEGRADED {}: {} → {} ({})",
             word("role"),
             word("from"),
@@ -61,18 +62,18 @@ pub(crate) fn print(summary: &Value) {
     }
     if let Some(error) = summary.get("agent_error").filter(|e| !e.is_null()) {
         let word = |key: &str| error.get(key).and_then(Value::as_str).unwrap_or("?");
-        println!(
+        outln!(
             "error    {} ({}): {}",
             word("role"),
             word("class"),
             word("message")
         );
         if let Some(hint) = error.get("hint").and_then(Value::as_str) {
-            println!("fix      {hint}");
+            outln!("fix      {hint}");
         }
     }
     if let Some(game) = summary.get("game").and_then(Value::as_str) {
-        println!("game     {game}");
+        outln!("game     {game}");
     }
     for (name, value) in summary
         .get("inputs")
@@ -80,7 +81,7 @@ pub(crate) fn print(summary: &Value) {
         .into_iter()
         .flatten()
     {
-        println!("input    {name} = {value}");
+        outln!("input    {name} = {value}");
     }
     if let Some(studio) = summary.get("studio") {
         let link = StudioLink {
@@ -94,7 +95,7 @@ pub(crate) fn print(summary: &Value) {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
         };
-        println!("{}", link.line());
+        outln!("{}", link.line());
     }
 }
 

@@ -1,6 +1,7 @@
 //! The verdict lines of `crumb run`'s summary (and its `--json`): the verdict the routes acted
 //! on, which after a `join:` is the combined one, shown with each branch's.
 
+use crate::fs::stdout::outln;
 use serde_json::{Value, json};
 
 /// The verdict the routes last acted on: a join's combined verdict with each branch's, else the
@@ -42,7 +43,7 @@ pub(super) fn print_verdict(verdict: &Value) {
             .unwrap_or_default()
     };
     let Some(branches) = verdict.get("branches").and_then(Value::as_array) else {
-        println!(
+        outln!(
             "verdict  {} (aggregate {}) — the judge claimed {} ({})",
             part("corrected", "verdict").trim_matches('"'),
             part("corrected", "aggregate"),
@@ -52,7 +53,7 @@ pub(super) fn print_verdict(verdict: &Value) {
         return;
     };
     let word = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or("?").to_owned();
-    println!(
+    outln!(
         "verdict  {} (aggregate {}) — {} of {} judges, the verdict the routes acted on",
         part("corrected", "verdict").trim_matches('"'),
         part("corrected", "aggregate"),
@@ -60,7 +61,7 @@ pub(super) fn print_verdict(verdict: &Value) {
         branches.len(),
     );
     for branch in branches {
-        println!(
+        outln!(
             "  {}  {} × {} (aggregate {})",
             word(branch, "role"),
             word(branch, "verdict"),

@@ -146,6 +146,9 @@ impl Chromium {
         let spawned = crate::process::command::spawned(exe)
             .args(flags(&profile.0))
             .envs(env.iter().map(|(k, v)| (k, v)))
+            // Chromium leaves `org.chromium.Chromium.*` folders in its temp folder; inside the
+            // profile they go with it, on every path (finish, timeout, a reaped kill).
+            .env("TMPDIR", profile.temp())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -363,6 +366,13 @@ impl ProfileDir {
         let dir = std::env::temp_dir().join(name);
         std::fs::create_dir_all(&dir)?;
         Ok(ProfileDir(dir))
+    }
+
+    /// The browser's temp folder, inside the profile (made on first use).
+    fn temp(&self) -> PathBuf {
+        let temp = self.0.join("tmp");
+        let _ = std::fs::create_dir_all(&temp);
+        temp
     }
 }
 

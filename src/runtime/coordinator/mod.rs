@@ -42,6 +42,7 @@ use crate::transcript::{Draft, Event, Kind};
 
 mod catchup;
 mod prompt_context;
+mod storage_fault;
 
 pub use catchup::Catchup;
 use catchup::{fold_item, inbox_offset, poll};
@@ -104,6 +105,9 @@ pub enum CoordinatorError {
     },
     #[error("cannot write the transcript: {0}")]
     Write(#[from] crate::transcript::writer::WriteError),
+    /// A write failed (a full disk, a quota, an I/O error); see [`storage_fault`].
+    #[error(transparent)]
+    Storage(#[from] storage_fault::StorageFault),
 }
 
 enum TaskDone {
@@ -149,8 +153,11 @@ pub async fn drive(
 ) -> Result<Outcome, CoordinatorError> {
     // The caller holds the session's lock: any group still recorded is a dead coordinator's.
     super::orphans::reap(&session.dir);
+    // No earlier turn is live: a token of a killed run must never work again.
+    super::capability::revoke_all(session.dir.path());
     let writer =
-        crate::transcript::writer::Writer::open(session.dir.transcript(), session.dir.id())?;
+        crate::transcript::writer::Writer::open(session.dir.transcript(), session.dir.id())?
+            .halting();
     let (tasks_tx, tasks) = mpsc::unbounded_channel();
     let pipeline_file = session.dir.path().join(&session.config.pipeline_file);
     let catchup = Catchup::read(&session.dir, &session.table, observer)?;
@@ -277,6 +284,10 @@ impl Coordinator<'_> {
         let mut silent = 0u32;
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
+            if let Some(error) = storage_fault::of(&self.writer, &self.session.dir) {
+                self.stop_now().await;
+                return Err(error.into());
+            }
             let batch = poll(&mut self.tail, &self.session.dir, self.observer)?;
             let mut progressed = batch.more;
             for (line, item) in batch.lines.into_iter().zip(batch.items) {

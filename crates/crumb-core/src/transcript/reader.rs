@@ -187,7 +187,9 @@ impl<R: Read> Reader<R, Tolerant> {
 }
 
 impl<R: Read, D: LineDecoder> Reader<R, D> {
-    fn with_decoder(input: R) -> Self {
+    /// A reader decoding lines with `D` (a caller that needs only a few lines can skip the rest
+    /// without parsing them).
+    pub fn with_decoder(input: R) -> Self {
         Reader {
             input: FramedInput::new(input),
             frames: Frames::default(),
