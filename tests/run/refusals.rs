@@ -81,7 +81,9 @@ fn the_firewall_knows_the_sessions_roles_with_or_without_the_authority_record() 
         record,
         json!({
             "roles": {"planner-lead": ["spec"], "builder": ["build"], "verifier": ["judge.score"]},
-            "common": ["note", "agent.thought_summary"]
+            "common": ["note", "agent.thought_summary"],
+            // `limits.max_store_mb` (its default): the cap `crumb event` holds the store to.
+            "store_cap_mb": 256
         })
     );
     for with_record in [true, false] {
