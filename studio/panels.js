@@ -253,10 +253,11 @@ export async function drawWaterfall(el, id) {
   el.append(h('h3', {}, `Time · ${duration(total)}`), h('div', { class: 'waterfall', id: 'waterfall' }, lanes));
   const roles = arr(data.roles).map(obj);
   el.append(h('table', { class: 'checks role-costs', id: 'role-costs' },
-    h('thead', {}, h('tr', {}, ['role', 'turns', 'failed', 'tokens in', 'tokens out', 'cost', 'wall time'].map(c => h('th', {}, c)))),
+    h('thead', {}, h('tr', {}, ['role', 'turns', 'failed', 'tokens in', 'tokens out', 'cache read/write', 'reasoning', 'cost', 'wall time'].map(c => h('th', {}, c)))),
     h('tbody', {}, roles.map(r => h('tr', { dataset: { role: String(r.role ?? '') } },
       h('td', {}, h('b', {}, String(r.role ?? '?'))), h('td', { class: 'num' }, String(r.turns ?? 0)), h('td', { class: 'num' }, String(r.failed ?? 0)),
       h('td', { class: 'num' }, String(r.tokens_in ?? 0)), h('td', { class: 'num' }, String(r.tokens_out ?? 0)),
+      h('td', { class: 'num' }, `${r.cache_read ?? 0}/${r.cache_write ?? 0}`), h('td', { class: 'num' }, String(r.reasoning ?? 0)),
       h('td', { class: 'num' }, typeof r.cost_usd === 'number' ? `$${num(r.cost_usd, 4)}` : 'not reported'),
       h('td', { class: 'num' }, duration(r.wall_ms)))))));
 }

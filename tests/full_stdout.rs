@@ -120,6 +120,15 @@ fn every_command_with_stdout_on_dev_full_exits_1_without_a_panic() {
         .find(|event| event["kind"] == "goal")
         .and_then(|event| event["id"].as_str().map(str::to_owned))
         .expect("a goal");
+    let last = std::fs::read_to_string(session.join("transcript.jsonl"))
+        .expect("transcript")
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .last()
+        .and_then(|event| event["id"].as_str().map(str::to_owned))
+        .expect("an event");
+    let copy = project.dir.path().join("copy");
+    let copy = copy.to_str().unwrap();
     std::fs::write(project.dir.path().join("pitches.txt"), "why bread rises\n").expect("pitches");
     let artifacts = format!("{s}/artifacts");
     let new_project = project.dir.path().join("new");
@@ -152,6 +161,14 @@ fn every_command_with_stdout_on_dev_full_exits_1_without_a_panic() {
         ("say", vec!["say", s, "hello"]),
         ("mcp", vec!["mcp", "--print-config", "claude"]),
         ("doctor", vec!["doctor"]),
+        ("why", vec!["why", s]),
+        ("release", vec!["release", s, "--as", "full-stdout"]),
+        ("versions", vec!["versions"]),
+        (
+            "copy-artifacts",
+            vec!["copy-artifacts", "full-stdout", "--to", copy],
+        ),
+        ("diff", vec!["diff", s, &goal, &last]),
     ];
     for (name, args) in &cases {
         assert_full(&project.to_full(args, None), name);

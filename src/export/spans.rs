@@ -38,6 +38,10 @@ pub(crate) struct Span {
     pub status: String,
     pub tokens_in: Option<u64>,
     pub tokens_out: Option<u64>,
+    /// Prompt-cache reads and writes, and reasoning tokens, when the adapter reported them.
+    pub cache_read: Option<u64>,
+    pub cache_write: Option<u64>,
+    pub reasoning: Option<u64>,
     pub cost_usd: Option<f64>,
     pub model: Option<String>,
     pub provider: Option<String>,
@@ -72,6 +76,9 @@ fn open(kind: SpanKind, track: &str, name: String, event: &Event, at: i64) -> Sp
         status: "unfinished".into(),
         tokens_in: None,
         tokens_out: None,
+        cache_read: None,
+        cache_write: None,
+        reasoning: None,
         cost_usd: None,
         model: None,
         provider: None,
@@ -184,6 +191,9 @@ fn finish_turn(mut span: Span, event: &Event, at: i64) -> Span {
     if let Some(m) = &event.metadata {
         span.tokens_in = m.tokens_in;
         span.tokens_out = m.tokens_out;
+        span.cache_read = m.cache_read;
+        span.cache_write = m.cache_write;
+        span.reasoning = m.thinking_tokens;
         span.cost_usd = m.cost_usd;
         span.model.clone_from(&m.model);
         span.provider.clone_from(&m.provider);

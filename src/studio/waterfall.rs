@@ -30,13 +30,16 @@ pub(crate) async fn spans(
     Ok(Json(value))
 }
 
-/// Per role: turns, tokens in and out, cost, wall time.
+/// Per role: turns, tokens (in, out, cache read and write, reasoning), cost, wall time.
 #[derive(Default)]
 struct RoleRow {
     turns: u32,
     failed: u32,
     tokens_in: u64,
     tokens_out: u64,
+    cache_read: u64,
+    cache_write: u64,
+    reasoning: u64,
     cost_usd: Option<f64>,
     wall_ms: i64,
 }
@@ -61,6 +64,9 @@ fn view(loaded: &crate::export::Loaded) -> Value {
                 row.failed += u32::from(span.status != "ok");
                 row.tokens_in += span.tokens_in.unwrap_or(0);
                 row.tokens_out += span.tokens_out.unwrap_or(0);
+                row.cache_read += span.cache_read.unwrap_or(0);
+                row.cache_write += span.cache_write.unwrap_or(0);
+                row.reasoning += span.reasoning.unwrap_or(0);
                 if let Some(cost) = span.cost_usd {
                     *row.cost_usd.get_or_insert(0.0) += cost;
                 }
@@ -76,6 +82,9 @@ fn view(loaded: &crate::export::Loaded) -> Value {
                 "status": span.status,
                 "tokens_in": span.tokens_in,
                 "tokens_out": span.tokens_out,
+                "cache_read": span.cache_read,
+                "cache_write": span.cache_write,
+                "reasoning": span.reasoning,
                 "cost_usd": span.cost_usd,
                 "model": span.model,
                 "tools": span.tools.iter().map(|t| json!({
@@ -95,6 +104,9 @@ fn view(loaded: &crate::export::Loaded) -> Value {
                 "failed": row.failed,
                 "tokens_in": row.tokens_in,
                 "tokens_out": row.tokens_out,
+                "cache_read": row.cache_read,
+                "cache_write": row.cache_write,
+                "reasoning": row.reasoning,
                 "cost_usd": row.cost_usd,
                 "wall_ms": row.wall_ms,
             })
