@@ -364,6 +364,8 @@ fn crumb_event_concurrent_appends_never_interleave() {
             Crumb::shell(&script)
                 .env("W", w.to_string())
                 .env("CRUMB_CAPABILITY", capability.token())
+                // 500 debug-build processes each, on a machine that may be busy.
+                .timeout(std::time::Duration::from_secs(300))
                 .spawn()
         })
         .collect();
