@@ -19,6 +19,7 @@ pub(crate) mod graph;
 mod home_flag;
 pub(crate) mod init;
 pub(crate) mod ls;
+pub(crate) mod lsp;
 pub(crate) mod mcp;
 mod mcp_hosts;
 pub(crate) mod mock_agent;
@@ -93,6 +94,8 @@ pub enum Command {
     Say(say::Args),
     /// Serve the Model Context Protocol on stdio for Claude Code, Codex or Gemini CLI.
     Mcp(mcp::Args),
+    /// Serve the Language Server Protocol on stdio: pipeline diagnostics, hover, completion in an editor.
+    Lsp(lsp::Args),
     /// Check this machine: agent CLIs and their logins, Chromium, the crumb home, limits.
     Doctor(doctor::Args),
 }
@@ -144,6 +147,7 @@ pub fn main() -> ExitCode {
         Command::Studio(args) => studio::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::Lsp(args) => lsp::run(args),
     };
     match result {
         Ok(status) => crate::exit_codes::exit(status.code()),

@@ -10,6 +10,7 @@ pub mod compile;
 pub mod diagnostic;
 pub mod diagnostic_render;
 pub mod fan_out;
+pub mod file_report;
 pub mod flow;
 #[cfg(test)]
 mod flow_tests;
