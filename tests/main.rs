@@ -24,6 +24,7 @@ mod exit_codes;
 mod export;
 mod fork;
 mod init;
+mod lsp;
 mod mcp;
 mod pipelines;
 mod qa;

@@ -90,6 +90,9 @@ pub(crate) fn explain_uri(code: &str) -> Option<Uri> {
 /// The places a diagnostic is about besides its own: the roles a route's unknown role could
 /// have been, the routes of a cycle (each route whose role the loop names).
 fn related(d: &Diagnostic, path: &Path, text: &str) -> Option<Vec<DiagnosticRelatedInformation>> {
+    if !matches!(d.code, "crumb::unknown-role" | "crumb::unbounded-loop") {
+        return None;
+    }
     let uri = from_path(path)?;
     let outline = Outline::parse(text)?;
     let lines = Lines::new(text);

@@ -15,6 +15,9 @@ use super::position::Lines;
 pub(crate) struct Document {
     pub(crate) text: String,
     pub(crate) version: i32,
+    /// The file's bytes when they are not UTF-8 and the buffer is what they decode to: an editor
+    /// can only send text, and the compiler should see the file as `crumb validate` does.
+    raw: Option<Vec<u8>>,
 }
 
 /// Every open buffer.
@@ -25,7 +28,10 @@ pub(crate) struct Documents {
 
 impl Documents {
     pub(crate) fn open(&mut self, path: PathBuf, text: String, version: i32) {
-        self.open.insert(path, Document { text, version });
+        let raw = std::fs::read(&path).ok().filter(|bytes| {
+            std::str::from_utf8(bytes).is_err() && String::from_utf8_lossy(bytes) == text
+        });
+        self.open.insert(path, Document { text, version, raw });
     }
 
     pub(crate) fn close(&mut self, path: &Path) {
@@ -59,14 +65,18 @@ impl Documents {
             }
         }
         document.version = version;
+        document.raw = None;
         true
     }
 
-    /// The text of `path`: its buffer when open, else the file on disk (`None` if unreadable).
+    /// The text of `path`: its buffer when open, else the file on disk as an editor would decode
+    /// it (`None` if unreadable).
     pub(crate) fn text(&self, path: &Path) -> Option<String> {
         match self.open.get(path) {
             Some(document) => Some(document.text.clone()),
-            None => std::fs::read_to_string(path).ok(),
+            None => std::fs::read(path)
+                .ok()
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()),
         }
     }
 
@@ -76,7 +86,12 @@ impl Documents {
             .iter()
             .fold(
                 InMemory::over(crate::fs::real_files()),
-                |files, (path, document)| files.with(path, document.text.as_bytes()),
+                |files, (path, document)| {
+                    files.with(
+                        path,
+                        document.raw.as_deref().unwrap_or(document.text.as_bytes()),
+                    )
+                },
             )
             .shared()
     }

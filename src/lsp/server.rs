@@ -13,7 +13,6 @@ use crumb_core::pipeline::source::SourceFiles;
 use crumb_core::pipeline::table::TransitionTable;
 use lsp_server::{Message, Notification};
 use lsp_types::{Diagnostic, PublishDiagnosticsParams, Range};
-use serde_json::Value;
 
 use super::check_findings::{Checker, Generations, Job};
 use super::diagnostics;
@@ -72,14 +71,20 @@ impl Server {
             .filter(|(pipeline, diagnosed)| *pipeline != path && diagnosed.reads.contains(path))
             .map(|(pipeline, _)| pipeline.clone())
             .collect();
-        if targets.is_empty() {
+        if is_yaml(path) && self.stands_alone(path) {
+            targets.insert(path.to_path_buf());
+        } else if targets.is_empty() {
             targets.extend(self.discover(path));
         }
-        if is_yaml(path) && targets.is_empty() && self.stands_alone(path) {
-            targets.insert(path.to_path_buf());
-        }
+        let own = targets.contains(path);
         for target in targets {
             self.diagnose(&target);
+        }
+        // A template or fragment: its diagnostics (from the pipelines that read it) stand for
+        // this version of it too.
+        if !own && let Some(version) = self.documents.get(path).map(|d| d.version) {
+            let current = self.published.get(path).cloned().unwrap_or_default();
+            self.publish(path, current, Some(version));
         }
     }
 
@@ -105,13 +110,19 @@ impl Server {
         let Some(text) = self.documents.text(path) else {
             return self.documents.get(path).is_some();
         };
-        if is_preset(path, text.as_bytes()) || text.trim().is_empty() {
-            return true;
-        }
-        match Outline::parse(&text).map(|o| o.document.value) {
-            Some(Value::Object(top)) => top.contains_key("version") || top.contains_key("name"),
-            _ => true,
-        }
+        // A top-level `version:` or `name:` line: read from the text, not parsed, since a
+        // hostile file costs the compiler's whole parse budget each time it is parsed.
+        let top_key = text.lines().any(|line| {
+            line.starts_with("version:")
+                || line.starts_with("name:")
+                || line.starts_with("version :")
+        });
+        // A file with no top-level key at all (empty, comments only) is reported as validate
+        // reports it.
+        let any_key = text
+            .lines()
+            .any(|line| line.starts_with(|c: char| c.is_alphanumeric() || c == '"' || c == '\''));
+        top_key || !any_key || is_preset(path, text.as_bytes())
     }
 
     /// The pipelines near a file no known pipeline reads (its folder, the one above, and that
@@ -162,15 +173,17 @@ impl Server {
         }
         let generation = self.bump(pipeline);
         let version = self.documents.get(pipeline).map(|d| d.version);
+        // The other files first: a client that sees the pipeline's own (versioned) diagnostics
+        // has seen everything this compile found.
         let mut own = Vec::new();
         for (file, found) in by_file {
             if file == pipeline {
-                own.clone_from(&found);
-                self.publish(&file, found, version);
+                own = found;
             } else {
                 self.publish(&file, found, None);
             }
         }
+        self.publish(pipeline, own.clone(), version);
         // After the validate diagnostics went out, so the findings arrive on top of them.
         if let Some(table) = &table {
             self.submit_check(pipeline, generation, table, &own, version);
