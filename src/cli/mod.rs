@@ -18,6 +18,7 @@ pub(crate) mod fork;
 pub(crate) mod graph;
 mod home_flag;
 pub(crate) mod init;
+mod init_editors;
 pub(crate) mod ls;
 pub(crate) mod lsp;
 pub(crate) mod mcp;

@@ -75,8 +75,8 @@ fn pytest_lsp_drives_crumb_lsp_over_stdio() {
     }
 }
 
-/// Headless Neovim opens a broken pipeline with the `vim.lsp.start` snippet `crumb init`
-/// writes, and reads the diagnostics back.
+/// Headless Neovim opens a broken pipeline of a project `crumb init` made, whose `.nvim.lua`
+/// starts `crumb lsp`, and reads the diagnostics back.
 #[test]
 fn neovim_reads_the_diagnostics_of_a_broken_pipeline() {
     Crumb::shell("scripts/ensure-neovim.sh")
@@ -89,20 +89,27 @@ fn neovim_reads_the_diagnostics_of_a_broken_pipeline() {
         "nvim is missing: `make deps` installs Debian's neovim"
     );
     let root = tempfile::tempdir().expect("tempdir");
+    crate::support::crumb()
+        .current_dir(root.path())
+        .args(["init", "project"])
+        .run()
+        .expect_code(0);
     let project = root.path().join("project");
-    casual_project(&project);
     let broken = project.join("pipelines/broken.yaml");
     let text = std::fs::read_to_string(project.join("pipelines/casual.yaml"))
         .expect("casual")
         .replace("spawn: builder }", "spawn: bilder }");
     std::fs::write(&broken, text).expect("broken pipeline");
     let out = root.path().join("diagnostics.txt");
-    let run = Crumb::shell(r#"nvim --headless --clean -c "luafile tests/lsp/nvim_smoke.lua""#)
-        .env("FILE", &broken)
-        .env("OUT", &out)
-        .env("XDG_STATE_HOME", root.path().join("state"))
-        .timeout(Duration::from_secs(120))
-        .run();
+    let run = Crumb::shell(
+        r#"PATH="$(dirname "$CRUMB"):$PATH" nvim --headless --clean "$FILE" -c "luafile $PROJECT/.nvim.lua" -c "luafile tests/lsp/nvim_smoke.lua""#,
+    )
+    .env("FILE", &broken)
+    .env("PROJECT", &project)
+    .env("OUT", &out)
+    .env("XDG_STATE_HOME", root.path().join("state"))
+    .timeout(Duration::from_secs(120))
+    .run();
     let read = std::fs::read_to_string(&out).unwrap_or_default();
     assert_eq!(
         run.code, 0,
