@@ -148,3 +148,105 @@ fn add_max(lines: &Lines<'_>, d: &Diagnostic) -> (String, TextEdit) {
     let max = format!("{}max: {DEFAULT_MAX}\n", " ".repeat(content));
     (title, TextEdit::new(Range::new(position, position), max))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crumb_core::pipeline::compile::{CompileOptions, compile_str};
+    use crumb_core::pipeline::source::InMemory;
+    use lsp_types::Uri;
+
+    use super::*;
+    use crate::lsp::diagnostics::convert;
+
+    fn diagnostics(text: &str) -> Vec<Diagnostic> {
+        let options = CompileOptions {
+            check_templates: false,
+        };
+        let path = Path::new("/p/pipelines/t.yaml");
+        compile_str(text, path, &options, &InMemory::new().shared())
+            .diagnostics
+            .iter()
+            .map(|d| convert(d, path, text))
+            .collect()
+    }
+
+    /// The text after the one action fixing `code`, which must then be gone.
+    fn fixed(text: &str, code: &str) -> String {
+        let uri: Uri = "file:///p/pipelines/t.yaml".parse().unwrap();
+        let found = diagnostics(text);
+        let actions = actions(&uri, text, &found);
+        let action = actions
+            .iter()
+            .find(|a| {
+                a.diagnostics.as_ref().unwrap()[0].code == Some(NumberOrString::String(code.into()))
+            })
+            .unwrap_or_else(|| panic!("no action for {code} in {actions:?}"));
+        let edits = &action.edit.as_ref().unwrap().changes.as_ref().unwrap()[&uri];
+        let lines = Lines::new(text);
+        let mut out = text.to_owned();
+        let mut ranges: Vec<_> = edits
+            .iter()
+            .map(|e| {
+                (
+                    lines.offset(e.range.start),
+                    lines.offset(e.range.end),
+                    &e.new_text,
+                )
+            })
+            .collect();
+        ranges.sort_by_key(|r| std::cmp::Reverse(r.0));
+        for (start, end, new) in ranges {
+            out.replace_range(start..end, new);
+        }
+        let left: Vec<_> = diagnostics(&out)
+            .into_iter()
+            .filter(|d| d.code == Some(NumberOrString::String(code.into())))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "{code} still there after the fix:\n{out}\n{left:?}"
+        );
+        out
+    }
+
+    const HEAD: &str = "version: 1\nname: t\nroles:\n  writer: { template: w.j2, produces: [build, note] }\n  judge: { template: j.j2, produces: [judge.score] }\n  looper: { template: w.j2, produces: [note] }\n";
+
+    #[test]
+    fn the_missing_verdict_cells_get_routes() {
+        let text = format!(
+            "{HEAD}routes:\n  - {{ on: goal, spawn: writer }}\n  - {{ on: build, spawn: judge }}\n  - {{ on: note, done: pass }}\n  - {{ on: verdict, when: {{ verdict: PASS }}, done: pass }}\n  - {{ on: user.approve, done: pass }}\n"
+        );
+        let out = fixed(&text, "crumb::unrouted-verdict");
+        assert!(
+            out.contains(
+                "when: { verdict: FAIL, severity: [Critical, Important, Minor] }, await: human"
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn an_unbounded_loop_gets_a_max_in_flow_and_block_style() {
+        let flow = format!(
+            "{HEAD}routes:\n  - {{ on: goal, spawn: writer }}\n  - {{ on: note, spawn: looper }}\n  - {{ on: build, done: {{ outcome: pass, reason: built }} }}\n"
+        );
+        assert!(fixed(&flow, "crumb::unbounded-loop").contains("spawn: looper, max: 3 }"));
+        let block = format!(
+            "{HEAD}routes:\n  - {{ on: goal, spawn: writer }}\n  - on: note\n    spawn: looper\n  - {{ on: build, done: {{ outcome: pass, reason: built }} }}\n"
+        );
+        assert!(
+            fixed(&block, "crumb::unbounded-loop")
+                .contains("  - on: note\n    max: 3\n    spawn: looper\n")
+        );
+    }
+
+    #[test]
+    fn did_you_mean_replaces_the_name() {
+        let text = format!(
+            "{HEAD}routes:\n  - {{ on: goal, spawn: writr }}\n  - {{ on: build, done: pass }}\n"
+        );
+        assert!(fixed(&text, "crumb::unknown-role").contains("spawn: writer }"));
+    }
+}
