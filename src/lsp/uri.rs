@@ -1,7 +1,7 @@
 //! `file:` URIs as the client names documents, and the paths the compiler reads.
 
 use std::fmt::Write as _;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use lsp_types::Uri;
@@ -46,22 +46,7 @@ pub(crate) fn from_path(path: &Path) -> Option<Uri> {
     Uri::from_str(&text).ok()
 }
 
-/// `a/./b/../c` → `a/c` without touching the disk (a buffer's file may not exist yet).
-pub(crate) fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
+pub(crate) use crumb_core::pipeline::lexical_path::normalize;
 
 #[cfg(test)]
 mod tests {

@@ -18,7 +18,7 @@ pub mod graph;
 pub mod input_values;
 pub mod inputs;
 pub mod kinds;
-pub(crate) mod lexical_path;
+pub mod lexical_path;
 pub mod loader;
 pub mod located_yaml;
 pub mod model;
