@@ -297,6 +297,8 @@ async def main():
     await until("the pipeline re-diagnosed", lambda: any(p.uri == uri(casual) for p in client.published[before:]))
     fields = await labels(at(template, template_text + "\n{{ feedback.txt }}\n", "feedback.txt", 9))
     assert {"text", "severity", "suggested_change"} <= fields, fields
+    shown = await hover_text(client, at(template, template_text + "\n{{ feedback.txt }}\n", "feedback.txt", 2))
+    assert "`feedback`" in shown and "suggested_change" in shown, shown
     await docs.replace(template, template_text)
     await until(
         "the template's error cleared",
@@ -304,7 +306,7 @@ async def main():
     )
     docs.close(template)
     print("ok a template edit re-diagnoses its pipeline", flush=True)
-    print("ok completion of a template variable", flush=True)
+    print("ok completion of a template variable, and its hover", flush=True)
 
     # Rename a role across a pipeline and the fragment it includes.
     include = (REPO / "tests/pipelines/valid/inputs-and-include.yaml").resolve()
@@ -317,8 +319,16 @@ async def main():
     )
     changed = {k: len(v) for k, v in edit.changes.items()}
     assert changed == {uri(include): 1, uri(fragment): 1}, changed
+    references = await client.text_document_references_async(
+        types.ReferenceParams(
+            context=types.ReferenceContext(include_declaration=True),
+            text_document=where.text_document,
+            position=where.position,
+        )
+    )
+    assert sorted(r.uri for r in references) == sorted([uri(include), uri(fragment)]), references
     docs.close(include)
-    print("ok rename of a role across two files", flush=True)
+    print("ok rename of a role across two files, and its references", flush=True)
 
     # Symbols, the graph lens and its command.
     symbols = await client.text_document_document_symbol_async(

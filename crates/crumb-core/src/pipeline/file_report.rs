@@ -1,6 +1,6 @@
 //! What `crumb validate` reports on one file's bytes: a preset's checks or the pipeline's
 //! compile. `crumb validate` reads the file from disk and `crumb lsp` passes an editor's buffer;
-//! both call [`read_and_report`], so the editor shows exactly what the command prints.
+//! both go through [`read_and_compile`], so the editor shows exactly what the command prints.
 
 use std::path::Path;
 use std::sync::Arc;
