@@ -15,8 +15,9 @@ use super::position::Lines;
 pub(crate) struct Document {
     pub(crate) text: String,
     pub(crate) version: i32,
-    /// The file's bytes when they are not UTF-8 and the buffer is what they decode to: an editor
-    /// can only send text, and the compiler should see the file as `crumb validate` does.
+    /// The file's bytes at open when they are not UTF-8. While the buffer is what they decode
+    /// to, the compiler reads them instead (an editor can only send text, and the compiler should
+    /// see the file as `crumb validate` does).
     raw: Option<Vec<u8>>,
 }
 
@@ -28,9 +29,9 @@ pub(crate) struct Documents {
 
 impl Documents {
     pub(crate) fn open(&mut self, path: PathBuf, text: String, version: i32) {
-        let raw = std::fs::read(&path).ok().filter(|bytes| {
-            std::str::from_utf8(bytes).is_err() && String::from_utf8_lossy(bytes) == text
-        });
+        let raw = std::fs::read(&path)
+            .ok()
+            .filter(|bytes| std::str::from_utf8(bytes).is_err());
         self.open.insert(path, Document { text, version, raw });
     }
 
@@ -65,7 +66,6 @@ impl Documents {
             }
         }
         document.version = version;
-        document.raw = None;
         true
     }
 
@@ -87,10 +87,11 @@ impl Documents {
             .fold(
                 InMemory::over(crate::fs::real_files()),
                 |files, (path, document)| {
-                    files.with(
-                        path,
-                        document.raw.as_deref().unwrap_or(document.text.as_bytes()),
-                    )
+                    let raw = document
+                        .raw
+                        .as_deref()
+                        .filter(|raw| String::from_utf8_lossy(raw) == document.text);
+                    files.with(path, raw.unwrap_or(document.text.as_bytes()))
                 },
             )
             .shared()

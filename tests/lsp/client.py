@@ -189,16 +189,25 @@ async def main():
             # such a file from the disk when the buffer is what the disk decodes to.
             text = raw.decode("utf-8", errors="replace")
         expected = expected_of(entry)
-        await docs.open(path, text)
         files = sorted({path} | {Path(e[0]) for e in expected})
+        # On open, then on an unsaved change back to the same text from an emptied buffer.
+        await docs.open(path, text)
         actual = actual_of(client, files)
         assert sorted(actual, key=repr) == sorted(expected, key=repr), (
-            f"{path.name}:\n  lsp:      {actual}\n  validate: {expected}"
+            f"{path.name} on open:\n  lsp:      {actual}\n  validate: {expected}"
+        )
+        await docs.replace(path, "")
+        await docs.wait(uri(path))
+        await docs.replace(path, text)
+        await docs.wait(uri(path))
+        actual = actual_of(client, files)
+        assert sorted(actual, key=repr) == sorted(expected, key=repr), (
+            f"{path.name} on a change:\n  lsp:      {actual}\n  validate: {expected}"
         )
         docs.close(path)
         compared += 1
     assert compared >= 50, compared
-    print(f"ok diagnostics equal crumb validate for {compared} invalid fixtures", flush=True)
+    print(f"ok diagnostics equal crumb validate for {compared} invalid fixtures, on open and on a change", flush=True)
 
     # An unsaved change breaks the pipeline, validate agrees on the same text, the fix clears it.
     casual = PROJECT / "pipelines/casual.yaml"
