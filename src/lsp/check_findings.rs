@@ -14,6 +14,7 @@ use crumb_core::pipeline::table::TransitionTable;
 use lsp_server::{Message, Notification};
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, PublishDiagnosticsParams, Range};
 
+use super::log;
 use super::uri::from_path;
 
 /// What `crumb check` findings carry in `source`, so they are told from `crumb validate`'s.
@@ -58,8 +59,6 @@ impl Checker {
         let _ = self.jobs.send(job);
     }
 }
-
-use super::log;
 
 fn work(queue: &mpsc::Receiver<Job>, sender: &Sender<Message>, generations: &Generations) {
     while let Ok(first) = queue.recv() {
