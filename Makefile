@@ -13,6 +13,7 @@ export CARGO_TERM_COLOR ?= never
 deps:
 	@./scripts/ensure-chromium.sh
 	@./scripts/ensure-tmux.sh
+	@./scripts/ensure-neovim.sh
 
 release:
 	$(CARGO) build --release --locked

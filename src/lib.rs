@@ -18,6 +18,7 @@ pub mod exit_codes;
 pub(crate) mod export;
 pub mod fs;
 pub mod home;
+pub(crate) mod lsp;
 pub(crate) mod mcp;
 pub mod process;
 pub mod qa;

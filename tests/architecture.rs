@@ -24,7 +24,7 @@ const CRUMB_LAYERS: &[&[&str]] = &[
     &["adapters"],
     &["qa"],
     &["runtime"],
-    &["batch", "export", "studio", "doctor", "mcp"],
+    &["batch", "export", "studio", "doctor", "mcp", "lsp"],
     &["cli"],
 ];
 

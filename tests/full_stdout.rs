@@ -20,6 +20,10 @@ const NOT_PRINTING_HERE: &[(&str, &str)] = &[
         "the mock agent's own process, whose stdout is the dispatcher's pipe",
     ),
     ("help", "clap's own"),
+    (
+        "lsp",
+        "speaks only when its editor asks; a closed or full pipe ends it (tests/lsp drives it)",
+    ),
 ];
 
 /// A project with the offline doc-review pipeline and a crumb home, and one finished session.

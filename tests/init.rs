@@ -38,6 +38,18 @@ fn casual_scaffold_validates_and_maps_pipelines_to_its_schema() {
         globs,
         &serde_json::json!(["*.crumb.yaml", "pipelines/*.yaml"])
     );
+    assert_eq!(settings["glspc.server.command"], "crumb");
+    assert_eq!(
+        settings["glspc.server.commandArguments"],
+        serde_json::json!(["lsp"])
+    );
+    let helix = std::fs::read_to_string(project.join(".helix/languages.toml")).unwrap();
+    assert!(
+        helix.contains("[language-server.crumb]\ncommand = \"crumb\"\nargs = [\"lsp\"]"),
+        "{helix}"
+    );
+    let neovim = std::fs::read_to_string(project.join(".nvim.lua")).unwrap();
+    assert!(neovim.contains(r#"cmd = { "crumb", "lsp" }"#), "{neovim}");
     let workflow = std::fs::read_to_string(project.join(".github/workflows/crumb.yml")).unwrap();
     let step = workflow
         .lines()

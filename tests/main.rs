@@ -26,6 +26,7 @@ mod fork;
 mod full_stdout;
 mod hostile_agents;
 mod init;
+mod lsp;
 mod mcp;
 mod pipelines;
 mod qa;

@@ -3,7 +3,7 @@
 
 use super::error::{CommandError, ExitStatus};
 use super::stdout;
-use crate::pipeline::codes::{self, Code};
+use crate::pipeline::codes;
 use crate::pipeline::suggest;
 use std::fmt::Write as _;
 
@@ -35,7 +35,7 @@ pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
         format!("crumb::{name}")
     };
     if let Some(code) = codes::find(&full) {
-        stdout::print(explain_code(code))?;
+        stdout::print(code.explanation())?;
         return Ok(ExitStatus::SUCCESS);
     }
     if let Some(text) = crate::transcript::explain(name) {
@@ -52,15 +52,4 @@ pub fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     Err(CommandError::usage(format!(
         "no diagnostic code or event kind named `{name}`{hint}; `crumb explain` lists the codes"
     )))
-}
-
-/// The text `crumb explain` prints for a code.
-pub(crate) fn explain_code(code: &Code) -> String {
-    format!(
-        "{} ({})\n\n{}\n\nHow to fix: {}\n",
-        code.name,
-        code.level.as_str(),
-        code.summary,
-        code.fix
-    )
 }

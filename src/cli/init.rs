@@ -1,14 +1,16 @@
 //! `crumb init [dir] [--from casual|doc-review|code]`: a new project from a shipped pipeline — the
 //! pipeline with its schema modeline, its templates (and the example agents `doc-review` and
-//! `code` run), the schema itself, editor settings mapping pipeline files to it for
-//! yaml-language-server, and a CI workflow that validates and proves (`crumb check`) the pipelines
-//! before any token is spent. The shipped files are embedded at build
-//! time, so `init` works from an installed binary. Nothing that exists is overwritten.
+//! `code` run), the schema itself, editor settings (the schema for yaml-language-server, and
+//! `crumb lsp` for VS Code, Neovim and Helix: [`init_editors`]), and a CI workflow that
+//! validates and proves (`crumb check`) the pipelines before any token is spent. The shipped
+//! files are embedded at build time, so `init` works from an installed binary. Nothing that
+//! exists is overwritten.
 
 use crate::fs::stdout::outln;
 use std::path::{Path, PathBuf};
 
 use super::error::{CommandError, ExitStatus};
+use super::init_editors;
 use crate::pipeline::compile::{CompileOptions, compile_file};
 use crate::pipeline::schema;
 
@@ -122,15 +124,6 @@ fn files(from: From) -> Vec<(&'static str, &'static str)> {
     }
 }
 
-/// yaml-language-server (the VS Code YAML extension) checks and completes pipelines against the
-/// project's schema.
-const VSCODE_SETTINGS: &str = r#"{
-  "yaml.schemas": {
-    "./schemas/pipeline.schema.json": ["*.crumb.yaml", "pipelines/*.yaml"]
-  }
-}
-"#;
-
 /// Validation (with GitHub annotations) and `crumb check` in CI, before any run spends tokens.
 const CI_WORKFLOW: &str = "name: crumb
 on: [push, pull_request]
@@ -151,7 +144,9 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let schema_text = schema::render(&schema::pipeline_schema());
     let mut plan: Vec<(&str, &str)> = files(args.from);
     plan.push(("schemas/pipeline.schema.json", &schema_text));
-    plan.push((".vscode/settings.json", VSCODE_SETTINGS));
+    plan.push((".vscode/settings.json", init_editors::VSCODE_SETTINGS));
+    plan.push((".nvim.lua", init_editors::NEOVIM));
+    plan.push((".helix/languages.toml", init_editors::HELIX));
     plan.push((".github/workflows/crumb.yml", CI_WORKFLOW));
     let existing: Vec<&str> = plan
         .iter()

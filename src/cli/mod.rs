@@ -20,7 +20,9 @@ pub(crate) mod fork;
 pub(crate) mod graph;
 mod home_flag;
 pub(crate) mod init;
+mod init_editors;
 pub(crate) mod ls;
+pub(crate) mod lsp;
 pub(crate) mod mcp;
 mod mcp_hosts;
 pub(crate) mod mock_agent;
@@ -109,6 +111,8 @@ pub enum Command {
     Say(say::Args),
     /// Serve the Model Context Protocol on stdio for Claude Code, Codex or Gemini CLI.
     Mcp(mcp::Args),
+    /// Serve the Language Server Protocol on stdio: pipeline diagnostics, hover, completion in an editor.
+    Lsp(lsp::Args),
     /// Check this machine: agent CLIs and their logins, Chromium, the crumb home, limits.
     Doctor(doctor::Args),
 }
@@ -165,6 +169,7 @@ pub fn main() -> ExitCode {
         Command::Studio(args) => studio::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::Lsp(args) => lsp::run(args),
     };
     // A command whose stdout could not be written says so, whatever it answered (`fs::stdout`).
     let result = result.and_then(|status| match crate::fs::stdout::failure() {

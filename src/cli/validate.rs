@@ -6,15 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use super::error::{CommandError, ErrorKind, ExitStatus};
-use super::{pipeline_file, stdout};
-use crate::pipeline::compile::{CompileOptions, compile_bytes};
+use super::stdout;
 use crate::pipeline::diagnostic_render::{FileReport, Format, render, totals};
-use crate::pipeline::loader::MAX_FILE_BYTES;
-use crate::pipeline::located_yaml::load;
-use crate::pipeline::preset_check::check_preset_bytes;
+use crate::pipeline::file_report;
 
 /// `--format` as clap reads it (the core's [`Format`] knows nothing of clap).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -115,68 +110,6 @@ pub(crate) fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
-/// Presets are recognised by place (a `presets` folder), by name (`*.preset.yaml`), or by
-/// content: a mapping with no `version` or `routes` whose bindings name an `adapter`.
-fn is_preset(path: &Path, bytes: &[u8]) -> bool {
-    let in_presets = path
-        .parent()
-        .and_then(Path::file_name)
-        .is_some_and(|name| name == "presets");
-    let named = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.ends_with(".preset.yaml"));
-    in_presets || named || looks_like_preset(bytes)
-}
-
-fn looks_like_preset(bytes: &[u8]) -> bool {
-    if bytes.len() > MAX_FILE_BYTES {
-        return false;
-    }
-    let Some(Value::Object(top)) = std::str::from_utf8(bytes)
-        .ok()
-        .and_then(|text| load(text).ok())
-        .map(|document| document.value)
-    else {
-        return false;
-    };
-    let binds = |v: &Value| v.get("adapter").is_some();
-    let pipeline_keys = top.contains_key("version") || top.contains_key("routes");
-    let default_binding = top.get("default").is_some_and(binds);
-    let role_bindings = top
-        .get("roles")
-        .and_then(Value::as_object)
-        .is_some_and(|roles| !roles.is_empty() && roles.values().all(binds));
-    !pipeline_keys && (default_binding || role_bindings)
-}
-
 fn validate_one(file: &Path) -> FileReport {
-    let bytes = match crate::pipeline::loader::read_file(&crate::fs::FsSource, file) {
-        Ok(bytes) => bytes,
-        Err(diagnostic) => {
-            return FileReport {
-                file: file.to_path_buf(),
-                diagnostics: vec![*diagnostic],
-                sources: Vec::new(),
-            };
-        }
-    };
-    if !is_preset(file, &bytes) {
-        return pipeline_file::report(
-            file,
-            compile_bytes(
-                &bytes,
-                file,
-                &CompileOptions::default(),
-                &crate::fs::real_files(),
-            ),
-        );
-    }
-    let (_, diagnostics) = check_preset_bytes(&bytes, file);
-    let text = String::from_utf8(bytes).unwrap_or_default();
-    FileReport {
-        file: file.to_path_buf(),
-        diagnostics,
-        sources: vec![(file.to_path_buf(), text)],
-    }
+    file_report::read_and_report(file, &crate::fs::real_files())
 }

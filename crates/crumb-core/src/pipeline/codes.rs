@@ -32,6 +32,19 @@ pub struct Code {
     pub fix: &'static str,
 }
 
+impl Code {
+    /// The text `crumb explain` prints for this code (and `crumb lsp` shows on hover).
+    pub fn explanation(&self) -> String {
+        format!(
+            "{} ({})\n\n{}\n\nHow to fix: {}\n",
+            self.name,
+            self.level.as_str(),
+            self.summary,
+            self.fix
+        )
+    }
+}
+
 macro_rules! codes {
     ($($ident:ident = $name:literal, $level:ident, $summary:literal, $fix:literal;)*) => {
         $(

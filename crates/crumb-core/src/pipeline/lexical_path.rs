@@ -5,7 +5,7 @@
 use std::path::{Component, Path, PathBuf};
 
 /// Resolve `.` and `..` without touching the file system (the file may not exist).
-pub(crate) fn normalize(path: &Path) -> PathBuf {
+pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

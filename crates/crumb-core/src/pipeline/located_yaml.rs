@@ -108,6 +108,14 @@ impl SpanIndex {
         }
     }
 
+    /// Every pointer with its location, in no order: what an editor searches for the place under
+    /// its cursor.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &Located)> {
+        self.entries
+            .iter()
+            .map(|(pointer, located)| (pointer.as_str(), located))
+    }
+
     /// Location of exactly this pointer.
     pub fn get(&self, pointer: &str) -> Option<Located> {
         self.entries.get(pointer).copied()

@@ -10,6 +10,7 @@ pub mod compile;
 pub mod diagnostic;
 pub mod diagnostic_render;
 pub mod fan_out;
+pub mod file_report;
 pub mod flow;
 #[cfg(test)]
 mod flow_tests;
@@ -17,7 +18,7 @@ pub mod graph;
 pub mod input_values;
 pub mod inputs;
 pub mod kinds;
-pub(crate) mod lexical_path;
+pub mod lexical_path;
 pub mod loader;
 pub mod located_yaml;
 pub mod model;

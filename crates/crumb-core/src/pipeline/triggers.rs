@@ -3,10 +3,10 @@
 //! They live apart from all of those so none has to import another for a constant.
 
 /// The word `on:` uses for the corrected verdict of a `judge.score`.
-pub(crate) const VERDICT_TRIGGER: &str = "verdict";
+pub const VERDICT_TRIGGER: &str = "verdict";
 /// The word `on:` uses for a `qa.result` whose checks could not run (status `error`), once
 /// `qa.retry` is spent. Not an event kind: the event is the `qa.result`.
-pub(crate) const QA_ERROR_TRIGGER: &str = "qa.error";
+pub const QA_ERROR_TRIGGER: &str = "qa.error";
 
 /// The kind a person's pitch arrives as; every run starts with it.
 pub const GOAL_KIND: &str = "goal";

@@ -22,7 +22,7 @@ pub struct Report {
     /// `done:` routes no explored path ends in (a PASS route may be reachable only as its
     /// downgrade, e.g. `pass_without_qa`), and routes no explored step fires at all (on an event
     /// the explorer does not play, such as `artifact.created`, or truly dead).
-    pub(crate) declared_unreached: Vec<String>,
+    pub declared_unreached: Vec<String>,
     /// The most agent turns any path takes before it ends (loops a person drives not counted).
     pub(crate) longest_turns: u32,
     pub(crate) longest_path: Vec<String>,
