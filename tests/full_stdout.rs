@@ -88,6 +88,24 @@ fn done_reason(project: &Project, session: &Path) -> Value {
     replay["state"]["done"]["reason"].clone()
 }
 
+/// The ids of the session's `goal` and of its last event.
+fn goal_and_last(session: &Path) -> (String, String) {
+    let events: Vec<Value> = std::fs::read_to_string(session.join("transcript.jsonl"))
+        .expect("transcript")
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .collect();
+    let id = |event: Option<&Value>| {
+        event
+            .and_then(|e| e["id"].as_str().map(str::to_owned))
+            .expect("an event")
+    };
+    (
+        id(events.iter().find(|event| event["kind"] == "goal")),
+        id(events.last()),
+    )
+}
+
 fn assert_full(run: &Run, what: &str) {
     assert_eq!(run.code, 1, "{what}: {}", run.stderr);
     assert!(
@@ -117,20 +135,7 @@ fn every_command_with_stdout_on_dev_full_exits_1_without_a_panic() {
         "the run reached its outcome"
     );
     let s = session.to_str().expect("utf-8");
-    let goal = std::fs::read_to_string(session.join("transcript.jsonl"))
-        .expect("transcript")
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .find(|event| event["kind"] == "goal")
-        .and_then(|event| event["id"].as_str().map(str::to_owned))
-        .expect("a goal");
-    let last = std::fs::read_to_string(session.join("transcript.jsonl"))
-        .expect("transcript")
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .last()
-        .and_then(|event| event["id"].as_str().map(str::to_owned))
-        .expect("an event");
+    let (goal, last) = goal_and_last(&session);
     let copy = project.dir.path().join("copy");
     let copy = copy.to_str().unwrap();
     std::fs::write(project.dir.path().join("pitches.txt"), "why bread rises\n").expect("pitches");
