@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 #[allow(dead_code, reason = "shared by several benches")]
 #[path = "support/report.rs"]
 mod report;
+#[path = "support/turn.rs"]
+mod turn;
 
 const RUNS: usize = 200;
 const WARMUP: usize = 10;
@@ -54,17 +56,8 @@ fn append_once(capability: &str) -> Duration {
 
 /// Append [`RUNS`] times as one turn of `builder`, opened in `session` as the dispatcher opens one.
 fn measure(label: &str, session: &Path) {
-    let mut writer =
-        crumb::transcript::writer::Writer::open(session.join("transcript.jsonl"), "bench")
-            .expect("open transcript");
-    let wake = crumb::transcript::Draft::new("builder", crumb::transcript::Kind::AgentWake)
-        .metadata(crumb::transcript::Metadata {
-            effect_id: Some(format!("bench:{label}")),
-            ..Default::default()
-        });
-    let (_, capability) =
-        crumb::runtime::capability::open_turn(session, &mut writer, wake).expect("open a turn");
-    let token = capability.token();
+    let token = turn::open(session, "builder", &format!("bench:{label}"));
+    let token = token.as_str();
     for _ in 0..WARMUP {
         append_once(token);
     }

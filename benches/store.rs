@@ -27,6 +27,8 @@ use wait_timeout::ChildExt;
 mod report;
 #[path = "support/mod.rs"]
 mod support;
+#[path = "support/turn.rs"]
+mod turn;
 
 const RUNS: usize = 21;
 const BUILD_BYTES: usize = 5 << 20;
@@ -61,16 +63,7 @@ fn open_builder_turn(dir: &Path) -> String {
         r#"{"roles": {"builder": ["build"]}, "common": ["note"]}"#,
     )
     .expect("authority record");
-    let mut writer = crumb::transcript::writer::Writer::open(dir.join("transcript.jsonl"), "bench")
-        .expect("open transcript");
-    let wake = crumb::transcript::Draft::new("builder", crumb::transcript::Kind::AgentWake)
-        .metadata(crumb::transcript::Metadata {
-            effect_id: Some("bench:store".to_owned()),
-            ..Default::default()
-        });
-    let (_, capability) =
-        crumb::runtime::capability::open_turn(dir, &mut writer, wake).expect("open a turn");
-    capability.token().to_owned()
+    turn::open(dir, "builder", "bench:store")
 }
 
 /// `crumb event` recording `artifacts/game/blob.bin` as `sha`, as the turn holding `token`.

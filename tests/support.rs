@@ -397,6 +397,21 @@ impl Run {
         );
         self
     }
+
+    /// Assert a scripted client (the MCP and LSP end-to-end tests) exited 0 and printed every one
+    /// of its `steps`.
+    #[track_caller]
+    pub fn expect_steps(self, steps: &[&str]) -> Self {
+        let run = self.expect_code(0);
+        for step in steps {
+            assert!(
+                run.stdout.contains(step),
+                "missing `{step}` in:\n{}",
+                run.stdout
+            );
+        }
+        run
+    }
 }
 
 /// Longest pause between two polls: short enough to notice a change quickly.

@@ -55,24 +55,13 @@ fn pytest_lsp_drives_crumb_lsp_over_stdio() {
     let root = tempfile::tempdir().expect("tempdir");
     let project = root.path().join("project");
     casual_project(&project);
-    let run = Crumb::shell(r#""$PYTHON" tests/lsp/client.py "$CRUMB" "$PROJECT" "$REPO""#)
+    Crumb::shell(r#""$PYTHON" tests/lsp/client.py "$CRUMB" "$PROJECT" "$REPO""#)
         .env("PYTHON", &python)
         .env("PROJECT", &project)
         .env("REPO", repo_root())
         .timeout(Duration::from_secs(300))
-        .run();
-    assert_eq!(
-        run.code, 0,
-        "--- stdout\n{}\n--- stderr\n{}",
-        run.stdout, run.stderr
-    );
-    for step in STEPS {
-        assert!(
-            run.stdout.contains(step),
-            "missing `{step}` in:\n{}",
-            run.stdout
-        );
-    }
+        .run()
+        .expect_steps(&STEPS);
 }
 
 /// Headless Neovim opens a broken pipeline of a project `crumb init` made, whose `.nvim.lua`

@@ -38,24 +38,13 @@ fn the_python_sdk_drives_crumb_mcp_over_stdio() {
     )
     .expect("broken pipeline");
     std::fs::write(root.path().join("outside.yaml"), "name: outside\n").expect("outside file");
-    let run = Crumb::shell(r#""$PYTHON" tests/mcp/client.py "$CRUMB" "$PROJECT" "$HOME_DIR""#)
+    Crumb::shell(r#""$PYTHON" tests/mcp/client.py "$CRUMB" "$PROJECT" "$HOME_DIR""#)
         .env("PYTHON", &python)
         .env("PROJECT", &project)
         .env("HOME_DIR", root.path().join("home"))
         .timeout(Duration::from_secs(300))
-        .run();
-    assert_eq!(
-        run.code, 0,
-        "--- stdout\n{}\n--- stderr\n{}",
-        run.stdout, run.stderr
-    );
-    for step in STEPS {
-        assert!(
-            run.stdout.contains(step),
-            "missing `{step}` in:\n{}",
-            run.stdout
-        );
-    }
+        .run()
+        .expect_steps(&STEPS);
 }
 
 /// Each host's snippet names this binary and the project, in the host's own format.
