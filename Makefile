@@ -75,8 +75,10 @@ bench-readme: release
 	CARGO=$(CARGO) ./scripts/bench-table.sh --readme
 
 # The long chaos soak (see docs/sessions.md, "The chaos suite"): hundreds of seeded random
-# SIGKILLs across every phase of a run, each recovered and checked (same outcome, nothing lost or
-# repeated, no process left), then 20 browser sessions at once through kills. `make test` runs a CI-sized slice.
+# SIGKILLs, disks filling up (the home a tmpfs in a private mount namespace) and full or closed
+# stdout across every phase of a run, each recovered and checked (same outcome, nothing lost or
+# repeated, no process left), then 20 browser sessions at once through kills. `make test` runs a
+# CI-sized slice.
 SOAK_KILLS ?= 200
 SOAK_CONCURRENT ?= 20
 SOAK_SEED ?= $(shell date +%s)

@@ -27,14 +27,16 @@ exit_codes! {
     /// The command ran and the answer is no, or crumb itself failed: a blocking QA check failed
     /// (`qa`), the event on stdin is malformed or breaks the schema (`event`; nothing is written),
     /// an internal error while driving a session (`run`, `resume`), a port that cannot be bound
-    /// (`studio`), a mock turn that failed (`mock-agent`), or stdout that cannot be written.
+    /// (`studio`), a mock turn that failed (`mock-agent`), an agent the turn shim cannot start
+    /// (`turn-shim`), or stdout that cannot be written.
     FAILURE = 1;
     /// The request cannot be carried out as given: arguments clap rejects, a path, session or
     /// crumb home that does not resolve, a pipeline without a `qa:` block, a transcript or
     /// pipeline `replay`/`status` cannot read, an inbox line `say` refuses, an event the firewall
     /// refuses, a missing `CRUMB_*` environment or a transcript that cannot be appended to
     /// (`event`), a non-loopback `studio --bind` without `--allow-remote`, an agent CLI a bound
-    /// role needs that says it is logged out (`run`, before any session exists).
+    /// role needs that says it is logged out or is not on `PATH` (`run`, before any session
+    /// exists).
     USAGE_ERROR = 2;
     /// The pipeline (or preset) has errors, or warnings under `--deny-warnings`: the same code
     /// from `validate`, `graph`, `qa` and `run`, so a broken pipeline is never mistaken for a

@@ -60,6 +60,14 @@ export function summary(raw) {
   return body || dataText(e.data);
 }
 
+/** A large event comes as a summary (`truncated`, its `bytes`, a `full` link to the exact line):
+ * the row says so and links to the whole event. */
+export function fullLink(e) {
+  if (e.truncated !== true || typeof e.full !== 'string' || !e.full.startsWith('/api/sessions/')) return null;
+  const size = Number(e.bytes) > 0 ? ` (${(Number(e.bytes) / 1048576).toFixed(1)} MB)` : '';
+  return h('a', { class: 'ev-full small', href: e.full, target: '_blank', rel: 'noopener', onclick: ev => ev.stopPropagation() }, `truncated · full event${size}`);
+}
+
 /** A feed or transcript row; never throws (a row that cannot be drawn says so). With `onFork`,
  * the row carries a "fork" button (shown by the feed's `can-fork` class). */
 export function row(seq, raw, onPick, onFork, extra) {
@@ -73,6 +81,7 @@ export function row(seq, raw, onPick, onFork, extra) {
     h('span', { class: 'ev-from' }, String(e.from ?? '?')),
     h('span', { class: 'ev-kind', title: typeof done === 'string' ? done : '' }, kind),
     h('span', { class: 'ev-body' }, clip(text, 240)),
+    fullLink(e),
     onFork ? h('button', { class: 'btn ghost small ev-fork', type: 'button', tabindex: -1, title: 'Start a new session from this point', 'aria-label': `fork from this ${kind}`,
       onclick: ev => { ev.stopPropagation(); onFork(e, ev.currentTarget); } }, 'fork') : null,
     extra ? extra(e) : null);
@@ -162,6 +171,8 @@ export class Transcript {
   show(seq, e) {
     this.detail.hidden = false;
     this.detail.textContent = `#${seq + 1}\n` + JSON.stringify(e, null, 2);
+    const full = fullLink(e);
+    if (full) this.detail.prepend(full, '\n');
     this.detail.tabIndex = -1;
     this.detail.focus({ preventScroll: true });
   }

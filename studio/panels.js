@@ -158,7 +158,7 @@ export async function drawArtifacts(el, id, data) {
     left.append(h('div', { class: 'qa-head' },
       h('span', { class: 'pill ' + (qa.exec_exit_code === 0 ? 'verdict-pass' : 'verdict-fail') }, qa.exec_exit_code === 0 ? 'QA passed' : `QA failed (exit ${qa.exec_exit_code})`),
       h('span', { class: 'muted small' }, ` AC ${qa.ac_passed} passed · ${qa.ac_failed} failed · ${qa.ac_skipped} skipped`)));
-    const checks = arr(obj(obj(obj(qaEvent).event).data).checks).map(obj);
+    const checks = arr(obj(obj(qaEvent).data).checks).map(obj);
     if (checks.length) {
       left.append(h('table', { class: 'checks' }, h('tbody', {}, checks.map(c => h('tr', {},
         h('td', {}, h('span', { class: 'chip check-' + (c.status || 'none') }, c.status || '?')),

@@ -150,6 +150,8 @@ fn comparable(rows: &[Value]) -> Vec<Value> {
             let object = r.as_object_mut().unwrap();
             object.remove("session");
             object.remove("wall_ms");
+            // What the pods did is `--collect`'s alone (a local batch has no pods).
+            object.remove("pods");
             r
         })
         .collect()
@@ -477,5 +479,139 @@ fn the_containerfile_runs_as_the_manifests_user_and_copies_what_exists() {
     assert!(
         ignored.lines().any(|l| l == "target/"),
         "the build context leaves out target/"
+    );
+}
+
+/// The README's Kubernetes recipe, command by command, from a copy of the repository's project:
+/// each `crumb` line runs as written and writes manifests the API schema accepts, each file it
+/// applies exists and fits the manifests, and `make image` is a target.
+#[test]
+fn the_readmes_kubernetes_recipe_works_as_written() {
+    let root = crate::support::repo_root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let section = readme
+        .split("## Many pitches, past one machine")
+        .nth(1)
+        .expect("the README's Kubernetes section");
+    let block = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("its commands");
+    let project = tempfile::tempdir().unwrap();
+    for folder in ["pipelines", "templates", "presets"] {
+        crate::support::copy_dir(&root.join(folder), &project.path().join(folder));
+    }
+    let makefile = std::fs::read_to_string(root.join("Makefile")).unwrap();
+    let mut claim = None;
+    let mut ran = Vec::new();
+    for line in block.lines() {
+        let command = line.split(" | kubectl").next().unwrap().trim();
+        if command.starts_with("cargo install --locked --path .") {
+            assert!(
+                root.join("Cargo.lock").exists(),
+                "crumb installs from the checkout"
+            );
+        } else if command.starts_with("make image") {
+            assert!(makefile.lines().any(|l| l == "image:"), "make image");
+        } else if let Some(file) = command.strip_prefix("kubectl apply -f examples/") {
+            let file = file.split_whitespace().next().unwrap();
+            let text = std::fs::read_to_string(root.join("examples").join(file)).unwrap();
+            let pvc: Value = serde_saphyr::from_str(&text).unwrap();
+            assert_eq!(pvc["kind"], "PersistentVolumeClaim");
+            assert_eq!(
+                pvc["spec"]["accessModes"],
+                serde_json::json!(["ReadWriteMany"])
+            );
+            claim = Some(pvc["metadata"]["name"].clone());
+        } else if command.starts_with("printf ") {
+            crate::support::Crumb::shell(command)
+                .current_dir(project.path())
+                .run()
+                .expect_code(0);
+        } else if let Some(args) = command.strip_prefix("crumb ") {
+            let args = shell_words::split(&args.replace("$REGISTRY", "registry.example")).unwrap();
+            let run = crate::support::crumb()
+                .current_dir(project.path())
+                .args(&args)
+                .run()
+                .expect_code(0);
+            ran.push((args, documents(&run.stdout)));
+        }
+    }
+    let [(_, job_docs), (_, collect_docs)] = ran.as_slice() else {
+        panic!("the recipe emits the Job, then the collect pod: {ran:?}");
+    };
+    let job_schema = validator("job.batch.v1.schema.json");
+    let job = &job_docs[1];
+    let errors: Vec<String> = job_schema.iter_errors(job).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let pod_spec = &job["spec"]["template"]["spec"];
+    assert_eq!(
+        Some(&pod_spec["volumes"][0]["persistentVolumeClaim"]["claimName"]),
+        claim.as_ref()
+    );
+    assert_eq!(
+        pod_spec["containers"][0]["envFrom"][0]["secretRef"]["name"],
+        "agent-keys"
+    );
+    assert_eq!(
+        pod_spec["containers"][0]["image"],
+        "registry.example/crumb:1"
+    );
+    // The collect pod: a pod spec as the Job's template holds one, on the same volume and pitches.
+    let pod = &collect_docs[0];
+    assert_eq!(
+        (&pod["apiVersion"], &pod["kind"]),
+        (&"v1".into(), &"Pod".into())
+    );
+    let mut as_job = job.clone();
+    as_job["spec"]["template"]["spec"] = pod["spec"].clone();
+    let errors: Vec<String> = job_schema
+        .iter_errors(&as_job)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(pod["spec"]["volumes"], pod_spec["volumes"]);
+    assert_eq!(
+        pod["metadata"]["labels"]["app.kubernetes.io/component"],
+        "collect"
+    );
+    assert!(block.contains("-l app.kubernetes.io/component=collect"));
+    let args = pod["spec"]["containers"][0]["args"].as_array().unwrap();
+    assert!(args.contains(&Value::from("--collect")), "{args:?}");
+    assert!(
+        args.contains(&Value::from("/batch/pitches.yaml")),
+        "{args:?}"
+    );
+}
+
+/// A pod whose pipeline does not compile exits 3 (the Job's `FailIndex` code), and its attempt
+/// is on record before the pipeline is read, so `--collect` says the index failed and why.
+#[test]
+fn a_pod_of_an_invalid_pipeline_exits_3_and_collect_says_the_index_failed() {
+    let scratch = Scratch::new();
+    let file = write_pitches(&scratch, &pitches(2));
+    let broken = scratch.dir.path().join("pipelines/broken.yaml");
+    std::fs::write(&broken, "name: broken\nroles: 7\n").unwrap();
+    let shared = scratch.dir.path().join("shared-home");
+    scratch
+        .command(&["batch"])
+        .arg(&broken)
+        .arg(&file)
+        .args(["--adapter", "mock", "--index", "1"])
+        .env("CRUMB_HOME", &shared)
+        .run()
+        .expect_code(3);
+    let collected = scratch
+        .command(&["batch", "--json", "--collect"])
+        .arg(&shared)
+        .run()
+        .expect_code(24);
+    let rows = rows(&collected.stdout);
+    assert_eq!(rows[0]["pods"]["state"], "never started", "{rows:#?}");
+    assert_eq!(
+        rows[1]["pods"],
+        serde_json::json!({ "state": "failed", "attempts": 1, "exit_code": 3 })
     );
 }

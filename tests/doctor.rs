@@ -121,3 +121,123 @@ fn run_stops_before_the_first_spawn_when_a_bound_cli_is_logged_out() {
         "no session was created"
     );
 }
+
+/// A model server stand-in on loopback: answers every request with `404` and closes.
+fn answering_server() -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = Vec::new();
+            let mut byte = [0u8; 1];
+            while !request.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
+                request.push(byte[0]);
+            }
+            let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    port
+}
+
+/// `crumb doctor --preset`: bindings on a `base_url` are checked against that server and key
+/// variable, not a vendor login (the fake CLIs all say "logged out" here); a binding without
+/// one still needs its login.
+#[test]
+fn doctor_preset_checks_base_urls_and_keys_instead_of_vendor_logins() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let up = answering_server();
+    let down = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let preset = |gemini_port: u16, builder: &str| {
+        format!(
+            "name: local\ndefault: {{ adapter: codex, model: m, base_url: 'http://127.0.0.1:{up}/v1', api_key_env: LOCAL_KEY }}\nroles:\n  verifier: {{ adapter: gemini-cli, model: m, base_url: 'http://127.0.0.1:{gemini_port}', api_key_env: OTHER_KEY }}\n{builder}"
+        )
+    };
+    std::fs::create_dir(project.path().join("presets")).unwrap();
+    let write =
+        |text: String| std::fs::write(project.path().join("presets/local.yaml"), text).unwrap();
+    let check = || {
+        doctor(home.path())
+            .current_dir(project.path())
+            .env("FAKE_CLI_LOGGED_OUT", "1")
+            .env("LOCAL_KEY", "k")
+            .env_remove("OTHER_KEY")
+            .args(["--preset", "local", "--json"])
+    };
+
+    write(preset(down, ""));
+    let report: Value = serde_json::from_str(&check().run().expect_code(1).stdout).unwrap();
+    let problems: Vec<&str> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["what"].as_str().unwrap())
+        .collect();
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(
+        problems[0].contains(&format!("127.0.0.1:{down} does not answer")),
+        "{problems:#?}"
+    );
+    assert!(
+        problems[1].contains("`OTHER_KEY` is not set"),
+        "{problems:#?}"
+    );
+    let default = &report["preset"]["bindings"][0];
+    assert_eq!(default["reachable"], true, "{report:#}");
+    assert_eq!(default["reach_detail"], "answered HTTP/1.1 404 Not Found");
+    assert_eq!(default["key_set"], true);
+
+    write(preset(
+        up,
+        "  builder: { adapter: claude-code, model: sonnet }\n",
+    ));
+    let run = check().env("OTHER_KEY", "k2").run().expect_code(1);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let problems = report["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{report:#}");
+    assert!(
+        problems[0]["what"]
+            .as_str()
+            .unwrap()
+            .contains("preset binding `builder` (claude-code): claude is not logged in"),
+        "{report:#}"
+    );
+
+    write(preset(up, ""));
+    let text = doctor(home.path())
+        .current_dir(project.path())
+        .env("FAKE_CLI_LOGGED_OUT", "1")
+        .env("LOCAL_KEY", "k")
+        .env("OTHER_KEY", "k2")
+        .args(["--preset", "presets/local.yaml"])
+        .run()
+        .expect_code(0);
+    assert!(
+        text.stdout
+            .contains("ok        a run with this preset can work here"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout
+            .contains(&format!("http://127.0.0.1:{up}/v1 reachable")),
+        "{}",
+        text.stdout
+    );
+
+    let unknown = doctor(home.path())
+        .current_dir(project.path())
+        .args(["--preset", "nope"])
+        .run()
+        .expect_code(2);
+    assert!(
+        unknown.stderr.contains("unknown preset `nope`"),
+        "{}",
+        unknown.stderr
+    );
+}

@@ -125,11 +125,16 @@ fn otlp_json_has_the_protobuf_json_shape_and_the_genai_attributes() {
             let value = attribute(turn, key).unwrap_or_else(|| panic!("{key} in {turn}"));
             assert!(value["intValue"].as_str().unwrap().parse::<u64>().unwrap() > 0);
         }
+        // The current GenAI conventions: the provider by its new name, the model the CLI
+        // reported as the response's, and the request's only when the binding named one (the
+        // mock's binding names none).
         assert_eq!(
-            attribute(turn, "gen_ai.request.model").unwrap()["stringValue"],
+            attribute(turn, "gen_ai.response.model").unwrap()["stringValue"],
             "mock@v1"
         );
-        assert!(attribute(turn, "gen_ai.system").is_some());
+        assert!(attribute(turn, "gen_ai.request.model").is_none(), "{turn}");
+        assert!(attribute(turn, "gen_ai.provider.name").is_some(), "{turn}");
+        assert!(attribute(turn, "gen_ai.system").is_none(), "{turn}");
         let (start, end) = (&turn["startTimeUnixNano"], &turn["endTimeUnixNano"]);
         assert!(
             start.as_str().unwrap().parse::<u128>().unwrap()

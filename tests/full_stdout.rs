@@ -19,6 +19,10 @@ const NOT_PRINTING_HERE: &[(&str, &str)] = &[
         "mock-agent",
         "the mock agent's own process, whose stdout is the dispatcher's pipe",
     ),
+    (
+        "turn-shim",
+        "every agent turn's parent; it prints nothing of its own and its agent's stdout is the dispatcher's pipe",
+    ),
     ("help", "clap's own"),
     (
         "lsp",

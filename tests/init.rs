@@ -138,3 +138,57 @@ fn code_scaffold_runs_offline_with_its_example_agents() {
     let summary: Value = serde_json::from_str(&run.stdout).expect("a JSON summary");
     assert_eq!(summary["reason"], "verdict_pass");
 }
+
+/// The README's `--preset claude|codex|gemini|cross|mock` works in a new project: `init` writes
+/// the shipped presets and the schema their modelines name.
+#[test]
+fn scaffold_carries_the_shipped_presets_and_their_schema() {
+    let scratch = tempfile::tempdir().unwrap();
+    init(scratch.path(), "casual").expect_code(0);
+    let project = scratch.path().join("project");
+    assert!(project.join("schemas/preset.schema.json").is_file());
+    for name in ["claude", "codex", "gemini", "cross", "mock"] {
+        let preset = std::fs::read_to_string(project.join(format!("presets/{name}.yaml"))).unwrap();
+        let schema = preset
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("# yaml-language-server: $schema="))
+            .unwrap();
+        assert!(
+            project.join("presets").join(schema).is_file(),
+            "{name}: {schema}"
+        );
+        crumb()
+            .current_dir(&project)
+            .env("CRUMB_HOME", scratch.path().join("home"))
+            .args([
+                "run",
+                "pipelines/casual.yaml",
+                "a pitch",
+                "--dry-run",
+                "--script",
+                "PASS",
+            ])
+            .args(["--preset", name, "--json"])
+            .run()
+            .expect_code(0);
+    }
+    let unknown = crumb()
+        .current_dir(&project)
+        .env("CRUMB_HOME", scratch.path().join("home"))
+        .args([
+            "run",
+            "pipelines/casual.yaml",
+            "a pitch",
+            "--dry-run",
+            "--script",
+            "PASS",
+        ])
+        .args(["--preset", "nope"])
+        .run();
+    assert!(
+        unknown.stderr.contains("unknown preset `nope`"),
+        "{}",
+        unknown.stderr
+    );
+}

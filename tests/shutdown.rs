@@ -84,6 +84,7 @@ fn a_coordinator_shut_down_mid_qa_stops_its_child_and_records_no_outcome() {
         idle_timeout_ms: None,
         wall_timeout_ms: None,
         inputs: indexmap::IndexMap::new(),
+        prices: None,
     };
     let mut writer = Writer::open(created.dir.transcript(), created.dir.id()).expect("writer");
     let Ok(Value::Object(data)) = serde_json::to_value(&config) else {

@@ -117,6 +117,17 @@ impl Crumb {
             "GEMINI_CLI",
             "GEMINI_SESSION_ID",
             "GEMINI_CLI_SESSION",
+            // A collector configured on the developer's machine must not receive test runs.
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+            "OTEL_EXPORTER_OTLP_PROTOCOL",
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+            "OTEL_EXPORTER_OTLP_TIMEOUT",
+            "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+            "OTEL_SERVICE_NAME",
+            "OTEL_SDK_DISABLED",
         ] {
             cmd.env_remove(var);
         }
@@ -286,6 +297,13 @@ impl Running {
     pub fn signal(&self, signal: Signal) {
         let pid = Pid::from_raw(i32::try_from(self.id()).expect("pid fits"));
         nix::sys::signal::kill(pid, signal).expect("signal crumb");
+    }
+
+    /// Whether the process has exited (it is reaped; [`Running::wait`] then collects at once).
+    pub fn exited(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|child| matches!(child.try_wait(), Ok(Some(_))))
     }
 
     /// SIGKILL the process alone and reap it; what it started is left as a crash would leave it.

@@ -119,6 +119,11 @@ impl Adapter for GeminiCli {
     }
 }
 
+/// The model a binding without one runs: gemini-cli's own default Pro model. Left to itself the
+/// CLI picks `auto`, whose router asks the server for a JSON routing decision and retries five
+/// times when it gets text, as a local model API answers.
+pub(crate) const DEFAULT_MODEL: &str = "gemini-2.5-pro";
+
 /// The `gemini` invocation for `request`.
 fn invocation(request: &TurnRequest) -> Invocation {
     let mut args: Vec<std::ffi::OsString> = vec![
@@ -130,20 +135,21 @@ fn invocation(request: &TurnRequest) -> Invocation {
         "yolo".into(),
         "--skip-trust".into(),
     ];
-    if let Some(model) = &request.model {
-        args.push("--model".into());
-        args.push(model.into());
-    }
-    let notes = request
-        .effort
-        .map(|effort| {
-            format!(
-                "gemini-cli has no effort setting: effort `{}` is ignored",
-                effort.as_str()
-            )
-        })
-        .into_iter()
-        .collect();
+    let mut notes: Vec<String> = Vec::new();
+    let model = request.model.as_deref().unwrap_or_else(|| {
+        notes.push(format!(
+            "the binding names no model: gemini runs `{DEFAULT_MODEL}` (without one its `auto` router retries a local server for ~100 s a turn); set `model:` in the binding to choose another, `auto` included"
+        ));
+        DEFAULT_MODEL
+    });
+    args.push("--model".into());
+    args.push(model.into());
+    notes.extend(request.effort.map(|effort| {
+        format!(
+            "gemini-cli has no effort setting: effort `{}` is ignored",
+            effort.as_str()
+        )
+    }));
     let mut env = vec![(
         "GEMINI_SYSTEM_MD".into(),
         request.prompt_file.clone().into_os_string(),
@@ -257,6 +263,15 @@ impl StreamParser for Parser {
     }
 }
 
+/// Reasoning tokens, which the stream-json `result` does not name: its `total_tokens` counts them
+/// beside `input_tokens` and `output_tokens`, so they are what the total holds beyond those two.
+/// Absent when the stats do not carry all three or the total is smaller than their sum.
+fn reasoning(stats: &Value) -> Option<u64> {
+    let total = number(stats, "total_tokens")?;
+    let counted = number(stats, "input_tokens")?.checked_add(number(stats, "output_tokens")?)?;
+    total.checked_sub(counted)
+}
+
 impl Parser {
     fn result(&mut self, event: &Value) {
         self.summary.terminal = if event.get("status").and_then(Value::as_str) == Some("success") {
@@ -280,7 +295,7 @@ impl Parser {
             self.summary.usage = Usage {
                 tokens_in: uncached,
                 tokens_out: number(stats, "output_tokens"),
-                thinking_tokens: None,
+                thinking_tokens: reasoning(stats),
                 cache_read: cached,
                 cache_write: None,
                 cost_usd: None,
@@ -353,10 +368,68 @@ mod tests {
                 tokens_in: Some(800),
                 tokens_out: Some(130),
                 cache_read: Some(900),
+                thinking_tokens: Some(0),
                 model: Some("gemini-2.5-pro".into()),
                 ..Usage::default()
             }
         );
+    }
+
+    #[test]
+    fn reasoning_is_what_the_total_holds_beyond_input_and_output() {
+        let mut parser = Parser::default();
+        parser.line(r#"{"type":"result","status":"success","stats":{"total_tokens":1902,"input_tokens":1700,"output_tokens":130,"cached":900,"input":800}}"#);
+        assert_eq!(parser.summary().usage.thinking_tokens, Some(72));
+        let mut short = Parser::default();
+        short.line(r#"{"type":"result","status":"success","stats":{"total_tokens":10,"input_tokens":1700,"output_tokens":130}}"#);
+        assert_eq!(short.summary().usage.thinking_tokens, None);
+        let mut partial = Parser::default();
+        partial.line(r#"{"type":"result","status":"success","stats":{"input_tokens":1700,"output_tokens":130}}"#);
+        assert_eq!(partial.summary().usage.thinking_tokens, None);
+    }
+
+    #[test]
+    fn a_binding_without_a_model_runs_the_default_and_says_so() {
+        let request = TurnRequest {
+            prompt: String::new(),
+            prompt_file: "/s/p.md".into(),
+            session_dir: "/s".into(),
+            role: "r".into(),
+            model: None,
+            effort: None,
+            command: Vec::new(),
+            endpoint: None,
+        };
+        let invocation = invocation(&request);
+        let model = invocation
+            .args
+            .iter()
+            .position(|arg| arg == "--model")
+            .unwrap();
+        assert_eq!(invocation.args[model + 1], DEFAULT_MODEL);
+        assert_eq!(invocation.notes.len(), 1);
+        assert!(
+            invocation.notes[0].contains(DEFAULT_MODEL),
+            "{:?}",
+            invocation.notes
+        );
+        let chosen = invocation_for_model("auto");
+        let model = chosen.args.iter().position(|arg| arg == "--model").unwrap();
+        assert_eq!(chosen.args[model + 1], "auto");
+        assert!(chosen.notes.is_empty(), "{:?}", chosen.notes);
+    }
+
+    fn invocation_for_model(model: &str) -> Invocation {
+        invocation(&TurnRequest {
+            prompt: String::new(),
+            prompt_file: "/s/p.md".into(),
+            session_dir: "/s".into(),
+            role: "r".into(),
+            model: Some(model.into()),
+            effort: None,
+            command: Vec::new(),
+            endpoint: None,
+        })
     }
 
     #[test]
@@ -375,7 +448,7 @@ mod tests {
             prompt_file: "/s/p.md".into(),
             session_dir: "/s".into(),
             role: "r".into(),
-            model: None,
+            model: Some("flash".into()),
             effort: Some(crate::pipeline::preset::Effort::High),
             command: Vec::new(),
             endpoint: None,

@@ -23,6 +23,7 @@ pub(crate) mod command;
 pub(crate) mod diagnosis;
 pub(crate) mod gemini_cli;
 pub mod mock;
+pub(crate) mod prices;
 pub(crate) mod problem;
 pub(crate) mod registry;
 pub(crate) mod turn;

@@ -1,7 +1,9 @@
 //! `crumb batch`: many pitches of one pipeline, each its own session, run here in parallel
 //! ([`run`]), or as a Kubernetes Indexed Job ([`k8s`]) whose shared home is summarised by
-//! [`collect`]. The summary is built from session folders alone ([`summary`]).
+//! [`collect`] (with each pod's [`attempt`] record). The summary is built from session folders
+//! alone ([`summary`]).
 
+pub(crate) mod attempt;
 pub(crate) mod collect;
 pub(crate) mod k8s;
 pub(crate) mod plan;

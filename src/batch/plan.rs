@@ -21,6 +21,10 @@ pub(crate) struct Pitch {
     /// The pitch's inputs as the `--set NAME=VALUE` arguments its `crumb run` gets.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub set: Vec<String>,
+    /// This pitch's `--mock-scenario`, in place of the batch's: one pitch that misbehaves on
+    /// purpose, to try how a batch (or a Kubernetes Job) handles it without an agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mock_scenario: Option<String>,
 }
 
 /// A pitches file that cannot be used, with where.
@@ -41,6 +45,8 @@ struct Full {
     /// Per-pitch inputs: a mapping of input names to scalar values.
     #[serde(default)]
     set: Option<serde_json::Value>,
+    #[serde(default)]
+    mock_scenario: Option<String>,
 }
 
 /// Read and parse the pitches file at `path`.
@@ -84,6 +90,7 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Vec<Pitch>, PlanError> {
                             pitch: l.trim().to_owned(),
                             bind: Vec::new(),
                             set: Vec::new(),
+                            mock_scenario: None,
                         },
                     ))
                 }
@@ -135,6 +142,7 @@ fn yaml(text: &str, origin: &str) -> Result<Vec<(usize, Pitch)>, PlanError> {
                 pitch: pitch.trim().to_owned(),
                 bind: Vec::new(),
                 set: Vec::new(),
+                mock_scenario: None,
             };
             let pitch = match entry {
                 serde_json::Value::String(pitch) => text(pitch),
@@ -143,18 +151,26 @@ fn yaml(text: &str, origin: &str) -> Result<Vec<(usize, Pitch)>, PlanError> {
                 entry @ serde_json::Value::Object(_) => {
                     let full: Full = serde_json::from_value(entry).map_err(|e| {
                         located(format!(
-                            "an entry is a pitch or `{{ pitch, bind, set }}`: {e}"
+                            "an entry is a pitch or `{{ pitch, bind, set, mock_scenario }}`: {e}"
                         ))
                     })?;
                     Pitch {
                         pitch: full.pitch.trim().to_owned(),
                         bind: full.bind,
                         set: set_args(full.set.as_ref()).map_err(located)?,
+                        mock_scenario: full
+                            .mock_scenario
+                            .map(|name| {
+                                name.parse::<crate::adapters::mock::scenario::Scenario>()
+                                    .map(|s| s.as_str().to_owned())
+                                    .map_err(|e| located(e.to_string()))
+                            })
+                            .transpose()?,
                     }
                 }
                 _ => {
                     return Err(located(
-                        "an entry is a pitch or `{ pitch, bind, set }`".to_owned(),
+                        "an entry is a pitch or `{ pitch, bind, set, mock_scenario }`".to_owned(),
                     ));
                 }
             };
@@ -226,6 +242,19 @@ mod tests {
         let err = parse("- pitch: b\n  bind: [nope]\n", "p.yaml").unwrap_err();
         assert!(
             err.to_string().starts_with("p.yaml:1: bind `nope`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_entry_may_misbehave_on_purpose_with_a_known_scenario_only() {
+        let pitches = parse("- a\n- pitch: b\n  mock_scenario: crash-always\n", "p.yaml").unwrap();
+        assert_eq!(pitches[0].mock_scenario, None);
+        assert_eq!(pitches[1].mock_scenario.as_deref(), Some("crash-always"));
+        let err = parse("- a\n- pitch: b\n  mock_scenario: explode\n", "p.yaml").unwrap_err();
+        assert_eq!(err.line, 2, "{err}");
+        assert!(
+            err.message.contains("unknown mock scenario `explode`"),
             "{err}"
         );
     }

@@ -237,7 +237,7 @@ fn child_command(
             .arg("run")
             .arg(shared.pipeline)
             .arg("-")
-            .args(&shared.options.run_args)
+            .args(run_args(&shared.options.run_args, pitch))
             .args(pitch.bind.iter().flat_map(|b| ["--bind", b.as_str()]))
             .args(pitch.set.iter().flat_map(|s| ["--set", s.as_str()])),
     };
@@ -251,6 +251,24 @@ fn child_command(
             Err(_) => Stdio::null(),
         });
     command
+}
+
+/// The batch's `crumb run` arguments for `pitch`: its own `mock_scenario` replaces the batch's.
+fn run_args(args: &[String], pitch: &super::plan::Pitch) -> Vec<String> {
+    let Some(scenario) = &pitch.mock_scenario else {
+        return args.to_vec();
+    };
+    let mut out = Vec::with_capacity(args.len() + 2);
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if arg == "--mock-scenario" {
+            rest.next();
+        } else {
+            out.push(arg.clone());
+        }
+    }
+    out.extend(["--mock-scenario".to_owned(), scenario.clone()]);
+    out
 }
 
 /// Drive pitch `index` with a child `crumb run` and read its session back.

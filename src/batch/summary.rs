@@ -32,6 +32,38 @@ pub(crate) struct Row {
     pub wall_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// What the pods of a Kubernetes Job did with the pitch (`--collect` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pods: Option<Pods>,
+}
+
+/// Per index, what the home's attempt records say the Job's pods did: the pod-level story,
+/// beside the session's outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct Pods {
+    /// `ran` (one pod, its session ended), `retried` (more than one pod, the session ended),
+    /// `failed` (the last pod exited non-zero: `exit_code`), `killed` (the last pod recorded no
+    /// exit: killed by a signal, out of memory, a lost node; or still running), `never started`.
+    pub state: &'static str,
+    /// Pods that started on this index.
+    pub attempts: u32,
+    /// The last pod's exit code, when it recorded one.
+    pub exit_code: Option<u8>,
+}
+
+impl Pods {
+    /// The cell of the human table: `ran`, `retried ×2`, `failed (exit 2)`, `killed ×3`.
+    fn text(&self) -> String {
+        let times = if self.attempts > 1 {
+            format!(" ×{}", self.attempts)
+        } else {
+            String::new()
+        };
+        match (self.state, self.exit_code) {
+            ("failed", Some(code)) => format!("failed{times} (exit {code})"),
+            (state, _) => format!("{state}{times}"),
+        }
+    }
 }
 
 impl Row {
@@ -48,6 +80,7 @@ impl Row {
             cost_usd: None,
             wall_ms: 0,
             note: Some(note.into()),
+            pods: None,
         }
     }
 
@@ -99,6 +132,7 @@ impl Row {
             cost_usd: cost(&dir.transcript()),
             wall_ms: state.clock.elapsed_ms(),
             note: None,
+            pods: None,
         }
     }
 }
@@ -142,16 +176,46 @@ pub(crate) fn human(rows: &[Row]) -> String {
         .max()
         .unwrap_or(5)
         .max(5);
+    // The pods column only where a Job's pods recorded attempts (`--collect`).
+    let pods: Vec<String> = rows
+        .iter()
+        .map(|r| r.pods.as_ref().map_or_else(|| "-".into(), Pods::text))
+        .collect();
+    let pods_width = if rows.iter().any(|r| r.pods.is_some()) {
+        pods.iter()
+            .map(|p| p.chars().count())
+            .max()
+            .unwrap_or(4)
+            .max(4)
+    } else {
+        0
+    };
+    let column = |text: &str| {
+        if pods_width == 0 {
+            String::new()
+        } else {
+            format!("{text:<pods_width$}  ")
+        }
+    };
     let mut out = format!(
-        "{:>3}  {:<width$}  {:<10}  {:>5}  {:>5}  {:>8}  {:>8}  {:>7}  session\n",
-        "#", "pitch", "outcome", "score", "turns", "tokens", "cost", "wall"
+        "{:>3}  {:<width$}  {}{:<10}  {:>5}  {:>5}  {:>8}  {:>8}  {:>7}  session\n",
+        "#",
+        "pitch",
+        column("pods"),
+        "outcome",
+        "score",
+        "turns",
+        "tokens",
+        "cost",
+        "wall"
     );
-    for row in rows {
+    for (row, pods) in rows.iter().zip(&pods) {
         let pitch: String = row.pitch.chars().take(40).collect();
         let _ = writeln!(
             out,
-            "{:>3}  {pitch:<width$}  {:<10}  {:>5}  {:>5}  {:>8}  {:>8}  {:>7}  {}{}",
+            "{:>3}  {pitch:<width$}  {}{:<10}  {:>5}  {:>5}  {:>8}  {:>8}  {:>7}  {}{}",
             row.index,
+            column(pods),
             row.outcome,
             score(row),
             row.turns,
@@ -173,6 +237,20 @@ pub(crate) fn human(rows: &[Row]) -> String {
         rows.iter().map(|r| r.tokens).sum::<u64>(),
         rows.iter().map(|r| r.turns).sum::<u32>(),
     );
+    if pods_width > 0 {
+        let states = ["ran", "retried", "failed", "killed", "never started"];
+        let counts: Vec<String> = states
+            .iter()
+            .map(|state| {
+                let n = rows
+                    .iter()
+                    .filter(|r| r.pods.as_ref().is_some_and(|p| p.state == *state))
+                    .count();
+                format!("{n} {state}")
+            })
+            .collect();
+        let _ = writeln!(out, "pods: {}", counts.join(" · "));
+    }
     out
 }
 

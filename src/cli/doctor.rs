@@ -12,6 +12,11 @@ pub struct Args {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Check this preset's bindings (a name in `presets/`, or a path to a preset file): the
+    /// base URLs they name answer, the key variables are set, and only the CLIs they use without
+    /// a base URL need a vendor login.
+    #[arg(long, value_name = "NAME|PATH")]
+    pub preset: Option<String>,
     /// Crumb home to check (default: `$CRUMB_HOME`, else `~/.crumb`).
     #[arg(long)]
     pub home: Option<PathBuf>,
@@ -21,7 +26,22 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let home = super::home_flag::resolve(args.home.as_deref()).map_err(|_| {
         CommandError::usage("no crumb home: set CRUMB_HOME or HOME, or pass --home")
     })?;
-    let report = crate::doctor::run(&Environment::from_process(), home.root());
+    let preset = args
+        .preset
+        .as_deref()
+        .map(|name| {
+            let dirs = [std::path::PathBuf::from("presets")];
+            crate::runtime::bindings::files::load_preset(name, &dirs)
+                .map_err(|err| CommandError::usage(err.to_string()))
+        })
+        .transpose()?;
+    let report = crate::doctor::run(
+        &Environment::from_process(),
+        home.root(),
+        preset
+            .as_ref()
+            .map(|(preset, path)| (preset, path.as_path())),
+    );
     let text = if args.json {
         serde_json::to_string_pretty(&report).map_err(CommandError::failure_from)? + "\n"
     } else {

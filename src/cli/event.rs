@@ -175,6 +175,10 @@ fn keep_artifacts(
         cap_mb.saturating_mul(1 << 20),
     );
     let Err(why) = kept else { return Ok(()) };
+    if let ObjectError::Io(_) = why {
+        // A storage fault, not the agent's: the turn is owed, not failed.
+        capability::record_fault(&session.grant, &why.to_string());
+    }
     if !matches!(why, ObjectError::CapExceeded { .. }) {
         return Err(CommandError::usage(format!("nothing was written: {why}")));
     }

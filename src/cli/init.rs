@@ -1,6 +1,6 @@
 //! `crumb init [dir] [--from casual|doc-review|code]`: a new project from a shipped pipeline — the
 //! pipeline with its schema modeline, its templates (and the example agents `doc-review` and
-//! `code` run), the schema itself, editor settings (the schema for yaml-language-server, and
+//! `code` run), the schema itself, the shipped presets with their schema, editor settings (the schema for yaml-language-server, and
 //! `crumb lsp` for VS Code, Neovim and Helix: [`init_editors`]), and a CI workflow that
 //! validates and proves (`crumb check`) the pipelines before any token is spent. The shipped
 //! files are embedded at build time, so `init` works from an installed binary. Nothing that
@@ -124,6 +124,28 @@ fn files(from: From) -> Vec<(&'static str, &'static str)> {
     }
 }
 
+/// The shipped presets, so `--preset claude|codex|gemini|cross|mock` works in a new project as
+/// the README says (their modelines name `schemas/preset.schema.json`, written beside them).
+const PRESETS: [(&str, &str); 5] = [
+    (
+        "presets/claude.yaml",
+        include_str!("../../presets/claude.yaml"),
+    ),
+    (
+        "presets/codex.yaml",
+        include_str!("../../presets/codex.yaml"),
+    ),
+    (
+        "presets/gemini.yaml",
+        include_str!("../../presets/gemini.yaml"),
+    ),
+    (
+        "presets/cross.yaml",
+        include_str!("../../presets/cross.yaml"),
+    ),
+    ("presets/mock.yaml", include_str!("../../presets/mock.yaml")),
+];
+
 /// Validation (with GitHub annotations) and `crumb check` in CI, before any run spends tokens.
 const CI_WORKFLOW: &str = "name: crumb
 on: [push, pull_request]
@@ -143,7 +165,10 @@ jobs:
 pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let schema_text = schema::render(&schema::pipeline_schema());
     let mut plan: Vec<(&str, &str)> = files(args.from);
+    let preset_schema = schema::render(&schema::preset_schema());
     plan.push(("schemas/pipeline.schema.json", &schema_text));
+    plan.extend(PRESETS);
+    plan.push(("schemas/preset.schema.json", &preset_schema));
     plan.push((".vscode/settings.json", init_editors::VSCODE_SETTINGS));
     plan.push((".nvim.lua", init_editors::NEOVIM));
     plan.push((".helix/languages.toml", init_editors::HELIX));

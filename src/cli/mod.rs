@@ -40,6 +40,7 @@ pub(crate) mod status_usage;
 mod stdout;
 pub(crate) mod studio;
 pub(crate) mod tail;
+pub(crate) mod turn_shim;
 pub mod validate;
 pub(crate) mod versions;
 pub(crate) mod versions_ref;
@@ -77,6 +78,8 @@ pub enum Command {
     /// The mock adapter's agent process (run by the dispatcher, not by people).
     #[command(hide = true)]
     MockAgent(mock_agent::Args),
+    #[command(hide = true)]
+    TurnShim(turn_shim::Args),
     /// Validate pipeline files (exit 0 clean, 3 invalid, 2 usage error).
     Validate(validate::Args),
     /// Prove a pipeline's route: every outcome reachable, no dead end, every loop bounded.
@@ -151,6 +154,7 @@ pub fn main() -> ExitCode {
         Command::Resume(args) => resume::run(args),
         // The mock agent is a process of its own (the dispatcher's child) with its own exit.
         Command::MockAgent(args) => return mock_agent::run(args),
+        Command::TurnShim(args) => return turn_shim::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Check(args) => check::run(args),
         Command::Init(args) => init::run(args),

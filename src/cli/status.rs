@@ -44,8 +44,19 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
     let story = (loaded.replay.stats.events <= STATUS_STORY_EVENTS)
         .then(|| story_of(&loaded.transcript, &loaded.table).ok())
         .flatten();
+    let usage = usage.unwrap_or_else(|| {
+        std::fs::File::open(&loaded.transcript)
+            .map(|file| usage_by_role(&file, u64::MAX, None))
+            .unwrap_or_default()
+    });
     if args.json {
+        let mut total = crate::adapters::Usage::default();
+        for role in usage.values() {
+            total.absorb(role);
+        }
+        total.model = None;
         let value = serde_json::json!({
+            "usage": { "by_role": &usage, "total": total },
             "inputs": inputs,
             "state": state,
             "rubric": loaded.table.scoring.rubric,
@@ -101,11 +112,6 @@ pub(crate) fn run(args: &Args) -> Result<ExitStatus, CommandError> {
         );
     }
     out.push('\n');
-    let usage = usage.unwrap_or_else(|| {
-        std::fs::File::open(&loaded.transcript)
-            .map(|file| usage_by_role(&file, u64::MAX, None))
-            .unwrap_or_default()
-    });
     out.push_str(&usage_block(&usage));
     out.push('\n');
     out.push_str(&scorecard(state, &loaded.table.scoring.rubric));

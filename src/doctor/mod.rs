@@ -5,6 +5,7 @@
 
 pub(crate) mod agents;
 pub(crate) mod machine;
+pub(crate) mod preset;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -36,10 +37,17 @@ pub(crate) struct Report {
     pub problems: Vec<Problem>,
     /// Worth knowing, but no reason a default run fails.
     pub notes: Vec<String>,
+    /// With `--preset`: its bindings, checked instead of the default run's vendor login.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<preset::PresetCheck>,
 }
 
-/// Check the whole machine, with `home` as the crumb home.
-pub(crate) fn run(env: &Environment, home: &Path) -> Report {
+/// A preset to check in place of the default run: the preset and the file it came from.
+pub(crate) type PresetToCheck<'a> = (&'a crate::pipeline::preset::Preset, &'a Path);
+
+/// Check the whole machine, with `home` as the crumb home; with `preset`, its bindings rather
+/// than the logins a default run needs.
+pub(crate) fn run(env: &Environment, home: &Path, preset: Option<PresetToCheck<'_>>) -> Report {
     let home_root = home;
     let agents: Vec<AgentCheck> = agents::agents()
         .map(|kind| agents::check(kind, env))
@@ -53,8 +61,14 @@ pub(crate) fn run(env: &Environment, home: &Path) -> Report {
         .map_or(AdapterKind::FALLBACK, |found| found.adapter);
     let mut problems = Vec::new();
     let mut notes = Vec::new();
+    let preset = preset.map(|(preset, path)| {
+        let (check, found) = preset::check(preset, path, env);
+        problems.extend(found);
+        check
+    });
     for agent in &agents {
-        let used = agent.adapter == default_adapter;
+        // With a preset, its bindings say which CLIs must be logged in (checked above).
+        let used = agent.adapter == default_adapter && preset.is_none();
         match (agent.path.is_some(), agent.logged_in) {
             (true, Some(Login::No)) if used => problems.push(Problem {
                 what: format!(
@@ -112,6 +126,7 @@ pub(crate) fn run(env: &Environment, home: &Path) -> Report {
         limits,
         problems,
         notes,
+        preset,
     }
 }
 
@@ -200,6 +215,16 @@ pub(crate) fn render(report: &Report) -> String {
         show(limits.open_files_soft),
         show(limits.open_files_hard)
     ));
+    if let Some(preset) = &report.preset {
+        line(format!(
+            "preset    {} ({})",
+            preset.name,
+            preset.path.display()
+        ));
+        for binding in &preset.bindings {
+            line(format!("  {}", preset::describe(binding)));
+        }
+    }
     for note in &report.notes {
         line(format!("note      {note}"));
     }
@@ -208,7 +233,11 @@ pub(crate) fn render(report: &Report) -> String {
         line(format!("  fix     {}", problem.fix));
     }
     line(if report.ok {
-        "ok        a default run can work here".to_owned()
+        if report.preset.is_some() {
+            "ok        a run with this preset can work here".to_owned()
+        } else {
+            "ok        a default run can work here".to_owned()
+        }
     } else {
         format!("not ok    {} problem(s) above", report.problems.len())
     });

@@ -1,9 +1,11 @@
 //! `crumb export <session> --format html|chrome-trace|otlp-json|md`: what happened in a session,
 //! for someone who has no crumb. Every format is built from one load of the transcript (the
-//! events and the engine's fold of them) and one list of [`spans::Span`]s.
+//! events and the engine's fold of them) and one list of [`spans::Span`]s. [`live`] sends the
+//! same OTLP spans to a collector while a session runs.
 
 pub(crate) mod chrome_trace;
 pub(crate) mod html;
+pub(crate) mod live;
 pub(crate) mod markdown;
 pub(crate) mod otlp;
 pub(crate) mod spans;
@@ -69,14 +71,19 @@ pub(crate) fn load(dir: &SessionDir) -> Result<Loaded, String> {
     })
 }
 
+/// `pass`, `fail`, … or `awaiting` / `unfinished` for a session that has not ended.
+pub(crate) fn outcome_of(state: &State) -> String {
+    match (&state.done, &state.awaiting) {
+        (Some(done), _) => done.outcome.map_or("unknown", |o| o.as_str()).to_owned(),
+        (None, Some(_)) => "awaiting".to_owned(),
+        (None, None) => "unfinished".to_owned(),
+    }
+}
+
 impl Loaded {
     /// `pass`, `fail`, … or `awaiting` / `unfinished` for a session that has not ended.
     pub(crate) fn outcome(&self) -> String {
-        match (&self.state.done, &self.state.awaiting) {
-            (Some(done), _) => done.outcome.map_or("unknown", |o| o.as_str()).to_owned(),
-            (None, Some(_)) => "awaiting".to_owned(),
-            (None, None) => "unfinished".to_owned(),
-        }
+        outcome_of(&self.state)
     }
 
     /// `name = value` for each input recorded in `session.start`, in declaration order.

@@ -47,9 +47,10 @@ struct Scope {
     version: &'static str,
 }
 
+/// One span in the protobuf JSON mapping.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct OtlpSpan {
+pub(crate) struct OtlpSpan {
     trace_id: String,
     span_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -140,26 +141,47 @@ fn span_status(span: &Span) -> Status {
     status(ok, &span.status)
 }
 
+/// `gen_ai.provider.name` as the semantic conventions spell the providers crumb knows; any other
+/// name a binding gives is passed on as it is.
+fn provider_name(provider: Option<&str>) -> &str {
+    match provider {
+        Some("google") => "gcp.gemini",
+        Some(other) => other,
+        None => "none",
+    }
+}
+
 fn turn_attributes(span: &Span) -> Vec<KeyValue> {
     let mut attributes = vec![
         text("gen_ai.operation.name", "invoke_agent"),
         text("gen_ai.agent.name", &span.track),
-        text("gen_ai.system", span.provider.as_deref().unwrap_or("none")),
+        text(
+            "gen_ai.provider.name",
+            provider_name(span.provider.as_deref()),
+        ),
         text("crumb.event_id", &span.event_id),
         text("crumb.turn.status", &span.status),
     ];
-    if let Some(model) = &span.model {
+    if let Some(model) = &span.requested_model {
         attributes.push(text("gen_ai.request.model", model));
+    }
+    if let Some(model) = &span.model {
         attributes.push(text("gen_ai.response.model", model));
     }
     if let Some(harness) = &span.harness {
         attributes.push(text("crumb.adapter", harness));
     }
-    if let Some(tokens) = span.tokens_in {
-        attributes.push(int("gen_ai.usage.input_tokens", tokens));
-    }
-    if let Some(tokens) = span.tokens_out {
-        attributes.push(int("gen_ai.usage.output_tokens", tokens));
+    let usage = [
+        ("gen_ai.usage.input_tokens", span.tokens_in),
+        ("gen_ai.usage.output_tokens", span.tokens_out),
+        ("gen_ai.usage.cache_read.input_tokens", span.cache_read),
+        ("gen_ai.usage.cache_creation.input_tokens", span.cache_write),
+        ("gen_ai.usage.reasoning.output_tokens", span.reasoning),
+    ];
+    for (key, tokens) in usage {
+        if let Some(tokens) = tokens {
+            attributes.push(int(key, tokens));
+        }
     }
     if let Some(cost) = span.cost_usd {
         attributes.push(double("crumb.cost_usd", cost));
@@ -167,84 +189,95 @@ fn turn_attributes(span: &Span) -> Vec<KeyValue> {
     attributes
 }
 
-/// The export request, ready to serialise.
-pub(crate) fn request(session: &Loaded) -> Request {
-    let trace = trace_id(&session.id);
-    let root = span_id(&session.id);
-    let origin = session.origin_ms();
-    let end = session
-        .events
-        .iter()
-        .rev()
-        .find_map(|e| super::spans::unix_ms(&e.ts))
-        .unwrap_or(origin);
-    let outcome = session.outcome();
-    let mut spans = vec![OtlpSpan {
-        trace_id: trace.clone(),
-        span_id: root.clone(),
+/// What the session span says about the session.
+pub(crate) struct SessionSummary<'a> {
+    pub id: &'a str,
+    pub pipeline: &'a str,
+    /// `pass`, `fail`, … (see [`super::outcome_of`]).
+    pub outcome: &'a str,
+    pub events: u64,
+    pub start_ms: i64,
+    pub end_ms: i64,
+}
+
+/// The root span of a session's trace.
+pub(crate) fn session_span(session: &SessionSummary<'_>) -> OtlpSpan {
+    OtlpSpan {
+        trace_id: trace_id(session.id),
+        span_id: span_id(session.id),
         parent_span_id: None,
         name: format!("session {}", session.pipeline),
         kind: INTERNAL,
-        start_time_unix_nano: nanos(origin),
-        end_time_unix_nano: nanos(end),
+        start_time_unix_nano: nanos(session.start_ms),
+        end_time_unix_nano: nanos(session.end_ms),
         attributes: vec![
-            text("crumb.session.id", &session.id),
-            text("crumb.pipeline", &session.pipeline),
-            text("crumb.outcome", &outcome),
-            int("crumb.events", session.state.events),
+            text("crumb.session.id", session.id),
+            text("crumb.pipeline", session.pipeline),
+            text("crumb.outcome", session.outcome),
+            int("crumb.events", session.events),
         ],
-        status: Some(status(outcome == "pass", &outcome)),
-    }];
-    for span in &session.spans {
-        let id = span_id(&span.event_id);
-        let (name, attributes) = match span.kind {
-            SpanKind::Turn => (
-                format!("invoke_agent {}", span.track),
-                turn_attributes(span),
-            ),
-            SpanKind::Qa => (
-                "qa".to_owned(),
-                vec![text("crumb.event_id", &span.event_id)],
-            ),
-            SpanKind::Wait => (
-                "await person".to_owned(),
-                vec![text("crumb.event_id", &span.event_id)],
-            ),
-        };
+        status: Some(status(session.outcome == "pass", session.outcome)),
+    }
+}
+
+/// The OTLP spans of one interval of session `session`: the interval under the session span, and
+/// a turn's tool calls under the turn.
+pub(crate) fn spans_of(session: &str, span: &Span) -> Vec<OtlpSpan> {
+    let trace = trace_id(session);
+    let id = span_id(&span.event_id);
+    let (name, attributes) = match span.kind {
+        SpanKind::Turn => (
+            format!("invoke_agent {}", span.track),
+            turn_attributes(span),
+        ),
+        SpanKind::Qa => (
+            "qa".to_owned(),
+            vec![text("crumb.event_id", &span.event_id)],
+        ),
+        SpanKind::Wait => (
+            "await person".to_owned(),
+            vec![text("crumb.event_id", &span.event_id)],
+        ),
+    };
+    let mut spans = Vec::with_capacity(1 + span.tools.len());
+    spans.push(OtlpSpan {
+        trace_id: trace.clone(),
+        span_id: id.clone(),
+        parent_span_id: Some(span_id(session)),
+        name,
+        kind: INTERNAL,
+        start_time_unix_nano: nanos(span.start_ms),
+        end_time_unix_nano: nanos(span.end_ms),
+        attributes,
+        status: Some(span_status(span)),
+    });
+    for tool in &span.tools {
         spans.push(OtlpSpan {
             trace_id: trace.clone(),
-            span_id: id.clone(),
-            parent_span_id: Some(root.clone()),
-            name,
+            span_id: span_id(&tool.event_id),
+            parent_span_id: Some(id.clone()),
+            name: format!("execute_tool {}", tool.name),
             kind: INTERNAL,
-            start_time_unix_nano: nanos(span.start_ms),
-            end_time_unix_nano: nanos(span.end_ms),
-            attributes,
-            status: Some(span_status(span)),
+            start_time_unix_nano: nanos(tool.start_ms),
+            end_time_unix_nano: nanos(tool.end_ms),
+            attributes: vec![
+                text("gen_ai.operation.name", "execute_tool"),
+                text("gen_ai.tool.name", &tool.name),
+                text("crumb.event_id", &tool.event_id),
+            ],
+            status: None,
         });
-        for tool in &span.tools {
-            spans.push(OtlpSpan {
-                trace_id: trace.clone(),
-                span_id: span_id(&tool.event_id),
-                parent_span_id: Some(id.clone()),
-                name: format!("execute_tool {}", tool.name),
-                kind: INTERNAL,
-                start_time_unix_nano: nanos(tool.start_ms),
-                end_time_unix_nano: nanos(tool.end_ms),
-                attributes: vec![
-                    text("gen_ai.operation.name", "execute_tool"),
-                    text("gen_ai.tool.name", &tool.name),
-                    text("crumb.event_id", &tool.event_id),
-                ],
-                status: None,
-            });
-        }
     }
+    spans
+}
+
+/// An export request of `spans` from service `service` (`service.name`).
+pub(crate) fn request_of(service: &str, spans: Vec<OtlpSpan>) -> Request {
     Request {
         resource_spans: [ResourceSpans {
             resource: Resource {
                 attributes: vec![
-                    text("service.name", "crumb"),
+                    text("service.name", service),
                     text("service.version", env!("CARGO_PKG_VERSION")),
                 ],
             },
@@ -256,5 +289,94 @@ pub(crate) fn request(session: &Loaded) -> Request {
                 spans,
             }],
         }],
+    }
+}
+
+/// The export request of a whole session, ready to serialise.
+pub(crate) fn request(session: &Loaded) -> Request {
+    let origin = session.origin_ms();
+    let end = session
+        .events
+        .iter()
+        .rev()
+        .find_map(|e| super::spans::unix_ms(&e.ts))
+        .unwrap_or(origin);
+    let outcome = session.outcome();
+    let mut spans = vec![session_span(&SessionSummary {
+        id: &session.id,
+        pipeline: &session.pipeline,
+        outcome: &outcome,
+        events: session.state.events,
+        start_ms: origin,
+        end_ms: end,
+    })];
+    for span in &session.spans {
+        spans.extend(spans_of(&session.id, span));
+    }
+    request_of("crumb", spans)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::spans::Span;
+
+    fn keys(span: &OtlpSpan) -> Vec<(&str, String)> {
+        span.attributes
+            .iter()
+            .map(|a| {
+                let value = match &a.value {
+                    AnyValue::Text(t) | AnyValue::Int(t) => t.clone(),
+                    AnyValue::Double(d) => d.to_string(),
+                };
+                (a.key, value)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_turn_follows_the_current_genai_conventions() {
+        let span = Span {
+            kind: SpanKind::Turn,
+            track: "builder".into(),
+            name: "builder turn 1".into(),
+            event_id: "wake".into(),
+            start_ms: 1,
+            end_ms: 2,
+            status: "ok".into(),
+            tokens_in: Some(10),
+            tokens_out: Some(20),
+            cache_read: Some(3),
+            cache_write: Some(4),
+            reasoning: Some(5),
+            cost_usd: None,
+            requested_model: Some("gemini-2.5-pro".into()),
+            model: Some("gemini-2.5-pro-002".into()),
+            provider: Some("google".into()),
+            harness: Some("gemini-cli".into()),
+            tools: Vec::new(),
+        };
+        let spans = spans_of("session", &span);
+        let found = keys(&spans[0]);
+        for (key, value) in [
+            ("gen_ai.provider.name", "gcp.gemini"),
+            ("gen_ai.request.model", "gemini-2.5-pro"),
+            ("gen_ai.response.model", "gemini-2.5-pro-002"),
+            ("gen_ai.usage.input_tokens", "10"),
+            ("gen_ai.usage.output_tokens", "20"),
+            ("gen_ai.usage.cache_read.input_tokens", "3"),
+            ("gen_ai.usage.cache_creation.input_tokens", "4"),
+            ("gen_ai.usage.reasoning.output_tokens", "5"),
+        ] {
+            assert!(
+                found.contains(&(key, value.to_owned())),
+                "{key}={value} in {found:?}"
+            );
+        }
+        assert!(!found.iter().any(|(k, _)| *k == "gen_ai.system"));
+        assert_eq!(
+            spans[0].parent_span_id.as_deref(),
+            Some(&*span_id("session"))
+        );
     }
 }

@@ -43,6 +43,9 @@ pub(crate) struct Span {
     pub cache_write: Option<u64>,
     pub reasoning: Option<u64>,
     pub cost_usd: Option<f64>,
+    /// The model the binding asked for (the `agent.wake`'s), if it named one.
+    pub requested_model: Option<String>,
+    /// The model the turn ran on: what the CLI reported on its `agent.stop`.
     pub model: Option<String>,
     pub provider: Option<String>,
     pub harness: Option<String>,
@@ -80,6 +83,7 @@ fn open(kind: SpanKind, track: &str, name: String, event: &Event, at: i64) -> Sp
         cache_write: None,
         reasoning: None,
         cost_usd: None,
+        requested_model: None,
         model: None,
         provider: None,
         harness: None,
@@ -89,33 +93,70 @@ fn open(kind: SpanKind, track: &str, name: String, event: &Event, at: i64) -> Sp
 
 /// Every span of `events`, ordered by start (turns still open at the end close at the last event).
 pub(crate) fn spans(events: &[Event]) -> Vec<Span> {
+    let mut builder = SpanBuilder::default();
     let mut done = Vec::new();
-    let mut turns: HashMap<String, Span> = HashMap::new();
-    let mut wait: Option<Span> = None;
-    let mut builds: HashMap<&str, i64> = HashMap::new();
-    let mut last = 0;
     for event in events {
+        done.extend(builder.push(event));
+    }
+    done.extend(builder.finish());
+    done.sort_by(|a, b| {
+        a.start_ms
+            .cmp(&b.start_ms)
+            .then(a.event_id.cmp(&b.event_id))
+    });
+    done
+}
+
+/// The spans of a transcript read one event at a time: [`SpanBuilder::push`] returns the spans
+/// an event closes, so a live exporter sends each span as soon as it ends and a file export
+/// collects the same spans from the same rules.
+#[derive(Debug, Default)]
+pub(crate) struct SpanBuilder {
+    turns: HashMap<String, Span>,
+    wait: Option<Span>,
+    builds: HashMap<String, i64>,
+    first: Option<i64>,
+    last: i64,
+}
+
+impl SpanBuilder {
+    /// The time of the first event with a readable timestamp (Unix milliseconds).
+    pub(crate) fn first_ms(&self) -> Option<i64> {
+        self.first
+    }
+
+    /// The latest event time seen so far (Unix milliseconds).
+    pub(crate) fn last_ms(&self) -> i64 {
+        self.last
+    }
+
+    /// Take in the next event; returns the spans it closed.
+    pub(crate) fn push(&mut self, event: &Event) -> Vec<Span> {
+        let mut done = Vec::new();
         let Some(at) = unix_ms(&event.ts) else {
-            continue;
+            return done;
         };
-        last = last.max(at);
+        self.first.get_or_insert(at);
+        self.last = self.last.max(at);
         match event.kind {
             Kind::AgentWake => {
                 let role = data_str(event, "role").unwrap_or_else(|| event.from.clone());
                 let name = event.body.clone().unwrap_or_else(|| format!("{role} turn"));
                 let mut span = open(SpanKind::Turn, &role, name, event, at);
                 span.harness = data_str(event, "adapter");
-                if let Some(old) = turns.insert(role, span) {
+                span.requested_model = event.metadata.as_ref().and_then(|m| m.model.clone());
+                span.provider = event.metadata.as_ref().and_then(|m| m.provider.clone());
+                if let Some(old) = self.turns.insert(role, span) {
                     done.push(old);
                 }
             }
             Kind::AgentStop => {
-                if let Some(span) = turns.remove(&event.from) {
+                if let Some(span) = self.turns.remove(&event.from) {
                     done.push(finish_turn(span, event, at));
                 }
             }
             Kind::ToolCall => {
-                if let Some(span) = turns.get_mut(&event.from) {
+                if let Some(span) = self.turns.get_mut(&event.from) {
                     close_tools(span, at);
                     let name = data_str(event, "tool_kind")
                         .or_else(|| event.body.as_deref().map(|b| clip(b, 60)))
@@ -129,18 +170,18 @@ pub(crate) fn spans(events: &[Event]) -> Vec<Span> {
                 }
             }
             Kind::ToolResult => {
-                if let Some(span) = turns.get_mut(&event.from) {
+                if let Some(span) = self.turns.get_mut(&event.from) {
                     close_tools(span, at);
                 }
             }
             Kind::Build => {
-                builds.insert(event.id.as_str(), at);
+                self.builds.insert(event.id.clone(), at);
             }
             Kind::QaResult => {
                 let start = event
                     .parent_event_id
                     .as_deref()
-                    .and_then(|p| builds.get(p).copied())
+                    .and_then(|p| self.builds.get(p).copied())
                     .unwrap_or(at);
                 let mut span = open(SpanKind::Qa, "qa", "qa".into(), event, start);
                 span.end_ms = at;
@@ -152,17 +193,10 @@ pub(crate) fn spans(events: &[Event]) -> Vec<Span> {
                     .body
                     .as_deref()
                     .map_or_else(|| "awaiting a person".into(), |b| clip(b, 80));
-                wait = Some(open(SpanKind::Wait, "person", name, event, at));
+                self.wait = Some(open(SpanKind::Wait, "person", name, event, at));
             }
-            Kind::Done => {
-                if let Some(mut span) = wait.take() {
-                    span.end_ms = at;
-                    span.status = "answered".into();
-                    done.push(span);
-                }
-            }
-            _ if event.kind.as_str().starts_with("user.") => {
-                if let Some(mut span) = wait.take() {
+            _ if event.kind == Kind::Done || event.kind.as_str().starts_with("user.") => {
+                if let Some(mut span) = self.wait.take() {
                     span.end_ms = at;
                     span.status = "answered".into();
                     done.push(span);
@@ -170,18 +204,22 @@ pub(crate) fn spans(events: &[Event]) -> Vec<Span> {
             }
             _ => {}
         }
+        done
     }
-    for mut span in turns.into_values().chain(wait) {
-        span.end_ms = last;
-        close_tools(&mut span, last);
-        done.push(span);
+
+    /// The spans still open, closed at the last event (`unfinished`).
+    pub(crate) fn finish(self) -> Vec<Span> {
+        let last = self.last;
+        self.turns
+            .into_values()
+            .chain(self.wait)
+            .map(|mut span| {
+                span.end_ms = last;
+                close_tools(&mut span, last);
+                span
+            })
+            .collect()
     }
-    done.sort_by(|a, b| {
-        a.start_ms
-            .cmp(&b.start_ms)
-            .then(a.event_id.cmp(&b.event_id))
-    });
-    done
 }
 
 /// A turn closed by its `agent.stop`, with the usage the adapter reported.
@@ -196,7 +234,9 @@ fn finish_turn(mut span: Span, event: &Event, at: i64) -> Span {
         span.reasoning = m.thinking_tokens;
         span.cost_usd = m.cost_usd;
         span.model.clone_from(&m.model);
-        span.provider.clone_from(&m.provider);
+        if m.provider.is_some() {
+            span.provider.clone_from(&m.provider);
+        }
         span.harness = m.harness.clone().or(span.harness);
     }
     close_tools(&mut span, at);

@@ -15,6 +15,7 @@ pub(crate) mod group;
 mod lines;
 pub mod reap;
 pub(crate) mod recorded_group;
+pub(crate) mod subreaper;
 
 use std::ffi::OsString;
 use std::future::Future;
@@ -130,6 +131,9 @@ pub struct SpawnReport {
     pub stdout_tail: Vec<u8>,
     /// The last [`STDERR_TAIL_BYTES`] of stderr, whole lines joined by `\n`, lossily decoded.
     pub stderr_tail: String,
+    /// Why the log could not be opened or written, if it could not (a full disk): the caller
+    /// decides whether that is the machine's fault rather than the turn's.
+    pub log_fault: Option<String>,
 }
 
 enum Message {
@@ -166,22 +170,25 @@ pub async fn run_watched(
     let started = Instant::now();
     let failed = |outcome| SpawnReport::not_started(outcome, started);
     let mut log = match open_log(&spec).await {
-        Ok(log) => log,
+        Ok(file) => Log { file, fault: None },
         Err(err) => {
             let message = format!("cannot open log {}: {err}", spec.log_path.display());
-            return failed(Outcome::SpawnError { message });
+            let mut report = failed(Outcome::SpawnError {
+                message: message.clone(),
+            });
+            report.log_fault = Some(message);
+            return report;
         }
     };
     let (started_child, group_id) = start_recorded(&spec).await;
     let mut child = match started_child {
         Ok(child) => child,
         Err(outcome) => {
-            write_log(
-                &mut log,
-                format!("=== not started: {} ===\n", describe(&outcome)).as_bytes(),
-            )
-            .await;
-            return failed(outcome);
+            log.write(format!("=== not started: {} ===\n", describe(&outcome)).as_bytes())
+                .await;
+            let mut report = failed(outcome);
+            report.log_fault = log.fault;
+            return report;
         }
     };
     let pgid = group_id.or_else(|| child.id().and_then(|id| i32::try_from(id).ok()));
@@ -228,7 +235,7 @@ pub async fn run_watched(
     for reader in readers {
         reader.abort();
     }
-    write_log(&mut log, &collector.pending).await;
+    log.write(&collector.pending).await;
     if let Some(file) = &spec.pgid_file {
         let _ = std::fs::remove_file(file);
     }
@@ -242,8 +249,10 @@ pub async fn run_watched(
             ", output still open after the group was stopped"
         }
     );
-    write_log(&mut log, footer.as_bytes()).await;
-    let _ = log.flush().await;
+    log.write(footer.as_bytes()).await;
+    if let Err(err) = log.file.flush().await {
+        log.fault.get_or_insert_with(|| err.to_string());
+    }
     SpawnReport {
         outcome,
         duration,
@@ -253,6 +262,9 @@ pub async fn run_watched(
         pgid,
         stdout_tail: collector.stdout_tail,
         stderr_tail: String::from_utf8_lossy(&collector.stderr_tail).into_owned(),
+        log_fault: log
+            .fault
+            .map(|e| format!("cannot write log {}: {e}", spec.log_path.display())),
     }
 }
 
@@ -268,6 +280,7 @@ impl SpawnReport {
             pgid: None,
             stdout_tail: Vec::new(),
             stderr_tail: String::new(),
+            log_fault: None,
         }
     }
 }
@@ -354,7 +367,7 @@ async fn supervise<F: FnMut(Stream, &str) -> LineFlow>(
     child: &mut tokio::process::Child,
     receiver: &mut mpsc::Receiver<Message>,
     collector: &mut Collector<F>,
-    log: &mut tokio::fs::File,
+    log: &mut Log,
     cancel: impl Future<Output = ()>,
 ) -> Outcome {
     let wall_deadline = tokio::time::Instant::now() + spec.wall_timeout;
@@ -387,7 +400,7 @@ async fn supervise<F: FnMut(Stream, &str) -> LineFlow>(
         if (receiver.is_empty() || collector.pending.len() > 64 * 1024)
             && !collector.pending.is_empty()
         {
-            write_log(log, &collector.pending).await;
+            log.write(&collector.pending).await;
             collector.pending.clear();
         }
     }
@@ -553,9 +566,20 @@ async fn open_log(spec: &SpawnSpec) -> std::io::Result<tokio::fs::File> {
     Ok(file)
 }
 
-/// Log writes are best effort: a full disk must not turn a finished turn into a failure.
-async fn write_log(log: &mut tokio::fs::File, bytes: &[u8]) {
-    if !bytes.is_empty() {
-        let _ = log.write_all(bytes).await;
+/// A turn's log. Writes are best effort — a full disk must not turn a finished turn into a
+/// failure — but the first failure is kept, so a turn that failed on a full disk is not counted
+/// as the turn's failure.
+struct Log {
+    file: tokio::fs::File,
+    fault: Option<String>,
+}
+
+impl Log {
+    async fn write(&mut self, bytes: &[u8]) {
+        if !bytes.is_empty()
+            && let Err(err) = self.file.write_all(bytes).await
+        {
+            self.fault.get_or_insert_with(|| err.to_string());
+        }
     }
 }

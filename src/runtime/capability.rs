@@ -138,20 +138,41 @@ impl Invalid {
     }
 }
 
+/// Why a turn could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenTurnError {
+    /// The `agent.wake` could not be appended.
+    #[error(transparent)]
+    Wake(#[from] WriteError),
+    /// The wake is written but its capability could not be registered (a full disk).
+    #[error("cannot register the turn's capability in {}: {source}", .path.display())]
+    Record { path: PathBuf, source: io::Error },
+    /// No randomness for the token.
+    #[error("cannot mint a capability: {0}")]
+    Random(io::Error),
+}
+
+impl OpenTurnError {
+    /// Whether the session's storage failed (rather than the wake being refused): the turn is
+    /// then owed, not failed.
+    pub(crate) fn is_storage(&self) -> bool {
+        matches!(
+            self,
+            OpenTurnError::Record { .. } | OpenTurnError::Wake(WriteError::Io { .. })
+        )
+    }
+}
+
 /// Open a turn: mint a capability, name its hash in `wake` (`data.capability`), append the wake
 /// and register the capability, in that order, so it is valid before the agent starts.
 pub fn open_turn(
     session_dir: &Path,
     writer: &mut Writer,
     mut wake: Draft,
-) -> Result<(Event, Capability), WriteError> {
-    let io_err = |source: io::Error| WriteError::Io {
-        path: session_dir.join(CAPABILITIES_DIR),
-        source,
-    };
+) -> Result<(Event, Capability), OpenTurnError> {
     let token = format!(
         "{}@{}",
-        random_hex().map_err(io_err)?,
+        random_hex().map_err(OpenTurnError::Random)?,
         session_dir.display()
     );
     let sha = crumb_core::digest::sha256_hex(token.as_bytes());
@@ -170,7 +191,10 @@ pub fn open_turn(
     let path = dir.join(&sha);
     std::fs::create_dir_all(&dir)
         .and_then(|()| write_atomically(&path, &serde_json::to_vec(&record).unwrap_or_default()))
-        .map_err(io_err)?;
+        .map_err(|source| OpenTurnError::Record {
+            path: path.clone(),
+            source,
+        })?;
     Ok((
         event,
         Capability {

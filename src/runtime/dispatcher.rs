@@ -20,6 +20,7 @@ use tokio::sync::oneshot;
 use super::capability::{self, CAPABILITY_ENV};
 use super::run_config::{RoleBinding, RunConfig};
 use super::session_dir::SessionDir;
+use super::storage_probe::storage_short;
 use super::stream_tap::StreamTap;
 use crate::adapters::mock::agent::PRODUCES_ENV;
 use crate::adapters::mock::scenario::SCENARIO_ENV;
@@ -28,7 +29,7 @@ use crate::engine::effect::{RunQa, Spawn};
 use crate::pipeline::table::{QaSpec, RoleSpec};
 use crate::process::{self, Outcome, SpawnSpec, Stream};
 use crate::qa::report::{EXIT_COULD_NOT_RUN, QaStatus};
-use crate::transcript::writer::{MAX_LINE_BYTES, WriteError, Writer};
+use crate::transcript::writer::{WriteError, Writer};
 use crate::transcript::{Draft, Event, Kind, Metadata};
 
 /// The variable holding the absolute path of the running crumb, for `"$CRUMB_BIN" event`.
@@ -54,28 +55,6 @@ fn lock(writer: &SharedWriter) -> std::sync::MutexGuard<'_, Writer> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Why writes to the session in `dir` cannot be relied on, if they cannot: a probe as large as
-/// the largest line an append may need cannot be written (a full disk, a quota, a file size
-/// limit). Run only after a failed turn, whose own writes may have failed the same way.
-fn storage_short(dir: &Path) -> Option<String> {
-    use std::io::Write as _;
-    let probe = dir.join(format!(".storage-probe.{}", std::process::id()));
-    let chunk = vec![0u8; 64 * 1024];
-    let written = std::fs::File::create(&probe).and_then(|mut file| {
-        for _ in 0..MAX_LINE_BYTES / chunk.len() {
-            file.write_all(&chunk)?;
-        }
-        file.sync_data()
-    });
-    let _ = std::fs::remove_file(&probe);
-    written.err().map(|e| {
-        format!(
-            "the session cannot take a {} KiB write ({e})",
-            MAX_LINE_BYTES / 1024
-        )
-    })
-}
-
 /// Provenance metadata of a runner-written event answering `effect_id`.
 pub(crate) fn runner_metadata(effect_id: &str) -> Metadata {
     Metadata {
@@ -94,6 +73,9 @@ pub(crate) struct SpawnJob {
     pub binding: RoleBinding,
     /// The rendered prompt, or why it could not be rendered.
     pub prompt: Result<String, String>,
+    /// Why a file the turn needs could not be written before it starts (its prompt on a full
+    /// disk): the turn is then owed, not failed.
+    pub unwritten: Option<String>,
     pub session: SessionDir,
     pub config: Arc<RunConfig>,
     /// Re-issued by a resumed coordinator (the earlier attempt was interrupted).
@@ -101,6 +83,10 @@ pub(crate) struct SpawnJob {
     /// Set when the coordinator itself is stopping (Ctrl-C): a turn cut short then records no
     /// outcome, so `crumb resume` re-issues it instead of counting it as done.
     pub shutdown: Arc<AtomicBool>,
+    /// Set once the CLI's end-of-turn event has arrived: the coordinator then lets the turn end
+    /// on its own when the session finishes instead of cancelling it (a CLI may take seconds to
+    /// exit after its result).
+    pub result_seen: Arc<AtomicBool>,
 }
 
 /// How a finished spawn is reported back to the coordinator.
@@ -121,33 +107,9 @@ pub(crate) async fn run_spawn(
     let n = job.effect.attempt + 1;
     let prompt_path = job.session.prompt_path(&role, n);
     let log_path = job.session.log_path(&role, n);
-    let wake = wake_draft(&job, &prompt_path, &log_path);
-    let opened = capability::open_turn(job.session.path(), &mut lock(&writer), wake);
-    let (wake_id, capability) = match opened {
-        Ok((event, capability)) => (event.id, capability),
-        Err(err) => {
-            let report = fail(
-                &writer,
-                &job,
-                "dispatch_failed",
-                &format!("cannot write agent.wake: {err}"),
-                None,
-            );
-            return report;
-        }
-    };
-
-    let launched = launch(&job, &prompt_path, &log_path, capability.token());
-    let launch = match (&job.prompt, launched) {
-        (Err(why), _) => {
-            capability.revoke();
-            return fail(&writer, &job, "prompt_failed", why, None);
-        }
-        (Ok(_), Err(why)) => {
-            capability.revoke();
-            return fail(&writer, &job, "missing_binary", &why, None);
-        }
-        (Ok(_), Ok(launch)) => launch,
+    let (wake_id, capability, launch) = match open(&job, &writer, &prompt_path, &log_path) {
+        Ok(opened) => opened,
+        Err(report) => return report,
     };
     let cancelled = async {
         // A dropped sender cancels too: nobody is left to receive the outcome.
@@ -155,16 +117,7 @@ pub(crate) async fn run_spawn(
     };
     let (spec, kind, notes) = launch;
     write_notes(&writer, &job, notes);
-    let mut tap = StreamTap::new(kind);
-    let finished = process::run_watched(
-        spec,
-        |stream, line| match stream {
-            Stream::Stdout => tap.line(line),
-            Stream::Stderr => tap.stderr_line(line),
-        },
-        cancelled,
-    )
-    .await;
+    let (finished, tap) = watch_turn(spec, kind, &role, &writer, &job.result_seen, cancelled).await;
     // The turn is over: nothing it left behind may speak for the role any more, and nothing that
     // left its group (`setsid`, a double fork) outlives it.
     capability.revoke();
@@ -173,9 +126,6 @@ pub(crate) async fn run_spawn(
         return SpawnReport { role, effect_id };
     }
     let summary = tap.summary();
-    for draft in tap.tool_call_drafts(&role) {
-        let _ = append(&writer, draft);
-    }
     let produced = produced_since(&job.session.transcript(), &wake_id, &job.role);
     let failure = crate::adapters::diagnose(
         kind,
@@ -189,17 +139,16 @@ pub(crate) async fn run_spawn(
         Outcome::Exited { code } => Some(code),
         _ => None,
     };
-    // A failed turn one of whose own writes failed (its `crumb event` says so), or that failed
-    // where the session cannot take a write (the agent's own files may have failed the same way): the machine's fault, not the turn's, so nothing
-    // is recorded and the coordinator stops with the turn still owed. (A turn that succeeded
-    // all the same goes on as usual.)
-    let fault = capability.take_fault();
+    // A failed turn one of whose own writes failed (its `crumb event` or its log says so), or
+    // that failed where the session cannot take a write (the agent's own files may have failed
+    // the same way): the machine's fault, not the turn's, so nothing is recorded and the
+    // coordinator stops with the turn still owed. (A turn that succeeded all the same goes on.)
+    let fault = capability.take_fault().or(finished.log_fault.clone());
     let storage = failure
         .as_ref()
         .and_then(|_| fault.or_else(|| storage_short(job.session.path())));
     if let Some(cause) = storage {
-        lock(&writer).halt(cause);
-        return SpawnReport { role, effect_id };
+        return halted(&writer, &job, cause);
     }
     if let Some((reason, failure)) = &failure {
         write_failure(&writer, &job, reason, failure, &finished);
@@ -220,6 +169,107 @@ pub(crate) async fn run_spawn(
     );
     SpawnReport { role, effect_id }
 }
+
+/// Run the turn's process with the adapter's parser on its output: tool calls are recorded as
+/// the stream shows them, and `result_seen` is set once the CLI's end-of-turn event arrived.
+async fn watch_turn(
+    spec: SpawnSpec,
+    kind: AdapterKind,
+    role: &str,
+    writer: &SharedWriter,
+    result_seen: &AtomicBool,
+    cancelled: impl std::future::Future<Output = ()>,
+) -> (process::SpawnReport, StreamTap) {
+    let mut tap = StreamTap::new(kind);
+    let finished = process::run_watched(
+        spec,
+        |stream, line| match stream {
+            Stream::Stdout => {
+                let flow = tap.line(line);
+                for draft in tap.new_tool_call_drafts(role) {
+                    let _ = append(writer, draft);
+                }
+                if tap.result_arrived() {
+                    result_seen.store(true, Ordering::SeqCst);
+                }
+                flow
+            }
+            Stream::Stderr => tap.stderr_line(line),
+        },
+        cancelled,
+    )
+    .await;
+    (finished, tap)
+}
+
+/// A storage fault is never the turn's: halt the writer (the coordinator stops, the turn still
+/// owed) and report the spawn over without an outcome.
+fn halted(writer: &SharedWriter, job: &SpawnJob, cause: String) -> SpawnReport {
+    lock(writer).halt(cause);
+    SpawnReport {
+        role: job.role.id.clone(),
+        effect_id: job.effect.id.clone(),
+    }
+}
+
+/// Open the turn (its `agent.wake` and capability) and build its process, or report why not: a
+/// file the turn needs that cannot be written halts, anything else fails the turn.
+fn open(
+    job: &SpawnJob,
+    writer: &SharedWriter,
+    prompt_path: &Path,
+    log_path: &Path,
+) -> Result<(String, capability::Capability, Launch), SpawnReport> {
+    if let Some(cause) = &job.unwritten {
+        return Err(halted(writer, job, cause.clone()));
+    }
+    let wake = wake_draft(job, prompt_path, log_path);
+    let opened = capability::open_turn(job.session.path(), &mut lock(writer), wake);
+    let (wake_id, capability) = match opened {
+        Ok((event, capability)) => (event.id, capability),
+        Err(err) if err.is_storage() => return Err(halted(writer, job, err.to_string())),
+        Err(err) => {
+            let why = format!("cannot write agent.wake: {err}");
+            return Err(fail(writer, job, "dispatch_failed", &why, None));
+        }
+    };
+    let launched = launch(job, prompt_path, log_path, capability.token());
+    let failed = match (&job.prompt, launched) {
+        (Ok(_), Ok(launch)) => return Ok((wake_id, capability, launch)),
+        (Err(why), _) => fail(writer, job, "prompt_failed", why, None),
+        (Ok(_), Err(LaunchError::Unwritten(why))) => halted(writer, job, why),
+        (Ok(_), Err(LaunchError::Unlaunchable(why))) => {
+            fail(writer, job, "missing_binary", &why, None)
+        }
+    };
+    capability.revoke();
+    Err(failed)
+}
+
+/// Whether `program` can be started: a path is left to the spawn, a bare name must be an
+/// executable on `PATH`.
+fn locate(program: &std::ffi::OsStr) -> Result<(), LaunchError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    if program.as_encoded_bytes().contains(&b'/') {
+        return Ok(());
+    }
+    let executable = |path: PathBuf| {
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| executable(dir.join(program))));
+    if found {
+        Ok(())
+    } else {
+        Err(LaunchError::Unlaunchable(format!(
+            "missing binary {}",
+            program.to_string_lossy()
+        )))
+    }
+}
+
+/// What a turn runs: its process, its adapter, and the notes of what the adapter changed.
+type Launch = (SpawnSpec, AdapterKind, Vec<String>);
 
 /// What the adapter changed about the request (an effort level its CLI lacks), as `note`s.
 fn write_notes(writer: &SharedWriter, job: &SpawnJob, notes: Vec<String>) {
@@ -382,7 +432,12 @@ fn write_stop(
     summary: &TurnSummary,
     tool_calls_omitted: u64,
 ) {
-    let usage = &summary.usage;
+    let mut usage = summary.usage.clone();
+    let settled = crate::adapters::prices::settle(
+        &mut usage,
+        job.binding.model.as_deref(),
+        job.config.prices.as_ref(),
+    );
     let mut metadata = runner_metadata(&job.effect.id);
     metadata.latency_ms = Some(latency_ms);
     metadata
@@ -397,6 +452,12 @@ fn write_stop(
     data.insert("exit_code".into(), json!(exit_code));
     if tool_calls_omitted > 0 {
         data.insert("tool_calls_omitted".into(), json!(tool_calls_omitted));
+    }
+    if let Some(settled) = settled {
+        data.insert("cost_source".into(), json!(settled.source.as_str()));
+        if let Some(table) = settled.table {
+            data.insert("price_table".into(), json!(table));
+        }
     }
     let stop = Draft::new(job.role.id.clone(), Kind::AgentStop)
         .body(format!(
@@ -420,13 +481,27 @@ fn wall_ms(job: &SpawnJob) -> u64 {
         .unwrap_or(job.role.wall_timeout_ms)
 }
 
+/// Why a turn's process could not be launched.
+enum LaunchError {
+    /// The adapter cannot run it (no crumb binary, an unknown adapter, a bad invocation).
+    Unlaunchable(String),
+    /// A file the adapter needs could not be written (a full disk): the machine's fault.
+    Unwritten(String),
+}
+
+impl From<String> for LaunchError {
+    fn from(why: String) -> Self {
+        LaunchError::Unlaunchable(why)
+    }
+}
+
 /// The process to run for the job's adapter, built by the adapter itself (the one seam).
 fn launch(
     job: &SpawnJob,
     prompt_path: &Path,
     log_path: &Path,
     capability: &str,
-) -> Result<(SpawnSpec, AdapterKind, Vec<String>), String> {
+) -> Result<Launch, LaunchError> {
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot locate the crumb binary: {e}"))?;
     let adapter = adapter_kind(job)?;
@@ -449,7 +524,8 @@ fn launch(
                 .unwrap_or_else(|| "local".to_owned()),
         }),
     };
-    let invocation = crate::adapters::invocation(adapter, &request).map_err(|e| e.to_string())?;
+    let invocation = crate::adapters::invocation(adapter, &request)
+        .map_err(|e| LaunchError::Unlaunchable(e.to_string()))?;
     let mut env = crumb_env(job, &exe, prompt_path);
     env.push((CAPABILITY_ENV.into(), capability.into()));
     env.extend(
@@ -463,11 +539,21 @@ fn launch(
         path.parent()
             .map_or(Ok(()), std::fs::create_dir_all)
             .and_then(|()| std::fs::write(path, content))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            .map_err(|e| LaunchError::Unwritten(format!("cannot write {}: {e}", path.display())))?;
     }
+    // Every agent runs under the turn shim, a child subreaper: nothing it starts outlives the
+    // turn, even what left the group and cleared its environment. A program that is not there
+    // is the turn's `missing_binary`, found here as the spawn would have found it.
+    locate(&invocation.program)?;
+    let mut args = vec![
+        OsString::from("turn-shim"),
+        OsString::from("--"),
+        invocation.program,
+    ];
+    args.extend(invocation.args);
     let spec = SpawnSpec {
-        program: invocation.program,
-        args: invocation.args,
+        program: exe.into_os_string(),
+        args,
         cwd: session.path().to_path_buf(),
         env: env.into_iter().map(|(k, v)| (k.into(), v)).collect(),
         env_remove: invocation.env_remove,
@@ -606,10 +692,25 @@ pub(crate) async fn run_qa(
     let metadata = draft.metadata.get_or_insert_with(Metadata::default);
     metadata.effect_id = Some(effect.id.clone());
     // QA's evidence (screenshots) is the runner's own: kept by content, never refused by the cap.
-    if let Err(err) =
-        crate::runtime::artifact_store::tree::keep(session.path(), &draft.artifacts, u64::MAX)
-    {
-        eprintln!("crumb: cannot keep QA's evidence in the store: {err}");
+    // Evidence that cannot be kept, or a QA that did not pass where the session cannot take a
+    // write (its own report and screenshots may have failed the same way), is the machine's
+    // fault: no result is written and the coordinator stops with the QA run still owed.
+    let kept =
+        crate::runtime::artifact_store::tree::keep(session.path(), &draft.artifacts, u64::MAX);
+    let passed = draft
+        .data
+        .as_ref()
+        .and_then(|data| data.get("status"))
+        .and_then(Value::as_str)
+        == Some("pass");
+    let fault = match kept {
+        Err(err) => Some(format!("cannot keep QA's evidence in the store: {err}")),
+        Ok(_) if !passed => storage_short(session.path()),
+        Ok(_) => None,
+    };
+    if let Some(cause) = fault {
+        lock(&writer).halt(cause);
+        return;
     }
     if let Err(err) = append(&writer, draft) {
         // The result must exist whatever happened; a minimal one cannot fail validation.

@@ -26,6 +26,7 @@ pub(crate) mod standalone_qa;
 pub(crate) mod state_snapshot;
 pub(crate) mod status_fold;
 pub(crate) mod stop;
+pub(crate) mod storage_probe;
 pub(crate) mod story;
 pub(crate) mod stream_tap;
 pub(crate) mod versions;

@@ -6,7 +6,8 @@
 //! the same pitch) holds its lock, so every record still on disk belongs to a dead coordinator:
 //! each is killed (if its processes still carry the session's marker) and removed before anything
 //! new starts, and so is any process that left its recorded group but still carries the
-//! session's id in its environment.
+//! session's id in its environment. Last, browser profiles whose owner is gone are swept
+//! ([`crate::qa::browser::profile`]).
 
 use std::path::Path;
 
@@ -23,7 +24,11 @@ pub(crate) fn reap(session: &SessionDir) -> usize {
     }
     // What left its recorded group (`setsid`, a double fork) still carries the session's id.
     killed += process::group::kill_marked(&format!("CRUMB_SESSION_ID={}", session.id()));
-    killed + reap_qa_records(&session.qa_dir())
+    killed += reap_qa_records(&session.qa_dir());
+    // A browser profile made before its group was recorded (or by a killed standalone QA) is
+    // named after its owner: gone with it.
+    crate::qa::browser::profile::sweep();
+    killed
 }
 
 /// Kill every QA group recorded in `dir` (browsers with their profiles, QA commands) by a process

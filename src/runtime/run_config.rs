@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::adapters::AdapterKind;
 use crate::pipeline::preset::Effort;
+use crate::pipeline::preset::PriceOverride;
 use crate::pipeline::table::LimitsSpec;
 use crate::transcript::{Event, Kind};
 use crate::vocab::Outcome;
@@ -81,6 +82,10 @@ pub struct RunConfig {
     /// at the start: resume, replay and forks read them from here, never from the command line.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub inputs: IndexMap<String, Value>,
+    /// The preset's own `prices:`, kept with the session so a resumed or forked run estimates
+    /// costs as the first did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prices: Option<PriceOverride>,
 }
 
 impl RunConfig {
@@ -180,6 +185,7 @@ mod tests {
                 idle_timeout_ms: idle,
                 wall_timeout_ms: None,
                 inputs: [("audience".to_owned(), Value::from("kids"))].into_iter().collect(),
+                prices: None,
             };
             let Value::Object(data) = serde_json::to_value(&config).unwrap() else { panic!("an object") };
             let event = crate::transcript::Draft::new("system", Kind::SessionStart)

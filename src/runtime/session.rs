@@ -40,6 +40,21 @@ pub enum SessionError {
     GoalTooLarge(String),
 }
 
+impl SessionError {
+    /// Whether a write failed (a full disk, a quota) rather than the request being refused.
+    pub(crate) fn is_write(&self) -> bool {
+        matches!(
+            self,
+            SessionError::Create { .. }
+                | SessionError::Header(_)
+                | SessionError::Freeze(FreezeError::Write { .. })
+                | SessionError::Meta(MetaError::Write { .. })
+                | SessionError::Authority(AuthorityError::Write { .. })
+                | SessionError::Lock(LockError::Io { .. })
+        )
+    }
+}
+
 /// A freshly created session, locked by the caller, which becomes its coordinator.
 #[derive(Debug)]
 pub struct CreatedSession {

@@ -1,10 +1,12 @@
 //! The dispatcher's tap on an agent CLI's stdout: feeds each line to the adapter's own stream
-//! parser (usage, the CLI's end-of-turn event, tool calls) while the turn runs, keeping at most
-//! [`MAX_TOOL_CALLS`] tool calls so a chatty agent cannot flood the transcript.
+//! parser (usage, the CLI's end-of-turn event, tool calls) while the turn runs. Tool calls are
+//! handed out as they are parsed, so they are recorded at the time the stream showed them (a
+//! live view sees a tool call while it runs), at most [`MAX_TOOL_CALLS`] of them so a chatty
+//! agent cannot flood the transcript.
 
 use serde_json::{Map, json};
 
-use crate::adapters::{AdapterKind, StreamParser, ToolCall, TurnSummary};
+use crate::adapters::{AdapterKind, StreamParser, Terminal, ToolCall, TurnSummary};
 use crate::process::LineFlow;
 use crate::transcript::Visibility;
 use crate::transcript::{Draft, Kind, Metadata};
@@ -17,6 +19,8 @@ pub(crate) struct StreamTap {
     kind: AdapterKind,
     parser: Box<dyn StreamParser>,
     calls: Vec<ToolCall>,
+    /// How many of `calls` were already handed out as drafts.
+    drafted: usize,
     omitted: u64,
 }
 
@@ -26,6 +30,7 @@ impl StreamTap {
             kind,
             parser: crate::adapters::parser(kind),
             calls: Vec::new(),
+            drafted: 0,
             omitted: 0,
         }
     }
@@ -52,14 +57,26 @@ impl StreamTap {
         self.parser.summary()
     }
 
+    /// Whether the CLI's end-of-turn event has arrived (successful or not): the turn's result is
+    /// known, and what is left is the CLI shutting down.
+    pub(crate) fn result_arrived(&self) -> bool {
+        matches!(
+            self.parser.summary().terminal,
+            Terminal::Success | Terminal::Failed { .. }
+        )
+    }
+
     /// Tool calls seen beyond [`MAX_TOOL_CALLS`].
     pub(crate) fn omitted(&self) -> u64 {
         self.omitted
     }
 
-    /// The kept tool calls as private `tool.call` drafts from `role`, in stream order.
-    pub(crate) fn tool_call_drafts(&self, role: &str) -> Vec<Draft> {
-        self.calls
+    /// The kept tool calls not handed out yet, as private `tool.call` drafts from `role`, in
+    /// stream order.
+    pub(crate) fn new_tool_call_drafts(&mut self, role: &str) -> Vec<Draft> {
+        let start = self.drafted;
+        self.drafted = self.calls.len();
+        self.calls[start..]
             .iter()
             .map(|call| {
                 let mut data = Map::new();
@@ -99,8 +116,12 @@ mod tests {
             tap.line(&claude_tool_line(i));
         }
         tap.line("not json at all {");
-        let drafts = tap.tool_call_drafts("builder");
+        let drafts = tap.new_tool_call_drafts("builder");
         assert_eq!(drafts.len(), MAX_TOOL_CALLS);
+        assert!(
+            tap.new_tool_call_drafts("builder").is_empty(),
+            "each call is handed out once"
+        );
         assert_eq!(tap.omitted(), 7);
         let first = &drafts[0];
         assert_eq!(first.from, "builder");
@@ -109,5 +130,25 @@ mod tests {
         let metadata = first.metadata.as_ref().unwrap();
         assert_eq!(metadata.tool.as_deref(), Some("claude-code-stream@v1"));
         assert_eq!(metadata.visibility, Some(Visibility::Private));
+    }
+
+    #[test]
+    fn tool_calls_are_handed_out_as_they_are_parsed_and_the_result_is_noticed() {
+        let mut tap = StreamTap::new(AdapterKind::ClaudeCode);
+        tap.line(&claude_tool_line(0));
+        assert_eq!(tap.new_tool_call_drafts("builder").len(), 1);
+        assert!(!tap.result_arrived());
+        tap.line(&claude_tool_line(1));
+        let second = tap.new_tool_call_drafts("builder");
+        assert_eq!(second.len(), 1);
+        assert!(
+            second[0]
+                .body
+                .as_deref()
+                .unwrap()
+                .starts_with("Bash echo 1 ")
+        );
+        tap.line(r#"{"type":"result","subtype":"success","is_error":false,"result":"done"}"#);
+        assert!(tap.result_arrived());
     }
 }

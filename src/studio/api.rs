@@ -15,7 +15,8 @@ use super::api_error::ApiError;
 use super::app::Shared;
 use super::app::fresh_hub;
 use super::graph;
-use super::index::{BATCH_BYTES, IndexedLine, read_lines};
+use super::index::{BATCH_BYTES, IndexedLine, LineIndex, read_lines};
+use super::large_event;
 use super::sessions::{self, SessionRow};
 use super::watched_session::WatchedSession;
 use crate::runtime::lock;
@@ -382,42 +383,19 @@ pub(crate) async fn events(
 /// Build one page of events as JSON text (lines are embedded as they are, without re-encoding).
 pub(crate) fn page(hub: &WatchedSession, query: &EventsQuery) -> Result<String, ApiError> {
     let limit = query.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
-    let kinds = split_list(query.kind.as_deref());
-    let roles = split_list(query.role.as_deref());
     let needle = query
         .q
         .as_deref()
         .map(str::to_lowercase)
         .filter(|q| !q.is_empty());
     let path = hub.dir().transcript();
+    let session = hub.dir().id().to_owned();
 
     let inner = hub.lock();
     let index = &inner.index;
     let total = index.len();
-    let ids = |names: &Option<Vec<String>>| -> Option<Vec<u16>> {
-        names
-            .as_ref()
-            .map(|names| names.iter().filter_map(|n| index.name_id(n)).collect())
-    };
-    let kind_ids = ids(&kinds);
-    let role_ids = ids(&roles);
-    let keep = |line: &IndexedLine| {
-        kind_ids.as_ref().is_none_or(|k| k.contains(&line.kind))
-            && role_ids.as_ref().is_none_or(|r| r.contains(&line.from))
-    };
-    let from_start = query.first == Some(true);
-    let ascending = query.after.is_some() || from_start;
-    let candidates: Box<dyn Iterator<Item = (usize, &IndexedLine)>> = if ascending {
-        let skip = if from_start {
-            0
-        } else {
-            query.after.unwrap_or(0).saturating_add(1)
-        };
-        Box::new(index.lines().iter().enumerate().skip(skip))
-    } else {
-        let end = query.before.unwrap_or(total).min(total);
-        Box::new(index.lines()[..end].iter().enumerate().rev())
-    };
+    let keep = keeper(index, query);
+    let (ascending, candidates) = candidates(index.lines(), query);
     let mut chosen: Vec<(usize, IndexedLine, Option<String>)> = Vec::new();
     let mut more = false;
     let mut batch: Vec<(usize, IndexedLine)> = Vec::new();
@@ -452,14 +430,35 @@ pub(crate) fn page(hub: &WatchedSession, query: &EventsQuery) -> Result<String, 
         Ok(false)
     };
     for (seq, line) in candidates.filter(|(_, l)| keep(l)) {
+        // A large line goes as its summary, never read whole (a filter searches it in chunks).
+        let summary = index.summary(seq, &session);
         if needle.is_none() {
             // A page holds at most `limit` events and, past the first, `PAGE_BYTES` bytes.
-            page_bytes += u64::from(line.len);
+            page_bytes += summary
+                .as_ref()
+                .map_or(u64::from(line.len), |s| s.len() as u64);
             if chosen.len() == limit || (!chosen.is_empty() && page_bytes > PAGE_BYTES) {
                 more = true;
                 break;
             }
-            chosen.push((seq, *line, None));
+            chosen.push((seq, *line, summary));
+            continue;
+        }
+        if let Some(summary) = summary {
+            // The lines before it first, so the page keeps file order.
+            if flush(&mut batch, &mut chosen)? {
+                more = true;
+                break;
+            }
+            batch_bytes = 0;
+            let needle = needle.as_deref().unwrap_or_default();
+            if large_event::contains(&path, line, needle)? {
+                more = chosen.len() == limit;
+                if more {
+                    break;
+                }
+                chosen.push((seq, *line, Some(summary)));
+            }
             continue;
         }
         batch.push((seq, *line));
@@ -480,6 +479,41 @@ pub(crate) fn page(hub: &WatchedSession, query: &EventsQuery) -> Result<String, 
         chosen.reverse();
     }
     render_page(&path, chosen, total, more, ascending)
+}
+
+/// The kind and sender filters of `query` as a test of an indexed line.
+fn keeper(index: &LineIndex, query: &EventsQuery) -> impl Fn(&IndexedLine) -> bool + use<> {
+    let ids = |names: Option<Vec<String>>| -> Option<Vec<u16>> {
+        names.map(|names| names.iter().filter_map(|n| index.name_id(n)).collect())
+    };
+    let kind_ids = ids(split_list(query.kind.as_deref()));
+    let role_ids = ids(split_list(query.role.as_deref()));
+    move |line: &IndexedLine| {
+        kind_ids.as_ref().is_none_or(|k| k.contains(&line.kind))
+            && role_ids.as_ref().is_none_or(|r| r.contains(&line.from))
+    }
+}
+
+/// Whether the page is read forward, and the lines it may hold in the order they are looked at
+/// (with their sequence numbers).
+fn candidates<'a>(
+    lines: &'a [IndexedLine],
+    query: &EventsQuery,
+) -> (
+    bool,
+    Box<dyn Iterator<Item = (usize, &'a IndexedLine)> + 'a>,
+) {
+    let from_start = query.first == Some(true);
+    if query.after.is_some() || from_start {
+        let skip = if from_start {
+            0
+        } else {
+            query.after.unwrap_or(0).saturating_add(1)
+        };
+        return (true, Box::new(lines.iter().enumerate().skip(skip)));
+    }
+    let end = query.before.unwrap_or(lines.len()).min(lines.len());
+    (false, Box::new(lines[..end].iter().enumerate().rev()))
 }
 
 /// A comma-separated filter as its non-empty items; `None` when there are none.
@@ -528,21 +562,6 @@ fn render_page(
     }
     out.push_str("]}");
     Ok(out)
-}
-
-/// `GET /api/sessions/{id}/events/{event_id}`: one event with its sequence number.
-pub(crate) async fn event(
-    State(app): State<Shared>,
-    Path((id, event_id)): Path<(String, String)>,
-) -> Result<Json<Value>, ApiError> {
-    let hub = fresh_hub(&app, &id, false).await?;
-    let inner = hub.lock();
-    let seq = inner
-        .index
-        .position(&event_id)
-        .ok_or_else(|| ApiError::not_found("event"))?;
-    let event = event_by_id(&hub, &inner, &event_id).ok_or_else(|| ApiError::not_found("event"))?;
-    Ok(Json(json!({ "seq": seq, "event": event })))
 }
 
 /// `GET /api/sessions/{id}/graph`: the compiled graph with counts and the live position.

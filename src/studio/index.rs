@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::large_line::{LARGE_LINE_BYTES, LargeLine};
 use crate::transcript::framer::{Frame, LineFramer};
 
 /// One indexed event line.
@@ -72,6 +73,8 @@ pub struct LineIndex {
     sorted: bool,
     names: Vec<Box<str>>,
     name_ids: HashMap<Box<str>, u16>,
+    /// A summary's parts for each line over [`LARGE_LINE_BYTES`], by sequence number.
+    large: HashMap<usize, LargeLine>,
 }
 
 impl LineIndex {
@@ -85,6 +88,7 @@ impl LineIndex {
             sorted: true,
             names: Vec::new(),
             name_ids: HashMap::new(),
+            large: HashMap::new(),
         }
     }
 
@@ -108,9 +112,22 @@ impl LineIndex {
     }
 
     /// The interned name `id` (a kind or a sender).
-    #[cfg(test)]
     pub(crate) fn name(&self, id: u16) -> &str {
         self.names.get(usize::from(id)).map_or("", |name| name)
+    }
+
+    /// What the stream or a page sends in place of line `seq`: its summary when the line is over
+    /// [`LARGE_LINE_BYTES`] (with a link into session `session`), else `None` (send the line).
+    pub(crate) fn summary(&self, seq: usize, session: &str) -> Option<String> {
+        let line = self.lines.get(seq)?;
+        let large = self.large.get(&seq)?;
+        Some(large.summary(
+            line.id(),
+            line.len,
+            self.name(line.kind),
+            self.name(line.from),
+            session,
+        ))
     }
 
     /// The interned id of `name`, if any line uses it.
@@ -208,6 +225,7 @@ impl LineIndex {
         self.framer = LineFramer::default();
         self.skipped = 0;
         self.sorted = true;
+        self.large.clear();
     }
 
     fn intern(&mut self, name: &str) -> u16 {
@@ -257,6 +275,9 @@ impl LineIndex {
         }
         let kind = self.intern(&header.kind);
         let from = self.intern(&header.from);
+        if len > LARGE_LINE_BYTES {
+            self.large.insert(self.lines.len(), LargeLine::of(body));
+        }
         self.lines.push(IndexedLine {
             offset: offset + start as u64,
             len,

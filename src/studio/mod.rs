@@ -5,6 +5,8 @@
 //! can never reach the API. Studio reads transcripts and writes only to a session's `inbox.txt`.
 //!
 //! - [`index`]: per-session line-offset index, extended incrementally;
+//! - [`large_line`], [`large_event`]: lines too long to send whole (a summary kept in the index,
+//!   and the link that serves the full line);
 //! - [`watched_session`]: one watched session: index, incremental reducer state, change signal;
 //! - [`sessions`]: finding sessions and their list rows;
 //! - [`outcome`]: a session's outcome in words, the same everywhere;
@@ -30,6 +32,8 @@ pub(crate) mod files;
 pub(crate) mod fork;
 pub(crate) mod graph;
 pub(crate) mod index;
+pub(crate) mod large_event;
+pub(crate) mod large_line;
 pub(crate) mod new_form;
 pub(crate) mod new_session;
 pub(crate) mod outcome;

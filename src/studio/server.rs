@@ -80,7 +80,10 @@ fn studio_router(app: Shared) -> Router {
         .route("/api/adapters", get(super::new_form::adapters))
         .route("/api/sessions/{id}", get(api::session))
         .route("/api/sessions/{id}/events", get(api::events))
-        .route("/api/sessions/{id}/events/{event_id}", get(api::event))
+        .route(
+            "/api/sessions/{id}/events/{event_id}",
+            get(super::large_event::full_event),
+        )
         .route("/api/sessions/{id}/graph", get(api::graph))
         .route("/api/sessions/{id}/stream", get(stream::session_stream))
         .route("/api/sessions/{id}/inbox", post(say::inbox))

@@ -19,7 +19,8 @@ use tokio::sync::mpsc;
 use super::api_error::ApiError;
 use super::app::Shared;
 use super::app::fresh_hub;
-use super::index::{IndexedLine, batch_end, read_lines};
+use super::index::{IndexedLine, batch_end};
+use super::large_event;
 use super::sessions;
 use super::watched_session::WatchedSession;
 
@@ -109,13 +110,13 @@ pub(crate) async fn session_stream(
                 let hub2 = Arc::clone(&hub);
                 let lines = batch.clone();
                 let texts = tokio::task::spawn_blocking(move || {
-                    read_lines(&hub2.dir().transcript(), &lines)
+                    large_event::texts(&hub2.dir().transcript(), &lines)
                 })
                 .await;
                 let Ok(Ok(texts)) = texts else {
                     return;
                 };
-                for (line, text) in batch.iter().zip(texts) {
+                for ((line, _), text) in batch.iter().zip(texts) {
                     next += 1;
                     let Some(text) = text else { continue };
                     let event = Event::default().id(line.id()).event("append").data(text);
@@ -135,15 +136,21 @@ pub(crate) async fn session_stream(
     Ok(channel_stream(rx, app.config.heartbeat))
 }
 
-/// The generation and the indexed lines from `next` on (at most [`BATCH`]).
-fn pending(hub: &WatchedSession, next: usize) -> (u64, Vec<IndexedLine>) {
+/// The generation and the indexed lines from `next` on (at most [`BATCH`]), each with the
+/// summary sent in its place when it is a large line.
+fn pending(hub: &WatchedSession, next: usize) -> (u64, Vec<(IndexedLine, Option<String>)>) {
     let inner = hub.lock();
-    let lines = inner.index.lines();
+    let index = &inner.index;
+    let lines = index.lines();
     let end = batch_end(lines, next, BATCH);
+    let session = hub.dir().id();
     let batch = lines
         .get(next..end)
-        .map(<[IndexedLine]>::to_vec)
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .map(|(i, line)| (*line, index.summary(next + i, session)))
+        .collect();
     (inner.generation, batch)
 }
 

@@ -160,7 +160,7 @@ impl Writer {
         if self.halting
             && let Err(WriteError::Io { source, .. }) = &written
         {
-            self.fault = Some(source.to_string());
+            self.fault = Some(format!("cannot append to the transcript: {source}"));
         }
         Ok((events, written?))
     }

@@ -78,6 +78,31 @@ fn passes(test: &str, cli: Cli, in_slice: bool) {
         "usage recorded from the CLI's own stream: {stops:#?}"
     );
     assert!(!of_kind(&events, "tool.call").is_empty());
+    // Every role has a cost, in `run --json` and in `crumb status --json`: claude's as reported,
+    // codex's and gemini's estimated from the shipped price table.
+    let usage = &summary(&run.stdout)["usage"];
+    let status = project.status_json();
+    for role in ["planner-lead", "builder", "verifier"] {
+        let row = &usage["by_role"][role];
+        assert!(row["cost_usd"].as_f64() > Some(0.0), "{role}: {usage:#}");
+        let source = if cli == Cli::Claude {
+            "reported"
+        } else {
+            "estimated"
+        };
+        assert_eq!(row["cost_source"], source, "{role}: {usage:#}");
+        assert_eq!(
+            status["usage"]["by_role"][role]["cost_usd"], row["cost_usd"],
+            "{role}: {status:#}"
+        );
+    }
+    if cli != Cli::Claude {
+        assert!(
+            stops.iter().all(|s| s["data"]["price_table"].is_string()),
+            "{stops:#?}"
+        );
+    }
+    assert!(usage["total"]["cost_usd"].as_f64() > Some(0.0), "{usage:#}");
 }
 
 /// `cli` against `mode` (or against nothing at all when `mode` is `None`): the planner's turn

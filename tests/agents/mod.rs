@@ -118,6 +118,35 @@ impl Project {
         setup::isolate(command, cli, &self.home())
     }
 
+    /// `crumb status --json` of the only session.
+    pub fn status_json(&self) -> serde_json::Value {
+        let session = self.session();
+        let run = crumb()
+            .current_dir(self.dir.path())
+            .env("CRUMB_HOME", self.dir.path().join("crumb-home"))
+            .arg("status")
+            .arg(&session)
+            .arg("--json")
+            .run()
+            .expect_code(0);
+        serde_json::from_str(&run.stdout).unwrap()
+    }
+
+    fn session(&self) -> PathBuf {
+        let projects = self.dir.path().join("crumb-home/projects");
+        let project = std::fs::read_dir(projects)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        std::fs::read_dir(project.path().join("sessions"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path()
+    }
+
     /// The transcript of the only session.
     pub fn events(&self) -> Vec<serde_json::Value> {
         let projects = self.dir.path().join("crumb-home/projects");

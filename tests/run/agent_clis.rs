@@ -107,12 +107,13 @@ fn a_gemini_cli_role_runs_through_the_same_dispatcher_with_its_usage_recorded() 
         tokens_out: 130,
         adapter_session_id: "fake-gemini-1",
         tool_call: "run_shell_command crumb event",
-        thinking_tokens: None,
+        // gemini reports no reasoning count: it is the total beyond input and output.
+        thinking_tokens: Some(72),
     });
 }
 
 /// `PATH` with the fake agent CLIs first.
-fn fake_clis_path() -> String {
+pub(super) fn fake_clis_path() -> String {
     format!(
         "{}:{}",
         repo_root().join("tests/fixtures/fake-clis").display(),
@@ -262,6 +263,7 @@ fn an_effort_the_cli_cannot_take_is_a_note_when_the_turn_starts() {
     let notes: Vec<&Value> = of_kind(&events, "note")
         .into_iter()
         .filter(|e| e["from"] == "system")
+        .filter(|e| e["body"].as_str().is_some_and(|b| b.contains("effort")))
         .collect();
     assert_eq!(notes.len(), 1, "{notes:#?}");
     assert_eq!(
@@ -269,4 +271,43 @@ fn an_effort_the_cli_cannot_take_is_a_note_when_the_turn_starts() {
         "gemini-cli has no effort setting: effort `max` is ignored"
     );
     assert_eq!(notes[0]["data"]["role"], "planner-lead");
+}
+
+#[test]
+fn a_preset_s_own_prices_estimate_a_turn_the_cli_did_not_price() {
+    let scratch = Scratch::new();
+    let preset = scratch.dir.path().join("local.yaml");
+    std::fs::write(
+        &preset,
+        "name: local\n\
+         default: { adapter: mock }\n\
+         roles:\n  planner-lead: { adapter: codex, model: local-coder }\n\
+         prices:\n  local-coder: { input: 2.0, output: 8.0, cache_read: 0.5, cache_write: 0.0, reasoning: 0.0 }\n",
+    )
+    .unwrap();
+    let run = scratch
+        .command(&["run"])
+        .env("PATH", fake_clis_path())
+        .arg(scratch.pipeline())
+        .arg(PITCH)
+        .arg("--preset")
+        .arg(&preset)
+        .arg("--json")
+        .run()
+        .expect_code(0);
+    // The fake codex reports 315 fresh input, 24,448 cached and 122 output tokens, and no model.
+    let expected = (315.0 * 2.0 + 24_448.0 * 0.5 + 122.0 * 8.0) / 1e6;
+    let role = &summary(&run)["usage"]["by_role"]["planner-lead"];
+    assert_eq!(role["cost_source"], "estimated", "{role:#}");
+    let cost = role["cost_usd"].as_f64().unwrap();
+    assert!((cost - expected).abs() < 1e-9, "{cost} vs {expected}");
+    let events = transcript(&scratch.session());
+    let stop = events
+        .iter()
+        .find(|e| e["from"] == "planner-lead" && e["kind"] == "agent.stop")
+        .unwrap();
+    assert_eq!(stop["data"]["price_table"], "preset local");
+    // Kept with the session, so a resume or fork prices the same way.
+    let start = &of_kind(&events, "session.start")[0];
+    assert_eq!(start["data"]["prices"]["preset"], "local");
 }

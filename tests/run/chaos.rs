@@ -1,6 +1,7 @@
 //! The chaos suite: real `crumb run`s killed with SIGKILL at seeded random moments (while the
-//! session is being created, mid-turn, during QA, after the verdict, after it ended),
-//! sometimes killed again while recovering, then recovered by running the same command again.
+//! session is being created, mid-turn, during QA, after the verdict, after it ended), run out of
+//! disk at a drawn point, or run with stdout full or closed (`chaos_faults`), sometimes faulted
+//! again while recovering, then recovered as a user would.
 //! Every case is held to the unkilled run of the same scenario: the same outcome, no effect
 //! carried out twice or lost, every line valid, and no process of the case left running.
 //!
@@ -16,6 +17,7 @@ use std::time::Instant;
 use proptest::prelude::RngExt;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 
+use super::chaos_faults::{self, Fault};
 use super::*;
 use crumb::process::reap::ProcStat;
 
@@ -38,8 +40,8 @@ fn rng(seed: u64, stream: u64) -> TestRng {
 
 /// What the unkilled run of a scenario did: the yardstick for every killed case.
 #[derive(Debug, Clone)]
-struct Yardstick {
-    code: i32,
+pub(super) struct Yardstick {
+    pub(super) code: i32,
     outcome: Value,
     reason: Value,
     /// How many times each role produced each outcome event (the work done, once each).
@@ -64,7 +66,7 @@ fn work_of(events: &[Value]) -> BTreeMap<(String, String), usize> {
 }
 
 /// Where in a session's life a kill landed, read from what the transcript held at that moment.
-fn phase_of(lines: &[Value]) -> &'static str {
+pub(super) fn phase_of(lines: &[Value]) -> &'static str {
     let has = |kind: &str| lines.iter().any(|e| e["kind"] == kind);
     if lines.is_empty() || !has("goal") {
         "header"
@@ -82,7 +84,7 @@ fn phase_of(lines: &[Value]) -> &'static str {
 }
 
 /// The complete lines of a transcript (a torn last line is not a line).
-fn complete_lines(session: &Path) -> Vec<String> {
+pub(super) fn complete_lines(session: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(session.join("transcript.jsonl")).unwrap_or_default();
     let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_owned).collect();
     if lines.last().is_some_and(|l| !l.ends_with('\n')) {
@@ -140,8 +142,8 @@ fn sessions_of(home: &Path) -> Vec<PathBuf> {
 }
 
 /// One run of a chaos case's command line.
-struct Case<'a> {
-    scratch: &'a Scratch,
+pub(super) struct Case<'a> {
+    pub(super) scratch: &'a Scratch,
     pipeline: PathBuf,
     pitch: String,
     scenario: &'static str,
@@ -149,9 +151,16 @@ struct Case<'a> {
 }
 
 impl Case<'_> {
-    fn command(&self) -> crate::support::Crumb {
-        self.scratch
-            .command(&["run"])
+    pub(super) fn command(&self) -> crate::support::Crumb {
+        self.command_via(crate::support::crumb())
+    }
+
+    /// [`Case::command`] through `base` (a shell with stdout redirected).
+    pub(super) fn command_via(&self, base: crate::support::Crumb) -> crate::support::Crumb {
+        base.current_dir(self.scratch.dir.path())
+            .env("CRUMB_HOME", self.scratch.home())
+            .env("CRUMB_STUDIO_PORT", "1")
+            .arg("run")
             .env("CRUMB_MOCK_DELAY_MS", self.delay_ms.to_string())
             .env_remove("CRUMB_IDLE_TIMEOUT")
             .timeout(Duration::from_secs(300))
@@ -175,18 +184,18 @@ impl Case<'_> {
     }
 
     /// The session of this case's pitch, if one exists yet.
-    fn session(&self) -> Option<PathBuf> {
+    pub(super) fn session(&self) -> Option<PathBuf> {
         self.sessions().into_iter().next()
     }
 }
 
 /// What went wrong in one case, by the four counts the soak reports.
 #[derive(Debug, Default)]
-struct Faults {
-    lost: Vec<String>,
+pub(super) struct Faults {
+    pub(super) lost: Vec<String>,
     repeated: Vec<String>,
     orphans: Vec<String>,
-    wrong: Vec<String>,
+    pub(super) wrong: Vec<String>,
 }
 
 impl Faults {
@@ -198,32 +207,65 @@ impl Faults {
     }
 }
 
-/// Run `case` with up to three kills at random moments inside the unkilled run's time, recover
-/// it by running the same command again, and hold the result to `yardstick`.
-fn play(case: &Case, yardstick: &Yardstick, rng: &mut TestRng) -> (Vec<&'static str>, Faults) {
+/// Sleep to a drawn moment of the run `pid`: right at its start, after a drawn number of
+/// transcript lines, or at a drawn time inside the unkilled run's length.
+fn await_moment(case: &Case, yardstick: &Yardstick, rng: &mut TestRng, pid: u32) {
+    match rng.random_range(0..10) {
+        0 => sleep_micros(rng.random_range(0..3_000)),
+        1..=5 => {
+            let line = rng.random_range(1..=yardstick.lines);
+            wait_for_lines(case, line, pid);
+            sleep_micros(rng.random_range(0..=case.delay_ms * 1_000));
+        }
+        _ => {
+            let turns = u64::try_from(yardstick.work.len()).unwrap_or(1);
+            let window = yardstick.took + Duration::from_millis(case.delay_ms * turns);
+            let window = u64::try_from(window.as_micros()).unwrap_or(u64::MAX);
+            sleep_micros(rng.random_range(0..window.max(1_000)));
+        }
+    }
+}
+
+/// What one case went through: the phase each fault hit and its kind.
+type Hits = Vec<(&'static str, Fault)>;
+
+/// Run `case` with up to three faults drawn from `faults` (kills at random moments, the disk
+/// filling up at one, stdout full or closed), recover it as a user would, and hold the result
+/// to `yardstick`.
+fn play(
+    case: &Case,
+    yardstick: &Yardstick,
+    rng: &mut TestRng,
+    faults_drawn: fn(&mut TestRng) -> Fault,
+) -> (Hits, Faults) {
     let mut faults = Faults::default();
-    let mut phases = Vec::new();
+    let mut hits: Hits = Vec::new();
     let mut before: Vec<String> = Vec::new();
     let mut finished = None;
     loop {
-        let child = case.command().spawn();
-        // Kill right at the start, after a drawn number of lines, or at a drawn moment.
-        match rng.random_range(0..10) {
-            0 => sleep_micros(rng.random_range(0..3_000)),
-            1..=5 => {
-                let line = rng.random_range(1..=yardstick.lines);
-                wait_for_lines(case, line, child.id());
-                sleep_micros(rng.random_range(0..=case.delay_ms * 1_000));
-            }
-            _ => {
-                let turns = u64::try_from(yardstick.work.len()).unwrap_or(1);
-                let window = yardstick.took + Duration::from_millis(case.delay_ms * turns);
-                let window = u64::try_from(window.as_micros()).unwrap_or(u64::MAX);
-                sleep_micros(rng.random_range(0..window.max(1_000)));
-            }
+        let fault = faults_drawn(rng);
+        if let Some(redirect) = fault.redirect() {
+            chaos_faults::stdout_fault(case, yardstick, fault, redirect, &mut faults);
+            hits.push(("finished", fault));
+            break;
         }
-        if let Some(done) = child.kill_unless_exited() {
-            // It finished first: nothing was killed, this is the run to judge.
+        let run = if fault == Fault::DiskFull {
+            match chaos_faults::disk_full(case, rng, &mut before, &mut faults) {
+                chaos_faults::DiskFull::Missed(run) => Some(run),
+                chaos_faults::DiskFull::Recovered(phase, run) => {
+                    hits.push((phase, fault));
+                    finished = Some(run);
+                    break;
+                }
+            }
+        } else {
+            let child = case.command().spawn();
+            let pid = child.id();
+            await_moment(case, yardstick, rng, pid);
+            child.kill_unless_exited()
+        };
+        if let Some(done) = run {
+            // It finished first: nothing was faulted, this is the run to judge.
             finished = Some(done);
             before = case
                 .session()
@@ -242,11 +284,14 @@ fn play(case: &Case, yardstick: &Yardstick, rng: &mut TestRng) -> (Vec<&'static 
         let awaiting = session
             .as_deref()
             .is_some_and(|s| meta_of(s)["status"] == "awaiting");
-        phases.push(if awaiting {
-            "finished"
-        } else {
-            phase_of(&parsed)
-        });
+        hits.push((
+            if awaiting {
+                "finished"
+            } else {
+                phase_of(&parsed)
+            },
+            fault,
+        ));
         if !lines.starts_with(&before) {
             faults
                 .lost
@@ -254,15 +299,16 @@ fn play(case: &Case, yardstick: &Yardstick, rng: &mut TestRng) -> (Vec<&'static 
         }
         before = lines;
         // An ended session is not run again: the same command would rightly start a new one.
-        if phases.last() == Some(&"finished") || phases.len() == 3 || !rng.random_bool(0.3) {
+        if hits.last().map(|h| h.0) == Some("finished") || hits.len() == 3 || !rng.random_bool(0.3)
+        {
             break;
         }
     }
     // Recover as a user would: run the same command again, which picks the dead session up. A
-    // session killed after it had finished is finished; running again would rightly start anew,
-    // so ask it for its outcome instead.
-    let finished = finished.unwrap_or_else(|| match (phases.last(), case.session()) {
-        (Some(&"finished"), Some(session)) => case
+    // session that had finished is finished; running again would rightly start anew, so ask it
+    // for its outcome instead.
+    let finished = finished.unwrap_or_else(|| match (hits.last(), case.session()) {
+        (Some(&("finished", _)), Some(session)) => case
             .scratch
             .command(&["resume", "--json"])
             .arg(session)
@@ -270,7 +316,7 @@ fn play(case: &Case, yardstick: &Yardstick, rng: &mut TestRng) -> (Vec<&'static 
         _ => case.command().run(),
     });
     check_final(case, yardstick, &before, &finished, &mut faults);
-    (phases, faults)
+    (hits, faults)
 }
 
 /// The recovered run against the yardstick: outcome, work, lines, sessions and processes.
@@ -428,8 +474,12 @@ fn yardstick(pipeline_of: impl Fn(&Scratch) -> PathBuf, scenario: &'static str) 
 /// The tally of a chaos test, printed whether it passes or not.
 #[derive(Default)]
 struct Tally {
-    kills: usize,
-    phases: BTreeMap<&'static str, usize>,
+    /// Faults that hit a run, by kind, and by kind and the phase they hit.
+    kinds: BTreeMap<&'static str, usize>,
+    phases: BTreeMap<&'static str, BTreeMap<&'static str, usize>>,
+    /// Cases that had to be recovered, and of those, how many reached the unfaulted outcome.
+    recovered: usize,
+    same: usize,
     lost: usize,
     repeated: usize,
     orphans: usize,
@@ -438,26 +488,38 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, label: &str, phases: &[&'static str], faults: &Faults) {
-        self.kills += phases.len();
-        for phase in phases {
-            *self.phases.entry(phase).or_default() += 1;
+    fn add(&mut self, label: &str, hits: &[(&'static str, Fault)], faults: &Faults) {
+        for (phase, fault) in hits {
+            *self.kinds.entry(fault.name()).or_default() += 1;
+            *self
+                .phases
+                .entry(fault.name())
+                .or_default()
+                .entry(phase)
+                .or_default() += 1;
+        }
+        if !hits.is_empty() {
+            self.recovered += 1;
+            self.same += usize::from(faults.wrong.is_empty());
         }
         self.lost += faults.lost.len();
         self.repeated += faults.repeated.len();
         self.orphans += faults.orphans.len();
         self.wrong += faults.wrong.len();
         if !faults.is_empty() {
-            let _ = writeln!(self.failures, "{label} (killed in {phases:?}): {faults:?}");
+            let _ = writeln!(self.failures, "{label} (faults {hits:?}): {faults:?}");
         }
     }
 
     /// Print the figures and fail with every faulty case if there is one.
     fn finish(&self, what: &str, seed: u64, started: Instant) {
         let report = format!(
-            "chaos {what}: seed {seed}, {} kills {:?}, {} lost, {} repeated, {} orphans, {} wrong verdicts, {:.1}s",
-            self.kills,
+            "chaos {what}: seed {seed}, {} faults {:?}, by phase {:?}, {} cases recovered, {} to the same outcome, {} lost, {} repeated, {} orphans, {} wrong verdicts, {:.1}s",
+            self.kinds.values().sum::<usize>(),
+            self.kinds,
             self.phases,
+            self.recovered,
+            self.same,
             self.lost,
             self.repeated,
             self.orphans,
@@ -476,7 +538,15 @@ impl Tally {
 const SCENARIOS: [&str; 4] = ["pass", "fail-once", "critical-once", "partial"];
 
 #[test]
-fn random_kills_lose_nothing_repeat_nothing_and_leave_nothing_running() {
+fn random_kills_full_disks_and_broken_stdout_lose_nothing_repeat_nothing_and_leave_nothing_running()
+{
+    // The crumb home is a tmpfs, so the disk can fill up for real: the test runs again inside a
+    // private mount namespace.
+    if !chaos_faults::in_namespace(
+        "run::chaos::random_kills_full_disks_and_broken_stdout_lose_nothing_repeat_nothing_and_leave_nothing_running",
+    ) {
+        return;
+    }
     let seed = setting("CRUMB_CHAOS_SEED", DEFAULT_SEED);
     let cases = setting("CRUMB_CHAOS_KILLS", 12);
     let started = Instant::now();
@@ -486,6 +556,7 @@ fn random_kills_lose_nothing_repeat_nothing_and_leave_nothing_running() {
         .collect();
     let mut tally = Tally::default();
     let scratch = Scratch::new();
+    let _home = chaos_faults::mount_home(&scratch.home());
     // `CRUMB_CHAOS_CASE=n` replays one case of a seed (kills drawn by line replay exactly; those
     // drawn by time land near, not on, the same moment).
     let only: Option<u64> = std::env::var("CRUMB_CHAOS_CASE")
@@ -504,21 +575,21 @@ fn random_kills_lose_nothing_repeat_nothing_and_leave_nothing_running() {
             scenario: SCENARIOS[pick],
             delay_ms: rng.random_range(0..40),
         };
-        let (phases, mut faults) = play(&case, &yardsticks[pick], &mut rng);
+        let (hits, mut faults) = play(&case, &yardsticks[pick], &mut rng, Fault::draw);
         faults.orphans = leftovers(&scratch.home());
         tally.add(
             &format!(
                 "case {index} ({}, delay {} ms)",
                 case.scenario, case.delay_ms
             ),
-            &phases,
+            &hits,
             &faults,
         );
     }
     if std::env::var_os("CRUMB_CHAOS_KEEP").is_some() || !tally.failures.is_empty() {
         eprintln!("kept {}", scratch.dir.keep().display());
     }
-    tally.finish("kills", seed, started);
+    tally.finish("faults", seed, started);
 }
 
 /// The browser variant: the shipped casual pipeline, whose QA opens Chromium.
@@ -554,8 +625,8 @@ fn concurrent_browser_sessions_pass_through_kills() {
                     delay_ms: 0,
                 };
                 // Every other session is killed and recovered; the rest just run, under load.
-                let (phases, faults) = if index % 2 == 0 {
-                    play(&case, yardstick, &mut rng)
+                let (hits, faults) = if index % 2 == 0 {
+                    play(&case, yardstick, &mut rng, |_| Fault::Kill)
                 } else {
                     let mut faults = Faults::default();
                     check_final(&case, yardstick, &[], &case.command().run(), &mut faults);
@@ -564,7 +635,7 @@ fn concurrent_browser_sessions_pass_through_kills() {
                 tally
                     .lock()
                     .unwrap()
-                    .add(&format!("session {index}"), &phases, &faults);
+                    .add(&format!("session {index}"), &hits, &faults);
             });
         }
     });

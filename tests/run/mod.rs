@@ -396,6 +396,8 @@ fn run_until(scratch: &Scratch, ready: Ready) -> (Running, PathBuf) {
 
 mod agent_clis;
 mod chaos;
+mod chaos_faults;
+mod disk_full;
 mod hostile_files;
 mod inputs;
 mod lifecycle;
@@ -410,4 +412,5 @@ mod resume;
 mod scenarios;
 mod storage_faults;
 mod story;
+mod stream_timing;
 mod takeover;

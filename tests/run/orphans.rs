@@ -3,6 +3,17 @@
 
 use super::*;
 use crumb::process::reap::{ProcStat, members_of_group};
+use std::collections::BTreeSet;
+
+/// Held by each test here that kills a run mid-browser: any QA run sweeps the orphans of dead
+/// owners (`qa::browser::profile`), so another test's could take this one's before it looks.
+static BROWSER_KILLS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn browser_kills() -> std::sync::MutexGuard<'static, ()> {
+    BROWSER_KILLS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Processes of group `pgid` that still run (zombies are dead, waiting for their reaper).
 fn live_members(pgid: i32) -> Vec<i32> {
@@ -68,6 +79,7 @@ fn resume_to_pass_and_expect_gone(scratch: &Scratch, session: &Path, pgid: i32) 
 
 #[test]
 fn sigkill_during_browser_qa_leaves_no_process_or_profile_after_resume() {
+    let _serial = browser_kills();
     crate::support::chromium();
     let scratch = Scratch::new();
     let pipeline = scratch.dir.path().join("pipelines/casual.yaml");
@@ -172,6 +184,7 @@ fn sigkill_during_a_qa_command_leaves_nothing_after_resume() {
 /// `crumb resume` will come for: the next standalone `crumb qa` of the same home reaps it.
 #[test]
 fn a_killed_standalone_qa_leaves_its_browser_to_the_next_one_to_reap() {
+    let _serial = browser_kills();
     crate::support::chromium();
     let scratch = Scratch::new();
     let out = scratch.dir.path().join("qa-out");
@@ -222,4 +235,129 @@ fn a_killed_standalone_qa_leaves_its_browser_to_the_next_one_to_reap() {
         0,
         "registrations left in {registry:?}"
     );
+}
+
+/// The names in `dir` that start with `prefix`.
+fn names_in(dir: &Path, prefix: &str) -> BTreeSet<String> {
+    std::fs::read_dir(dir).map_or_else(
+        |_| BTreeSet::new(),
+        |entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| name.starts_with(prefix))
+                .collect()
+        },
+    )
+}
+
+/// A run killed (SIGKILL) mid-browser leaves its browser and its profile; the next QA run, even
+/// of another session (which reaps no record of the killed one), removes them because their
+/// owner is gone, and leaves alone the profile of a QA that is running meanwhile. `/dev/shm` (where
+/// profiles go) and `$TMPDIR` are listed before and after.
+#[test]
+fn the_next_qa_run_removes_what_a_killed_one_left_and_keeps_a_running_ones_profile() {
+    let _serial = browser_kills();
+    crate::support::chromium();
+    let scratch = Scratch::new();
+    let tmp = scratch.dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let shm = Path::new("/dev/shm");
+    let profiles = "crumb-qa-profile-";
+    let tmp_before = names_in(&tmp, "");
+    let pipeline = scratch.dir.path().join("pipelines/casual.yaml");
+    std::fs::copy(repo_root().join("pipelines/casual.yaml"), &pipeline).unwrap();
+    let games = repo_root().join("tests/fixtures/games");
+    let command = |args: &[&str]| {
+        scratch
+            .command(args)
+            .env("TMPDIR", &tmp)
+            .env("CRUMB_BROWSER_SLOTS", "4")
+    };
+    let qa = |game: &str, out: &str| {
+        command(&["qa"])
+            .arg(&pipeline)
+            .arg(games.join(game))
+            .arg("--out")
+            .arg(scratch.dir.path().join(out))
+    };
+
+    let killed = command(&["run"])
+        .arg(&pipeline)
+        .arg(PITCH)
+        .args(["--adapter", "mock", "--json"])
+        .spawn();
+    let killed_pid = killed.id();
+    let (_, pgid, profile) = qa_group_running(
+        &scratch.home(),
+        "the killed run's browser itself (past its launcher script)",
+        "--type=",
+    );
+    let profile = PathBuf::from(profile);
+    killed.kill();
+    assert!(
+        !live_members(pgid).is_empty() && profile.is_dir(),
+        "the killed run's browser and profile outlive it (or this test proves nothing)"
+    );
+    let owned_by = |pid: u32| format!("{profiles}{pid}-");
+    assert!(
+        profile
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(&owned_by(killed_pid))),
+        "a profile is named after its owner: {profile:?}"
+    );
+
+    // A QA that runs meanwhile: the infinite loop holds its browser until the check's timeout.
+    let busy = qa("infinite-loop", "busy-out").spawn();
+    let busy_pid = busy.id();
+    let busy_profile = eventually(
+        "the running QA's browser and its profile",
+        Duration::from_secs(90),
+        || {
+            records(&scratch.dir.path().join("busy-out"))
+                .into_iter()
+                .find_map(|record| {
+                    let (pgid, extra) = read_record(&record)?;
+                    live_members(pgid)
+                        .into_iter()
+                        .any(|pid| cmdline_contains(pid, "--type="))
+                        .then(|| PathBuf::from(extra))
+                })
+        },
+    );
+
+    // The next QA run: another session's, not a resume of the killed one.
+    let next = qa("good", "next-out").spawn();
+    let next_pid = next.id();
+    next.wait().expect_code(0);
+    assert_eq!(
+        live_members(pgid),
+        Vec::<i32>::new(),
+        "the killed run's browser survived the next QA run"
+    );
+    assert!(
+        !profile.exists(),
+        "the killed run's profile was left: {profile:?}"
+    );
+    for pid in [killed_pid, next_pid] {
+        assert_eq!(
+            names_in(shm, &owned_by(pid)),
+            BTreeSet::new(),
+            "left in /dev/shm"
+        );
+    }
+    assert!(
+        busy_profile.is_dir(),
+        "the running QA's profile was removed"
+    );
+    let busy_shm = names_in(shm, &owned_by(busy_pid));
+    assert_eq!(busy_shm.len(), 1, "the running QA's profile: {busy_shm:?}");
+    assert_eq!(names_in(&tmp, ""), tmp_before, "left in $TMPDIR");
+
+    // Killed in turn, the busy QA's leftovers go with the next run too.
+    busy.kill();
+    qa("good", "last-out").run().expect_code(0);
+    assert!(!busy_profile.exists(), "the killed QA's profile was left");
+    assert_eq!(names_in(shm, &owned_by(busy_pid)), BTreeSet::new());
+    assert_eq!(names_in(&tmp, ""), tmp_before, "left in $TMPDIR");
 }

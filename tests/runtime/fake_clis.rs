@@ -210,6 +210,7 @@ async fn gemini_cli_turn() {
         Usage {
             tokens_in: Some(800),
             tokens_out: Some(130),
+            thinking_tokens: Some(72),
             cache_read: Some(900),
             model: Some("gemini-2.5-pro".into()),
             ..Usage::default()

@@ -625,6 +625,7 @@ mod batch_fork;
 mod browser;
 mod fork_page;
 mod judges;
+mod large_lines;
 mod live;
 mod new_run;
 mod outcomes;

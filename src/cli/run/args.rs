@@ -72,6 +72,10 @@ pub struct DriveArgs {
     /// The crumb home (default `$CRUMB_HOME`, else `~/.crumb`).
     #[arg(long, value_name = "DIR")]
     pub home: Option<PathBuf>,
+    /// Send the session's spans to this OpenTelemetry collector while it runs (OTLP/HTTP JSON to
+    /// `URL/v1/traces`); wins over `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    #[arg(long, value_name = "URL", value_parser = crate::export::live::config::endpoint_arg)]
+    pub otlp_endpoint: Option<String>,
 }
 
 /// The dry-run flags of `crumb run`.

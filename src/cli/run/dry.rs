@@ -57,6 +57,7 @@ pub(crate) fn run(plan: &Plan, args: &DryRunArgs, json: bool) -> Result<ExitStat
         idle_timeout_ms: None,
         wall_timeout_ms: None,
         inputs: inputs.clone(),
+        prices: None,
     };
     let mut header = super::open::header_drafts(&prepared.meta.session_id, &config, pitch)?;
     if let Some(data) = header[0].data.as_mut() {

@@ -18,6 +18,7 @@ mod plan;
 mod progress;
 mod studio_link;
 mod summary;
+mod telemetry;
 mod verdict;
 
 pub(crate) use args::{Args, DriveArgs};
@@ -53,6 +54,7 @@ mod tests {
         ("progress.rs", include_str!("progress.rs")),
         ("studio_link.rs", include_str!("studio_link.rs")),
         ("summary.rs", include_str!("summary.rs")),
+        ("telemetry.rs", include_str!("telemetry.rs")),
         ("verdict.rs", include_str!("verdict.rs")),
     ];
 

@@ -84,7 +84,9 @@ fn take_over_dead(plan: &Plan) -> Option<(SessionDir, CoordinatorLock)> {
 /// A new session for `plan`, built under a temporary name and renamed into place with
 /// `session.start` and `goal` already written, so no reader ever sees a session without them.
 fn create(plan: Plan, json: bool) -> Result<Opened, CommandError> {
-    let prepared = session::prepare(&plan.home, &plan.project, plan.freeze_source(), &plan.pitch)?;
+    let sessions = plan.home.sessions_dir(&plan.project);
+    let prepared = session::prepare(&plan.home, &plan.project, plan.freeze_source(), &plan.pitch)
+        .map_err(|e| not_created(e, &sessions))?;
     // Argv paths point at the frozen copies where they will be once the folder is in place.
     let frozen_dir = prepared
         .final_path()
@@ -106,9 +108,12 @@ fn create(plan: Plan, json: bool) -> Result<Opened, CommandError> {
         idle_timeout_ms: plan.idle_timeout_ms,
         wall_timeout_ms: plan.wall_timeout_ms,
         inputs: plan.inputs,
+        prices: plan.prices,
     };
     let header = header_drafts(&prepared.meta.session_id, &config, &plan.pitch)?;
-    let created = prepared.commit(header)?;
+    let created = prepared
+        .commit(header)
+        .map_err(|e| not_created(e, &sessions))?;
     super::pitch::warn_if_too_long(&created.dir, &plan.pitch)?;
     if !json {
         print_header(&created.dir, &config);
@@ -205,4 +210,19 @@ fn with_table(dir: &SessionDir, table: TransitionTable) -> Result<Session, Comma
         table: Arc::new(table),
         config: Arc::new(config),
     })
+}
+
+/// A session that could not be created. For a write that failed (a full disk) nothing is left
+/// behind, and the message says so with the free space: the same command, run again once there
+/// is room, starts the session afresh.
+fn not_created(err: session::SessionError, sessions: &Path) -> CommandError {
+    if !err.is_write() {
+        return err.into();
+    }
+    CommandError::failure(format!(
+        "no session was created, a write failed ({})",
+        crate::runtime::coordinator::free_space(sessions)
+    ))
+    .because(err)
+    .hint("free some space, then run the same command again")
 }

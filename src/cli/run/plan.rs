@@ -15,6 +15,7 @@ use crate::cli::error::CommandError;
 use crate::cli::pipeline_file::compile_recording;
 use crate::home::{CrumbHome, Project};
 use crate::pipeline::compile::CompileOptions;
+use crate::pipeline::preset::PriceOverride;
 use crate::pipeline::table::TransitionTable;
 use crate::pipeline::units::parse_duration_ms;
 use crate::runtime::bindings;
@@ -38,6 +39,8 @@ pub(crate) struct Plan {
     /// built ([`Plan::bindings_in`]).
     pub(crate) bindings: IndexMap<String, RoleBinding>,
     pub(crate) inputs: IndexMap<String, Value>,
+    /// The preset's own `prices:`, if it declares any.
+    pub(crate) prices: Option<PriceOverride>,
     pub(crate) pitch: String,
     pub(crate) idle_timeout_ms: Option<u64>,
     pub(crate) wall_timeout_ms: Option<u64>,
@@ -51,8 +54,9 @@ impl Plan {
         let (table, read) = compile_recording(&args.pipeline, CompileOptions::default())?;
         let project = Project::current()
             .map_err(|e| CommandError::failure("cannot determine the project").because(e))?;
-        let bindings = resolve_bindings(args, &table, &project)?;
-        preflight(&table, &bindings)?;
+        let (bindings, prices) = resolve_bindings(args, &table, &project)?;
+        // A dry run spawns no agent, so it needs no CLI installed.
+        preflight(&table, &bindings, !args.dry.dry_run)?;
         let idle_timeout_ms = duration_flag("--idle-timeout", args.idle_timeout.as_deref())?;
         let wall_timeout_ms = duration_flag("--wall-timeout", args.wall_timeout.as_deref())?;
         let inputs = inputs::check(&table.inputs, &args.sets, args.input_file.as_deref())?;
@@ -66,6 +70,7 @@ impl Plan {
             home,
             bindings,
             inputs,
+            prices,
             pitch,
             idle_timeout_ms,
             wall_timeout_ms,
@@ -140,6 +145,7 @@ fn duration_flag(flag: &str, value: Option<&str>) -> Result<Option<u64>, Command
 fn preflight(
     table: &TransitionTable,
     bound: &IndexMap<String, RoleBinding>,
+    spawns: bool,
 ) -> Result<(), CommandError> {
     let roles: Vec<(String, crate::adapters::AdapterKind, Vec<String>)> = table
         .roles
@@ -154,7 +160,13 @@ fn preflight(
             Some((role.id.clone(), adapter, role.fallback.clone()))
         })
         .collect();
-    let problems = crate::doctor::preflight(&roles, &bindings::Environment::from_process());
+    let env = bindings::Environment::from_process();
+    let mut problems = if spawns {
+        missing_clis(table, bound, &env)
+    } else {
+        Vec::new()
+    };
+    problems.extend(crate::doctor::preflight(&roles, &env));
     if problems.is_empty() {
         return Ok(());
     }
@@ -168,6 +180,38 @@ fn preflight(
     )))
 }
 
+/// Roles bound to an agent CLI that is not on `PATH` and that no fallback of theirs escapes:
+/// every turn would fail the same way, so the run stops here (a usage error, which a
+/// Kubernetes Job's `podFailurePolicy` fails its index on at once) instead of after three
+/// failed spawns. A role pointed at a model server still needs its CLI.
+fn missing_clis(
+    table: &TransitionTable,
+    bound: &IndexMap<String, RoleBinding>,
+    env: &bindings::Environment,
+) -> Vec<crate::doctor::Problem> {
+    table
+        .roles
+        .iter()
+        .filter_map(|role| {
+            let binding = bound.get(&role.id)?;
+            let adapter: crate::adapters::AdapterKind = binding.adapter.parse().ok()?;
+            let binary = adapter.binary()?;
+            let escapes = role.fallback.iter().any(|f| f != adapter.as_str());
+            (env.which(binary).is_none() && !escapes).then(|| crate::doctor::Problem {
+                what: format!(
+                    "{} is bound to {adapter}, whose CLI `{binary}` is not on PATH",
+                    role.id
+                ),
+                fix: adapter
+                    .adapter()
+                    .install_hint()
+                    .unwrap_or("install it, or bind the role to another adapter")
+                    .to_owned(),
+            })
+        })
+        .collect()
+}
+
 /// Every role's binding: `--bind` > `--adapter` > `.crumb/config.yaml` > preset > the pipeline's
 /// `adapter:` > ambient > mock (see `runtime::bindings`). Presets are looked up next to the
 /// pipeline's folder, then in the project. The notes are printed once, here.
@@ -175,7 +219,7 @@ fn resolve_bindings(
     args: &Args,
     table: &TransitionTable,
     project: &Project,
-) -> Result<IndexMap<String, RoleBinding>, CommandError> {
+) -> Result<(IndexMap<String, RoleBinding>, Option<PriceOverride>), CommandError> {
     let roles: Vec<String> = table.roles.iter().map(|r| r.id.clone()).collect();
     let request = bindings::Request {
         adapter: args.adapter.clone(),
@@ -209,5 +253,5 @@ fn resolve_bindings(
             eprintln!("crumb run: note: {note}");
         }
     }
-    Ok(resolved.to_role_bindings())
+    Ok((resolved.to_role_bindings(), resolved.prices.clone()))
 }

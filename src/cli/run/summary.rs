@@ -83,6 +83,20 @@ pub(crate) fn print(summary: &Value) {
     {
         outln!("input    {name} = {value}");
     }
+    if let Some(otlp) = summary.get("otlp").filter(|v| !v.is_null()) {
+        let count = |key: &str| otlp.get(key).and_then(Value::as_u64).unwrap_or(0);
+        let why = otlp
+            .get("last_error")
+            .and_then(Value::as_str)
+            .map(|e| format!(" ({e})"))
+            .unwrap_or_default();
+        outln!(
+            "otlp     {} spans sent to {}, {} could not be sent{why}",
+            count("sent"),
+            otlp.get("endpoint").and_then(Value::as_str).unwrap_or("?"),
+            count("not_sent"),
+        );
+    }
     if let Some(studio) = summary.get("studio") {
         let link = StudioLink {
             url: studio
@@ -122,10 +136,59 @@ pub(crate) fn of(dir: &SessionDir, outcome: &Outcome) -> Value {
         "verifications": state.verification.count,
         "events": state.events,
         "tokens": state.budgets.tokens,
+        "usage": usage_json(dir),
         "game": entry.is_file().then(|| entry.display().to_string()),
         "agent_error": last_agent_error(dir),
         "studio": StudioLink::probe(dir.id()).to_json(),
     })
+}
+
+/// Each role's tokens and cost summed over its `agent.stop`s, with the total; `cost_source` says
+/// whether a role's cost was reported by its CLI, estimated from the price table, or both
+/// (`mixed`).
+fn usage_json(dir: &SessionDir) -> Value {
+    use crate::adapters::Usage;
+    let Ok((events, _)) = crate::transcript::reader::read_path(&dir.transcript()) else {
+        return Value::Null;
+    };
+    let mut by_role: indexmap::IndexMap<String, (Usage, Option<&str>)> = indexmap::IndexMap::new();
+    for event in &events {
+        let (crate::transcript::Kind::AgentStop, Some(metadata)) = (&event.kind, &event.metadata)
+        else {
+            continue;
+        };
+        let (usage, source) = by_role.entry(event.from.clone()).or_default();
+        usage.absorb(&Usage::from_metadata(metadata));
+        let this = event
+            .data
+            .as_ref()
+            .and_then(|d| d.get("cost_source"))
+            .and_then(Value::as_str)
+            .map(|s| {
+                if s == "estimated" {
+                    "estimated"
+                } else {
+                    "reported"
+                }
+            });
+        *source = match (*source, this) {
+            (None, this) => this,
+            (Some(was), Some(this)) if was != this => Some("mixed"),
+            (was, _) => was,
+        };
+    }
+    let mut total = Usage::default();
+    let roles: serde_json::Map<String, Value> = by_role
+        .into_iter()
+        .map(|(role, (usage, source))| {
+            total.absorb(&usage);
+            let mut row = serde_json::to_value(&usage).unwrap_or(Value::Null);
+            row["cost_source"] = json!(source);
+            (role, row)
+        })
+        .collect();
+    total.model = None;
+    json!({ "by_role": roles, "total": total })
 }
 
 /// The last failed agent turn of a session that did not pass, in the CLI's words with the fix:

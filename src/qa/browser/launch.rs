@@ -24,6 +24,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Child;
 use tokio::task::JoinHandle;
 
+use super::profile::{PROFILE_ENV, PROFILE_PREFIX, ProfileDir};
 use crate::process::group::GroupGuard;
 use crate::process::reap;
 use crate::process::recorded_group::{self, HeldGroup};
@@ -34,11 +35,6 @@ pub(crate) const VIEWPORT: (u32, u32) = (800, 600);
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(15);
 /// Most stderr kept for diagnostics.
 const STDERR_CAP: usize = 64 * 1024;
-/// Set on the browser (and its group's holder) to its profile folder: how a reaper recognises
-/// the recorded group as ours.
-const PROFILE_ENV: &str = "CRUMB_QA_PROFILE";
-/// How every profile folder's name starts; a reaper removes nothing else.
-const PROFILE_PREFIX: &str = "crumb-qa-profile-";
 
 /// The flags every QA browser gets. Exposed so a test can assert they reach the real command line.
 pub(crate) fn flags(profile: &Path) -> Vec<String> {
@@ -132,19 +128,19 @@ impl Chromium {
         record_dir: Option<&Path>,
     ) -> Result<Chromium, LaunchError> {
         let profile = ProfileDir::create().map_err(LaunchError::Profile)?;
-        let env = [(PROFILE_ENV.into(), profile.0.clone().into_os_string())];
+        let env = [(PROFILE_ENV.into(), profile.path().as_os_str().to_owned())];
         let held = match record_dir {
             None => None,
             Some(dir) => {
                 let record = dir.join(format!("browser-{}.pgid", ulid::Ulid::new()));
-                let extra = profile.0.to_string_lossy();
+                let extra = profile.path().to_string_lossy();
                 Some(HeldGroup::found(&record, &extra, &env).map_err(LaunchError::Record)?)
             }
         };
         let pgid = held.as_ref().map(HeldGroup::pgid);
         let record = recorded_group::RecordGuard(held.as_ref().map(|h| h.record().to_path_buf()));
         let spawned = crate::process::command::spawned(exe)
-            .args(flags(&profile.0))
+            .args(flags(profile.path()))
             .envs(env.iter().map(|(k, v)| (k, v)))
             // Chromium leaves `org.chromium.Chromium.*` folders in its temp folder; inside the
             // profile they go with it, on every path (finish, timeout, a reaped kill).
@@ -349,35 +345,4 @@ fn tail(buf: &Arc<Mutex<String>>) -> String {
     let text = buf.lock().map(|b| b.clone()).unwrap_or_default();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     lines[lines.len().saturating_sub(8)..].join("\n")
-}
-
-/// A fresh per-run profile folder, removed on drop (every exit path, failed launches included).
-struct ProfileDir(PathBuf);
-
-impl ProfileDir {
-    /// Prefer `/dev/shm` (memory): on slow disks creating and deleting a profile's few hundred
-    /// files costs hundreds of milliseconds per run.
-    fn create() -> std::io::Result<Self> {
-        let name = format!("{PROFILE_PREFIX}{}", ulid::Ulid::new());
-        let shm = Path::new("/dev/shm").join(&name);
-        if std::fs::create_dir(&shm).is_ok() {
-            return Ok(ProfileDir(shm));
-        }
-        let dir = std::env::temp_dir().join(name);
-        std::fs::create_dir_all(&dir)?;
-        Ok(ProfileDir(dir))
-    }
-
-    /// The browser's temp folder, inside the profile (made on first use).
-    fn temp(&self) -> PathBuf {
-        let temp = self.0.join("tmp");
-        let _ = std::fs::create_dir_all(&temp);
-        temp
-    }
-}
-
-impl Drop for ProfileDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

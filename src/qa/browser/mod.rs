@@ -12,6 +12,7 @@ pub mod launch;
 pub mod locate;
 pub(crate) mod observe;
 pub(crate) mod page_ops;
+pub(crate) mod profile;
 pub(crate) mod server;
 pub(crate) mod settle;
 pub(crate) mod smoke;

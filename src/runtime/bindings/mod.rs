@@ -34,6 +34,7 @@ use serde::Serialize;
 
 use crate::adapters::AdapterKind;
 use crate::pipeline::model::RoleAdapter;
+use crate::pipeline::preset::PriceOverride;
 use crate::pipeline::preset::{Binding, Effort};
 
 pub(crate) use ambient::{Ambient, Environment};
@@ -192,7 +193,7 @@ pub(crate) struct Context {
 }
 
 /// Every role's binding.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Bindings {
     /// In the pipeline's role order.
     pub roles: IndexMap<String, ResolvedBinding>,
@@ -202,6 +203,9 @@ pub(crate) struct Bindings {
     /// Things worth telling the person (roles named in files that this pipeline lacks).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The preset's own `prices:`, if it declares any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prices: Option<PriceOverride>,
 }
 
 /// Why bindings could not be resolved (all map to exit 2).
@@ -323,10 +327,18 @@ pub(crate) fn resolve(
         }
         resolved.insert(role.clone(), binding);
     }
+    let prices = preset
+        .as_ref()
+        .filter(|preset| !preset.prices.is_empty())
+        .map(|preset| PriceOverride {
+            preset: preset.name.clone(),
+            models: preset.prices.clone(),
+        });
     Ok(Bindings {
         roles: resolved,
         preset: preset.map(|preset| preset.name),
         notes,
+        prices,
     })
 }
 

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -41,12 +41,15 @@ use crate::transcript::tail::Tail;
 use crate::transcript::{Draft, Event, Kind};
 
 mod catchup;
+mod ending;
 mod prompt_context;
 mod storage_fault;
 
 pub use catchup::Catchup;
 use catchup::{fold_item, inbox_offset, poll};
-use prompt_context::{Latest, render_prompt};
+use ending::LiveSpawn;
+use prompt_context::{Latest, PromptFailure, render_prompt};
+pub(crate) use storage_fault::{StorageFault, free_space};
 
 /// How often the transcript and the inbox are polled.
 const POLL: Duration = Duration::from_millis(10);
@@ -54,7 +57,8 @@ const POLL: Duration = Duration::from_millis(10);
 /// person who has not answered yet): cheaper, and still prompt for people.
 const SLOW_POLL: Duration = Duration::from_millis(100);
 const SLOW_AFTER_POLLS: u32 = 200;
-/// How long live spawns get to finish on their own once the session is done.
+/// How long live spawns get to finish on their own once the session is done. A turn whose
+/// result has arrived is not cancelled even then: it ends on its own, bounded by its idle timeout.
 const FINISH_GRACE: Duration = Duration::from_secs(3);
 /// Quiet polls in a row before the session counts as idle.
 const QUIET_POLLS: u32 = 3;
@@ -124,8 +128,8 @@ struct Coordinator<'o> {
     tail: Tail<Tolerant>,
     inbox_offset: u64,
     latest: Latest,
-    /// Role → (effect id, cancel) of its live spawn.
-    live: HashMap<String, (String, oneshot::Sender<()>)>,
+    /// Role → its live spawn.
+    live: HashMap<String, LiveSpawn>,
     /// Spawn jobs not yet reported back (cancelled ones included).
     spawns_running: usize,
     queued: HashMap<String, VecDeque<(Spawn, bool)>>,
@@ -420,27 +424,39 @@ impl Coordinator<'_> {
             return;
         };
         let binding = self.binding_for(&spawn);
-        let prompt = render_prompt(
+        let (prompt, unwritten) = match render_prompt(
             &self.session,
             &self.pipeline_file,
             &self.replay.state,
             &self.latest,
             &spawn,
             &role,
-        );
+        ) {
+            Ok(text) => (Ok(text), None),
+            Err(PromptFailure::Render(why)) => (Err(why), None),
+            Err(PromptFailure::Write(why)) => (Err(why.clone()), Some(why)),
+        };
         let job = SpawnJob {
             effect: spawn,
             role,
             binding,
             prompt,
+            unwritten,
             session: self.session.dir.clone(),
             config: self.session.config.clone(),
             resumed,
             shutdown: self.shutdown.clone(),
+            result_seen: Arc::new(AtomicBool::new(false)),
         };
         let (cancel_tx, cancel_rx) = oneshot::channel();
-        self.live
-            .insert(job.role.id.clone(), (job.effect.id.clone(), cancel_tx));
+        self.live.insert(
+            job.role.id.clone(),
+            LiveSpawn {
+                effect_id: job.effect.id.clone(),
+                cancel: cancel_tx,
+                result_seen: Arc::clone(&job.result_seen),
+            },
+        );
         self.spawns_running += 1;
         let writer = self.writer.clone();
         let tx = self.tasks_tx.clone();
@@ -491,7 +507,7 @@ impl Coordinator<'_> {
                 if self
                     .live
                     .get(&report.role)
-                    .is_some_and(|(id, _)| *id == report.effect_id)
+                    .is_some_and(|live| live.effect_id == report.effect_id)
                 {
                     self.live.remove(&report.role);
                 }
@@ -514,9 +530,9 @@ impl Coordinator<'_> {
             None => self.live.keys().cloned().collect(),
         };
         for role in &roles {
-            if let Some((_, tx)) = self.live.remove(role) {
+            if let Some(live) = self.live.remove(role) {
                 // The job still writes its `agent.stop`; its slot is free from now on.
-                let _ = tx.send(());
+                let _ = live.cancel.send(());
             }
         }
         match &cancel.role {
@@ -598,108 +614,6 @@ impl Coordinator<'_> {
                 .roles
                 .values()
                 .any(|r| r.paused || r.queued.is_some())
-    }
-
-    /// Nothing can move the session any more: end it as `idle`, recorded like any other ending.
-    fn stall(&mut self) {
-        let id = format!(
-            "idle:{}",
-            self.replay
-                .state
-                .last_event
-                .as_ref()
-                .map_or("start", |e| e.id.as_str())
-        );
-        self.finishing = Some((
-            Done {
-                id,
-                outcome: crate::vocab::Outcome::Stopped,
-                reason: "idle".to_owned(),
-            },
-            Instant::now(),
-        ));
-    }
-
-    /// Once the session is done and its work has drained (or the grace period ran out), stop what
-    /// is left, write `done` + `session.end`, and fold them.
-    async fn finish_if_ready(&mut self) -> Result<Option<Ending>, CoordinatorError> {
-        let Some((done, deadline)) = &self.finishing else {
-            return Ok(None);
-        };
-        let busy = self.spawns_running > 0 || self.qa_running > 0;
-        if busy && Instant::now() < *deadline {
-            return Ok(None);
-        }
-        let (done, _) = (done.clone(), *deadline);
-        for (_, (_, tx)) in self.live.drain() {
-            let _ = tx.send(());
-        }
-        while self.qa_running > 0 || self.spawns_running > 0 {
-            match self.tasks.recv().await {
-                Some(TaskDone::Qa) => self.qa_running = self.qa_running.saturating_sub(1),
-                Some(TaskDone::Spawn(_)) => {
-                    self.spawns_running = self.spawns_running.saturating_sub(1);
-                }
-                None => break,
-            }
-        }
-        let mut data = Map::new();
-        data.insert("outcome".into(), json!(done.outcome));
-        data.insert("reason".into(), json!(done.reason));
-        append(
-            &self.writer,
-            Draft::new("system", Kind::Done)
-                .body(done.reason.clone())
-                .data(data)
-                .metadata(runner_metadata(&done.id)),
-        )?;
-        append(
-            &self.writer,
-            Draft::new("system", Kind::SessionEnd)
-                .body(format!("session ended: {}", done.reason))
-                .metadata(runner_metadata(&done.id)),
-        )?;
-        let batch = poll(&mut self.tail, &self.session.dir, self.observer)?;
-        let table = Arc::clone(&self.session.table);
-        for (line, item) in batch.lines.into_iter().zip(batch.items) {
-            if let Some((event, _)) = fold_item(&mut self.replay, &table, line, item, self.observer)
-            {
-                self.latest.note(&event, &table);
-                self.observer.event(&event, &self.replay.state, true);
-            }
-        }
-        let (outcome, reason) = self
-            .replay
-            .state
-            .done
-            .as_ref()
-            .map_or((Some(done.outcome), done.reason), |d| {
-                (d.outcome, d.reason.clone())
-            });
-        Ok(Some(Ending::Done { outcome, reason }))
-    }
-
-    /// The person stopped crumb: kill every live turn and QA run without recording an outcome,
-    /// so the session stays resumable exactly where it was.
-    async fn stop_now(mut self) -> Outcome {
-        self.shutdown.store(true, Ordering::SeqCst);
-        for (_, (_, tx)) in self.live.drain() {
-            let _ = tx.send(());
-        }
-        for task in self.qa_tasks.drain(..) {
-            task.abort();
-        }
-        while self.spawns_running > 0 {
-            match self.tasks.recv().await {
-                Some(TaskDone::Spawn(_)) => self.spawns_running -= 1,
-                Some(TaskDone::Qa) => {}
-                None => break,
-            }
-        }
-        Outcome {
-            ending: Ending::Interrupted,
-            state: self.replay.state,
-        }
     }
 
     fn append_or_warn(&mut self, draft: Draft) {

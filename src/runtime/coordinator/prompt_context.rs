@@ -35,6 +35,14 @@ impl Latest {
     }
 }
 
+/// Why a prompt is not ready.
+pub(super) enum PromptFailure {
+    /// The template could not be rendered (the turn fails, as the pipeline's fault).
+    Render(String),
+    /// The rendered prompt could not be written (a full disk: the machine's fault).
+    Write(String),
+}
+
 /// Render `role`'s prompt for `spawn` and write it to `prompts/<role>-<n>.md`.
 pub(super) fn render_prompt(
     session: &Session,
@@ -43,7 +51,7 @@ pub(super) fn render_prompt(
     latest: &Latest,
     spawn: &Spawn,
     role: &RoleSpec,
-) -> Result<String, String> {
+) -> Result<String, PromptFailure> {
     let dir = &session.dir;
     let inputs = PromptInputs {
         goal: state.goal.as_deref().unwrap_or(""),
@@ -71,9 +79,10 @@ pub(super) fn render_prompt(
         inputs: json!(session.config.inputs),
     };
     let context = prompt::context(&session.table, role, &inputs);
-    let text = prompt::render(pipeline_file, role, &context).map_err(|e| e.to_string())?;
+    let text = prompt::render(pipeline_file, role, &context)
+        .map_err(|e| PromptFailure::Render(e.to_string()))?;
     prompt::write(&dir.prompt_path(&role.id, spawn.attempt + 1), &text)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| PromptFailure::Write(e.to_string()))?;
     Ok(text)
 }
 

@@ -24,6 +24,41 @@ pub struct Preset {
     /// Bindings per role id.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub roles: IndexMap<String, Binding>,
+    /// Prices per model name, in US dollars per million tokens, for turns whose CLI reports no
+    /// cost: they take precedence over crumb's shipped table (`prices.yaml`), which still prices
+    /// the models not named here. A model is matched by its own name, else the longest name it
+    /// starts with.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub prices: IndexMap<String, ModelPrice>,
+}
+
+/// A preset's `prices:` as a session keeps them: which preset declared them, and the prices.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PriceOverride {
+    /// The preset that declares them (recorded as an estimate's `price_table`).
+    pub preset: String,
+    pub models: IndexMap<String, ModelPrice>,
+}
+
+/// What one model costs, in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPrice {
+    /// Input tokens not read from a cache.
+    #[schemars(range(min = 0))]
+    pub input: f64,
+    /// Output tokens.
+    #[schemars(range(min = 0))]
+    pub output: f64,
+    /// Input tokens read from the prompt cache.
+    #[schemars(range(min = 0))]
+    pub cache_read: f64,
+    /// Input tokens written to the prompt cache.
+    #[schemars(range(min = 0))]
+    pub cache_write: f64,
+    /// Reasoning tokens counted apart from output (0 where output already includes them).
+    #[schemars(range(min = 0))]
+    pub reasoning: f64,
 }
 
 /// Where one role runs.
