@@ -412,6 +412,23 @@ mod tests {
         assert_eq!(out.corrections, vec![]);
     }
 
+    /// A REJECT claim outside the FAIL band takes the band's verdict: REJECT is never derived
+    /// from thresholds, only kept where they agree the work failed.
+    #[test]
+    fn reject_outside_the_fail_band_takes_the_bands_verdict() {
+        let out = judge(
+            &scoring(),
+            &claim([4.0, 5.0, 4.0, 4.0, 3.0, 3.0], 23.0, Verdict::Reject),
+            &qa_ok(),
+        );
+        assert_eq!(out.corrected.verdict, Verdict::Partial);
+        assert!(
+            out.corrections.contains(&Correction::VerdictFromThresholds),
+            "{:?}",
+            out.corrections
+        );
+    }
+
     #[test]
     fn exec_comes_from_qa_never_from_the_model() {
         let failed_qa = Evidence {

@@ -207,3 +207,42 @@ fn c44_a_late_branch_of_a_joined_round_leaves_the_persons_question_waiting() {
     let effects = s.user(Kind::UserApprove, "", serde_json::Value::Null);
     assert_eq!(done_reason(&effects), Some("verdict_pass"), "{effects:#?}");
 }
+
+fn reject() -> Scores {
+    scores(FAIL_DIMS, Verdict::Reject, None, Some("off topic"))
+}
+
+#[test]
+fn c45_what_a_join_reports_its_severity_aggregate_and_reject() {
+    // A `majority` FAIL carries the most severe of its non-passing branches (Critical here, so
+    // the Critical route takes it); its aggregate is the mean of the corrected aggregates.
+    let mut s = fanned("all", "majority");
+    judge(&mut s, "judge-a", fail(Severity::Minor, "thin"));
+    judge(&mut s, "judge-b", pass());
+    let joined = judge(&mut s, "judge-c", fail(Severity::Critical, "wrong"));
+    let data = hook(&joined, "join").expect("join");
+    assert_eq!(
+        (
+            data["verdict"].as_str(),
+            data["severity"].as_str(),
+            data["aggregate"].as_f64()
+        ),
+        (Some("FAIL"), Some("Critical"), Some(17.0)),
+        "{data:?}"
+    );
+    // All passed: the severity is `Important`.
+    let mut s = fanned("all", "all_pass");
+    judge(&mut s, "judge-a", pass());
+    judge(&mut s, "judge-b", pass());
+    let data = hook(&judge(&mut s, "judge-c", pass()), "join").expect("join");
+    assert_eq!(data["severity"], "Important", "{data:?}");
+    // REJECT never comes from the bands: two REJECT claims in the FAIL band make a `majority`
+    // REJECT, while `mean` of the same three branches is banded, so FAIL.
+    for (combine, verdict) in [("majority", "REJECT"), ("mean", "FAIL"), ("min", "FAIL")] {
+        let mut s = fanned("all", combine);
+        judge(&mut s, "judge-a", reject());
+        judge(&mut s, "judge-b", pass());
+        let data = hook(&judge(&mut s, "judge-c", reject()), "join").expect("join");
+        assert_eq!(data["verdict"], verdict, "{combine}: {data:?}");
+    }
+}
