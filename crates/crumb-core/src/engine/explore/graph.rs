@@ -3,7 +3,6 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::commute;
 use super::key::{key, rules};
 use super::symmetry::Symmetry;
 use super::world::{Choice, Point, World};
@@ -142,38 +141,12 @@ pub(super) fn build(world: &World<'_>, max_states: usize, symmetry: &Symmetry) -
         let (here, _) = key(&point, symmetry);
         let mut edges = Vec::new();
         let mut unexplored = false;
-        let every = representative_choices(world, &point, symmetry);
-        // Partial-order reduction ([`commute`]): one item's answers first, unless one of them
-        // closes onto a state already found (then every choice, so no loop puts the rest off).
-        let mut steps = commute::ample(world, &point, &every, symmetry).unwrap_or_default();
-        // A loop of the reduced graph has a step to a state numbered no later than its own
-        // (numbers only grow along new states): that state is fully expanded.
-        let closes = steps
-            .iter()
-            .any(|step| step.key == here || seen.get(&step.key).is_some_and(|&known| known <= at));
-        if steps.is_empty() || closes {
-            let mut done = std::mem::take(&mut steps);
-            steps = every
-                .into_iter()
-                .map(
-                    |choice| match done.iter().position(|s| s.choice == choice) {
-                        Some(at) => done.swap_remove(at),
-                        None => Stepped::take(world, &point, choice, symmetry),
-                    },
-                )
-                .collect();
-        }
-        for Stepped {
-            choice,
-            next,
-            effects,
-            fired,
-            key: next_key,
-            frame: next_frame,
-        } in steps
-        {
-            let awaiting_before = point.state.awaiting.is_some();
-            mark_fired(&mut graph.fired, &fired);
+        for choice in representative_choices(world, &point, symmetry) {
+            let mut next = point.clone();
+            let awaiting_before = next.state.awaiting.is_some();
+            let effects = world.step(&mut next, &choice);
+            note_fired(&mut graph.fired, world);
+            let (next_key, next_frame) = key(&next, symmetry);
             if next_key == here {
                 // Refused or without effect (an /approve nothing awaits): not a step.
                 continue;
@@ -226,10 +199,7 @@ pub(super) fn build(world: &World<'_>, max_states: usize, symmetry: &Symmetry) -
 /// The choices at `point`, of twins whose records are equal only the first's: the others lead
 /// to renamings of the same states.
 fn representative_choices(world: &World<'_>, point: &Point, symmetry: &Symmetry) -> Vec<Choice> {
-    let mut choices = world.choices(point);
-    if symmetry.reduced {
-        choices = commute::late_verdicts_as_one(world, point, choices);
-    }
+    let choices = world.choices(point);
     if symmetry.is_trivial() {
         return choices;
     }
@@ -259,46 +229,9 @@ fn representative_choices(world: &World<'_>, point: &Point, symmetry: &Symmetry)
 
 /// Mark the routes `world` fired since it was last asked.
 fn note_fired(fired: &mut [bool], world: &World<'_>) {
-    mark_fired(fired, &world.take_fired());
-}
-
-fn mark_fired(fired: &mut [bool], routes: &[usize]) {
-    for &index in routes {
+    for index in world.take_fired() {
         if let Some(slot) = fired.get_mut(index) {
             *slot = true;
-        }
-    }
-}
-
-/// One choice made at a point: the point after it, what the engine did, the routes it fired
-/// and the key it reached.
-pub(super) struct Stepped {
-    pub(super) choice: Choice,
-    pub(super) next: Point,
-    pub(super) effects: Vec<Effect>,
-    pub(super) fired: Vec<usize>,
-    pub(super) key: u64,
-    pub(super) frame: Vec<(String, String)>,
-}
-
-impl Stepped {
-    pub(super) fn take(
-        world: &World<'_>,
-        point: &Point,
-        choice: Choice,
-        symmetry: &Symmetry,
-    ) -> Self {
-        let mut next = point.clone();
-        let effects = world.step(&mut next, &choice);
-        let fired = world.take_fired();
-        let (key, frame) = key(&next, symmetry);
-        Stepped {
-            choice,
-            next,
-            effects,
-            fired,
-            key,
-            frame,
         }
     }
 }

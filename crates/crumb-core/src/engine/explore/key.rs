@@ -38,12 +38,6 @@ const HISTORY_ONLY: &[&str] = &[
     "latest",
     "previous",
     "routed_join",
-    // the session's run of errors only raises the `stuck` hook, never a stop (each role's circuit
-    // counts its own failures): hashed in `key` only where a route reads hooks
-    "errors_in_a_row",
-    "stuck_reported",
-    // hashed in `key`, clamped at `max_verify` when reduced (every check past it says the same)
-    "count",
     // what the next prompt is given, not where the route goes
     "last_spawn",
     "body",
@@ -81,25 +75,13 @@ pub(super) fn key(point: &Point, symmetry: &Symmetry) -> (u64, Vec<(String, Stri
     } else {
         symmetry.renaming(point, rules(&[]))
     };
-    (hash(point, &rename, symmetry), rename)
+    (hash(point, &rename), rename)
 }
 
-fn hash(point: &Point, rename: &[(String, String)], symmetry: &Symmetry) -> u64 {
+fn hash(point: &Point, rename: &[(String, String)]) -> u64 {
     let rules = rules(rename);
     let mut hasher = DefaultHasher::new();
     hash_into(&point.state, rules, &mut hasher);
-    if !symmetry.engine_events_unrouted {
-        let budgets = &point.state.budgets;
-        (budgets.errors_in_a_row, budgets.stuck_reported).hash(&mut hasher);
-    }
-    // The verification count is only ever compared with `max_verify` (`count + k > max` for a
-    // round of k ≥ 1 judges, `count ≥ max` for a repair) and only grows: past the budget every
-    // comparison says the same, so late branches reporting there make no new states.
-    let count = point.state.verification.count;
-    symmetry
-        .count_cap
-        .map_or(count, |cap| count.min(cap))
-        .hash(&mut hasher);
     // Pending work as a multiset of renamed items.
     multiset(&point.pending, rules, &mut hasher);
     // The fan-out: which route spawned whom, and until it joined what each branch reported.

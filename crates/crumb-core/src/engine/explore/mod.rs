@@ -5,15 +5,12 @@
 //! person's `/approve`, `/veto` and `/redo` whenever one is asked. Budgets (`max_verify`,
 //! `max_respec`, route `max:`, the circuit breaker, QA retries) bound the space; folded states are
 //! hashed (`key`) so each is visited once, and roles the pipeline cannot tell apart are explored
-//! as one ([`symmetry`]): a fan-out of n alike judges is a multiset of verdicts, not n-tuples;
-//! branches reporting after their join interleave with the next round only where the order
-//! matters ([`commute`], partial-order reduction). A
+//! as one ([`symmetry`]): a fan-out of n alike judges is a multiset of verdicts, not n-tuples. A
 //! search cut off by the state limit says what it could not decide and claims nothing beyond. It reports every terminal outcome reachable (with a
 //! shortest path to it), every dead end (nothing can happen and no person is asked), every loop
 //! the engine could run forever, the longest path in turns and the worst-case turns per role.
 //! Tokens and wall clock are not choices: either can stop any session, so they are not explored.
 
-mod commute;
 mod graph;
 mod key;
 pub mod play;
@@ -323,8 +320,6 @@ fn declared_unreached(
         .collect()
 }
 
-#[cfg(test)]
-mod commute_tests;
 #[cfg(test)]
 mod symmetry_tests;
 #[cfg(test)]

@@ -12,23 +12,11 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use super::state_hash::{Rules, hash_into};
 use super::world::{Point, Work};
 use crate::pipeline::table::{Action, RoleSpec, TransitionTable, Trigger};
-use crate::transcript::Kind;
 
 /// The groups of interchangeable roles of a table (each of two or more, names sorted).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Symmetry {
     pub(crate) groups: Vec<Vec<String>>,
-    /// No route takes the engine's own `hook`, `audit` or `error` events: the session's run of
-    /// errors (which only raises the `stuck` hook) is left out of the key, so a failure and a
-    /// success in either order are one state, and a late branch's events reach no route
-    /// ([`super::commute`]). Off without reduction, where every counter is its own state.
-    pub(crate) engine_events_unrouted: bool,
-    /// The search is reduced: late branches' verdicts as one, and interleavings that commute
-    /// explored once ([`super::commute`]). Off for [`Symmetry::none`].
-    pub(crate) reduced: bool,
-    /// The verification count the key keeps apart at most (`max_verify`; see `key`), when
-    /// reduced.
-    pub(crate) count_cap: Option<u32>,
 }
 
 impl Symmetry {
@@ -84,15 +72,7 @@ impl Symmetry {
         for group in &mut groups {
             group.sort();
         }
-        let engine_events_unrouted = [Kind::Hook, Kind::Audit, Kind::Error]
-            .iter()
-            .all(|kind| table.by_kind.get(kind.as_str()).is_none_or(Vec::is_empty));
-        Symmetry {
-            groups,
-            engine_events_unrouted,
-            reduced: true,
-            count_cap: Some(table.limits.max_verify),
-        }
+        Symmetry { groups }
     }
 
     /// Whether any role has a twin.
