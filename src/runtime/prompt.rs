@@ -1,8 +1,11 @@
 //! Rendering a role's prompt: its template (from the session's frozen pipeline copy, never the
 //! working tree) with exactly the variables of [`crate::pipeline::template_variables`], strict undefined.
 //!
-//! Every key a template may read is always present (absent things are `none`), because strict
-//! undefined turns a missing attribute into a render error rather than an empty string.
+//! Every key a template may read is present (things not yet written are `none`), because strict
+//! undefined turns a missing attribute into a render error rather than an empty string — except
+//! what the role's `sees:` keeps out, which is absent
+//! ([`crate::pipeline::template_variables::RoleView`], the description `crumb validate` checks
+//! templates against).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -71,7 +74,7 @@ pub(crate) fn context(
         crate::pipeline::inputs::GOAL.to_owned(),
         Value::String(goal.clone()),
     );
-    json!({
+    let mut context = json!({
         "inputs": declared,
         "goal": goal,
         "goal_truncated": inputs.goal_truncated,
@@ -93,7 +96,10 @@ pub(crate) fn context(
         "feedback": feedback,
         "interventions": inputs.interventions.iter().map(|i| i.text.as_str()).collect::<Vec<_>>(),
         "attempt": inputs.attempt,
-    })
+    });
+    crate::pipeline::template_variables::RoleView::new(&role.sees, &table.kinds)
+        .restrict(&mut context);
+    context
 }
 
 /// Render `role`'s template. `pipeline_file` is the frozen pipeline the template path is relative to.
