@@ -303,6 +303,48 @@ mod tests {
         );
     }
 
+    /// `sees:` removes what it keeps out: the key is absent, not `none` (strict undefined makes
+    /// reading it an error, which `crumb validate` reports first), and `outputs.by_kind` holds only
+    /// the kinds the role sees.
+    #[test]
+    fn what_a_role_does_not_see_is_absent_not_none() {
+        let (_, table) = casual();
+        let inputs = PromptInputs {
+            goal: "g",
+            session: Value::Null,
+            spec: Value::Null,
+            build: Value::Null,
+            qa: Value::Null,
+            verdict: Value::Null,
+            feedback: None,
+            interventions: &[],
+            attempt: 0,
+            outputs: json!({"by_kind": {"spec": {"body": "s"}, "judge.score": {"body": "j"}}, "by_role": {}}),
+            goal_truncated: false,
+            inputs: Value::Null,
+        };
+        let verifier = table
+            .roles
+            .iter()
+            .find(|r| !r.sees.is_empty())
+            .expect("casual's verifier declares sees");
+        let ctx = context(&table, verifier, &inputs);
+        assert!(ctx.get("verdict").is_none(), "{ctx:#}");
+        assert!(ctx["outputs"]["by_kind"].get("judge.score").is_none());
+        assert_eq!(ctx["outputs"]["by_kind"]["spec"]["body"], "s");
+        // Seen but not yet written: present, `none`.
+        assert_eq!(ctx.get("qa"), Some(&Value::Null));
+        let everyone = table
+            .roles
+            .iter()
+            .find(|r| r.sees.is_empty())
+            .expect("a role without sees");
+        assert_eq!(
+            context(&table, everyone, &inputs).get("verdict"),
+            Some(&Value::Null)
+        );
+    }
+
     fn role(template: &str) -> RoleSpec {
         RoleSpec {
             adapter: None,

@@ -56,7 +56,11 @@ pub(super) fn render_prompt(
     let dir = &session.dir;
     let view = RoleView::new(&role.sees, &session.table.kinds);
     let shown = |name: &str, build: &dyn Fn() -> Value| {
-        if view.shows(name) { build() } else { Value::Null }
+        if view.shows(name) {
+            build()
+        } else {
+            Value::Null
+        }
     };
     let inputs = PromptInputs {
         goal: state.goal.as_deref().unwrap_or(""),

@@ -84,7 +84,13 @@ impl Ty {
 /// `loop` inside a `for` whose items are `item`.
 pub(crate) fn loop_fields(item: &Ty) -> Ty {
     let mut fields: Vec<(String, Ty)> = [
-        "index", "index0", "revindex", "revindex0", "length", "depth", "depth0",
+        "index",
+        "index0",
+        "revindex",
+        "revindex0",
+        "length",
+        "depth",
+        "depth0",
     ]
     .iter()
     .map(|n| ((*n).to_owned(), NUMBER))
@@ -104,8 +110,8 @@ pub(crate) fn filter_result(name: &str, input: &Ty, attribute: Option<Ty>) -> Ty
     match name {
         "length" | "count" | "wordcount" | "int" | "float" | "abs" | "round" | "sum" => NUMBER,
         "upper" | "lower" | "title" | "capitalize" | "trim" | "string" | "join" | "replace"
-        | "safe" | "escape" | "e" | "truncate" | "indent" | "format" | "striptags"
-        | "urlencode" | "tojson" | "pprint" | "center" | "wordwrap" | "filesizeformat" => TEXT,
+        | "safe" | "escape" | "e" | "indent" | "format" | "urlencode" | "tojson" | "pprint" => TEXT,
+        "split" | "lines" => Ty::List(Box::new(TEXT)),
         "bool" => BOOL,
         "first" | "last" | "random" | "min" | "max" => match input {
             Ty::Of(Shape::Text) => TEXT,

@@ -13,7 +13,7 @@ use minijinja::Environment;
 use crate::pipeline::codes;
 use crate::pipeline::diagnostic::Diagnostic;
 use crate::pipeline::lexical_path::normalize;
-use crate::pipeline::located_yaml::{Span, escape_segment};
+use crate::pipeline::located_yaml::escape_segment;
 use crate::pipeline::model::Pipeline;
 use crate::pipeline::pass_context::Ctx;
 use crate::pipeline::prompt_render::Renderer;
@@ -185,7 +185,12 @@ impl Checker<'_> {
             .label("checked only when the prompt renders")
             .hint("read the field off a context variable, a loop over one, a `set` of one, a macro called with one, or a filter whose result is known"),
         };
-        let key = (finding.file.clone(), finding.start, finding.end, d.message.clone());
+        let key = (
+            finding.file.clone(),
+            finding.start,
+            finding.end,
+            d.message.clone(),
+        );
         self.emitted.insert(key).then(|| d.at(span))
     }
 
