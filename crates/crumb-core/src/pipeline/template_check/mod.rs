@@ -64,7 +64,12 @@ pub(crate) fn check_role(
     let asts: BTreeMap<PathBuf, Stmt<'_>> = texts
         .iter()
         .filter_map(|(path, text)| {
-            let parsed = minijinja::machinery::parse(text, "template", Default::default()).ok()?;
+            let parsed = minijinja::machinery::parse(
+                text,
+                "template",
+                minijinja::syntax::SyntaxConfig::default(),
+            )
+            .ok()?;
             Some((path.clone(), parsed))
         })
         .collect();
