@@ -6,6 +6,9 @@
 //! Included templates are walked in the including scope, as they render. A field read off a
 //! value whose shape the checker cannot follow is a warning, never a silent pass.
 
+// Stopgap until split (see the report of issue 27 items 3-4).
+#![allow(clippy::match_wildcard_for_single_variants)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
