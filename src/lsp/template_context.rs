@@ -1,10 +1,12 @@
 //! Inside a `.j2` template: the context variables the engine renders it with
 //! (`template_variables`), completed and explained for the role the template belongs to (its
-//! `sees:` decides which kinds `outputs.by_kind` holds).
+//! `sees:` decides which kinds `outputs.by_kind` holds and whether `spec`, `build`, `qa` and
+//! `verdict` are there at all — the same `RoleView` the runtime renders with).
 
 use std::path::Path;
 
-use crumb_core::pipeline::template_variables::sample;
+use crumb_core::pipeline::kinds::Slot;
+use crumb_core::pipeline::template_variables::{RoleView, sample};
 use serde_json::Value;
 
 use super::position::word_at;
@@ -16,6 +18,8 @@ use super::uri::normalize;
 pub(crate) fn context(server: &Server, path: &Path) -> Value {
     let mut kinds: Vec<String> = Vec::new();
     let mut roles: Vec<String> = Vec::new();
+    // The `sees:` of the role the template belongs to, and its pipeline's slots.
+    let mut owner: Option<(Vec<String>, Vec<(String, Slot)>)> = None;
     for (pipeline, diagnosed) in &server.pipelines {
         let Some(table) = diagnosed
             .table
@@ -31,7 +35,10 @@ pub(crate) fn context(server: &Server, path: &Path) -> Value {
             .iter()
             .find(|r| normalize(&dir.join(&r.template)) == path);
         match own {
-            Some(role) if !role.sees.is_empty() => kinds.extend(role.sees.iter().cloned()),
+            Some(role) if !role.sees.is_empty() => {
+                kinds.extend(role.sees.iter().cloned());
+                owner.get_or_insert_with(|| (role.sees.clone(), table.kinds.clone()));
+            }
             _ => kinds.extend(table.kinds.iter().map(|(k, _)| k.clone())),
         }
     }
@@ -41,7 +48,10 @@ pub(crate) fn context(server: &Server, path: &Path) -> Value {
     roles.dedup();
     let kinds: Vec<&str> = kinds.iter().map(String::as_str).collect();
     let roles: Vec<&str> = roles.iter().map(String::as_str).collect();
-    sample(&kinds, &roles)
+    match &owner {
+        Some((sees, slots)) => RoleView::new(sees, slots).sample(&kinds, &roles),
+        None => sample(&kinds, &roles),
+    }
 }
 
 /// Whether byte `offset` is inside a `{{ … }}` or `{% … %}` tag.

@@ -1,8 +1,11 @@
 //! Rendering a role's prompt: its template (from the session's frozen pipeline copy, never the
 //! working tree) with exactly the variables of [`crate::pipeline::template_variables`], strict undefined.
 //!
-//! Every key a template may read is always present (absent things are `none`), because strict
-//! undefined turns a missing attribute into a render error rather than an empty string.
+//! Every key a template may read is present (things not yet written are `none`), because strict
+//! undefined turns a missing attribute into a render error rather than an empty string — except
+//! what the role's `sees:` keeps out, which is absent
+//! ([`crate::pipeline::template_variables::RoleView`], the description `crumb validate` checks
+//! templates against).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -71,7 +74,7 @@ pub(crate) fn context(
         crate::pipeline::inputs::GOAL.to_owned(),
         Value::String(goal.clone()),
     );
-    json!({
+    let mut context = json!({
         "inputs": declared,
         "goal": goal,
         "goal_truncated": inputs.goal_truncated,
@@ -93,7 +96,10 @@ pub(crate) fn context(
         "feedback": feedback,
         "interventions": inputs.interventions.iter().map(|i| i.text.as_str()).collect::<Vec<_>>(),
         "attempt": inputs.attempt,
-    })
+    });
+    crate::pipeline::template_variables::RoleView::new(&role.sees, &table.kinds)
+        .restrict(&mut context);
+    context
 }
 
 /// Render `role`'s template. `pipeline_file` is the frozen pipeline the template path is relative to.
@@ -294,6 +300,48 @@ mod tests {
             ctx["goal"]
                 .as_str()
                 .is_some_and(|g| g.ends_with(GOAL_CLIPPED_NOTE))
+        );
+    }
+
+    /// `sees:` removes what it keeps out: the key is absent, not `none` (strict undefined makes
+    /// reading it an error, which `crumb validate` reports first), and `outputs.by_kind` holds only
+    /// the kinds the role sees.
+    #[test]
+    fn what_a_role_does_not_see_is_absent_not_none() {
+        let (_, table) = casual();
+        let inputs = PromptInputs {
+            goal: "g",
+            session: Value::Null,
+            spec: Value::Null,
+            build: Value::Null,
+            qa: Value::Null,
+            verdict: Value::Null,
+            feedback: None,
+            interventions: &[],
+            attempt: 0,
+            outputs: json!({"by_kind": {"spec": {"body": "s"}, "judge.score": {"body": "j"}}, "by_role": {}}),
+            goal_truncated: false,
+            inputs: Value::Null,
+        };
+        let verifier = table
+            .roles
+            .iter()
+            .find(|r| !r.sees.is_empty())
+            .expect("casual's verifier declares sees");
+        let ctx = context(&table, verifier, &inputs);
+        assert!(ctx.get("verdict").is_none(), "{ctx:#}");
+        assert!(ctx["outputs"]["by_kind"].get("judge.score").is_none());
+        assert_eq!(ctx["outputs"]["by_kind"]["spec"]["body"], "s");
+        // Seen but not yet written: present, `none`.
+        assert_eq!(ctx.get("qa"), Some(&Value::Null));
+        let everyone = table
+            .roles
+            .iter()
+            .find(|r| r.sees.is_empty())
+            .expect("a role without sees");
+        assert_eq!(
+            context(&table, everyone, &inputs).get("verdict"),
+            Some(&Value::Null)
         );
     }
 

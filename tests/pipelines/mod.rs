@@ -150,6 +150,16 @@ fixture_tests! {
     invalid_unreachable_role => "unreachable-role.yaml",
     invalid_version_overflow => "version-overflow.yaml",
     invalid_template_not_utf8 => "template-not-utf8.yaml",
+    invalid_template_loop_field_typo => "template-loop-field-typo.yaml",
+    invalid_template_index_field_typo => "template-index-field-typo.yaml",
+    invalid_template_loop_predicates => "template-loop-predicates.yaml",
+    invalid_template_loop_produces => "template-loop-produces.yaml",
+    invalid_template_set_alias => "template-set-alias.yaml",
+    invalid_template_macro_field_typo => "template-macro-field-typo.yaml",
+    invalid_template_filter_field_typo => "template-filter-field-typo.yaml",
+    invalid_template_shape_unknown => "template-shape-unknown.yaml",
+    invalid_template_reads_unseen => "template-reads-unseen.yaml",
+    invalid_template_reads_unseen_kind => "template-reads-unseen-kind.yaml",
 }
 
 /// One invalid fixture: its `# expect:` diagnostic in the JSON report, an explained code, and

@@ -1,8 +1,8 @@
 //! What a role's prompt is rendered from: the session's state plus the latest events of the plan
 //! and build slots (whatever kinds the pipeline declares for them; the template variables `spec`
 //! and `build`) and the latest QA result (the state keeps only summaries of those). A role that
-//! declares `sees:` gets only what comes from those kinds (`outputs` included); `goal`, routed
-//! feedback and the person's messages always reach it.
+//! declares `sees:` gets only what comes from those kinds (`outputs` included; the rest is
+//! absent, `RoleView`); `goal`, routed feedback and the person's messages always reach it.
 
 use serde_json::{Value, json};
 
@@ -11,6 +11,7 @@ use crate::engine::State;
 use crate::engine::effect::Spawn;
 use crate::pipeline::kinds::Slot;
 use crate::pipeline::table::{RoleSpec, TransitionTable};
+use crate::pipeline::template_variables::RoleView;
 use crate::runtime::prompt::{self, PromptInputs};
 use crate::transcript::{Event, Kind};
 
@@ -53,6 +54,14 @@ pub(super) fn render_prompt(
     role: &RoleSpec,
 ) -> Result<String, PromptFailure> {
     let dir = &session.dir;
+    let view = RoleView::new(&role.sees, &session.table.kinds);
+    let shown = |name: &str, build: &dyn Fn() -> Value| {
+        if view.shows(name) {
+            build()
+        } else {
+            Value::Null
+        }
+    };
     let inputs = PromptInputs {
         goal: state.goal.as_deref().unwrap_or(""),
         session: json!({
@@ -61,16 +70,10 @@ pub(super) fn render_prompt(
             "artifacts_dir": dir.artifacts().display().to_string(),
             "transcript_path": dir.transcript().display().to_string(),
         }),
-        spec: shown(role, &slot_kinds(&session.table, Slot::Plan), || {
-            plan_context(state)
-        }),
-        build: shown(role, &slot_kinds(&session.table, Slot::Build), || {
-            build_context(latest)
-        }),
-        qa: shown(role, &[Kind::QaResult.as_str()], || qa_context(latest)),
-        verdict: shown(role, &[Kind::JudgeScore.as_str()], || {
-            verdict_context(state)
-        }),
+        spec: shown("spec", &|| plan_context(state)),
+        build: shown("build", &|| build_context(latest)),
+        qa: shown("qa", &|| qa_context(latest)),
+        verdict: shown("verdict", &|| verdict_context(state)),
         feedback: spawn.feedback.as_ref(),
         interventions: &spawn.interventions,
         attempt: spawn.attempt,
@@ -84,26 +87,6 @@ pub(super) fn render_prompt(
     prompt::write(&dir.prompt_path(&role.id, spawn.attempt + 1), &text)
         .map_err(|e| PromptFailure::Write(e.to_string()))?;
     Ok(text)
-}
-
-/// The kinds `table` declares for `slot`.
-fn slot_kinds(table: &TransitionTable, slot: Slot) -> Vec<&str> {
-    table
-        .kinds
-        .iter()
-        .filter(|(_, s)| *s == slot)
-        .map(|(kind, _)| kind.as_str())
-        .collect()
-}
-
-/// The context built by `build` when `role` sees any of `kinds` (an empty `sees` sees everything
-/// public), else none.
-fn shown(role: &RoleSpec, kinds: &[&str], build: impl FnOnce() -> Value) -> Value {
-    let sees = role.sees.is_empty()
-        || kinds
-            .iter()
-            .any(|kind| role.sees.iter().any(|seen| seen == kind));
-    if sees { build() } else { Value::Null }
 }
 
 fn plan_context(state: &State) -> Value {

@@ -128,7 +128,8 @@ impl<'a> Renderer<'a> {
     }
 
     /// The sample context seen by `role`: its real id, `produces` and description, so names
-    /// built from them (`{% include role.id ~ ".md.j2" %}`) resolve as they will at run time.
+    /// built from them (`{% include role.id ~ ".md.j2" %}`) resolve as they will at run time,
+    /// without what its `sees:` keeps out (as the runtime renders it).
     fn sample_for(&self, role: &str) -> minijinja::Value {
         let mut sample = self.sample.clone();
         if let Some(spec) = self.pipeline.roles.get(role) {
@@ -137,6 +138,8 @@ impl<'a> Renderer<'a> {
                 "produces": spec.produces,
                 "description": spec.description.as_deref().unwrap_or(""),
             });
+            let slots = crate::pipeline::kinds::lower(self.pipeline.kinds.as_ref());
+            template_variables::RoleView::new(&spec.sees, &slots).restrict(&mut sample);
         }
         template_value(&sample)
     }

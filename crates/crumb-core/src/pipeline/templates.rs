@@ -13,49 +13,18 @@ use minijinja::Environment;
 use crate::pipeline::codes;
 use crate::pipeline::diagnostic::Diagnostic;
 use crate::pipeline::lexical_path::normalize;
-use crate::pipeline::located_yaml::{Span, escape_segment};
+use crate::pipeline::located_yaml::escape_segment;
 use crate::pipeline::model::Pipeline;
 use crate::pipeline::pass_context::Ctx;
 use crate::pipeline::prompt_render::Renderer;
 use crate::pipeline::source::{Entry, SourceFiles, stays_inside};
+use crate::pipeline::template_check::{Finding, Problem, check_role};
 use crate::pipeline::template_text::{located, read_limited, span_of};
-use crate::pipeline::template_variables::{is_provided, missing_field};
-
-/// Every variable `compiled` reads that the context lacks, with why when the top-level name
-/// exists but a field does not (`feedback.txt`). One report per top-level name.
-fn unknown_variables(
-    compiled: &minijinja::Template<'_, '_>,
-    text: &str,
-    inputs: &[String],
-) -> Vec<(String, Option<String>)> {
-    let names: BTreeSet<String> = compiled.undeclared_variables(true).into_iter().collect();
-    let mut reported: BTreeSet<String> = BTreeSet::new();
-    let mut out = Vec::new();
-    for name in names {
-        let top = name.split('.').next().unwrap_or_default().to_string();
-        if TEMPLATE_BUILTINS.contains(&top.as_str()) || reported.contains(&top) {
-            continue;
-        }
-        if top == "inputs" {
-            if let Some(why) = unknown_input(&name, inputs) {
-                out.push((name, Some(why)));
-            }
-        } else if !is_provided(&top) {
-            reported.insert(top.clone());
-            out.push((top, None));
-        } else if let Some(why) = missing_field(&name)
-            // `spec.body.upper()` is a method call, not a field.
-            && !text.contains(&format!("{name}("))
-        {
-            out.push((name, Some(why)));
-        }
-    }
-    out
-}
+use crate::pipeline::template_variables::RoleView;
 
 /// Why `inputs.<name>…` is not there: the input is not declared (`goal` always is), or a field
 /// is read off a plain value.
-fn unknown_input(path: &str, inputs: &[String]) -> Option<String> {
+pub(crate) fn unknown_input(path: &str, inputs: &[String]) -> Option<String> {
     let mut segments = path.split('.').skip(1);
     let name = segments.next()?;
     if name != crate::pipeline::inputs::GOAL && !inputs.iter().any(|i| i == name) {
@@ -76,20 +45,6 @@ fn unknown_input(path: &str, inputs: &[String]) -> Option<String> {
         .next()
         .map(|_| format!("`inputs.{name}` is a plain value with no fields"))
 }
-
-/// Names minijinja itself provides (globals and block-scoped helpers); not engine variables.
-const TEMPLATE_BUILTINS: &[&str] = &[
-    "range",
-    "dict",
-    "namespace",
-    "debug",
-    "loop",
-    "self",
-    "super",
-    "caller",
-    "varargs",
-    "kwargs",
-];
 
 /// Check every role's template. Returns the texts of the templates read, for snippets.
 pub(crate) fn check(
@@ -122,15 +77,29 @@ pub(crate) fn check(
         sources: Vec::new(),
         visited: BTreeSet::new(),
         shown: BTreeMap::new(),
+        texts: BTreeMap::new(),
+        emitted: BTreeSet::new(),
     };
+    let slots = crate::pipeline::kinds::lower(pipeline.kinds.as_ref());
     for (id, role) in &pipeline.roles {
         let pointer = format!("/roles/{}/template", escape_segment(id));
         let before = ctx.diagnostics.len();
         let real =
             checker.role_template(&pipeline_dir, &canonical_dir, &role.template, &pointer, ctx);
+        if let Some(real) = &real
+            && ctx.diagnostics.len() == before
+        {
+            // The variables, as this role's context holds them.
+            let view = RoleView::new(&role.sees, &slots);
+            for finding in check_role(real, &checker.texts, view, &checker.inputs) {
+                if let Some(d) = checker.diagnostic(id, &finding) {
+                    ctx.emit(d);
+                }
+            }
+        }
         // Render only what checked clean, so one mistake is reported once.
         if let Some(real) = real
-            && ctx.diagnostics.len() == before
+            && !ctx.diagnostics[before..].iter().any(Diagnostic::is_error)
         {
             let renderer = Renderer::new(&checker.root, pipeline, &checker.shown, files);
             if let Some(d) = renderer.render(&real, id) {
@@ -154,9 +123,77 @@ struct Checker<'f> {
     visited: BTreeSet<PathBuf>,
     /// Real path of each template read → the path diagnostics show.
     shown: BTreeMap<PathBuf, PathBuf>,
+    /// Real path of each template read → its text.
+    texts: BTreeMap<PathBuf, String>,
+    /// Findings already reported (a partial shared by several roles is reported once).
+    emitted: BTreeSet<(PathBuf, usize, usize, String)>,
 }
 
 impl Checker<'_> {
+    /// A finding of the variable check for `role` as a diagnostic, unless already reported.
+    fn diagnostic(&mut self, role: &str, finding: &Finding) -> Option<Diagnostic> {
+        let shown = self
+            .shown
+            .get(&finding.file)
+            .cloned()
+            .unwrap_or_else(|| finding.file.clone());
+        let text = self.texts.get(&finding.file).map_or("", String::as_str);
+        let span = Some(span_of(text, finding.start, finding.end));
+        let d = match &finding.problem {
+            Problem::Unknown { name, why: None } => Diagnostic::new(
+                &codes::UNKNOWN_TEMPLATE_VARIABLE,
+                &shown,
+                format!("template reads `{name}`, which the engine does not provide"),
+            )
+            .label("undefined at render time")
+            .hint(variable_hint(name)),
+            Problem::Unknown { name, why: Some(why) } => Diagnostic::new(
+                &codes::UNKNOWN_TEMPLATE_VARIABLE,
+                &shown,
+                format!("template reads `{name}`, which the engine does not provide"),
+            )
+            .label(why.clone())
+            .hint("see the variables and their fields in `crumb explain crumb::unknown-template-variable`"),
+            Problem::Unseen { name, kinds } => {
+                let label = if kinds.is_empty() {
+                    format!("absent from `{role}`'s context: no kind of this pipeline fills it")
+                } else {
+                    format!(
+                        "absent from `{role}`'s context: its `sees:` lists none of {}",
+                        kinds.join(", ")
+                    )
+                };
+                let hint = match kinds.first() {
+                    Some(kind) => format!(
+                        "add `{kind}` to `{role}`'s `sees:`, or guard the read with `{{% if {name} is defined %}}`"
+                    ),
+                    None => format!("guard the read with `{{% if {name} is defined %}}`, or remove it"),
+                };
+                Diagnostic::new(
+                    &codes::TEMPLATE_READS_UNSEEN,
+                    &shown,
+                    format!("template reads `{name}`, which role `{role}` does not see"),
+                )
+                .label(label)
+                .hint(hint)
+            }
+            Problem::ShapeUnknown { path, why } => Diagnostic::new(
+                &codes::TEMPLATE_SHAPE_UNKNOWN,
+                &shown,
+                format!("cannot check `{path}`: it is read off {why}, whose shape is not known"),
+            )
+            .label("checked only when the prompt renders")
+            .hint("read the field off a context variable, a loop over one, a `set` of one, a macro called with one, or a filter whose result is known"),
+        };
+        let key = (
+            finding.file.clone(),
+            finding.start,
+            finding.end,
+            d.message.clone(),
+        );
+        self.emitted.insert(key).then(|| d.at(span))
+    }
+
     fn role_template(
         &mut self,
         shown_dir: &Path,
@@ -283,24 +320,8 @@ impl Checker<'_> {
                     ),
                 );
             }
-            Ok(compiled) => {
-                for (name, why) in unknown_variables(&compiled, &text, &self.inputs) {
-                    let hint = if why.is_some() {
-                        "see the variables and their fields in `crumb explain crumb::unknown-template-variable`".to_string()
-                    } else {
-                        variable_hint(&name)
-                    };
-                    ctx.emit(
-                        Diagnostic::new(
-                            &codes::UNKNOWN_TEMPLATE_VARIABLE,
-                            shown,
-                            format!("template reads `{name}`, which the engine does not provide"),
-                        )
-                        .at(find_identifier(&text, &name))
-                        .label(why.unwrap_or_else(|| "undefined at render time".into()))
-                        .hint(hint),
-                    );
-                }
+            Ok(_) => {
+                self.texts.insert(real.to_path_buf(), text.clone());
             }
         }
         let real_dir = real
@@ -400,28 +421,4 @@ fn referenced_templates(text: &str) -> Vec<(String, usize)> {
         rest = start + close + 2;
     }
     out
-}
-
-/// First use of `name` as a whole identifier inside a `{{ }}` or `{% %}` tag.
-fn find_identifier(text: &str, name: &str) -> Option<Span> {
-    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
-    let mut from = 0;
-    while let Some(found) = text[from..].find(name) {
-        let start = from + found;
-        let end = start + name.len();
-        let before = text[..start].chars().next_back();
-        let after = text[end..].chars().next();
-        let head = &text[..start];
-        let last_open = head.rfind("{{").max(head.rfind("{%"));
-        let last_close = head.rfind("}}").max(head.rfind("%}"));
-        let inside_tag = last_open > last_close;
-        if !before.is_some_and(|c| is_ident(c) || c == '.')
-            && !after.is_some_and(is_ident)
-            && inside_tag
-        {
-            return Some(span_of(text, start, end));
-        }
-        from = end;
-    }
-    None
 }
