@@ -3,6 +3,10 @@
 //! `crumb batch --jobs 1`; the difference per session is what the batch adds (spawning the child,
 //! reading its progress, recording the pitch, folding the session for the summary). Target ≤ 20 ms.
 //!
+//! Then 10 pitches on the shipped `pipelines/casual.yaml` with browser QA as one
+//! `crumb batch --jobs 2` (each session its own Chromium): target ≤ 5 s whole process (issue 30).
+//! Skipped without Chromium.
+//!
 //! Run with `cargo bench --bench batch`.
 #![allow(
     clippy::disallowed_methods,
@@ -11,12 +15,19 @@
 
 mod support;
 
+#[allow(dead_code, reason = "shared by several benches")]
+#[path = "support/report.rs"]
+mod report;
+
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const PITCHES: usize = 20;
 const ROUNDS: usize = 3;
+/// Pitches and rounds of the browser-checked batch.
+const BROWSER_PITCHES: usize = 10;
+const BROWSER_ROUNDS: usize = 3;
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -76,6 +87,67 @@ fn main() {
         } else {
             "OVER"
         }
+    );
+    report::conditions("before");
+    browser_batch(&root, &binary, scratch.path());
+    report::conditions("after");
+}
+
+/// 10 pitches, browser QA, `--jobs 2`: the whole batch's wall time, median of a few rounds.
+fn browser_batch(root: &std::path::Path, binary: &std::path::Path, scratch: &std::path::Path) {
+    if !["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .any(|p| std::path::Path::new(p).is_file())
+    {
+        println!(
+            "crumb batch (browser QA): skipped — no Chromium (run scripts/ensure-chromium.sh)"
+        );
+        return;
+    }
+    let pipeline = root.join("pipelines/casual.yaml");
+    let mut times = Vec::new();
+    for round in 0..BROWSER_ROUNDS {
+        let pitches: Vec<String> = (0..BROWSER_PITCHES)
+            .map(|i| format!("60-second match-3, round {round} pitch {i}"))
+            .collect();
+        let file = scratch.join(format!("browser-pitches-{round}.txt"));
+        std::fs::write(&file, pitches.join("\n")).expect("pitches file");
+        let home = scratch.join(format!("home-browser-{round}"));
+        let started = Instant::now();
+        let status = Command::new(binary)
+            .current_dir(root)
+            .env("CRUMB_HOME", &home)
+            .arg("batch")
+            .arg(&pipeline)
+            .arg(&file)
+            .args(["--jobs", "2", "--adapter", "mock", "--json"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("run crumb batch");
+        assert!(status.success(), "the browser batch did not pass");
+        times.push(started.elapsed());
+    }
+    times.sort();
+    let median = times[times.len() / 2];
+    let target = Duration::from_secs(5);
+    report::row(
+        "`crumb batch --jobs 2`, 10 pitches on casual.yaml with browser QA, whole process",
+        &report::ms(median),
+        &format!(
+            "min {}, max {}, {} runs; target ≤ {}",
+            report::ms(times[0]),
+            report::ms(times[times.len() - 1]),
+            times.len(),
+            report::ms(target)
+        ),
+    );
+    println!(
+        "crumb batch --jobs 2, 10 browser-checked pitches: median {:.0} ms (min {:.0}, max {:.0}) — {} the 5 s target",
+        ms(median),
+        ms(times[0]),
+        ms(times[times.len() - 1]),
+        if median <= target { "within" } else { "OVER" }
     );
 }
 

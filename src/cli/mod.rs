@@ -122,6 +122,7 @@ pub enum Command {
 
 /// Entry point used by `main`: the one place that prints a command's error and exits.
 pub fn main() -> ExitCode {
+    run::timings::mark_start();
     // The subcommand's name as clap knows it starts every message (`crumb <name>: …`).
     let parsed = Cli::command().try_get_matches().and_then(|mut matches| {
         let name = matches.subcommand_name().unwrap_or_default().to_owned();

@@ -185,8 +185,12 @@ pub(crate) struct QaReport {
 /// was slow.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct BrowserTimings {
-    /// Serving the artifacts and starting Chromium until its first page answers over `DevTools`.
+    /// Serving the artifacts and starting Chromium until its first page answers over `DevTools`
+    /// (with a browser started ahead of QA: only what QA still waited for).
     pub browser_start_ms: u64,
+    /// A browser started ahead of QA, beside the build turn: how long its start took there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prestarted_ms: Option<u64>,
     /// Killing the browser's process group and reaping it.
     pub shutdown_ms: u64,
 }

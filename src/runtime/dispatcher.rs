@@ -648,6 +648,7 @@ pub(crate) async fn run_qa(
     qa: Option<QaSpec>,
     session: SessionDir,
     writer: SharedWriter,
+    warm: crate::qa::runner::warm::WarmBrowser,
 ) {
     if effect.delay_ms > 0 {
         tokio::time::sleep(Duration::from_millis(effect.delay_ms)).await;
@@ -673,7 +674,9 @@ pub(crate) async fn run_qa(
             let limit = Duration::from_millis(spec.timeout_ms)
                 + QA_MARGIN
                 + crate::qa::runner::pool::MAX_WAIT;
-            match tokio::time::timeout(limit, crate::qa::runner::run(&spec, &request)).await {
+            // A browser started beside the build turn, if there is one (else QA starts its own).
+            let run = crate::qa::runner::run_warm(&spec, &request, Some(warm));
+            match tokio::time::timeout(limit, run).await {
                 Ok(report) => report.to_draft(Some(&effect.build_event_id)),
                 Err(_) => failed_qa(
                     &format!("QA did not finish within {} ms", limit.as_millis()),

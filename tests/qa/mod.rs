@@ -12,6 +12,7 @@ use crate::support::{Run, crumb, repo_root};
 
 pub(crate) mod infra;
 mod static_checks;
+mod virtual_time;
 
 const CASUAL: &str = "pipelines/casual.yaml";
 
@@ -341,6 +342,38 @@ fn ac_predicates_pass_fail_and_throw() {
     assert_eq!(result["data"]["ac_total"], 3);
     assert_eq!(check(&result, "ac")["status"], "fail");
     assert_eq!(check(&result, "boots")["status"], "pass");
+}
+
+/// A predicate that does not pass in the shared page runs again in a fresh browser context, which
+/// sees nothing another context stored: `AC-clean` fails in the shared page (where `AC-store` wrote
+/// localStorage and a cookie) and passes in its own context.
+#[test]
+fn a_fresh_context_sees_no_storage_of_another() {
+    assert_chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let ac = dir.path().join("ac.json");
+    std::fs::write(
+        &ac,
+        json!({ "ac_predicates": [
+            { "id": "AC-store", "intent": "stores something", "timeout_ms": 100,
+              "action": "localStorage.setItem('mark', '1'); document.cookie = 'mark=1; path=/'",
+              "predicate": "false" },
+            { "id": "AC-clean", "intent": "sees nothing stored",
+              "predicate": "localStorage.getItem('mark') === null && !document.cookie.includes('mark=')",
+              "timeout_ms": 100 }
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let (_run, result, _out) = qa_json(
+        &repo_root().join(CASUAL),
+        &fixture("good"),
+        &["--ac", ac.to_str().unwrap()],
+    );
+    let acs = result["data"]["ac_results"].as_array().unwrap();
+    let status = |id: &str| acs.iter().find(|a| a["ac_id"] == id).unwrap()["status"].clone();
+    assert_eq!(status("AC-store"), "FAIL", "{acs:#?}");
+    assert_eq!(status("AC-clean"), "PASS", "{acs:#?}");
 }
 
 /// No browser is the machine's problem, not the game's: QA could not run (status `error`,

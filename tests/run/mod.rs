@@ -244,6 +244,23 @@ fn pass_runs_every_role_once_and_leaves_a_game() {
     let game = session.join("artifacts/game/index.html");
     assert!(game.is_file(), "the mock builder wrote the game");
     assert_eq!(summary["game"], game.display().to_string());
+    // Where the time went: every turn by role, the QA run, the process as a whole.
+    let timings = &summary["timings_ms"];
+    let roles: Vec<&str> = timings["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["planner-lead", "builder", "verifier"],
+        "{timings:#}"
+    );
+    assert!(timings["turns"][0]["ms"].is_u64(), "{timings:#}");
+    assert_eq!(timings["qa"].as_array().unwrap().len(), 1, "{timings:#}");
+    assert!(timings["qa"][0]["ms"].is_u64(), "{timings:#}");
+    assert!(timings["total_ms"].as_u64().unwrap() >= timings["start_ms"].as_u64().unwrap());
     let events = transcript(&session);
     assert_effects_once(&events);
     for role in ["planner-lead", "builder", "verifier"] {
@@ -287,6 +304,10 @@ fn human_output_names_session_bindings_and_game() {
     let head: Vec<&str> = text.lines().take(5).collect();
     insta::assert_snapshot!("run_header", head.join("\n"));
     assert!(text.contains("ended    verdict_pass"), "{text}");
+    assert!(
+        text.contains("\ntime     ") && text.contains(" s (3 turns "),
+        "{text}"
+    );
     assert!(
         text.contains("game     <DIR>/artifacts/game/index.html"),
         "{text}"

@@ -62,3 +62,48 @@ fn qa_that_cannot_run_is_retried_then_awaits_a_person_and_never_repairs_the_buil
     let last_qa = of_kind(&events, "qa.result").pop().unwrap().clone();
     assert_eq!(last_qa["data"]["status"], "pass", "{last_qa:#}");
 }
+
+/// A browser-checked run: Chromium starts beside the build turn (`prestarted_ms`), and `--json`
+/// says where the time went, down to the browser check's phases and each predicate.
+#[test]
+fn a_browser_checked_run_starts_chromium_beside_the_build_and_reports_its_time() {
+    crate::support::chromium();
+    let scratch = Scratch::new();
+    let pipeline = scratch.dir.path().join("pipelines/casual.yaml");
+    std::fs::copy(repo_root().join("pipelines/casual.yaml"), &pipeline).unwrap();
+    let run = scratch
+        .command(&["run"])
+        .arg(&pipeline)
+        .arg("60-second match-3 with combo bonus")
+        .args(["--adapter", "mock", "--json"])
+        .run()
+        .expect_code(0);
+    let summary = summary(&run);
+    let qa = &summary["timings_ms"]["qa"][0];
+    assert!(qa["browser_start_ms"].is_u64(), "{qa:#}");
+    assert!(qa["shutdown_ms"].is_u64(), "{qa:#}");
+    let boots = qa["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "boots")
+        .unwrap();
+    for phase in ["page_ms", "boot_ms", "settled_ms", "capture_ms"] {
+        assert!(boots["phases"][phase].is_u64(), "{phase}: {boots:#}");
+    }
+    assert_eq!(qa["acceptance"].as_array().unwrap().len(), 5, "{qa:#}");
+    let events = transcript(&scratch.session());
+    let result = of_kind(&events, "qa.result")[0];
+    assert_eq!(result["data"]["status"], "pass", "{result:#}");
+    assert!(
+        result["data"]["timings_ms"]["prestarted_ms"].is_u64(),
+        "the browser was not started beside the build turn: {result:#}"
+    );
+    // Nothing of it is left: its record in the session's qa/ went with it.
+    let left: Vec<_> = std::fs::read_dir(scratch.session().join("qa"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".pgid"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -19,6 +19,7 @@ mod progress;
 mod studio_link;
 mod summary;
 mod telemetry;
+pub(crate) mod timings;
 mod verdict;
 
 pub(crate) use args::{Args, DriveArgs};

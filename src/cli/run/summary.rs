@@ -75,6 +75,9 @@ pub(crate) fn print(summary: &Value) {
     if let Some(game) = summary.get("game").and_then(Value::as_str) {
         outln!("game     {game}");
     }
+    if let Some(time) = summary.get("timings_ms").and_then(super::timings::line) {
+        outln!("time     {time}");
+    }
     for (name, value) in summary
         .get("inputs")
         .and_then(Value::as_object)
@@ -118,6 +121,10 @@ pub(crate) fn of(dir: &SessionDir, outcome: &Outcome) -> Value {
     let state = &outcome.state;
     let verdict = super::verdict::verdict_json(state);
     let entry = dir.artifacts().join("game/index.html");
+    // One read of the transcript serves usage, the last agent error and the timings.
+    let events = crate::transcript::reader::read_path(&dir.transcript())
+        .ok()
+        .map(|(e, _)| e);
     let (status, ended, reason) = match &outcome.ending {
         Ending::Done { outcome, reason } => ("done", *outcome, Some(reason.clone())),
         Ending::Awaiting => ("awaiting", None, None),
@@ -136,9 +143,10 @@ pub(crate) fn of(dir: &SessionDir, outcome: &Outcome) -> Value {
         "verifications": state.verification.count,
         "events": state.events,
         "tokens": state.budgets.tokens,
-        "usage": usage_json(dir),
+        "usage": events.as_deref().map_or(Value::Null, usage_json),
         "game": entry.is_file().then(|| entry.display().to_string()),
-        "agent_error": last_agent_error(dir),
+        "agent_error": events.as_deref().map_or(Value::Null, last_agent_error),
+        "timings_ms": super::timings::of(events.as_deref().unwrap_or_default()),
         "studio": StudioLink::probe(dir.id()).to_json(),
     })
 }
@@ -146,13 +154,10 @@ pub(crate) fn of(dir: &SessionDir, outcome: &Outcome) -> Value {
 /// Each role's tokens and cost summed over its `agent.stop`s, with the total; `cost_source` says
 /// whether a role's cost was reported by its CLI, estimated from the price table, or both
 /// (`mixed`).
-fn usage_json(dir: &SessionDir) -> Value {
+fn usage_json(events: &[crate::transcript::Event]) -> Value {
     use crate::adapters::Usage;
-    let Ok((events, _)) = crate::transcript::reader::read_path(&dir.transcript()) else {
-        return Value::Null;
-    };
     let mut by_role: indexmap::IndexMap<String, (Usage, Option<&str>)> = indexmap::IndexMap::new();
-    for event in &events {
+    for event in events {
         let (crate::transcript::Kind::AgentStop, Some(metadata)) = (&event.kind, &event.metadata)
         else {
             continue;
@@ -193,10 +198,7 @@ fn usage_json(dir: &SessionDir) -> Value {
 
 /// The last failed agent turn of a session that did not pass, in the CLI's words with the fix:
 /// what a person reads first when a real agent could not do its work.
-fn last_agent_error(dir: &SessionDir) -> Value {
-    let Ok((events, _)) = crate::transcript::reader::read_path(&dir.transcript()) else {
-        return Value::Null;
-    };
+fn last_agent_error(events: &[crate::transcript::Event]) -> Value {
     let passed = events
         .iter()
         .rev()

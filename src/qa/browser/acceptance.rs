@@ -12,10 +12,15 @@ use chromiumoxide::cdp::browser_protocol::target::{
 };
 
 use super::boot::{self, BootPlan, CALL_TIMEOUT, POLL};
+use super::clock;
 use super::launch::Chromium;
 use super::page_ops::{self, EvalError};
 use crate::qa::predicate::AcPredicate;
 use crate::qa::report::{AcResult, AcStatus};
+
+/// Longest real time one evaluation of a predicate may poll it on the page clock before it
+/// answers (and is asked again): keeps each `DevTools` call short.
+const POLL_SLICE_MS: u64 = 250;
 
 /// How the reason of an AC the browser could not run starts (`SKIP`, never the game's failure).
 pub(crate) const NOT_RUN: &str = "could not run: ";
@@ -130,63 +135,85 @@ async fn judge(
 }
 
 async fn judge_booted(page: &chromiumoxide::Page, ac: &AcPredicate) -> (AcStatus, String) {
+    let timeout_ms = ac.timeout_ms();
     if let Some(action) = &ac.action {
         let Ok(source) = serde_json::to_string(action) else {
             return (AcStatus::Fail, "action is not encodable".into());
         };
-        // Indirect eval runs statements as well as expressions; a returned promise is awaited.
-        let wrapped = format!("Promise.resolve((0, eval)({source})).then(() => true)");
-        match page_ops::eval(
-            page,
-            &wrapped,
-            CALL_TIMEOUT.max(Duration::from_millis(ac.timeout_ms())),
-        )
-        .await
-        {
+        // Indirect eval runs statements as well as expressions; a returned promise is awaited,
+        // with the page clock run forward meanwhile (a `setTimeout` in the action costs no wait).
+        let call = CALL_TIMEOUT.max(Duration::from_millis(timeout_ms));
+        let promise = format!("Promise.resolve((0, eval)({source}))");
+        let wrapped = format!(
+            "{}.then(() => true)",
+            clock::settle_expression(&promise, boot::millis(call))
+        );
+        match page_ops::eval(page, &wrapped, call).await {
             Ok(_) => {}
             Err(EvalError::Threw(m)) => return (AcStatus::Fail, format!("action threw: {m}")),
             Err(e) => return (AcStatus::Fail, format!("action failed: {e}")),
         }
     }
     if ac.wait_ms() > 0 {
-        tokio::time::sleep(Duration::from_millis(ac.wait_ms())).await;
+        let wait = Duration::from_millis(ac.wait_ms());
+        if clock::advance(page, ac.wait_ms(), CALL_TIMEOUT.max(wait))
+            .await
+            .is_none()
+        {
+            tokio::time::sleep(wait).await;
+        }
     }
     let Ok(source) = serde_json::to_string(&ac.predicate) else {
         return (AcStatus::Fail, "predicate is not encodable".into());
     };
-    let wrapped = format!(
-        "Promise.resolve((0, eval)({source})).then(v => ({{ ok: !!v, shown: String(v).slice(0, 120) }}))"
-    );
-    let timeout = Duration::from_millis(ac.timeout_ms());
-    let deadline = Instant::now() + timeout;
-    let mut last: String;
+    let timeout = Duration::from_millis(timeout_ms);
+    // Without the page clock, the timeout is real time (one evaluation per poll).
+    let real_deadline = Instant::now() + timeout;
+    let mut end: Option<f64> = None;
+    let last: String;
     loop {
-        let left = deadline
-            .saturating_duration_since(Instant::now())
-            .max(Duration::from_millis(100));
-        match page_ops::eval(page, &wrapped, left.min(CALL_TIMEOUT)).await {
+        let expression = clock::poll_expression(&source, end, timeout_ms, POLL_SLICE_MS);
+        let call = Duration::from_millis(POLL_SLICE_MS) + CALL_TIMEOUT;
+        match page_ops::eval(page, &expression, call).await {
             Ok(v) if v.get("ok").is_some_and(page_ops::truthy) => {
                 return (AcStatus::Pass, "predicate held".into());
             }
             Ok(v) => {
-                last = v
+                let shown = v
                     .get("shown")
                     .and_then(serde_json::Value::as_str)
                     .unwrap_or("?")
                     .to_owned();
+                let on_clock = v.get("real").is_none();
+                let pending = v.get("pending").is_some_and(page_ops::truthy);
+                end = v.get("end").and_then(serde_json::Value::as_f64);
+                if on_clock && !pending {
+                    last = shown;
+                    break;
+                }
+                if !on_clock && Instant::now() >= real_deadline {
+                    last = shown;
+                    break;
+                }
+                if !on_clock {
+                    tokio::time::sleep(POLL).await;
+                }
             }
             Err(EvalError::Threw(m)) => return (AcStatus::Fail, format!("predicate threw: {m}")),
-            Err(e) => last = e.to_string(),
+            Err(e) => {
+                if Instant::now() >= real_deadline {
+                    last = e.to_string();
+                    break;
+                }
+                tokio::time::sleep(POLL).await;
+            }
         }
-        if Instant::now() >= deadline {
-            return (
-                AcStatus::Fail,
-                format!(
-                    "predicate still falsy after {} ms (last value: {last})",
-                    timeout.as_millis()
-                ),
-            );
-        }
-        tokio::time::sleep(POLL).await;
     }
+    (
+        AcStatus::Fail,
+        format!(
+            "predicate still falsy after {} ms (last value: {last})",
+            timeout.as_millis()
+        ),
+    )
 }

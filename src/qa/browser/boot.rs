@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use chromiumoxide::Page;
 
+use super::clock;
 use super::input;
 use super::page_ops::{self, EvalError};
 use crate::pipeline::model::Point;
@@ -47,6 +48,9 @@ pub(crate) struct BootReport {
 pub(crate) async fn boot(page: &Page, url: &str, plan: &BootPlan) -> BootReport {
     let mut report = BootReport::default();
     let started = Instant::now();
+    // The page clock runs before the page's scripts, so settle and predicates can run it forward
+    // (without it they wait in real time, as the helpers find out for themselves).
+    clock::install(page).await;
     let problem = match page_ops::goto(page, url, NAV_TIMEOUT).await {
         Ok(true) => None,
         Ok(false) => Some(Finding::new(

@@ -7,6 +7,7 @@
 pub(crate) mod acceptance;
 pub(crate) mod boot;
 pub(crate) mod canvas;
+pub(crate) mod clock;
 pub(crate) mod input;
 pub mod launch;
 pub mod locate;

@@ -6,11 +6,16 @@
 //! at least [`MIN_FRAMES`] animation frames since the settle began, and nothing QA watches
 //! (a request, a console error, an uncaught exception) happened for [`QUIET`]. A page that never
 //! gets there settles for the whole declared time, as before.
+//!
+//! With the page clock ([`super::clock`]) all of it is measured in the page's time, run forward a
+//! chunk at a time: the same frames and timers happen, without waiting for them. Real time still
+//! bounds the whole settle by `upper`, and a request in flight is waited for in real time.
 
 use std::time::{Duration, Instant};
 
 use chromiumoxide::Page;
 
+use super::clock;
 use super::observe::Watch;
 use super::page_ops;
 
@@ -21,6 +26,8 @@ pub(crate) const QUIET: Duration = Duration::from_millis(200);
 pub(crate) const MIN_FRAMES: u32 = 10;
 /// How often the idle conditions are checked.
 const TICK: Duration = Duration::from_millis(10);
+/// Page time run forward between two checks of the idle conditions (three frames).
+const CHUNK_MS: u64 = 50;
 
 /// Resolves once the page has drawn `MIN_FRAMES` animation frames.
 fn frames_probe() -> String {
@@ -30,9 +37,12 @@ fn frames_probe() -> String {
     )
 }
 
-/// Wait until the page is idle or `upper` has passed; returns how long it waited.
+/// Wait until the page is idle or `upper` has passed; returns how long it waited (real time).
 pub(crate) async fn settle(page: &Page, watch: &Watch, upper: Duration) -> Duration {
     let started = Instant::now();
+    if settle_on_clock(page, watch, upper, started).await {
+        return started.elapsed();
+    }
     let deadline = started + upper;
     let probe = frames_probe();
     let frames = page_ops::eval(page, &probe, upper);
@@ -59,4 +69,49 @@ pub(crate) async fn settle(page: &Page, watch: &Watch, upper: Duration) -> Durat
         }
     }
     started.elapsed()
+}
+
+/// [`settle`] in page time. Returns `false` (nothing done) when the page has no clock.
+async fn settle_on_clock(page: &Page, watch: &Watch, upper: Duration, started: Instant) -> bool {
+    let upper_ms = crate::qa::browser::boot::millis(upper);
+    let quiet_ms = crate::qa::browser::boot::millis(QUIET);
+    let (mut page_ms, mut last_event_ms) = (0_u64, 0_u64);
+    let mut first_frame: Option<u64> = None;
+    let mut checked = Instant::now();
+    while page_ms < upper_ms {
+        let left = upper.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            break;
+        }
+        let (no_requests, _) = watch.activity();
+        if no_requests {
+            let chunk = CHUNK_MS.min(upper_ms - page_ms);
+            let Some((before, after)) = clock::advance(page, chunk, left).await else {
+                // No clock (or no answer) before anything ran: settle in real time instead.
+                return first_frame.is_some();
+            };
+            first_frame.get_or_insert(before);
+            page_ms += chunk;
+            let drawn = after.saturating_sub(first_frame.unwrap_or(after));
+            let (no_requests, quiet_for) = watch.activity();
+            if quiet_for < checked.elapsed() {
+                // Something watched happened while the page ran: quiet starts again.
+                last_event_ms = page_ms;
+            }
+            checked = Instant::now();
+            if drawn >= u64::from(MIN_FRAMES)
+                && no_requests
+                && page_ms >= quiet_ms
+                && page_ms - last_event_ms >= quiet_ms
+            {
+                break;
+            }
+        } else {
+            // A request is a real-time thing: let it finish (the page's clock flows meanwhile).
+            tokio::time::sleep(TICK.min(left)).await;
+            last_event_ms = page_ms;
+            checked = Instant::now();
+        }
+    }
+    true
 }

@@ -25,8 +25,10 @@ use crate::transcript::ArtifactRef;
 
 pub(crate) mod pool;
 mod slot;
+pub(crate) mod warm;
 use pool::{BrowserPool, PoolError};
 use slot::BrowserSlot;
+use warm::{Warm, WarmBrowser};
 
 /// Acceptance predicates evaluated at the same time when each needs its own browser context.
 const AC_CONCURRENCY: usize = 3;
@@ -68,9 +70,19 @@ pub(crate) fn run_blocking(spec: &QaSpec, request: &QaRequest) -> QaReport {
 /// The browser runs in one of the machine's slots ([`pool`]); the wait for it is added to the
 /// deadline, so a check's time starts when it has a browser to run in.
 pub(crate) async fn run(spec: &QaSpec, request: &QaRequest) -> QaReport {
+    run_warm(spec, request, None).await
+}
+
+/// [`run`], with a browser started ahead (see [`warm`]) used instead of starting one: its start
+/// is waited for beside the static checks, as a start of its own would be.
+pub(crate) async fn run_warm(
+    spec: &QaSpec,
+    request: &QaRequest,
+    warm: Option<WarmBrowser>,
+) -> QaReport {
     let started = Instant::now();
     let mut deadline = started + Duration::from_millis(spec.timeout_ms);
-    let shared = Arc::new(Shared::new(spec, request));
+    let shared = Arc::new(Shared::new(spec, request, warm));
     let needs_browser = |c: &CheckSpec| {
         matches!(
             c.kind,
@@ -325,10 +337,14 @@ struct Shared {
     screenshot: Mutex<Option<ArtifactRef>>,
     /// Set once a browser was started.
     timings: Mutex<Option<BrowserTimings>>,
+    /// A browser started ahead of this run, until the run claims it ...
+    warm_pending: tokio::sync::Mutex<Option<WarmBrowser>>,
+    /// ... and once claimed, until the run takes it (with its slot).
+    warm: Mutex<Option<Warm>>,
 }
 
 impl Shared {
-    fn new(spec: &QaSpec, request: &QaRequest) -> Self {
+    fn new(spec: &QaSpec, request: &QaRequest, warm: Option<WarmBrowser>) -> Self {
         let boot_plan = spec
             .checks
             .iter()
@@ -359,6 +375,21 @@ impl Shared {
             ac_results: Mutex::new(Vec::new()),
             screenshot: Mutex::new(None),
             timings: Mutex::new(None),
+            warm_pending: tokio::sync::Mutex::new(warm),
+            warm: Mutex::new(None),
+        }
+    }
+
+    /// Wait for the browser started ahead, if there is one, and keep it for this run.
+    pub(super) async fn claim_warm(&self) {
+        let pending = self.warm_pending.lock().await.take();
+        if let Some(pending) = pending
+            && let Some(warm) = pending.take().await
+        {
+            *self
+                .warm
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(warm);
         }
     }
 
@@ -429,6 +460,16 @@ impl Shared {
         });
         if !wants || self.entry_path().is_err() {
             return None;
+        }
+        self.claim_warm().await;
+        let warm_slot = self
+            .warm
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_mut()
+            .and_then(|w| w.slot.take());
+        if let Some(slot) = warm_slot {
+            return Some(slot);
         }
         match BrowserPool::from_env().acquire(pool::MAX_WAIT).await {
             Ok(guard) => Some(guard),

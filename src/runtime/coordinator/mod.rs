@@ -141,6 +141,8 @@ struct Coordinator<'o> {
     shutdown: Arc<AtomicBool>,
     /// QA runs in flight (aborted on shutdown; their browser dies with them).
     qa_tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// A browser started beside the turn whose result runs QA; killed when dropped.
+    warm: crate::qa::runner::warm::WarmBrowser,
     observer: &'o mut dyn Observer,
     options: Options,
 }
@@ -184,6 +186,7 @@ pub async fn drive(
         finishing: None,
         shutdown: Arc::new(AtomicBool::new(false)),
         qa_tasks: Vec::new(),
+        warm: crate::qa::runner::warm::WarmBrowser::default(),
         observer,
         options,
     };
@@ -401,14 +404,17 @@ impl Coordinator<'_> {
                 let dir = self.session.dir.clone();
                 let writer = self.writer.clone();
                 let tx = self.tasks_tx.clone();
+                let warm = self.warm.clone();
                 self.qa_tasks.retain(|task| !task.is_finished());
                 self.qa_tasks.push(tokio::spawn(async move {
-                    dispatcher::run_qa(run, qa, dir, writer).await;
+                    dispatcher::run_qa(run, qa, dir, writer, warm).await;
                     let _ = tx.send(TaskDone::Qa);
                 }));
             }
             Effect::Done(done) => {
                 self.queued.clear();
+                // No QA after the end: a browser started for one goes now.
+                self.warm.discard();
                 if self.finishing.is_none() {
                     self.finishing = Some((done, Instant::now() + FINISH_GRACE));
                 }
@@ -424,6 +430,10 @@ impl Coordinator<'_> {
             return;
         };
         let binding = self.binding_for(&spawn);
+        if crate::qa::runner::warm::turn_runs_qa(&self.session.table, &role) {
+            // Its result runs QA: start the browser now, hidden behind the turn.
+            self.warm.start(self.session.dir.qa_dir());
+        }
         let (prompt, unwritten) = match render_prompt(
             &self.session,
             &self.pipeline_file,
