@@ -10,6 +10,9 @@ pub(crate) mod markdown;
 pub(crate) mod otlp;
 pub(crate) mod spans;
 
+#[cfg(test)]
+mod identical;
+
 use std::path::PathBuf;
 
 use crate::engine::story::{Before, Story, StoryFold};
