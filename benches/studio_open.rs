@@ -91,7 +91,10 @@ fn main() {
         let mut sorted = totals.clone();
         sorted.sort_by(f64::total_cmp);
         let median = sorted[RUNS / 2];
-        let at = totals.iter().position(|t| *t == median).unwrap_or(0);
+        let at = totals
+            .iter()
+            .position(|t| t.total_cmp(&median).is_eq())
+            .unwrap_or(0);
         let verdict = if median <= target { "ok" } else { "OVER" };
         println!(
             "{label} session, cold open (fresh process, caches on disk): summary + first page median {median:.1} ms (summary {:.1}, page {:.1}; min {:.1}, max {:.1}, n={RUNS}); target ≤ {target} ms {verdict}",
