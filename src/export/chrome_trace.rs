@@ -19,8 +19,22 @@ const PID: u32 = 1;
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Trace<'a> {
-    trace_events: Vec<TraceEvent<'a>>,
+    trace_events: TraceEvents<'a>,
     display_time_unit: &'static str,
+}
+
+/// The trace's events as a JSON list, made one at a time while it is written.
+pub(crate) struct TraceEvents<'a> {
+    session: &'a Loaded,
+}
+
+impl Serialize for TraceEvents<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq as _;
+        let mut list = serializer.serialize_seq(None)?;
+        each_event(self.session, |event| list.serialize_element(&event))?;
+        list.end()
+    }
 }
 
 #[derive(Serialize)]
@@ -80,8 +94,19 @@ fn metadata(name: &str, tid: u32, value: String) -> TraceEvent<'static> {
     }
 }
 
-/// The trace, ready to serialise.
+/// The trace, ready to serialise (its events are made while it is written).
 pub(crate) fn trace(session: &Loaded) -> Trace<'_> {
+    Trace {
+        trace_events: TraceEvents { session },
+        display_time_unit: "ms",
+    }
+}
+
+/// Each event of the trace, in order, to `emit` (which may refuse: then that is the result).
+fn each_event<'a, E>(
+    session: &'a Loaded,
+    mut emit: impl FnMut(TraceEvent<'a>) -> Result<(), E>,
+) -> Result<(), E> {
     let origin = session.origin_ms();
     let mut tids: BTreeMap<&str, u32> = BTreeMap::new();
     for span in &session.spans {
@@ -90,13 +115,13 @@ pub(crate) fn trace(session: &Loaded) -> Trace<'_> {
             .saturating_add(1);
         tids.entry(span.track.as_str()).or_insert(next);
     }
-    let mut events = vec![metadata(
+    emit(metadata(
         "process_name",
         0,
         format!("crumb {} · {}", session.pipeline, session.id),
-    )];
+    ))?;
     for (track, tid) in &tids {
-        events.push(metadata("thread_name", *tid, (*track).to_owned()));
+        emit(metadata("thread_name", *tid, (*track).to_owned()))?;
     }
     for span in &session.spans {
         let tid = tids.get(span.track.as_str()).copied().unwrap_or(0);
@@ -105,7 +130,7 @@ pub(crate) fn trace(session: &Loaded) -> Trace<'_> {
             SpanKind::Qa => "qa",
             SpanKind::Wait => "wait",
         };
-        events.push(TraceEvent {
+        emit(TraceEvent {
             name: span.name.clone(),
             cat: Some(category),
             ph: "X",
@@ -122,9 +147,9 @@ pub(crate) fn trace(session: &Loaded) -> Trace<'_> {
                 model: span.model.as_deref(),
                 cost_usd: span.cost_usd,
             },
-        });
+        })?;
         for tool in &span.tools {
-            events.push(TraceEvent {
+            emit(TraceEvent {
                 name: tool.name.clone(),
                 cat: Some("tool"),
                 ph: "X",
@@ -137,14 +162,14 @@ pub(crate) fn trace(session: &Loaded) -> Trace<'_> {
                     event_id: &tool.event_id,
                     body: None,
                 },
-            });
+            })?;
         }
     }
-    for event in &session.events {
+    for event in &session.events.marks {
         if matches!(event.kind, Kind::JudgeScore | Kind::Done | Kind::Audit)
             && let Some(at) = super::spans::unix_ms(&event.ts)
         {
-            events.push(TraceEvent {
+            emit(TraceEvent {
                 name: format!("{} {}", event.from, event.kind),
                 cat: Some("event"),
                 ph: "i",
@@ -157,11 +182,8 @@ pub(crate) fn trace(session: &Loaded) -> Trace<'_> {
                     event_id: &event.id,
                     body: event.body.as_deref(),
                 },
-            });
+            })?;
         }
     }
-    Trace {
-        trace_events: events,
-        display_time_unit: "ms",
-    }
+    Ok(())
 }

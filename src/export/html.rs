@@ -8,16 +8,13 @@ use std::path::Path;
 
 use base64::Engine as _;
 
-use super::Loaded;
 use super::spans::SpanKind;
-use crate::transcript::Kind;
+use super::{LAST_EVENTS, Loaded};
 
 /// The largest screenshot inlined (a PNG of a game page is far smaller).
 const MAX_IMAGE_BYTES: u64 = 8 << 20;
 /// The largest prompt quoted whole.
 const MAX_PROMPT_BYTES: u64 = 256 << 10;
-/// The last events listed in the report (a long session keeps its shape, not every tool call).
-const LAST_EVENTS: usize = 500;
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#1d1d1f;padding:0 1rem}\
 h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #ddd}\
@@ -168,11 +165,7 @@ fn timeline(out: &mut String, session: &Loaded) {
 }
 
 fn qa(out: &mut String, session: &Loaded) {
-    let results: Vec<_> = session
-        .events
-        .iter()
-        .filter(|e| e.kind == Kind::QaResult)
-        .collect();
+    let results = &session.events.qa_results;
     if results.is_empty() {
         return;
     }
@@ -266,17 +259,16 @@ fn artifacts(out: &mut String, session: &Loaded) {
 }
 
 fn events(out: &mut String, session: &Loaded) {
-    let skip = session.events.len().saturating_sub(LAST_EVENTS);
     let _ = write!(out, "<h2>Events</h2>");
-    if skip > 0 {
+    if session.events.count > LAST_EVENTS {
         let _ = write!(
             out,
             "<p>The last {LAST_EVENTS} of {} events.</p>",
-            session.events.len()
+            session.events.count
         );
     }
     out.push_str("<table><tr><th>id</th><th>from</th><th>kind</th><th>body</th></tr>");
-    for event in &session.events[skip..] {
+    for event in &session.events.last {
         let _ = write!(
             out,
             "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",

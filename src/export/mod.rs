@@ -1,7 +1,9 @@
 //! `crumb export <session> --format html|chrome-trace|otlp-json|md`: what happened in a session,
-//! for someone who has no crumb. Every format is built from one load of the transcript (the
-//! events and the engine's fold of them) and one list of [`spans::Span`]s. [`live`] sends the
-//! same OTLP spans to a collector while a session runs.
+//! for someone who has no crumb. Every format is built from one read of the transcript (the
+//! engine's fold of its events, what the formats quote of them and one list of
+//! [`spans::Span`]s). The read keeps no event it does not quote ([`Kept`]): memory follows the
+//! spans, not the transcript. [`live`] sends the same OTLP spans to a collector while a session
+//! runs.
 
 pub(crate) mod chrome_trace;
 pub(crate) mod html;
@@ -9,6 +11,9 @@ pub(crate) mod live;
 pub(crate) mod markdown;
 pub(crate) mod otlp;
 pub(crate) mod spans;
+
+#[cfg(test)]
+mod identical;
 
 use std::path::PathBuf;
 
@@ -27,7 +32,7 @@ pub(crate) struct Loaded {
     pub state: State,
     /// The rounds, as `crumb status` and Studio tell them.
     pub story: Story,
-    pub events: Vec<Event>,
+    pub events: Kept,
     pub spans: Vec<spans::Span>,
     /// The declared rubric's dimension ids, in order.
     pub dimensions: Vec<String>,
@@ -35,15 +40,75 @@ pub(crate) struct Loaded {
     pub max_aggregate: f64,
 }
 
+/// What the formats quote of a session's events, gathered while it is read (the events
+/// themselves are not kept).
+#[derive(Debug, Default)]
+pub(crate) struct Kept {
+    /// Events read.
+    pub count: usize,
+    /// The first `session.start`.
+    pub start: Option<Event>,
+    /// The time of the first and of the last event with a readable timestamp (Unix ms).
+    pub first_ms: Option<i64>,
+    pub last_ms: Option<i64>,
+    /// Every file an event recorded, latest record per path: path → `(sha256, role)`.
+    pub artifacts: indexmap::IndexMap<String, (String, Option<String>)>,
+    /// Every `qa.result`, in order.
+    pub qa_results: Vec<Event>,
+    /// Every `judge.score`, `done` and `audit` (the trace's instant events), in order.
+    pub marks: Vec<Event>,
+    /// The last [`LAST_EVENTS`], in order.
+    pub last: std::collections::VecDeque<Event>,
+}
+
+/// The last events the HTML report lists (a long session keeps its shape, not every tool call).
+pub(crate) const LAST_EVENTS: usize = 500;
+
+impl Kept {
+    fn take(&mut self, event: Event) {
+        use crate::transcript::Kind;
+        self.count += 1;
+        if let Some(at) = spans::unix_ms(&event.ts) {
+            self.first_ms.get_or_insert(at);
+            self.last_ms = Some(at);
+        }
+        if self.start.is_none() && event.kind == Kind::SessionStart {
+            self.start = Some(event.clone());
+        }
+        for artifact in &event.artifacts {
+            let role = artifact
+                .role
+                .and_then(|r| serde_json::to_value(r).ok())
+                .and_then(|v| v.as_str().map(str::to_owned));
+            // As before: a path recorded again keeps its first place with the latest record.
+            self.artifacts
+                .insert(artifact.path.clone(), (artifact.sha256.clone(), role));
+        }
+        if event.kind == Kind::QaResult {
+            self.qa_results.push(event.clone());
+        }
+        if matches!(event.kind, Kind::JudgeScore | Kind::Done | Kind::Audit) {
+            self.marks.push(event.clone());
+        }
+        if self.last.len() == LAST_EVENTS {
+            self.last.pop_front();
+        }
+        self.last.push_back(event);
+    }
+}
+
 /// Read the session once: every event (the folding readers' rules: bad lines and duplicated ids
-/// skipped) and the state its frozen pipeline folds them into.
+/// skipped) folded into the state its frozen pipeline gives, its spans, and what the formats
+/// quote of it ([`Kept`]).
 pub(crate) fn load(dir: &SessionDir) -> Result<Loaded, String> {
     let table = dir.table().map_err(|e| e.to_string())?;
     let file = std::fs::File::open(dir.transcript())
         .map_err(|e| format!("cannot read {}: {e}", dir.transcript().display()))?;
     let mut replay = Replay::new();
     let mut story = StoryFold::new();
-    let mut events = Vec::new();
+    let mut events = Kept::default();
+    let mut builder = spans::SpanBuilder::default();
+    let mut spans = Vec::new();
     each_event(
         std::io::BufReader::with_capacity(256 * 1024, file),
         |event: Event| {
@@ -52,12 +117,13 @@ pub(crate) fn load(dir: &SessionDir) -> Result<Loaded, String> {
                 let before = Before::of(&replay.state);
                 let effects = replay.fold_event(&table, &event);
                 story.observe(&table, &event, before, &replay.state, &effects);
-                events.push(event);
+                spans.extend(builder.push(&event));
+                events.take(event);
             }
         },
         |_| {},
     );
-    let spans = spans::spans(&events);
+    let spans = spans::ordered(spans, builder);
     Ok(Loaded {
         id: dir.id().to_owned(),
         dir: dir.path().to_path_buf(),
@@ -89,8 +155,8 @@ impl Loaded {
     /// `name = value` for each input recorded in `session.start`, in declaration order.
     pub(crate) fn inputs(&self) -> Vec<String> {
         self.events
-            .iter()
-            .find(|e| e.kind == crate::transcript::Kind::SessionStart)
+            .start
+            .as_ref()
             .and_then(|e| e.data.as_ref()?.get("inputs")?.as_object().cloned())
             .unwrap_or_default()
             .iter()
@@ -104,10 +170,7 @@ impl Loaded {
 
     /// The time of the first event, in Unix milliseconds (0 for an empty transcript).
     pub(crate) fn origin_ms(&self) -> i64 {
-        self.events
-            .iter()
-            .find_map(|e| spans::unix_ms(&e.ts))
-            .unwrap_or(0)
+        self.events.first_ms.unwrap_or(0)
     }
 }
 
@@ -157,19 +220,10 @@ impl Loaded {
 
     /// Every file an event recorded, latest record per path: `(path, sha256, role)`.
     pub(crate) fn artifacts(&self) -> Vec<(String, String, Option<String>)> {
-        let mut seen: indexmap::IndexMap<String, (String, Option<String>)> =
-            indexmap::IndexMap::new();
-        for event in &self.events {
-            for artifact in &event.artifacts {
-                let role = artifact
-                    .role
-                    .and_then(|r| serde_json::to_value(r).ok())
-                    .and_then(|v| v.as_str().map(str::to_owned));
-                seen.insert(artifact.path.clone(), (artifact.sha256.clone(), role));
-            }
-        }
-        seen.into_iter()
-            .map(|(path, (sha, role))| (path, sha, role))
+        self.events
+            .artifacts
+            .iter()
+            .map(|(path, (sha, role))| (path.clone(), sha.clone(), role.clone()))
             .collect()
     }
 

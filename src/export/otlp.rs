@@ -19,15 +19,15 @@ const STATUS_ERROR: u8 = 2;
 /// `ExportTraceServiceRequest`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct Request {
-    resource_spans: [ResourceSpans; 1],
+pub(crate) struct Request<S = Vec<OtlpSpan>> {
+    resource_spans: [ResourceSpans<S>; 1],
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ResourceSpans {
+struct ResourceSpans<S> {
     resource: Resource,
-    scope_spans: [ScopeSpans; 1],
+    scope_spans: [ScopeSpans<S>; 1],
 }
 
 #[derive(Serialize)]
@@ -36,9 +36,9 @@ struct Resource {
 }
 
 #[derive(Serialize)]
-struct ScopeSpans {
+struct ScopeSpans<S> {
     scope: Scope,
-    spans: Vec<OtlpSpan>,
+    spans: S,
 }
 
 #[derive(Serialize)]
@@ -271,8 +271,9 @@ pub(crate) fn spans_of(session: &str, span: &Span) -> Vec<OtlpSpan> {
     spans
 }
 
-/// An export request of `spans` from service `service` (`service.name`).
-pub(crate) fn request_of(service: &str, spans: Vec<OtlpSpan>) -> Request {
+/// An export request of `spans` (a list of [`OtlpSpan`]s, or anything that serialises as one)
+/// from service `service` (`service.name`).
+pub(crate) fn request_of<S: Serialize>(service: &str, spans: S) -> Request<S> {
     Request {
         resource_spans: [ResourceSpans {
             resource: Resource {
@@ -292,28 +293,41 @@ pub(crate) fn request_of(service: &str, spans: Vec<OtlpSpan>) -> Request {
     }
 }
 
-/// The export request of a whole session, ready to serialise.
-pub(crate) fn request(session: &Loaded) -> Request {
+/// The export request of a whole session, ready to serialise: its spans are made one at a time
+/// while it is written ([`SessionSpans`]), never held together.
+pub(crate) fn request(session: &Loaded) -> Request<SessionSpans<'_>> {
     let origin = session.origin_ms();
-    let end = session
-        .events
-        .iter()
-        .rev()
-        .find_map(|e| super::spans::unix_ms(&e.ts))
-        .unwrap_or(origin);
+    let end = session.events.last_ms.unwrap_or(origin);
     let outcome = session.outcome();
-    let mut spans = vec![session_span(&SessionSummary {
+    let root = session_span(&SessionSummary {
         id: &session.id,
         pipeline: &session.pipeline,
         outcome: &outcome,
         events: session.state.events,
         start_ms: origin,
         end_ms: end,
-    })];
-    for span in &session.spans {
-        spans.extend(spans_of(&session.id, span));
+    });
+    request_of("crumb", SessionSpans { session, root })
+}
+
+/// A session's OTLP spans as a JSON list: the session span, then each interval's.
+pub(crate) struct SessionSpans<'a> {
+    session: &'a Loaded,
+    root: OtlpSpan,
+}
+
+impl Serialize for SessionSpans<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq as _;
+        let mut list = serializer.serialize_seq(None)?;
+        list.serialize_element(&self.root)?;
+        for span in &self.session.spans {
+            for otlp in spans_of(&self.session.id, span) {
+                list.serialize_element(&otlp)?;
+            }
+        }
+        list.end()
     }
-    request_of("crumb", spans)
 }
 
 #[cfg(test)]

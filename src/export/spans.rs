@@ -91,13 +91,9 @@ fn open(kind: SpanKind, track: &str, name: String, event: &Event, at: i64) -> Sp
     }
 }
 
-/// Every span of `events`, ordered by start (turns still open at the end close at the last event).
-pub(crate) fn spans(events: &[Event]) -> Vec<Span> {
-    let mut builder = SpanBuilder::default();
-    let mut done = Vec::new();
-    for event in events {
-        done.extend(builder.push(event));
-    }
+/// The spans `builder` closed (`done`) and those still open (closed at the last event), ordered
+/// by start.
+pub(crate) fn ordered(mut done: Vec<Span>, builder: SpanBuilder) -> Vec<Span> {
     done.extend(builder.finish());
     done.sort_by(|a, b| {
         a.start_ms

@@ -207,33 +207,39 @@ fn read_valid(path: &Path, file: &File, len: u64, digest: &str) -> Result<Snapsh
     if snapshot.table_digest != digest {
         return Err(because("folded with another pipeline table".to_owned()));
     }
-    let meta = file
-        .metadata()
-        .map_err(|e| because(format!("cannot stat the transcript: {e}")))?;
     let prefix = &snapshot.prefix;
-    if (meta.dev(), meta.ino()) != (prefix.device, prefix.inode) {
-        return Err(because("the transcript is another file now".to_owned()));
-    }
-    if len < prefix.offset {
-        return Err(because(format!(
-            "the transcript is shorter ({len} bytes) than the {} it covers",
-            prefix.offset
-        )));
-    }
     if snapshot.fold.stats.lines != prefix.lines
         || prefix.lines == u64::MAX
         || snapshot.recent.len() > RECENT_KEPT
     {
         return Err(because("inconsistent".to_owned()));
     }
-    let now = fingerprint(file, prefix.offset)
-        .map_err(|e| because(format!("cannot read the transcript: {e}")))?;
-    if now != prefix.fingerprint {
-        return Err(because(
-            "the transcript's first bytes changed since it was written".to_owned(),
+    still_holds(prefix, file, len).map_err(because)?;
+    Ok(snapshot)
+}
+
+/// Whether the transcript open as `file` (`len` bytes long) still holds `prefix`: the same file,
+/// at least as long, and the same sampled bytes (see the module docs); otherwise why not. Every
+/// cache kept beside a transcript (this snapshot, Studio's) is checked this way.
+pub(crate) fn still_holds(prefix: &Prefix, file: &File, len: u64) -> Result<(), String> {
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot stat the transcript: {e}"))?;
+    if (meta.dev(), meta.ino()) != (prefix.device, prefix.inode) {
+        return Err("the transcript is another file now".to_owned());
+    }
+    if len < prefix.offset {
+        return Err(format!(
+            "the transcript is shorter ({len} bytes) than the {} it covers",
+            prefix.offset
         ));
     }
-    Ok(snapshot)
+    let now =
+        fingerprint(file, prefix.offset).map_err(|e| format!("cannot read the transcript: {e}"))?;
+    if now != prefix.fingerprint {
+        return Err("the transcript's first bytes changed since it was written".to_owned());
+    }
+    Ok(())
 }
 
 /// Write `snapshot` for `transcript` the way `meta.json` is written (a temporary file renamed over

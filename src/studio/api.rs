@@ -341,7 +341,7 @@ fn event_by_id(
     id: &str,
 ) -> Option<Event> {
     let seq = inner.index.position(id)?;
-    let line = *inner.index.get(seq)?;
+    let line = inner.index.get(seq)?;
     let text = read_lines(&hub.dir().transcript(), &[line]).ok()?.pop()??;
     match parse_line(text.as_bytes()) {
         Parsed::Event(event) | Parsed::Mapped(event, _) => Some(event),
@@ -395,7 +395,7 @@ pub(crate) fn page(hub: &WatchedSession, query: &EventsQuery) -> Result<String, 
     let index = &inner.index;
     let total = index.len();
     let keep = keeper(index, query);
-    let (ascending, candidates) = candidates(index.lines(), query);
+    let (ascending, candidates) = candidates(index, query);
     let mut chosen: Vec<(usize, IndexedLine, Option<String>)> = Vec::new();
     let mut more = false;
     let mut batch: Vec<(usize, IndexedLine)> = Vec::new();
@@ -431,7 +431,7 @@ pub(crate) fn page(hub: &WatchedSession, query: &EventsQuery) -> Result<String, 
     };
     for (seq, line) in candidates.filter(|(_, l)| keep(l)) {
         // A large line goes as its summary, never read whole (a filter searches it in chunks).
-        let summary = index.summary(seq, &session);
+        let summary = index.summary(seq, &line, &session);
         if needle.is_none() {
             // A page holds at most `limit` events and, past the first, `PAGE_BYTES` bytes.
             page_bytes += summary
@@ -441,7 +441,7 @@ pub(crate) fn page(hub: &WatchedSession, query: &EventsQuery) -> Result<String, 
                 more = true;
                 break;
             }
-            chosen.push((seq, *line, summary));
+            chosen.push((seq, line, summary));
             continue;
         }
         if let Some(summary) = summary {
@@ -452,16 +452,16 @@ pub(crate) fn page(hub: &WatchedSession, query: &EventsQuery) -> Result<String, 
             }
             batch_bytes = 0;
             let needle = needle.as_deref().unwrap_or_default();
-            if large_event::contains(&path, line, needle)? {
+            if large_event::contains(&path, &line, needle)? {
                 more = chosen.len() == limit;
                 if more {
                     break;
                 }
-                chosen.push((seq, *line, Some(summary)));
+                chosen.push((seq, line, Some(summary)));
             }
             continue;
         }
-        batch.push((seq, *line));
+        batch.push((seq, line));
         batch_bytes += u64::from(line.len);
         if batch.len() == SCAN_BATCH || batch_bytes > BATCH_BYTES {
             batch_bytes = 0;
@@ -497,12 +497,9 @@ fn keeper(index: &LineIndex, query: &EventsQuery) -> impl Fn(&IndexedLine) -> bo
 /// Whether the page is read forward, and the lines it may hold in the order they are looked at
 /// (with their sequence numbers).
 fn candidates<'a>(
-    lines: &'a [IndexedLine],
+    index: &'a LineIndex,
     query: &EventsQuery,
-) -> (
-    bool,
-    Box<dyn Iterator<Item = (usize, &'a IndexedLine)> + 'a>,
-) {
+) -> (bool, Box<dyn Iterator<Item = (usize, IndexedLine)> + 'a>) {
     let from_start = query.first == Some(true);
     if query.after.is_some() || from_start {
         let skip = if from_start {
@@ -510,10 +507,10 @@ fn candidates<'a>(
         } else {
             query.after.unwrap_or(0).saturating_add(1)
         };
-        return (true, Box::new(lines.iter().enumerate().skip(skip)));
+        return (true, Box::new(index.scan(skip, true)));
     }
-    let end = query.before.unwrap_or(lines.len()).min(lines.len());
-    (false, Box::new(lines[..end].iter().enumerate().rev()))
+    let end = query.before.unwrap_or(index.len()).min(index.len());
+    (false, Box::new(index.scan(end, false)))
 }
 
 /// A comma-separated filter as its non-empty items; `None` when there are none.

@@ -7,15 +7,23 @@
 //! the next extension; a line that is not an event (torn, garbage, over the framer's limit) is
 //! counted and skipped; a file shorter than what was indexed means it was replaced, and the index
 //! starts over.
+//!
+//! A long transcript's entries (past `state_snapshot`'s thresholds: 10,000 lines or 4 MiB) live
+//! on disk in `studio.index` ([`super::index_file`]), which the next Studio takes up instead of
+//! reading the transcript again; only the newest [`FLUSH_LINES`] entries are held in memory, and
+//! pages, filters and lookups read the entries they need with positioned reads.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::index_file::{self, Covered, IndexFile};
 use super::large_line::{LARGE_LINE_BYTES, LargeLine};
+use crate::runtime::state_snapshot;
 use crate::transcript::framer::{Frame, LineFramer};
 
 /// One indexed event line.
@@ -60,10 +68,19 @@ struct Header<'a> {
     from: std::borrow::Cow<'a, str>,
 }
 
+/// Lines held in memory before they are added to `studio.index` (a long session's index lives
+/// on disk; only this many of its newest entries are in memory).
+const FLUSH_LINES: usize = 8 * 1024;
+/// Entries read from `studio.index` at once while scanning.
+const SCAN_CHUNK: usize = 4 * 1024;
+
 /// The index of one transcript file.
 #[derive(Debug)]
 pub struct LineIndex {
     path: PathBuf,
+    /// The first entries, on disk (`studio.index`), when the transcript is long.
+    stored: Option<IndexFile>,
+    /// The entries after the stored ones.
     lines: Vec<IndexedLine>,
     /// Cuts the file into lines; everything before its offset is indexed or skipped.
     framer: LineFramer,
@@ -75,6 +92,12 @@ pub struct LineIndex {
     name_ids: HashMap<Box<str>, u16>,
     /// A summary's parts for each line over [`LARGE_LINE_BYTES`], by sequence number.
     large: HashMap<usize, LargeLine>,
+    /// A transcript this long (lines, bytes) keeps its index on disk.
+    persist_from: (u64, u64),
+    /// Entries held in memory before they go to disk.
+    flush_lines: usize,
+    /// The first extension looked for `studio.index` already.
+    loaded: bool,
 }
 
 impl LineIndex {
@@ -82,6 +105,7 @@ impl LineIndex {
     pub fn new(path: impl AsRef<Path>) -> Self {
         LineIndex {
             path: path.as_ref().to_path_buf(),
+            stored: None,
             lines: Vec::new(),
             framer: LineFramer::default(),
             skipped: 0,
@@ -89,26 +113,105 @@ impl LineIndex {
             names: Vec::new(),
             name_ids: HashMap::new(),
             large: HashMap::new(),
+            persist_from: (state_snapshot::MIN_LINES, state_snapshot::MIN_BYTES),
+            flush_lines: FLUSH_LINES,
+            loaded: false,
         }
+    }
+
+    /// The same index keeping itself on disk from `lines` lines or `bytes` bytes, `flush` entries
+    /// at a time (tests cut these small).
+    #[cfg(test)]
+    pub(crate) fn persisting(mut self, lines: u64, bytes: u64, flush: usize) -> Self {
+        self.persist_from = (lines, bytes);
+        self.flush_lines = flush.max(1);
+        self
+    }
+
+    /// Every indexed line, in file order (tests).
+    #[cfg(test)]
+    pub(crate) fn lines(&self) -> Vec<IndexedLine> {
+        self.range(0..self.len()).expect("the index reads")
+    }
+
+    fn stored_count(&self) -> usize {
+        self.stored.as_ref().map_or(0, |s| s.count)
     }
 
     /// Number of indexed events.
     pub(crate) fn len(&self) -> usize {
-        self.lines.len()
+        self.stored_count() + self.lines.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.lines.is_empty()
+        self.len() == 0
     }
 
     /// The indexed line with sequence number `seq`.
-    pub(crate) fn get(&self, seq: usize) -> Option<&IndexedLine> {
-        self.lines.get(seq)
+    pub(crate) fn get(&self, seq: usize) -> Option<IndexedLine> {
+        let stored = self.stored_count();
+        if seq < stored {
+            return self.stored.as_ref()?.read(seq..seq + 1).ok()?.pop();
+        }
+        self.lines.get(seq - stored).copied()
     }
 
-    /// All indexed lines in file order.
-    pub(crate) fn lines(&self) -> &[IndexedLine] {
-        &self.lines
+    /// The indexed lines `range` (clipped to what is indexed), in file order. A stored part that
+    /// cannot be read (the index file vanished) is an error.
+    pub(crate) fn range(&self, range: std::ops::Range<usize>) -> io::Result<Vec<IndexedLine>> {
+        let end = range.end.min(self.len());
+        let start = range.start.min(end);
+        let stored = self.stored_count();
+        let mut out = Vec::with_capacity(end - start);
+        if start < stored
+            && let Some(file) = &self.stored
+        {
+            out.extend(file.read(start..end.min(stored))?);
+        }
+        let from = start.max(stored) - stored;
+        let to = end.max(stored) - stored;
+        out.extend_from_slice(&self.lines[from..to]);
+        Ok(out)
+    }
+
+    /// The lines from `start` on (ascending) or before `end` (descending), with their sequence
+    /// numbers, read a chunk at a time. A chunk that cannot be read ends the scan.
+    pub(crate) fn scan(
+        &self,
+        from: usize,
+        ascending: bool,
+    ) -> impl Iterator<Item = (usize, IndexedLine)> + '_ {
+        let len = self.len();
+        // Ascending: the next chunk starts at `at`; descending: the next chunk ends at `at`.
+        let mut at = from.min(len);
+        let mut chunk: std::vec::IntoIter<(usize, IndexedLine)> = Vec::new().into_iter();
+        std::iter::from_fn(move || {
+            loop {
+                if let Some(item) = chunk.next() {
+                    return Some(item);
+                }
+                let range = if ascending {
+                    if at >= len {
+                        return None;
+                    }
+                    at..(at + SCAN_CHUNK).min(len)
+                } else {
+                    if at == 0 {
+                        return None;
+                    }
+                    at.saturating_sub(SCAN_CHUNK)..at
+                };
+                let lines = self.range(range.clone()).ok()?;
+                let mut numbered: Vec<(usize, IndexedLine)> = range.clone().zip(lines).collect();
+                if ascending {
+                    at = range.end;
+                } else {
+                    numbered.reverse();
+                    at = range.start;
+                }
+                chunk = numbered.into_iter();
+            }
+        })
     }
 
     /// The interned name `id` (a kind or a sender).
@@ -118,8 +221,7 @@ impl LineIndex {
 
     /// What the stream or a page sends in place of line `seq`: its summary when the line is over
     /// [`LARGE_LINE_BYTES`] (with a link into session `session`), else `None` (send the line).
-    pub(crate) fn summary(&self, seq: usize, session: &str) -> Option<String> {
-        let line = self.lines.get(seq)?;
+    pub(crate) fn summary(&self, seq: usize, line: &IndexedLine, session: &str) -> Option<String> {
         let large = self.large.get(&seq)?;
         Some(large.summary(
             line.id(),
@@ -149,9 +251,23 @@ impl LineIndex {
         }
         if self.sorted && id.len() == 26 {
             let key = id.as_bytes();
-            return Some(self.lines.partition_point(|line| line.id.as_slice() <= key));
+            return Some(self.partition_point(|line| line.id.as_slice() <= key));
         }
         None
+    }
+
+    /// The first sequence number whose line fails `below` (lines are ordered by it).
+    fn partition_point(&self, below: impl Fn(&IndexedLine) -> bool) -> usize {
+        let (mut low, mut high) = (0, self.len());
+        while low < high {
+            let mid = low + (high - low) / 2;
+            match self.get(mid) {
+                Some(line) if below(&line) => low = mid + 1,
+                Some(_) => high = mid,
+                None => return low,
+            }
+        }
+        low
     }
 
     /// The sequence number of the event with `id`.
@@ -161,17 +277,98 @@ impl LineIndex {
             return None;
         }
         if self.sorted {
-            self.lines
-                .binary_search_by(|line| line.id.as_slice().cmp(key))
-                .ok()
+            let at = self.partition_point(|line| line.id.as_slice() < key);
+            self.get(at)
+                .filter(|line| line.id.as_slice() == key)
+                .map(|_| at)
         } else {
-            self.lines.iter().position(|line| line.id.as_slice() == key)
+            self.scan(0, true)
+                .find(|(_, line)| line.id.as_slice() == key)
+                .map(|(seq, _)| seq)
         }
+    }
+
+    /// Take up the index kept on disk, if it is sound and still the transcript's.
+    fn load(&mut self) {
+        let Some((file, covered)) = IndexFile::open(&self.path) else {
+            return;
+        };
+        self.framer = LineFramer::resume(covered.prefix.offset, covered.prefix.lines);
+        self.skipped = covered.skipped;
+        self.sorted = covered.sorted;
+        self.name_ids = covered
+            .names
+            .iter()
+            .enumerate()
+            .filter_map(|(i, name)| Some((name.clone(), u16::try_from(i).ok()?)))
+            .collect();
+        self.names = covered.names;
+        self.stored = Some(file);
+        // The few lines too long to send whole get their summary parts back.
+        let large: Vec<(usize, IndexedLine)> = self
+            .scan(0, true)
+            .filter(|(_, line)| line.len > LARGE_LINE_BYTES)
+            .collect();
+        for (seq, line) in large {
+            if let Ok(Some(Some(text))) = read_lines(&self.path, &[line]).map(|mut t| t.pop()) {
+                self.large.insert(seq, LargeLine::of(text.as_bytes()));
+            }
+        }
+    }
+
+    /// Move the entries held in memory to disk when the transcript is long enough, `force`d or
+    /// once [`FLUSH_LINES`] have gathered. A failure keeps them in memory (the index is a cache).
+    fn flush(&mut self, force: bool) {
+        if self.lines.is_empty() || (!force && self.lines.len() < self.flush_lines) {
+            return;
+        }
+        let (min_lines, min_bytes) = self.persist_from;
+        let offset = self.framer.offset();
+        if self.framer.lines() < min_lines && offset < min_bytes {
+            return;
+        }
+        let written = self.covered().and_then(|covered| {
+            if let Some(file) = self.stored.as_mut() {
+                file.append(&self.lines, &covered)
+            } else {
+                let file = IndexFile::create(&self.path, &self.lines, &covered)?;
+                self.stored = Some(file);
+                Ok(())
+            }
+        });
+        match written {
+            Ok(()) => self.lines.clear(),
+            Err(err) => state_snapshot::debug(&format!(
+                "{} not written: {err}",
+                index_file::path_for(&self.path).display()
+            )),
+        }
+    }
+
+    /// What the index covers now, when it ends at a line end.
+    fn covered(&self) -> io::Result<Covered> {
+        let offset = self.framer.offset();
+        let file = File::open(&self.path)?;
+        let mut last = [0u8; 1];
+        file.read_exact_at(&mut last, offset.saturating_sub(1))?;
+        if offset == 0 || last[0] != b'\n' {
+            return Err(io::Error::other("not at a line end"));
+        }
+        Ok(Covered {
+            prefix: state_snapshot::prefix_of(&file, offset, self.framer.lines())?,
+            skipped: self.skipped,
+            sorted: self.sorted,
+            names: self.names.clone(),
+        })
     }
 
     /// Index whatever complete lines were appended since the last call.
     pub(crate) fn extend(&mut self) -> io::Result<Extension> {
-        let start = self.lines.len();
+        if !self.loaded {
+            self.loaded = true;
+            self.load();
+        }
+        let start = self.len();
         let mut extension = Extension {
             truncated: false,
             added: start..start,
@@ -179,7 +376,7 @@ impl LineIndex {
         let mut file = match File::open(&self.path) {
             Ok(file) => file,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                if self.consumed() > 0 || !self.lines.is_empty() {
+                if self.consumed() > 0 || !self.is_empty() {
                     self.reset();
                     extension.truncated = true;
                     extension.added = 0..0;
@@ -194,7 +391,7 @@ impl LineIndex {
             extension.truncated = true;
         }
         if len == self.consumed() {
-            extension.added = self.lines.len()..self.lines.len();
+            extension.added = self.len()..self.len();
             if extension.truncated {
                 extension.added = 0..0;
             }
@@ -211,16 +408,27 @@ impl LineIndex {
                     Frame::TooLong { .. } => self.skipped += 1,
                 }
             }
+            self.flush(false);
         }
-        extension.added = if extension.truncated {
-            0..self.lines.len()
+        // A long read goes to disk whole; a few appended lines wait for more.
+        let added = if extension.truncated {
+            self.len()
         } else {
-            start..self.lines.len()
+            self.len().saturating_sub(start)
+        };
+        self.flush(added >= self.flush_lines.min(1024));
+        extension.added = if extension.truncated {
+            0..self.len()
+        } else {
+            start..self.len()
         };
         Ok(extension)
     }
 
     fn reset(&mut self) {
+        if let Some(stored) = self.stored.take() {
+            stored.remove();
+        }
         self.lines.clear();
         self.framer = LineFramer::default();
         self.skipped = 0;
@@ -268,15 +476,15 @@ impl LineIndex {
             self.skipped += 1;
             return;
         };
-        if let Some(last) = self.lines.last()
-            && last.id >= id
+        if let Some(last) = self.last_id()
+            && last >= id
         {
             self.sorted = false;
         }
         let kind = self.intern(&header.kind);
         let from = self.intern(&header.from);
         if len > LARGE_LINE_BYTES {
-            self.large.insert(self.lines.len(), LargeLine::of(body));
+            self.large.insert(self.len(), LargeLine::of(body));
         }
         self.lines.push(IndexedLine {
             offset: offset + start as u64,
@@ -285,6 +493,18 @@ impl LineIndex {
             from,
             id,
         });
+    }
+
+    /// The id of the last indexed line.
+    fn last_id(&self) -> Option<[u8; 26]> {
+        match self.lines.last() {
+            Some(line) => Some(line.id),
+            None => self
+                .len()
+                .checked_sub(1)
+                .and_then(|seq| self.get(seq))
+                .map(|l| l.id),
+        }
     }
 }
 
@@ -357,193 +577,5 @@ fn read_fully(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::io::Write;
-
-    use proptest::prelude::*;
-
-    use super::*;
-
-    /// A piece of a transcript: an event line, or something that is not one.
-    #[derive(Debug, Clone)]
-    enum Piece {
-        Event { kind: u8, from: u8, crlf: bool },
-        Garbage(Vec<u8>),
-        Blank,
-    }
-
-    fn piece() -> impl Strategy<Value = Piece> {
-        prop_oneof![
-            6 => (0u8..4, 0u8..3, any::<bool>()).prop_map(|(kind, from, crlf)| Piece::Event { kind, from, crlf }),
-            1 => proptest::collection::vec(any::<u8>().prop_filter("no newline", |b| *b != b'\n'), 0..40).prop_map(Piece::Garbage),
-            1 => Just(Piece::Blank),
-        ]
-    }
-
-    /// The file's bytes and the ids of its events, in order.
-    fn render(pieces: &[Piece]) -> (Vec<u8>, Vec<String>) {
-        let mut generator = ulid::Generator::new();
-        let mut bytes = Vec::new();
-        let mut ids = Vec::new();
-        for piece in pieces {
-            match piece {
-                Piece::Event { kind, from, crlf } => {
-                    let id = generator.generate().unwrap().to_string();
-                    let line = format!(
-                        r#"{{"id":"{id}","ts":"2026-11-30T09:00:00.000Z","session_id":"s","from":"role{from}","kind":"kind.{kind}","body":"é\n"}}"#
-                    );
-                    bytes.extend_from_slice(line.as_bytes());
-                    bytes.extend_from_slice(if *crlf { b"\r\n" } else { b"\n" });
-                    ids.push(id);
-                }
-                Piece::Garbage(junk) => {
-                    bytes.extend_from_slice(junk);
-                    bytes.push(b'\n');
-                }
-                Piece::Blank => bytes.extend_from_slice(b"  \n"),
-            }
-        }
-        (bytes, ids)
-    }
-
-    fn snapshot(index: &LineIndex) -> Vec<(String, String, String, u64, u32)> {
-        index
-            .lines()
-            .iter()
-            .map(|l| {
-                (
-                    l.id().to_owned(),
-                    index.name(l.kind).to_owned(),
-                    index.name(l.from).to_owned(),
-                    l.offset,
-                    l.len,
-                )
-            })
-            .collect()
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
-
-        #[test]
-        fn appends_in_any_split_index_like_one_read(pieces in proptest::collection::vec(piece(), 0..40), cuts in proptest::collection::vec(any::<u16>(), 0..8)) {
-            let (bytes, ids) = render(&pieces);
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("t.jsonl");
-            std::fs::write(&path, b"").unwrap();
-            let mut index = LineIndex::new(&path);
-            let mut cuts: Vec<usize> = cuts.iter().map(|c| usize::from(*c) % (bytes.len() + 1)).collect();
-            cuts.push(bytes.len());
-            cuts.sort_unstable();
-            let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
-            let mut at = 0;
-            for cut in cuts {
-                file.write_all(&bytes[at..cut]).unwrap();
-                at = cut;
-                let extension = index.extend().unwrap();
-                prop_assert!(!extension.truncated);
-            }
-            let mut whole = LineIndex::new(&path);
-            whole.extend().unwrap();
-            prop_assert_eq!(snapshot(&index), snapshot(&whole));
-            let got: Vec<String> = index.lines().iter().map(|l| l.id().to_owned()).collect();
-            prop_assert_eq!(&got, &ids);
-            // Every offset and length points at exactly the event's text.
-            let texts = read_lines(&path, index.lines()).unwrap();
-            for (line, text) in index.lines().iter().zip(texts) {
-                let text = text.unwrap();
-                let well_formed = text.starts_with("{\"id\":\"") && text.ends_with('}');
-                prop_assert!(well_formed, "line text: {}", text);
-                prop_assert_eq!(&text[7..33], line.id());
-            }
-            for (seq, id) in ids.iter().enumerate() {
-                prop_assert_eq!(index.position(id), Some(seq));
-                prop_assert_eq!(index.position_after(id), Some(seq + 1));
-            }
-        }
-
-        #[test]
-        fn hostile_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("t.jsonl");
-            std::fs::write(&path, &bytes).unwrap();
-            let mut index = LineIndex::new(&path);
-            index.extend().unwrap();
-            let _ = read_lines(&path, index.lines()).unwrap();
-        }
-    }
-
-    #[test]
-    fn batches_are_bounded_by_bytes_and_count() {
-        let line = |len: u32| IndexedLine {
-            offset: 0,
-            len,
-            kind: 0,
-            from: 0,
-            id: [b'0'; 26],
-        };
-        let big = u32::try_from(BATCH_BYTES / 2).unwrap();
-        let lines = [line(big), line(big), line(big), line(10), line(10)];
-        assert_eq!(batch_end(&lines, 0, 100), 2);
-        assert_eq!(batch_end(&lines, 2, 100), 5);
-        assert_eq!(batch_end(&lines, 3, 1), 4);
-        assert_eq!(batch_end(&lines, 5, 100), 5);
-        // A single line larger than the budget still makes progress.
-        assert_eq!(batch_end(&[line(u32::MAX)], 0, 100), 1);
-    }
-
-    #[test]
-    fn a_replaced_file_restarts_the_index() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.jsonl");
-        let (bytes, ids) = render(&[
-            Piece::Event {
-                kind: 0,
-                from: 0,
-                crlf: false,
-            },
-            Piece::Event {
-                kind: 1,
-                from: 1,
-                crlf: false,
-            },
-        ]);
-        std::fs::write(&path, &bytes).unwrap();
-        let mut index = LineIndex::new(&path);
-        assert_eq!(index.extend().unwrap().added, 0..2);
-        let (shorter, new_ids) = render(&[Piece::Event {
-            kind: 2,
-            from: 0,
-            crlf: false,
-        }]);
-        std::fs::write(&path, &shorter).unwrap();
-        let extension = index.extend().unwrap();
-        assert!(extension.truncated);
-        assert_eq!(extension.added, 0..1);
-        assert_eq!(index.get(0).unwrap().id(), new_ids[0]);
-        assert_ne!(new_ids[0], ids[0]);
-        std::fs::remove_file(&path).unwrap();
-        assert!(index.extend().unwrap().truncated);
-        assert!(index.is_empty());
-    }
-
-    #[test]
-    fn an_oversized_line_is_skipped_without_buffering_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.jsonl");
-        let mut bytes = vec![b'x'; crate::transcript::framer::MAX_LINE_BYTES + 10];
-        bytes.push(b'\n');
-        let (tail, ids) = render(&[Piece::Event {
-            kind: 0,
-            from: 0,
-            crlf: false,
-        }]);
-        bytes.extend_from_slice(&tail);
-        std::fs::write(&path, &bytes).unwrap();
-        let mut index = LineIndex::new(&path);
-        index.extend().unwrap();
-        assert_eq!(index.skipped, 1);
-        assert_eq!(index.len(), 1);
-        assert_eq!(index.get(0).unwrap().id(), ids[0]);
-    }
-}
+#[path = "index_tests.rs"]
+mod tests;

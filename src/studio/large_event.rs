@@ -80,7 +80,7 @@ pub(crate) async fn full_event(
             .index
             .position(&event_id)
             .ok_or_else(|| ApiError::not_found("event"))?;
-        let line = *inner
+        let line = inner
             .index
             .get(seq)
             .ok_or_else(|| ApiError::not_found("event"))?;

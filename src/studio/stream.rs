@@ -141,15 +141,15 @@ pub(crate) async fn session_stream(
 fn pending(hub: &WatchedSession, next: usize) -> (u64, Vec<(IndexedLine, Option<String>)>) {
     let inner = hub.lock();
     let index = &inner.index;
-    let lines = index.lines();
-    let end = batch_end(lines, next, BATCH);
+    let lines = index
+        .range(next..next.saturating_add(BATCH))
+        .unwrap_or_default();
+    let end = batch_end(&lines, 0, BATCH);
     let session = hub.dir().id();
-    let batch = lines
-        .get(next..end)
-        .unwrap_or_default()
+    let batch = lines[..end]
         .iter()
         .enumerate()
-        .map(|(i, line)| (*line, index.summary(next + i, session)))
+        .map(|(i, line)| (*line, index.summary(next + i, line, session)))
         .collect();
     (inner.generation, batch)
 }

@@ -91,9 +91,9 @@ fn count_responses(hub: &WatchedSession, thread: &mut [ThreadLine]) {
         else {
             continue;
         };
-        responded.events = index.lines()[after..]
-            .iter()
-            .filter(|l| l.from == role)
+        responded.events = index
+            .scan(after, true)
+            .filter(|(_, l)| l.from == role)
             .count();
     }
 }
@@ -108,10 +108,9 @@ fn conversation_events(hub: &WatchedSession) -> std::io::Result<Vec<Event>> {
         .filter_map(|name| index.name_id(name))
         .collect();
     let lines: Vec<IndexedLine> = index
-        .lines()
-        .iter()
+        .scan(0, true)
+        .map(|(_, line)| line)
         .filter(|line| wanted.contains(&line.from))
-        .copied()
         .collect();
     drop(inner);
     let texts = read_lines(&hub.dir().transcript(), &lines)?;

@@ -16,12 +16,15 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::index::LineIndex;
+use super::view_snapshot::{self, ViewSnapshot};
 use crate::engine::Replay;
+use crate::engine::fold_snapshot::FoldSnapshot;
 use crate::engine::replay::Parsed;
 use crate::engine::story::StoryFold;
 use crate::pipeline::table::TransitionTable;
 use crate::pipeline::triggers::{GOAL_KIND, JUDGE_SCORE_KIND, QA_RESULT_KIND};
 use crate::runtime::session_dir::SessionDir;
+use crate::runtime::state_snapshot;
 use crate::runtime::story::observe;
 use crate::transcript::Event;
 use crate::transcript::reader::{LineIssue, Tolerant};
@@ -36,7 +39,7 @@ pub(crate) struct Progress {
 }
 
 /// A role's turn in progress, for "running: who, since when" and its live log.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LiveTurn {
     pub role: String,
     pub since: String,
@@ -80,6 +83,10 @@ pub struct Inner {
     /// Reads the lines not folded into `replay` yet (the index may be ahead: paging needs no
     /// fold).
     fold_tail: Tail<Tolerant>,
+    /// `(offset, lines)` the last [`view_snapshot`] read or written covers.
+    snapshot_at: (u64, u64),
+    /// The first fold looked for a [`view_snapshot`] already.
+    snapshot_tried: bool,
 }
 
 impl WatchedSession {
@@ -109,6 +116,8 @@ impl WatchedSession {
                 story: StoryFold::new(),
                 folded: false,
                 fold_tail,
+                snapshot_at: (0, 0),
+                snapshot_tried: false,
             }),
             progress,
             polling: AtomicBool::new(false),
@@ -175,10 +184,17 @@ impl WatchedSession {
         Ok(progress)
     }
 
-    /// Index, then fold every line not folded yet into the reducer state.
+    /// Index, then fold every line not folded yet into the reducer state: the first fold goes on
+    /// from the session's [`view_snapshot`] when it is valid, and a fold that read enough lines
+    /// past the last snapshot writes the next one.
     pub fn fold(&self) -> std::io::Result<()> {
         self.refresh()?;
         let mut inner = self.lock();
+        let transcript = self.dir.transcript();
+        if !inner.snapshot_tried {
+            inner.snapshot_tried = true;
+            inner.resume_from_snapshot(&transcript);
+        }
         loop {
             let batch = inner.fold_tail.poll()?;
             if batch.truncated {
@@ -189,6 +205,14 @@ impl WatchedSession {
             }
             if !batch.more {
                 inner.folded = true;
+                let (offset, lines) = (inner.fold_tail.offset(), inner.fold_tail.lines());
+                let (at, at_lines) = inner.snapshot_at;
+                if state_snapshot::worth_keeping(
+                    offset.saturating_sub(at),
+                    lines.saturating_sub(at_lines),
+                ) {
+                    inner.save_snapshot(&transcript);
+                }
                 return Ok(());
             }
         }
@@ -220,6 +244,77 @@ impl WatchedSession {
 }
 
 impl Inner {
+    /// Go on from the session's [`view_snapshot`] when one is valid and nothing is folded yet.
+    fn resume_from_snapshot(&mut self, transcript: &std::path::Path) {
+        let Some(table) = self.table.clone() else {
+            return;
+        };
+        if self.fold_tail.offset() != 0 || self.replay.stats.lines != 0 {
+            return;
+        }
+        let digest = state_snapshot::table_digest(&table);
+        let Some(snapshot) = view_snapshot::load(transcript, &digest) else {
+            return;
+        };
+        let Some(replay) = snapshot.fold.into_replay() else {
+            return;
+        };
+        let prefix = snapshot.prefix;
+        self.replay = replay;
+        self.story = snapshot.story;
+        self.route_counts = snapshot
+            .route_counts
+            .into_iter()
+            .map(|(index, node, count)| ((index, node), count))
+            .collect();
+        self.live_turn = snapshot.live_turn;
+        self.waited_ms = snapshot.waited_ms;
+        self.waiting_since_ms = snapshot.waiting_since_ms;
+        self.cost_usd = f64::from_bits(snapshot.cost_usd_bits);
+        self.costed_turns = snapshot.costed_turns;
+        self.fold_tail = Tail::resume(transcript, prefix.offset, prefix.lines);
+        self.snapshot_at = (prefix.offset, prefix.lines);
+    }
+
+    /// Write the [`view_snapshot`] of what is folded (a failure is only said with `CRUMB_DEBUG`:
+    /// the snapshot is a cache).
+    pub(crate) fn save_snapshot(&mut self, transcript: &std::path::Path) {
+        let Some(table) = self.table.clone() else {
+            return;
+        };
+        let (offset, lines) = (self.fold_tail.offset(), self.fold_tail.lines());
+        let written = view_snapshot::prefix(transcript, offset, lines).and_then(|prefix| {
+            view_snapshot::save(
+                transcript,
+                &ViewSnapshot {
+                    format: view_snapshot::FORMAT,
+                    crumb_version: env!("CARGO_PKG_VERSION").to_owned(),
+                    table_digest: state_snapshot::table_digest(&table),
+                    prefix,
+                    fold: FoldSnapshot::of(&self.replay),
+                    story: self.story.clone(),
+                    route_counts: self
+                        .route_counts
+                        .iter()
+                        .map(|((index, node), count)| (*index, node.clone(), *count))
+                        .collect(),
+                    live_turn: self.live_turn.clone(),
+                    waited_ms: self.waited_ms,
+                    waiting_since_ms: self.waiting_since_ms,
+                    cost_usd_bits: self.cost_usd.to_bits(),
+                    costed_turns: self.costed_turns,
+                },
+            )
+        });
+        match written {
+            Ok(()) => self.snapshot_at = (offset, lines),
+            Err(err) => state_snapshot::debug(&format!(
+                "no Studio snapshot written for {}: {err}",
+                transcript.display()
+            )),
+        }
+    }
+
     /// Start the fold over (the file was replaced).
     fn forget_fold(&mut self) {
         self.replay = Replay::new();
@@ -230,6 +325,7 @@ impl Inner {
         self.waiting_since_ms = None;
         self.cost_usd = 0.0;
         self.costed_turns = 0;
+        self.snapshot_at = (0, 0);
     }
 
     /// Fold line `line_no` into the state and count the route it takes.
@@ -344,6 +440,87 @@ mod tests {
 
     fn repo(path: &str) -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
+    }
+
+    /// Everything the session view shows of the fold, as JSON.
+    fn view_of(hub: &WatchedSession) -> serde_json::Value {
+        let inner = hub.lock();
+        serde_json::json!({
+            "state": inner.replay.state,
+            "stats": inner.replay.stats,
+            "story": inner.story,
+            "routes": inner.route_counts.iter().map(|((i, n), c)| (i, n, c)).collect::<Vec<_>>(),
+            "live_turn": inner.live_turn,
+            "waited_ms": inner.waited_ms,
+            "waiting_since_ms": inner.waiting_since_ms,
+            "cost_bits": inner.cost_usd.to_bits(),
+            "costed_turns": inner.costed_turns,
+        })
+    }
+
+    /// Opening a session from its `studio.snapshot` (taken after any line) and folding the rest
+    /// shows what a fold of the whole transcript shows, and a stale snapshot is not used.
+    #[test]
+    fn a_fold_from_the_snapshot_equals_the_whole_fold() {
+        for name in ["mock-run-1.jsonl", "real-01KQQ40DCPNGHF54P2BJKP10MH.jsonl"] {
+            let transcript = std::fs::read(repo("tests/fixtures/transcripts/legacy").join(name))
+                .expect("legacy transcript");
+            let tmp = tempfile::tempdir().expect("tempdir");
+            let project = Project::containing(tmp.path()).expect("project");
+            let home = CrumbHome::at(tmp.path().join("home"));
+            let created = session::create(&home, &project, &repo("pipelines/casual.yaml"), "g")
+                .expect("session");
+            let path = created.dir.transcript();
+            std::fs::write(&path, &transcript).expect("write transcript");
+            let whole = WatchedSession::open(created.dir.clone());
+            whole.fold().expect("fold");
+            let expected = view_of(&whole);
+            let ends: Vec<usize> = transcript
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| **b == b'\n')
+                .map(|(i, _)| i + 1)
+                .collect();
+            let step = (ends.len() / 12).max(1);
+            for (n, &end) in ends.iter().enumerate().step_by(step) {
+                std::fs::write(&path, &transcript[..end]).expect("prefix");
+                let first = WatchedSession::open(created.dir.clone());
+                first.fold().expect("fold the prefix");
+                first.lock().save_snapshot(&path);
+                // Appended in place (the same file): the snapshot still holds.
+                let mut file = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .expect("open");
+                std::io::Write::write_all(&mut file, &transcript[end..]).expect("append");
+                drop(file);
+                let resumed = WatchedSession::open(created.dir.clone());
+                resumed.fold().expect("fold the rest");
+                assert_eq!(
+                    resumed.lock().snapshot_at.1,
+                    n as u64 + 1,
+                    "{name}: resumed at the cut"
+                );
+                assert_eq!(
+                    view_of(&resumed),
+                    expected,
+                    "{name}: cut after line {}",
+                    n + 1
+                );
+            }
+            // A transcript rewritten through a new file is another file: the snapshot is not used.
+            let copy = path.with_extension("new");
+            std::fs::write(&copy, &transcript).expect("copy");
+            std::fs::rename(&copy, &path).expect("rename");
+            let fresh = WatchedSession::open(created.dir.clone());
+            fresh.fold().expect("fold");
+            assert_eq!(
+                fresh.lock().snapshot_at,
+                (0, 0),
+                "{name}: stale snapshot discarded"
+            );
+            assert_eq!(view_of(&fresh), expected, "{name}");
+        }
     }
 
     /// Studio folds a session exactly as `crumb replay` does, legacy shapes included (two of the

@@ -72,6 +72,11 @@ impl<D: LineDecoder> Tail<D> {
         self.framer.offset()
     }
 
+    /// Lines before [`Tail::offset`] (a kept partial line not counted).
+    pub fn lines(&self) -> u64 {
+        self.framer.lines()
+    }
+
     /// Read what was appended since the last poll. A missing file counts as empty.
     pub fn poll(&mut self) -> io::Result<Batch<D::Item>> {
         let mut batch = Batch {
