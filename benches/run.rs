@@ -63,7 +63,7 @@ fn main() {
     report(
         "`crumb run pipelines/casual.yaml` on mock with browser QA (Chromium start included)",
         times,
-        Duration::from_millis(1000),
+        Duration::from_secs(1),
     );
     report::conditions("after");
 }

@@ -110,6 +110,6 @@ fn every_format_writes_what_it_wrote_before() {
 #[test]
 fn the_reference_outputs_are_kept() {
     let golden = repo("tests/fixtures/export/reference");
-    let count = std::fs::read_dir(&golden).map_or(0, |dir| dir.count());
+    let count = std::fs::read_dir(&golden).map_or(0, Iterator::count);
     assert_eq!(count, 24, "{}", Path::new(&golden).display());
 }

@@ -13,13 +13,16 @@ use super::position::word_at;
 use super::server::Server;
 use super::uri::normalize;
 
+/// The `sees:` of the role a template belongs to, and its pipeline's kinds with their slots.
+type Owner = (Vec<String>, Vec<(String, Slot)>);
+
 /// The context a template at `path` is rendered with: the sample of every variable, with the
 /// kinds and roles of the pipeline (and role) that use it.
 pub(crate) fn context(server: &Server, path: &Path) -> Value {
     let mut kinds: Vec<String> = Vec::new();
     let mut roles: Vec<String> = Vec::new();
     // The `sees:` of the role the template belongs to, and its pipeline's slots.
-    let mut owner: Option<(Vec<String>, Vec<(String, Slot)>)> = None;
+    let mut owner: Option<Owner> = None;
     for (pipeline, diagnosed) in &server.pipelines {
         let Some(table) = diagnosed
             .table

@@ -183,6 +183,8 @@ pub(crate) struct QaReport {
 /// The browser's fixed costs in a run (`data.timings_ms`), apart from what each check did with it
 /// (a browser check's `details.timings_ms`): so a slow QA shows whether the machine or the page
 /// was slow.
+// The `_ms` suffix is part of each field's JSON name in `qa.result`.
+#[allow(clippy::struct_field_names)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct BrowserTimings {
     /// Serving the artifacts and starting Chromium until its first page answers over `DevTools`

@@ -86,20 +86,7 @@ pub(crate) fn print(summary: &Value) {
     {
         outln!("input    {name} = {value}");
     }
-    if let Some(otlp) = summary.get("otlp").filter(|v| !v.is_null()) {
-        let count = |key: &str| otlp.get(key).and_then(Value::as_u64).unwrap_or(0);
-        let why = otlp
-            .get("last_error")
-            .and_then(Value::as_str)
-            .map(|e| format!(" ({e})"))
-            .unwrap_or_default();
-        outln!(
-            "otlp     {} spans sent to {}, {} could not be sent{why}",
-            count("sent"),
-            otlp.get("endpoint").and_then(Value::as_str).unwrap_or("?"),
-            count("not_sent"),
-        );
-    }
+    print_otlp(summary);
     if let Some(studio) = summary.get("studio") {
         let link = StudioLink {
             url: studio
@@ -114,6 +101,25 @@ pub(crate) fn print(summary: &Value) {
         };
         outln!("{}", link.line());
     }
+}
+
+/// The live export's line: how many spans reached the collector and how many could not.
+fn print_otlp(summary: &Value) {
+    let Some(otlp) = summary.get("otlp").filter(|v| !v.is_null()) else {
+        return;
+    };
+    let count = |key: &str| otlp.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let why = otlp
+        .get("last_error")
+        .and_then(Value::as_str)
+        .map(|e| format!(" ({e})"))
+        .unwrap_or_default();
+    outln!(
+        "otlp     {} spans sent to {}, {} could not be sent{why}",
+        count("sent"),
+        otlp.get("endpoint").and_then(Value::as_str).unwrap_or("?"),
+        count("not_sent"),
+    );
 }
 
 /// The final summary (also what `--json` prints).
