@@ -16,6 +16,8 @@ pub(crate) mod error;
 pub(crate) mod event;
 pub mod explain;
 pub(crate) mod export;
+#[cfg(test)]
+mod export_identical;
 pub(crate) mod fork;
 pub(crate) mod graph;
 mod home_flag;

@@ -12,9 +12,6 @@ pub(crate) mod markdown;
 pub(crate) mod otlp;
 pub(crate) mod spans;
 
-#[cfg(test)]
-mod identical;
-
 use std::path::PathBuf;
 
 use crate::engine::story::{Before, Story, StoryFold};

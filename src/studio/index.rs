@@ -21,32 +21,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub(crate) use super::index_file::IndexedLine;
 use super::index_file::{self, Covered, IndexFile};
 use super::large_line::{LARGE_LINE_BYTES, LargeLine};
 use crate::runtime::state_snapshot;
 use crate::transcript::framer::{Frame, LineFramer};
-
-/// One indexed event line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct IndexedLine {
-    /// Byte offset of the line's first byte.
-    pub offset: u64,
-    /// Length without the line terminator.
-    pub len: u32,
-    /// Interned kind.
-    pub kind: u16,
-    /// Interned sender.
-    pub from: u16,
-    /// The event id (a ULID: 26 ASCII bytes).
-    pub id: [u8; 26],
-}
-
-impl IndexedLine {
-    /// The id as text.
-    pub(crate) fn id(&self) -> &str {
-        std::str::from_utf8(&self.id).unwrap_or("")
-    }
-}
 
 /// What one extension found.
 #[derive(Debug, Default, PartialEq, Eq)]

@@ -18,8 +18,29 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::index::IndexedLine;
 use crate::runtime::state_snapshot::{self, Prefix};
+
+/// One indexed event line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct IndexedLine {
+    /// Byte offset of the line's first byte.
+    pub offset: u64,
+    /// Length without the line terminator.
+    pub len: u32,
+    /// Interned kind.
+    pub kind: u16,
+    /// Interned sender.
+    pub from: u16,
+    /// The event id (a ULID: 26 ASCII bytes).
+    pub id: [u8; 26],
+}
+
+impl IndexedLine {
+    /// The id as text.
+    pub(crate) fn id(&self) -> &str {
+        std::str::from_utf8(&self.id).unwrap_or("")
+    }
+}
 
 /// The file's name in the session folder.
 pub(crate) const INDEX_FILE: &str = "studio.index";

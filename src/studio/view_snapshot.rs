@@ -17,10 +17,18 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::watched_session::LiveTurn;
 use crate::engine::fold_snapshot::FoldSnapshot;
 use crate::engine::story::StoryFold;
 use crate::runtime::state_snapshot::{self, Prefix};
+
+/// A role's turn in progress, for "running: who, since when" and its live log.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LiveTurn {
+    pub role: String,
+    pub since: String,
+    /// The turn's log, relative to the session (`logs/<role>-<n>.log`).
+    pub log: Option<String>,
+}
 
 /// The snapshot's name in the session folder.
 pub(crate) const VIEW_SNAPSHOT_FILE: &str = "studio.snapshot";

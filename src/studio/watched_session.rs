@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::index::LineIndex;
-use super::view_snapshot::{self, ViewSnapshot};
+use super::view_snapshot::{self, LiveTurn, ViewSnapshot};
 use crate::engine::Replay;
 use crate::engine::fold_snapshot::FoldSnapshot;
 use crate::engine::replay::Parsed;
@@ -36,15 +36,6 @@ use crate::transcript::tail::Tail;
 pub(crate) struct Progress {
     pub generation: u64,
     pub events: usize,
-}
-
-/// A role's turn in progress, for "running: who, since when" and its live log.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct LiveTurn {
-    pub role: String,
-    pub since: String,
-    /// The turn's log, relative to the session (`logs/<role>-<n>.log`).
-    pub log: Option<String>,
 }
 
 /// A watched session.

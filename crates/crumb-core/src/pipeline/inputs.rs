@@ -284,6 +284,30 @@ pub(crate) fn check(declared: &IndexMap<String, InputDecl>, ctx: &mut Ctx<'_>) {
     }
 }
 
+/// Why `inputs.<name>…` is not there: the input is not declared (`goal` always is), or a field
+/// is read off a plain value.
+pub(crate) fn unknown_input(path: &str, inputs: &[String]) -> Option<String> {
+    let mut segments = path.split('.').skip(1);
+    let name = segments.next()?;
+    if name != GOAL && !inputs.iter().any(|i| i == name) {
+        let declared: Vec<&str> = inputs.iter().map(String::as_str).collect();
+        let hint = crate::pipeline::suggest::did_you_mean(name, declared.iter().copied())
+            .map(|h| format!("; {h}"))
+            .unwrap_or_default();
+        return Some(if declared.is_empty() {
+            format!("no input `{name}` is declared; declare it under `inputs:`")
+        } else {
+            format!(
+                "no input `{name}` is declared (declared: {}){hint}",
+                declared.join(", ")
+            )
+        });
+    }
+    segments
+        .next()
+        .map(|_| format!("`inputs.{name}` is a plain value with no fields"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,7 +25,7 @@ use crate::pipeline::template_variables::{self, TEMPLATE_FUEL, TEMPLATE_RECURSIO
 /// inside `root`.
 pub fn environment(root: PathBuf, files: Arc<dyn SourceFiles>) -> Environment<'static> {
     let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
     env.set_fuel(Some(TEMPLATE_FUEL));
     env.set_recursion_limit(TEMPLATE_RECURSION_LIMIT);
     env.set_loader(move |name| {

@@ -22,30 +22,6 @@ use crate::pipeline::template_check::{Finding, Problem, check_role};
 use crate::pipeline::template_text::{located, read_limited, span_of};
 use crate::pipeline::template_variables::RoleView;
 
-/// Why `inputs.<name>…` is not there: the input is not declared (`goal` always is), or a field
-/// is read off a plain value.
-pub(crate) fn unknown_input(path: &str, inputs: &[String]) -> Option<String> {
-    let mut segments = path.split('.').skip(1);
-    let name = segments.next()?;
-    if name != crate::pipeline::inputs::GOAL && !inputs.iter().any(|i| i == name) {
-        let declared: Vec<&str> = inputs.iter().map(String::as_str).collect();
-        let hint = crate::pipeline::suggest::did_you_mean(name, declared.iter().copied())
-            .map(|h| format!("; {h}"))
-            .unwrap_or_default();
-        return Some(if declared.is_empty() {
-            format!("no input `{name}` is declared; declare it under `inputs:`")
-        } else {
-            format!(
-                "no input `{name}` is declared (declared: {}){hint}",
-                declared.join(", ")
-            )
-        });
-    }
-    segments
-        .next()
-        .map(|_| format!("`inputs.{name}` is a plain value with no fields"))
-}
-
 /// Check every role's template. Returns the texts of the templates read, for snippets.
 pub(crate) fn check(
     pipeline: &Pipeline,
@@ -302,7 +278,7 @@ impl Checker<'_> {
         self.sources.push((shown.to_path_buf(), text.clone()));
         self.shown.insert(real.to_path_buf(), shown.to_path_buf());
         let mut env = Environment::new();
-        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::SemiStrict);
         let name = shown.to_string_lossy().into_owned();
         match env.template_from_named_str(&name, &text) {
             Err(err) => {

@@ -74,6 +74,30 @@ impl<'t, 's> Walk<'t, 's> {
         }
     }
 
+    /// An `if` test: a bare variable is only asked whether it is there and true (the renderer's
+    /// semi-strict undefined makes an absent one false), so `{% if qa %}` guards like
+    /// `{% if qa is defined %}`; anything more (`qa.passed`, a filter) is a read.
+    pub(super) fn condition(&mut self, e: &'t Expr<'s>) {
+        match e {
+            Expr::Var(_) => {
+                self.probing(e);
+            }
+            Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOpKind::Not) => self.condition(&u.expr),
+            Expr::BinOp(b) if matches!(b.op, ast::BinOpKind::ScAnd | ast::BinOpKind::ScOr) => {
+                self.condition(&b.left);
+                let mut guards = Vec::new();
+                defined_paths(&b.left, matches!(b.op, ast::BinOpKind::ScAnd), &mut guards);
+                let before = self.guards.len();
+                self.guards.extend(guards);
+                self.condition(&b.right);
+                self.guards.truncate(before);
+            }
+            _ => {
+                self.expr(e);
+            }
+        }
+    }
+
     fn probing(&mut self, e: &'t Expr<'s>) -> Ty {
         let saved = std::mem::replace(&mut self.probe, true);
         let ty = self.expr(e);
@@ -186,10 +210,9 @@ impl<'t, 's> Walk<'t, 's> {
                 }
             },
             (Ty::Inputs, Some(name)) => {
-                if let Some(why) = crate::pipeline::templates::unknown_input(
-                    &format!("inputs.{name}"),
-                    self.inputs,
-                ) {
+                if let Some(why) =
+                    crate::pipeline::inputs::unknown_input(&format!("inputs.{name}"), self.inputs)
+                {
                     self.report(
                         span,
                         path.clone(),
@@ -252,7 +275,7 @@ impl<'t, 's> Walk<'t, 's> {
                 BOOL
             }
             Expr::IfExpr(i) => {
-                self.expr(&i.test_expr);
+                self.condition(&i.test_expr);
                 let mut yes = Vec::new();
                 defined_paths(&i.test_expr, true, &mut yes);
                 let before = self.guards.len();

@@ -150,6 +150,8 @@ fn path_of(e: &Expr<'_>) -> Option<String> {
 /// The paths `e` proves defined when it is true (`positive`) or false.
 fn defined_paths(e: &Expr<'_>, positive: bool, out: &mut Vec<String>) {
     match e {
+        // True means there (an absent variable is false under the semi-strict renderer).
+        Expr::Var(v) if positive => out.push(v.id.to_owned()),
         Expr::Test(t) => {
             let proves = match t.name {
                 "defined" => positive,
@@ -268,7 +270,7 @@ impl<'t, 's> Walk<'t, 's> {
                 self.body(&f.else_body);
             }
             Stmt::IfCond(c) => {
-                self.expr(&c.expr);
+                self.condition(&c.expr);
                 let mut yes = Vec::new();
                 defined_paths(&c.expr, true, &mut yes);
                 let mut no = Vec::new();

@@ -91,12 +91,17 @@ fn what_a_role_does_not_see_is_an_error_unless_guarded() {
         );
     };
     unseen("{{ qa.checks }}");
-    unseen("{% if qa %}x{% endif %}");
-    unseen("{% if spec %}{{ spec.body }}{% endif %}");
+    unseen("{% if qa.passed %}x{% endif %}");
+    unseen("{% for c in qa.checks %}{{ c.id }}{% endfor %}");
     unseen("{{ outputs.by_kind['spec'].body }}");
     for text in [
         "{{ build.body }} {{ outputs.by_kind['build'].body }} {{ feedback }}",
         "{% if qa is defined and qa %}{{ qa.checks | length }}{% endif %}",
+        "{% if qa %}x{% endif %}",
+        "{% if spec %}{{ spec.body }}{% else %}none{% endif %}",
+        "{% if not verdict %}none{% else %}{{ verdict.verdict }}{% endif %}",
+        "{% if spec and spec.body %}{{ spec.body }}{% endif %}",
+        "{{ spec.body if spec else 'none' }}",
         "{% if verdict is not defined %}none{% else %}{{ verdict.verdict }}{% endif %}",
         "{% if outputs.by_kind['spec'] is defined %}{{ outputs.by_kind['spec'].body }}{% endif %}",
         "{{ qa | default('') }}",

@@ -85,7 +85,7 @@ fn every_format_writes_what_it_wrote_before() {
         std::fs::rename(created.dir.path(), &fixed).expect("rename");
         let dir = SessionDir::open(&fixed).expect("session dir");
         std::fs::write(dir.transcript(), transcript).expect("transcript");
-        let loaded = super::load(&dir).expect("loads");
+        let loaded = crate::export::load(&dir).expect("loads");
         for (format, ext) in [
             (crate::cli::export::Format::Html, "html"),
             (crate::cli::export::Format::Md, "md"),
