@@ -277,11 +277,10 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_clipped_goal_says_so_in_the_context() {
-        let (_, table) = casual();
-        let inputs = PromptInputs {
-            goal: "long…",
+    /// A context with nothing written yet: every event-built part `none`.
+    fn empty(goal: &str) -> PromptInputs<'_> {
+        PromptInputs {
+            goal,
             session: Value::Null,
             spec: Value::Null,
             build: Value::Null,
@@ -291,8 +290,17 @@ mod tests {
             interventions: &[],
             attempt: 0,
             outputs: Value::Null,
-            goal_truncated: true,
+            goal_truncated: false,
             inputs: Value::Null,
+        }
+    }
+
+    #[test]
+    fn a_clipped_goal_says_so_in_the_context() {
+        let (_, table) = casual();
+        let inputs = PromptInputs {
+            goal_truncated: true,
+            ..empty("long…")
         };
         let ctx = context(&table, &table.roles[0], &inputs);
         assert_eq!(ctx["goal_truncated"], true);
@@ -303,25 +311,15 @@ mod tests {
         );
     }
 
-    /// `sees:` removes what it keeps out: the key is absent, not `none` (strict undefined makes
-    /// reading it an error, which `crumb validate` reports first), and `outputs.by_kind` holds only
-    /// the kinds the role sees.
+    /// `sees:` removes what it keeps out: the key is absent, not `none` (the semi-strict
+    /// renderer makes printing it or reading into it an error, which `crumb validate` reports
+    /// first), and `outputs.by_kind` holds only the kinds the role sees.
     #[test]
     fn what_a_role_does_not_see_is_absent_not_none() {
         let (_, table) = casual();
         let inputs = PromptInputs {
-            goal: "g",
-            session: Value::Null,
-            spec: Value::Null,
-            build: Value::Null,
-            qa: Value::Null,
-            verdict: Value::Null,
-            feedback: None,
-            interventions: &[],
-            attempt: 0,
             outputs: json!({"by_kind": {"spec": {"body": "s"}, "judge.score": {"body": "j"}}, "by_role": {}}),
-            goal_truncated: false,
-            inputs: Value::Null,
+            ..empty("g")
         };
         let verifier = table
             .roles
